@@ -1,0 +1,234 @@
+// Package analyzer is the driver: it runs the enabled rules over one graph,
+// applies configuration and suppressions, and returns sorted findings.
+package analyzer
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// IDs of the findings the driver itself produces.
+const (
+	RuleSuppressionNoReason = "RL0007"
+	RuleSuppressionUnused   = "RL0008"
+	RuleInternal            = "RL0009"
+)
+
+// IgnoreAnnotation suppresses rules on one object: "RL2003,RL5001 -- reason".
+const IgnoreAnnotation = "rolloutlint.io/ignore"
+
+// Options select and configure rules.
+type Options struct {
+	// Rules is the registry to choose from (rules/all.Rules() plus user policies).
+	Rules  []*rules.Rule
+	Config *config.Config
+	// Enable turns rules (IDs or globs) back on after the config; Disable turns
+	// them off. Disable wins over Enable for the same rule.
+	Enable, Disable []string
+	Mode            rules.Mode
+	// Parallelism bounds concurrent rules (0: GOMAXPROCS).
+	Parallelism int
+}
+
+// Summary counts findings by severity; suppressed ones are counted apart.
+type Summary struct {
+	Errors     int `json:"errors"`
+	Warnings   int `json:"warnings"`
+	Infos      int `json:"infos"`
+	Suppressed int `json:"suppressed"`
+	Files      int `json:"files"`
+	Objects    int `json:"objects"`
+	Rules      int `json:"rules"`
+}
+
+// Result is the outcome of one lint.
+type Result struct {
+	// Diagnostics are sorted by file, line, column and rule; suppressed ones
+	// are included with Suppressed set.
+	Diagnostics []rules.Diagnostic
+	Summary     Summary
+	// Rules are the enabled rules, sorted by ID.
+	Rules []*rules.Rule
+}
+
+// Active returns the diagnostics that are not suppressed.
+func (r *Result) Active() []rules.Diagnostic {
+	out := make([]rules.Diagnostic, 0, len(r.Diagnostics))
+	for _, d := range r.Diagnostics {
+		if d.Suppressed == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Fails reports whether an active finding is at or above level.
+func (r *Result) Fails(level rules.Severity) bool {
+	for _, d := range r.Diagnostics {
+		if d.Suppressed == nil && d.Severity >= level {
+			return true
+		}
+	}
+	return false
+}
+
+type enabledRule struct {
+	rule    *rules.Rule
+	setting config.Setting
+}
+
+// Select returns the rules enabled by config and flags, sorted by ID, with their settings.
+func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
+	settings := map[string]config.Setting{}
+	var out []*rules.Rule
+	for _, r := range opts.Rules {
+		s := opts.Config.For(r.ID)
+		for _, p := range opts.Enable {
+			if config.MatchRule(p, r.ID) {
+				s.Enabled = true
+			}
+		}
+		for _, p := range opts.Disable {
+			if config.MatchRule(p, r.ID) {
+				s.Enabled = false
+			}
+		}
+		settings[r.ID] = s
+		if s.Enabled {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, settings
+}
+
+// Run lints a graph.
+func Run(g *graph.Graph, opts Options) *Result {
+	enabled, settings := Select(opts)
+	par := opts.Parallelism
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	perRule := make([][]rules.Diagnostic, len(enabled))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for i, r := range enabled {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			perRule[i] = runRule(g, r, settings[r.ID], opts.Mode)
+		}()
+	}
+	wg.Wait()
+	var diags []rules.Diagnostic
+	for _, ds := range perRule {
+		diags = append(diags, ds...)
+	}
+	byID := map[string]*rules.Rule{}
+	for _, r := range opts.Rules {
+		byID[r.ID] = r
+	}
+	diags = append(diags, suppress(g, diags, byID, settings)...)
+	sort.SliceStable(diags, func(i, j int) bool { return rules.Less(&diags[i], &diags[j]) })
+	res := &Result{Diagnostics: dedupe(diags), Rules: enabled}
+	res.Summary = summarize(g, res)
+	return res
+}
+
+func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, mode rules.Mode) (out []rules.Diagnostic) {
+	report := func(d rules.Diagnostic) {
+		if s.Severity != 0 {
+			d.Severity = s.Severity
+		}
+		out = append(out, d)
+	}
+	pass := rules.NewPass(g, r, s.Options, mode, report)
+	defer func() {
+		if p := recover(); p != nil {
+			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v\n%s", p, firstFrames(debug.Stack()))))
+		}
+	}()
+	if err := r.Run(pass); err != nil {
+		out = append(out, internalError(g, r, err.Error()))
+	}
+	return out
+}
+
+// internalError reports a rule that broke, at the start of the first file, so
+// that the other rules' findings still stand and the failure is visible.
+func internalError(g *graph.Graph, r *rules.Rule, msg string) rules.Diagnostic {
+	pos := graph.Position{File: "<bundle>", Line: 1, Column: 1, EndLine: 1, EndColumn: 1}
+	if len(g.Files) > 0 {
+		pos.File = g.Files[0].Path
+	}
+	return rules.Diagnostic{RuleID: RuleInternal, Name: "internal-error", Severity: rules.Error, Pos: pos,
+		Message: fmt.Sprintf("rule %s (%s) failed and its findings are missing: %s", r.ID, r.Name, msg)}
+}
+
+func firstFrames(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	if len(lines) > 12 {
+		lines = lines[:12]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// dedupe drops exact duplicates (same rule, position and message), which
+// arise when two references lead a rule to the same field.
+func dedupe(ds []rules.Diagnostic) []rules.Diagnostic {
+	out := ds[:0]
+	for i, d := range ds {
+		if i > 0 {
+			p := out[len(out)-1]
+			if p.RuleID == d.RuleID && p.Pos == d.Pos && p.Message == d.Message {
+				continue
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func summarize(g *graph.Graph, res *Result) Summary {
+	return recount(Summary{Files: len(g.Files), Objects: len(g.Resources), Rules: len(res.Rules)}, res.Diagnostics)
+}
+
+// Only returns a copy of the result restricted to diagnostics whose file is in
+// files (compared after key), with the summary recomputed. Related locations
+// may still point at other files.
+func (r *Result) Only(files map[string]bool, key func(string) string) *Result {
+	out := &Result{Rules: r.Rules, Summary: Summary{Files: len(files), Objects: r.Summary.Objects, Rules: r.Summary.Rules}}
+	for _, d := range r.Diagnostics {
+		if files[key(d.Pos.File)] {
+			out.Diagnostics = append(out.Diagnostics, d)
+		}
+	}
+	out.Summary = recount(out.Summary, out.Diagnostics)
+	return out
+}
+
+func recount(s Summary, ds []rules.Diagnostic) Summary {
+	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
+	for _, d := range ds {
+		switch {
+		case d.Suppressed != nil:
+			s.Suppressed++
+		case d.Severity == rules.Error:
+			s.Errors++
+		case d.Severity == rules.Warning:
+			s.Warnings++
+		default:
+			s.Infos++
+		}
+	}
+	return s
+}

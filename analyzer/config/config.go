@@ -1,0 +1,343 @@
+// Package config reads .rolloutlint.yaml: per-rule severity or off (IDs and
+// globs), rule options, paths, excludes and defaults for the command line.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// FileName is the config file looked for upward from the working directory.
+const FileName = ".rolloutlint.yaml"
+
+// Config is a parsed .rolloutlint.yaml.
+type Config struct {
+	// File is the path the config was read from ("" for the zero config).
+	File string
+	// Dir is the directory holding the config; relative paths are resolved from it.
+	Dir string
+	// Namespace is the default namespace for objects that set none.
+	Namespace string
+	// Paths are linted when the command line names none, and serve as context
+	// for the files it does name (so a commit touching only a VirtualService is
+	// checked against its Rollout).
+	Paths []string
+	// Exclude holds globs of files never read (`**` matches across directories).
+	Exclude []string
+	// FailLevel is the lowest severity that makes lint exit 1.
+	FailLevel string
+	// Policies are directories of user Rego policies.
+	Policies []string
+	// ArgoCD says the bundle is deployed by Argo CD even when no Application is in it.
+	ArgoCD bool
+	// IstioVersion selects the xDS model for plan and RL6xxx rules.
+	IstioVersion string
+	// Rules holds per-rule settings in file order.
+	Rules []RuleSetting
+}
+
+// RuleSetting is one entry under `rules:`.
+type RuleSetting struct {
+	Pattern  string // an ID (RL2003) or a glob (RL2*)
+	Off      bool
+	Severity rules.Severity // 0 keeps the rule's default
+	Options  rules.Options
+	Line     int
+}
+
+// Error is a config problem with its location.
+type Error struct {
+	File string
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Key != "" {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Key, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+// Find looks for .rolloutlint.yaml in dir and its parents. It returns "" when
+// there is none.
+func Find(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		p := filepath.Join(dir, FileName)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Load reads and validates a config file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+var rulePattern = regexp.MustCompile(`^RL[0-9*?]{1,4}\*?$`)
+
+// Parse parses config text; file names the source in errors.
+func Parse(file string, data []byte) (*Config, error) {
+	c := &Config{File: file, Dir: filepath.Dir(file)}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, nil
+		}
+		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
+			fmt.Sscan(m[1], &line)
+			msg = m[2]
+		}
+		return nil, &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+	}
+	if len(doc.Content) == 0 {
+		return c, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{File: file, Line: root.Line, Msg: "the config must be a mapping of settings"}
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		var err error
+		switch k.Value {
+		case "namespace":
+			err = decodeScalar(v, &c.Namespace)
+		case "paths":
+			err = decodeStrings(v, &c.Paths)
+		case "exclude":
+			err = decodeStrings(v, &c.Exclude)
+		case "failLevel":
+			if err = decodeScalar(v, &c.FailLevel); err == nil {
+				_, err = rules.ParseSeverity(c.FailLevel)
+			}
+		case "policies":
+			err = decodeStrings(v, &c.Policies)
+		case "argocd":
+			err = v.Decode(&c.ArgoCD)
+		case "istioVersion":
+			err = decodeScalar(v, &c.IstioVersion)
+		case "rules":
+			err = c.parseRules(file, v)
+		default:
+			return nil, &Error{File: file, Line: k.Line, Key: k.Value,
+				Msg: "unknown setting (known: namespace, paths, exclude, failLevel, policies, argocd, istioVersion, rules)"}
+		}
+		if err != nil {
+			var ce *Error
+			if errors.As(err, &ce) {
+				return nil, ce
+			}
+			return nil, &Error{File: file, Line: v.Line, Key: k.Value, Msg: err.Error()}
+		}
+	}
+	return c, nil
+}
+
+func decodeScalar(v *yaml.Node, out *string) error {
+	if v.Kind != yaml.ScalarNode {
+		return errors.New("must be a string")
+	}
+	*out = v.Value
+	return nil
+}
+
+func decodeStrings(v *yaml.Node, out *[]string) error {
+	if v.Kind == yaml.ScalarNode {
+		*out = []string{v.Value}
+		return nil
+	}
+	if v.Kind != yaml.SequenceNode {
+		return errors.New("must be a list of strings")
+	}
+	for _, c := range v.Content {
+		if c.Kind != yaml.ScalarNode {
+			return fmt.Errorf("line %d: must be a string", c.Line)
+		}
+		*out = append(*out, c.Value)
+	}
+	return nil
+}
+
+func (c *Config) parseRules(file string, v *yaml.Node) error {
+	if v.Kind != yaml.MappingNode {
+		return errors.New("must map rule IDs or globs to off, info, warning, error or {severity, options}")
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		key := "rules." + k.Value
+		if !rulePattern.MatchString(k.Value) {
+			return &Error{File: file, Line: k.Line, Key: key, Msg: "not a rule ID (RL + four digits) or a glob such as RL2*"}
+		}
+		s := RuleSetting{Pattern: k.Value, Line: k.Line}
+		level := ""
+		switch val.Kind {
+		case yaml.ScalarNode:
+			level = val.Value
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(val.Content); j += 2 {
+				sk, sv := val.Content[j], val.Content[j+1]
+				switch sk.Value {
+				case "severity":
+					level = sv.Value
+				case "options":
+					var opts map[string]any
+					if err := sv.Decode(&opts); err != nil {
+						return &Error{File: file, Line: sv.Line, Key: key + ".options", Msg: "must be a mapping"}
+					}
+					s.Options = opts
+				default:
+					return &Error{File: file, Line: sk.Line, Key: key + "." + sk.Value, Msg: "unknown rule setting (known: severity, options)"}
+				}
+			}
+		default:
+			return &Error{File: file, Line: val.Line, Key: key, Msg: "must be off, info, warning, error or {severity, options}"}
+		}
+		switch strings.ToLower(level) {
+		case "":
+		case "off", "false", "disabled":
+			s.Off = true
+		default:
+			sev, err := rules.ParseSeverity(level)
+			if err != nil {
+				return &Error{File: file, Line: val.Line, Key: key, Msg: fmt.Sprintf("%q is not off, info, warning or error", level)}
+			}
+			s.Severity = sev
+		}
+		c.Rules = append(c.Rules, s)
+	}
+	return nil
+}
+
+// Setting is the effective configuration of one rule.
+type Setting struct {
+	Enabled  bool
+	Severity rules.Severity // 0: the rule's default
+	Options  rules.Options
+}
+
+// For returns the effective setting of a rule ID: globs apply in file order,
+// then exact IDs, so `RL2*: off` with `RL2003: error` keeps RL2003 on.
+func (c *Config) For(id string) Setting {
+	s := Setting{Enabled: true}
+	if c == nil {
+		return s
+	}
+	apply := func(r RuleSetting) {
+		if r.Off {
+			s.Enabled = false
+			return
+		}
+		s.Enabled = true
+		if r.Severity != 0 {
+			s.Severity = r.Severity
+		}
+		if r.Options != nil {
+			s.Options = r.Options
+		}
+	}
+	for _, r := range c.Rules {
+		if r.Pattern != id && MatchRule(r.Pattern, id) {
+			apply(r)
+		}
+	}
+	for _, r := range c.Rules {
+		if r.Pattern == id {
+			apply(r)
+		}
+	}
+	return s
+}
+
+// MatchRule reports whether a rule ID matches an ID or glob (`RL2*`, `RL20?3`).
+func MatchRule(pattern, id string) bool {
+	ok, err := filepath.Match(pattern, id)
+	return err == nil && ok
+}
+
+// Excluded reports whether a file path matches one of the exclude globs.
+// Relative globs are matched against the path as given and relative to the
+// config's directory.
+func (c *Config) Excluded(path string) bool {
+	if c == nil || len(c.Exclude) == 0 {
+		return false
+	}
+	slash := filepath.ToSlash(filepath.Clean(path))
+	cands := []string{slash}
+	if abs, err := filepath.Abs(path); err == nil && c.Dir != "" {
+		if dirAbs, err := filepath.Abs(c.Dir); err == nil {
+			if rel, err := filepath.Rel(dirAbs, abs); err == nil {
+				cands = append(cands, filepath.ToSlash(rel))
+			}
+		}
+	}
+	for _, g := range c.Exclude {
+		re := globRegexp(g)
+		for _, p := range cands {
+			if re.MatchString(p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// globRegexp translates a glob with `**` into an anchored regexp.
+func globRegexp(glob string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	g := filepath.ToSlash(glob)
+	for i := 0; i < len(g); i++ {
+		switch {
+		case strings.HasPrefix(g[i:], "**/"):
+			b.WriteString("(?:.*/)?")
+			i += 2
+		case strings.HasPrefix(g[i:], "**"):
+			b.WriteString(".*")
+			i++
+		case g[i] == '*':
+			b.WriteString("[^/]*")
+		case g[i] == '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(g[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
+}
+
+// Resolve makes a path from the config relative to the config's directory.
+func (c *Config) Resolve(p string) string {
+	if c == nil || filepath.IsAbs(p) || c.Dir == "" {
+		return p
+	}
+	return filepath.Join(c.Dir, p)
+}

@@ -1,0 +1,155 @@
+package graph
+
+import (
+	"sort"
+	"strings"
+)
+
+// Problem is something wrong with the input itself, found while loading: a YAML
+// syntax error, a document without kind, an unknown field. The tool rules
+// (RL0xxx) turn problems into diagnostics so they obey config and suppression.
+type Problem struct {
+	RuleID   string
+	Pos      Position
+	Message  string
+	Resource *Resource // nil when no object could be identified
+	Path     string
+}
+
+// Directive is an inline `# rolloutlint:ignore RLxxxx -- reason` comment.
+type Directive struct {
+	Pos    Position // where the comment is
+	Line   int      // the line the directive covers: its own when it trails code, else the next
+	Rules  []string // rule IDs or globs
+	Reason string
+}
+
+// File is one source file of the bundle.
+type File struct {
+	Path       string
+	Lines      int
+	Directives []Directive
+}
+
+// ObjectKey names an object: kind, namespace and name.
+type ObjectKey struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// Graph is one loaded bundle: resources in load order, indexes and resolved
+// references. It is built once per lint and read concurrently by rules.
+type Graph struct {
+	Resources []*Resource
+	Files     []*File
+	Problems  []Problem
+	// DefaultNamespace is the namespace given to objects that do not set one.
+	DefaultNamespace string
+
+	byKind  map[string][]*Resource
+	byKey   map[ObjectKey][]*Resource
+	files   map[string]*File
+	refs    *References
+	hostIdx *hostIndex
+}
+
+// New builds a graph over resources (already in load order) and files. It
+// indexes them and resolves every cross-object reference.
+func New(defaultNamespace string, resources []*Resource, files []*File, problems []Problem) *Graph {
+	g := &Graph{
+		Resources:        resources,
+		Files:            files,
+		Problems:         problems,
+		DefaultNamespace: defaultNamespace,
+		byKind:           map[string][]*Resource{},
+		byKey:            map[ObjectKey][]*Resource{},
+		files:            map[string]*File{},
+	}
+	for i, r := range resources {
+		r.index = i
+		g.byKind[r.Kind] = append(g.byKind[r.Kind], r)
+		k := ObjectKey{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+		g.byKey[k] = append(g.byKey[k], r)
+	}
+	for _, f := range files {
+		g.files[f.Path] = f
+	}
+	sort.SliceStable(g.Problems, func(i, j int) bool { return lessPos(g.Problems[i].Pos, g.Problems[j].Pos) })
+	g.hostIdx = buildHostIndex(g)
+	g.refs = resolve(g)
+	return g
+}
+
+// OfKind returns every resource of a kind, in load order.
+func (g *Graph) OfKind(kind string) []*Resource { return g.byKind[kind] }
+
+// Get returns the first resource with that kind, namespace and name, or nil.
+func (g *Graph) Get(kind, namespace, name string) *Resource {
+	if rs := g.byKey[ObjectKey{kind, namespace, name}]; len(rs) > 0 {
+		return rs[0]
+	}
+	return nil
+}
+
+// All returns every resource with that kind, namespace and name (more than one
+// means the bundle defines the object twice).
+func (g *Graph) All(kind, namespace, name string) []*Resource {
+	return g.byKey[ObjectKey{kind, namespace, name}]
+}
+
+// File returns the file record for a path, or nil.
+func (g *Graph) File(path string) *File { return g.files[path] }
+
+// Refs returns the resolved references of the bundle.
+func (g *Graph) Refs() *References { return g.refs }
+
+// HasGroup reports whether the bundle holds any object of the API group.
+func (g *Graph) HasGroup(group string) bool {
+	for _, r := range g.Resources {
+		if r.Group == group {
+			return true
+		}
+	}
+	return false
+}
+
+// Namespaces returns the sorted set of namespaces holding objects of a kind.
+func (g *Graph) Namespaces(kind string) []string {
+	seen := map[string]bool{}
+	for _, r := range g.byKind[kind] {
+		seen[r.Namespace] = true
+	}
+	out := make([]string, 0, len(seen))
+	for ns := range seen {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func lessPos(a, b Position) bool {
+	if a.File != b.File {
+		return a.File < b.File
+	}
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Column < b.Column
+}
+
+// LessPos orders positions by file, line and column.
+func LessPos(a, b Position) bool { return lessPos(a, b) }
+
+// SplitNamespacedName splits an Argo-style reference `name` or `name.namespace`
+// (a `.svc.cluster.local` or `.cluster.local` suffix ignored) the way Argo
+// Rollouts v1.10 does: the last dot-separated part is the namespace.
+func SplitNamespacedName(ref, defaultNamespace string) (name, namespace string) {
+	ref = strings.TrimSuffix(ref, ".cluster.local")
+	ref = strings.TrimSuffix(ref, ".svc")
+	i := strings.LastIndexByte(ref, '.')
+	if i < 0 {
+		return ref, defaultNamespace
+	}
+	return ref[:i], ref[i+1:]
+}

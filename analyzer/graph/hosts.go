@@ -1,0 +1,122 @@
+package graph
+
+import (
+	"strings"
+)
+
+// ClusterDomain is the Kubernetes cluster DNS suffix assumed for Service FQDNs.
+const ClusterDomain = "cluster.local"
+
+// hostIndex maps fully qualified host names to the objects that define or
+// configure them.
+type hostIndex struct {
+	services       map[string]*Resource   // name.ns.svc.cluster.local → Service
+	serviceEntries map[string][]*Resource // host → ServiceEntries declaring it
+	destRules      map[string][]*Resource // FQDN → DestinationRules for it
+	virtualSvcs    map[string][]*Resource // FQDN → VirtualServices listing it in hosts
+}
+
+func buildHostIndex(g *Graph) *hostIndex {
+	h := &hostIndex{
+		services:       map[string]*Resource{},
+		serviceEntries: map[string][]*Resource{},
+		destRules:      map[string][]*Resource{},
+		virtualSvcs:    map[string][]*Resource{},
+	}
+	for _, r := range g.OfKind("Service") {
+		fqdn := ServiceFQDN(r.Name, r.Namespace)
+		if _, dup := h.services[fqdn]; !dup {
+			h.services[fqdn] = r
+		}
+	}
+	for _, r := range g.OfKind("ServiceEntry") {
+		hosts, _ := r.specList("hosts")
+		for _, host := range hosts {
+			if s, ok := host.(string); ok {
+				h.serviceEntries[s] = append(h.serviceEntries[s], r)
+			}
+		}
+	}
+	for _, r := range g.OfKind("DestinationRule") {
+		if dr := r.DestinationRule(); dr != nil && dr.Spec.GetHost() != "" {
+			fqdn := FQDN(dr.Spec.GetHost(), r.Namespace)
+			h.destRules[fqdn] = append(h.destRules[fqdn], r)
+		}
+	}
+	for _, r := range g.OfKind("VirtualService") {
+		if vs := r.VirtualService(); vs != nil {
+			for _, host := range vs.Spec.GetHosts() {
+				fqdn := FQDN(host, r.Namespace)
+				h.virtualSvcs[fqdn] = append(h.virtualSvcs[fqdn], r)
+			}
+		}
+	}
+	return h
+}
+
+func (r *Resource) specList(key string) ([]any, bool) {
+	spec, _ := r.Object["spec"].(map[string]any)
+	l, ok := spec[key].([]any)
+	return l, ok
+}
+
+// ServiceFQDN is the cluster DNS name of a Service.
+func ServiceFQDN(name, namespace string) string {
+	return name + "." + namespace + ".svc." + ClusterDomain
+}
+
+// FQDN normalises a host written in an Istio object of namespace ns to a fully
+// qualified name: a short name gets the namespace and cluster domain, `name.ns`
+// and `name.ns.svc` get the cluster domain; anything else is returned as is.
+// (Istio itself only expands bare short names; rolloutlint also accepts the
+// `name.ns` forms users write, and flags them separately where it matters.)
+func FQDN(host, ns string) string {
+	host = strings.TrimSuffix(host, ".")
+	switch strings.Count(host, ".") {
+	case 0:
+		if host == "*" || host == "" {
+			return host
+		}
+		return ServiceFQDN(host, ns)
+	case 1:
+		parts := strings.SplitN(host, ".", 2)
+		return ServiceFQDN(parts[0], parts[1])
+	case 2:
+		if strings.HasSuffix(host, ".svc") {
+			return host + "." + ClusterDomain
+		}
+	}
+	return host
+}
+
+// ShortHost cuts a host at its first dot, the way Argo Rollouts compares a
+// route destination with the stable and canary Service names.
+func ShortHost(host string) string {
+	if i := strings.IndexByte(host, '.'); i >= 0 {
+		return host[:i]
+	}
+	return host
+}
+
+// ServiceForHost resolves a destination host written in namespace ns to a
+// Service of the bundle, or nil.
+func (g *Graph) ServiceForHost(host, ns string) *Resource {
+	return g.hostIdx.services[FQDN(host, ns)]
+}
+
+// ServiceEntriesForHost returns the ServiceEntries that declare host.
+func (g *Graph) ServiceEntriesForHost(host string) []*Resource {
+	return g.hostIdx.serviceEntries[host]
+}
+
+// DestinationRulesForHost returns the DestinationRules whose host is the same
+// service as host written in namespace ns.
+func (g *Graph) DestinationRulesForHost(host, ns string) []*Resource {
+	return g.hostIdx.destRules[FQDN(host, ns)]
+}
+
+// VirtualServicesForHost returns the VirtualServices listing host (written in
+// namespace ns) in spec.hosts.
+func (g *Graph) VirtualServicesForHost(host, ns string) []*Resource {
+	return g.hostIdx.virtualSvcs[FQDN(host, ns)]
+}

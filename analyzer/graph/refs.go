@@ -1,0 +1,461 @@
+package graph
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	networkingv1 "istio.io/api/networking/v1"
+)
+
+// RouteKind is the VirtualService route list a route lives in.
+type RouteKind string
+
+// The three VirtualService route lists Argo Rollouts can manage.
+const (
+	HTTP RouteKind = "http"
+	TLS  RouteKind = "tls"
+	TCP  RouteKind = "tcp"
+)
+
+// ServiceRole is the part a Service plays for a Rollout.
+type ServiceRole string
+
+// Service roles, named after the Rollout fields that hold them.
+const (
+	RoleStable  ServiceRole = "stableService"
+	RoleCanary  ServiceRole = "canaryService"
+	RolePing    ServiceRole = "pingService"
+	RolePong    ServiceRole = "pongService"
+	RoleActive  ServiceRole = "activeService"
+	RolePreview ServiceRole = "previewService"
+)
+
+// ServiceRef is a Rollout's reference to a Service.
+type ServiceRef struct {
+	Role   ServiceRole
+	Name   string
+	Path   string    // field path in the Rollout
+	Target *Resource // nil when the Service is not in the bundle
+}
+
+// RouteRef is a VirtualService route a Rollout manages.
+type RouteRef struct {
+	Kind RouteKind
+	// Name is the route name the Rollout gave (http), or "" for an implicit
+	// route (no `routes` list) and for tls/tcp routes matched by port.
+	Name string
+	// Path is where the Rollout names the route; for an implicit route, the
+	// virtualService reference itself.
+	Path string
+	// Implicit is true when the Rollout listed no routes of this kind and Argo
+	// picks the single (or first unnamed) route.
+	Implicit bool
+	// Index is the route's index in the VirtualService's list of this kind, or
+	// -1 when the route does not exist (or the VS is missing).
+	Index int
+	// Port and SNIHosts are the tls/tcp match keys the Rollout gave.
+	Port     int64
+	SNIHosts []string
+}
+
+// VSPath is the field path of the route in the VirtualService, e.g. spec.http[2].
+func (rt RouteRef) VSPath() string {
+	return fmt.Sprintf("spec.%s[%d]", rt.Kind, rt.Index)
+}
+
+// VSRef is a Rollout's reference to a VirtualService.
+type VSRef struct {
+	Ref       string // as written: name, name.namespace or an FQDN form
+	Name      string
+	Namespace string
+	Path      string // field path of the name in the Rollout
+	Target    *Resource
+	Routes    []RouteRef
+}
+
+// DRRef is a Rollout's reference to a DestinationRule (subset-level split).
+type DRRef struct {
+	Name              string
+	Namespace         string
+	Path              string
+	Target            *Resource
+	StableSubset      string
+	CanarySubset      string
+	AdditionalSubsets []string
+}
+
+// AnalysisUse says where a Rollout runs an analysis.
+type AnalysisUse string
+
+// Analysis uses, after the Rollout fields that start them.
+const (
+	UseStep          AnalysisUse = "step"
+	UseBackground    AnalysisUse = "background"
+	UsePrePromotion  AnalysisUse = "prePromotion"
+	UsePostPromotion AnalysisUse = "postPromotion"
+	UseExperiment    AnalysisUse = "experiment"
+)
+
+// TemplateRef is a Rollout's reference to an (Cluster)AnalysisTemplate.
+type TemplateRef struct {
+	Name    string
+	Cluster bool
+	Use     AnalysisUse
+	Step    int    // step index for step and experiment uses, else -1
+	Path    string // field path of templateName in the Rollout
+	// ArgsPath is the field path of the args list that applies.
+	ArgsPath string
+	Args     []v1alpha1.AnalysisRunArgument
+	Target   *Resource
+}
+
+// RolloutRefs is everything one Rollout points at, resolved.
+type RolloutRefs struct {
+	Rollout         *Resource
+	Spec            *v1alpha1.Rollout
+	Services        []ServiceRef
+	VirtualServices []VSRef
+	DestinationRule *DRRef
+	Templates       []TemplateRef
+}
+
+// Service returns the reference of a role, or nil.
+func (rr *RolloutRefs) Service(role ServiceRole) *ServiceRef {
+	for i := range rr.Services {
+		if rr.Services[i].Role == role {
+			return &rr.Services[i]
+		}
+	}
+	return nil
+}
+
+// RouteKey identifies one route of one VirtualService.
+type RouteKey struct {
+	VS    ObjectKey
+	Kind  RouteKind
+	Index int
+}
+
+// RouteUse is one Rollout's claim on a route.
+type RouteUse struct {
+	Refs  *RolloutRefs
+	VS    *VSRef
+	Route *RouteRef
+}
+
+// References holds every resolved reference of the bundle plus reverse indexes.
+type References struct {
+	Rollouts      []*RolloutRefs
+	byRollout     map[*Resource]*RolloutRefs
+	routeUsers    map[RouteKey][]RouteUse
+	serviceUsers  map[*Resource][]*RolloutRefs
+	drUsers       map[*Resource][]*RolloutRefs
+	templateUsers map[*Resource][]TemplateUse
+}
+
+// TemplateUse is one Rollout's use of a template.
+type TemplateUse struct {
+	Refs *RolloutRefs
+	Ref  *TemplateRef
+}
+
+// ForRollout returns the references of a Rollout resource, or nil.
+func (x *References) ForRollout(r *Resource) *RolloutRefs { return x.byRollout[r] }
+
+// RouteUsers returns the Rollouts managing a route, in load order.
+func (x *References) RouteUsers(k RouteKey) []RouteUse { return x.routeUsers[k] }
+
+// RouteKeys returns every managed route, sorted, so callers iterate deterministically.
+func (x *References) RouteKeys() []RouteKey {
+	keys := make([]RouteKey, 0, len(x.routeUsers))
+	for k := range x.routeUsers {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.VS != b.VS {
+			if a.VS.Namespace != b.VS.Namespace {
+				return a.VS.Namespace < b.VS.Namespace
+			}
+			return a.VS.Name < b.VS.Name
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Index < b.Index
+	})
+	return keys
+}
+
+// ServiceUsers returns the Rollouts that reference a Service.
+func (x *References) ServiceUsers(svc *Resource) []*RolloutRefs { return x.serviceUsers[svc] }
+
+// DestinationRuleUsers returns the Rollouts that manage a DestinationRule.
+func (x *References) DestinationRuleUsers(dr *Resource) []*RolloutRefs { return x.drUsers[dr] }
+
+// TemplateUsers returns the Rollouts (and the references) that run a template.
+func (x *References) TemplateUsers(t *Resource) []TemplateUse { return x.templateUsers[t] }
+
+func resolve(g *Graph) *References {
+	x := &References{
+		byRollout:     map[*Resource]*RolloutRefs{},
+		routeUsers:    map[RouteKey][]RouteUse{},
+		serviceUsers:  map[*Resource][]*RolloutRefs{},
+		drUsers:       map[*Resource][]*RolloutRefs{},
+		templateUsers: map[*Resource][]TemplateUse{},
+	}
+	for _, r := range g.OfKind("Rollout") {
+		ro := r.Rollout()
+		if ro == nil {
+			continue
+		}
+		rr := &RolloutRefs{Rollout: r, Spec: ro}
+		resolveServices(g, rr)
+		resolveTraffic(g, rr)
+		resolveTemplates(g, rr)
+		x.Rollouts = append(x.Rollouts, rr)
+		x.byRollout[r] = rr
+		seenSvc := map[*Resource]bool{}
+		for _, s := range rr.Services {
+			if s.Target != nil && !seenSvc[s.Target] {
+				seenSvc[s.Target] = true
+				x.serviceUsers[s.Target] = append(x.serviceUsers[s.Target], rr)
+			}
+		}
+		if rr.DestinationRule != nil && rr.DestinationRule.Target != nil {
+			x.drUsers[rr.DestinationRule.Target] = append(x.drUsers[rr.DestinationRule.Target], rr)
+		}
+		for i := range rr.VirtualServices {
+			vs := &rr.VirtualServices[i]
+			if vs.Target == nil {
+				continue
+			}
+			for j := range vs.Routes {
+				rt := &vs.Routes[j]
+				if rt.Index < 0 {
+					continue
+				}
+				k := RouteKey{VS: ObjectKey{Kind: "VirtualService", Namespace: vs.Target.Namespace, Name: vs.Target.Name}, Kind: rt.Kind, Index: rt.Index}
+				x.routeUsers[k] = append(x.routeUsers[k], RouteUse{Refs: rr, VS: vs, Route: rt})
+			}
+		}
+		for i := range rr.Templates {
+			t := &rr.Templates[i]
+			if t.Target != nil {
+				x.templateUsers[t.Target] = append(x.templateUsers[t.Target], TemplateUse{Refs: rr, Ref: t})
+			}
+		}
+	}
+	return x
+}
+
+func resolveServices(g *Graph, rr *RolloutRefs) {
+	ns := rr.Rollout.Namespace
+	add := func(role ServiceRole, name, path string) {
+		if name == "" {
+			return
+		}
+		rr.Services = append(rr.Services, ServiceRef{Role: role, Name: name, Path: path, Target: g.Get("Service", ns, name)})
+	}
+	st := rr.Spec.Spec.Strategy
+	if c := st.Canary; c != nil {
+		add(RoleStable, c.StableService, "spec.strategy.canary.stableService")
+		add(RoleCanary, c.CanaryService, "spec.strategy.canary.canaryService")
+		if c.PingPong != nil {
+			add(RolePing, c.PingPong.PingService, "spec.strategy.canary.pingPong.pingService")
+			add(RolePong, c.PingPong.PongService, "spec.strategy.canary.pingPong.pongService")
+		}
+	}
+	if b := st.BlueGreen; b != nil {
+		add(RoleActive, b.ActiveService, "spec.strategy.blueGreen.activeService")
+		add(RolePreview, b.PreviewService, "spec.strategy.blueGreen.previewService")
+	}
+}
+
+func resolveTraffic(g *Graph, rr *RolloutRefs) {
+	c := rr.Spec.Spec.Strategy.Canary
+	if c == nil || c.TrafficRouting == nil || c.TrafficRouting.Istio == nil {
+		return
+	}
+	istio := c.TrafficRouting.Istio
+	ns := rr.Rollout.Namespace
+	const base = "spec.strategy.canary.trafficRouting.istio"
+	addVS := func(v *v1alpha1.IstioVirtualService, path string) {
+		if v == nil || v.Name == "" {
+			return
+		}
+		name, vsNS := SplitNamespacedName(v.Name, ns)
+		ref := VSRef{Ref: v.Name, Name: name, Namespace: vsNS, Path: path + ".name", Target: g.Get("VirtualService", vsNS, name)}
+		var spec *networkingv1.VirtualService
+		if ref.Target != nil {
+			if o := ref.Target.VirtualService(); o != nil {
+				spec = &o.Spec
+			}
+		}
+		ref.Routes = resolveRoutes(v, path, spec)
+		rr.VirtualServices = append(rr.VirtualServices, ref)
+	}
+	addVS(istio.VirtualService, base+".virtualService")
+	for i := range istio.VirtualServices {
+		addVS(&istio.VirtualServices[i], Index(base+".virtualServices", i))
+	}
+	if d := istio.DestinationRule; d != nil && d.Name != "" {
+		name, drNS := SplitNamespacedName(d.Name, ns)
+		rr.DestinationRule = &DRRef{
+			Name: name, Namespace: drNS, Path: base + ".destinationRule.name",
+			Target:       g.Get("DestinationRule", drNS, name),
+			StableSubset: d.StableSubsetName, CanarySubset: d.CanarySubsetName,
+			AdditionalSubsets: d.AdditionalSubsetNames,
+		}
+	}
+}
+
+// resolveRoutes finds the VirtualService routes a reference manages, following
+// Argo Rollouts: named http routes by name; with no names, the only route or
+// the first unnamed one; tls/tcp routes by port (and SNI hosts), or the first
+// route when none are listed.
+func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkingv1.VirtualService) []RouteRef {
+	var out []RouteRef
+	var http []*networkingv1.HTTPRoute
+	var tls []*networkingv1.TLSRoute
+	var tcp []*networkingv1.TCPRoute
+	if spec != nil {
+		http, tls, tcp = spec.GetHttp(), spec.GetTls(), spec.GetTcp()
+	}
+	for i, name := range v.Routes {
+		idx := -1
+		for j, h := range http {
+			if h.GetName() == name {
+				idx = j
+				break
+			}
+		}
+		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: Index(path+".routes", i), Index: idx})
+	}
+	implicitHTTP := len(v.Routes) == 0 && (len(http) > 0 || spec == nil && len(v.TLSRoutes) == 0 && len(v.TCPRoutes) == 0)
+	if implicitHTTP {
+		idx := -1
+		if len(http) == 1 {
+			idx = 0
+		} else {
+			for j, h := range http {
+				if h.GetName() == "" {
+					idx = j
+					break
+				}
+			}
+		}
+		out = append(out, RouteRef{Kind: HTTP, Path: path + ".name", Implicit: true, Index: idx})
+	}
+	for i, t := range v.TLSRoutes {
+		idx := -1
+		for j, r := range tls {
+			if tlsMatches(r, t) {
+				idx = j
+				break
+			}
+		}
+		out = append(out, RouteRef{Kind: TLS, Path: Index(path+".tlsRoutes", i), Index: idx, Port: t.Port, SNIHosts: t.SNIHosts})
+	}
+	if len(v.TLSRoutes) == 0 && len(tls) > 0 {
+		out = append(out, RouteRef{Kind: TLS, Path: path + ".name", Implicit: true, Index: 0})
+	}
+	for i, t := range v.TCPRoutes {
+		idx := -1
+		for j, r := range tcp {
+			if tcpMatches(r, t) {
+				idx = j
+				break
+			}
+		}
+		out = append(out, RouteRef{Kind: TCP, Path: Index(path+".tcpRoutes", i), Index: idx, Port: t.Port})
+	}
+	if len(v.TCPRoutes) == 0 && len(tcp) > 0 {
+		out = append(out, RouteRef{Kind: TCP, Path: path + ".name", Implicit: true, Index: 0})
+	}
+	return out
+}
+
+// tlsMatches applies Argo's rule: the route's matches name exactly one distinct
+// port, equal to the reference's, and the same set of SNI hosts.
+func tlsMatches(r *networkingv1.TLSRoute, t v1alpha1.TLSRoute) bool {
+	ports := map[uint32]bool{}
+	snis := map[string]bool{}
+	for _, m := range r.GetMatch() {
+		ports[m.GetPort()] = true
+		for _, s := range m.GetSniHosts() {
+			snis[s] = true
+		}
+	}
+	if len(ports) != 1 || !ports[uint32(t.Port)] {
+		return false
+	}
+	want := map[string]bool{}
+	for _, s := range t.SNIHosts {
+		want[s] = true
+	}
+	if len(want) != len(snis) {
+		return false
+	}
+	for s := range want {
+		if !snis[s] {
+			return false
+		}
+	}
+	return true
+}
+
+func tcpMatches(r *networkingv1.TCPRoute, t v1alpha1.TCPRoute) bool {
+	ports := map[uint32]bool{}
+	for _, m := range r.GetMatch() {
+		ports[m.GetPort()] = true
+	}
+	return len(ports) == 1 && ports[uint32(t.Port)]
+}
+
+func resolveTemplates(g *Graph, rr *RolloutRefs) {
+	ns := rr.Rollout.Namespace
+	lookup := func(name string, cluster bool) *Resource {
+		if cluster {
+			return g.Get("ClusterAnalysisTemplate", "", name)
+		}
+		return g.Get("AnalysisTemplate", ns, name)
+	}
+	addGroup := func(a *v1alpha1.RolloutAnalysis, use AnalysisUse, step int, base string) {
+		if a == nil {
+			return
+		}
+		for i, t := range a.Templates {
+			p := Index(base+".templates", i) + ".templateName"
+			rr.Templates = append(rr.Templates, TemplateRef{
+				Name: t.TemplateName, Cluster: t.IsClusterScope(), Use: use, Step: step, Path: p,
+				ArgsPath: base + ".args", Args: a.Args, Target: lookup(t.TemplateName, t.IsClusterScope()),
+			})
+		}
+	}
+	st := rr.Spec.Spec.Strategy
+	if c := st.Canary; c != nil {
+		if c.Analysis != nil {
+			addGroup(&c.Analysis.RolloutAnalysis, UseBackground, -1, "spec.strategy.canary.analysis")
+		}
+		for i, s := range c.Steps {
+			base := Index("spec.strategy.canary.steps", i)
+			addGroup(s.Analysis, UseStep, i, base+".analysis")
+			if s.Experiment != nil {
+				for j, a := range s.Experiment.Analyses {
+					p := Index(base+".experiment.analyses", j)
+					rr.Templates = append(rr.Templates, TemplateRef{
+						Name: a.TemplateName, Cluster: a.IsClusterScope(), Use: UseExperiment, Step: i,
+						Path: p + ".templateName", ArgsPath: p + ".args", Args: a.Args,
+						Target: lookup(a.TemplateName, a.IsClusterScope()),
+					})
+				}
+			}
+		}
+	}
+	if b := st.BlueGreen; b != nil {
+		addGroup(b.PrePromotionAnalysis, UsePrePromotion, -1, "spec.strategy.blueGreen.prePromotionAnalysis")
+		addGroup(b.PostPromotionAnalysis, UsePostPromotion, -1, "spec.strategy.blueGreen.postPromotionAnalysis")
+	}
+}

@@ -1,0 +1,230 @@
+// Package graph holds a loaded bundle: every resource with its source position,
+// indexes by kind and name, and the cross-object references resolved once so
+// that rules never rescan the bundle.
+package graph
+
+import (
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/kinds"
+)
+
+// ObjectRef identifies an object in findings and in the JSON output.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// Resource is one Kubernetes object of the bundle, with where it came from.
+type Resource struct {
+	APIVersion string
+	Group      string
+	Version    string
+	Kind       string
+	Namespace  string // defaulted: explicit > --namespace > "default"; "" for cluster-scoped kinds
+	Name       string
+	// NamespaceExplicit is true when the manifest itself set metadata.namespace.
+	NamespaceExplicit bool
+
+	File string     // path as given on the command line (or "<stdin>")
+	Doc  int        // 0-based document index within the file
+	Node *yaml.Node // the document's top-level mapping; lines are absolute in the file
+
+	// Object is the document as generic JSON-compatible data (maps, slices,
+	// strings, float64/int64, bools), the input Rego policies see.
+	Object map[string]any
+	// Typed is the decoded API object (*v1alpha1.Rollout, *corev1.Service,
+	// *kinds.VirtualServiceObject, ...) or nil for kinds kept untyped.
+	Typed any
+	// Known reports whether the kind is in rolloutlint's kind table.
+	Known bool
+
+	index int // position in the bundle's load order; ties broken by it
+}
+
+// Ref returns the object's identity for reports.
+func (r *Resource) Ref() ObjectRef {
+	return ObjectRef{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// Index returns the resource's position in load order.
+func (r *Resource) Index() int { return r.index }
+
+// Pos maps a field path to a source range: the value at the path when it
+// exists (a scalar's text, or the key that introduces a collection), else the
+// key of the nearest existing parent, else metadata.name, else the document
+// start. Every diagnostic therefore has a real line and column.
+func (r *Resource) Pos(path string) Position {
+	key, val := r.Lookup(path)
+	switch {
+	case val != nil && val.Kind == yaml.ScalarNode:
+		return NodePos(r.File, val)
+	case key != nil:
+		return NodePos(r.File, key)
+	case val != nil:
+		return NodePos(r.File, val)
+	}
+	return NodePos(r.File, r.Node)
+}
+
+// Exists reports whether the field path is present in the document.
+func (r *Resource) Exists(path string) bool {
+	_, val := r.lookupExact(path)
+	return val != nil
+}
+
+// Node returns the yaml value node at path, or nil.
+func (r *Resource) NodeAt(path string) *yaml.Node {
+	_, val := r.lookupExact(path)
+	return val
+}
+
+// Lookup walks the path as far as it exists and returns the key node and value
+// node where it stopped. When the whole path exists, val is its value; when it
+// stops early, key is the deepest key found (val nil for collections beyond).
+func (r *Resource) Lookup(path string) (key, val *yaml.Node) {
+	elems := ParsePath(path)
+	cur := deref(r.Node)
+	var lastKey, lastVal *yaml.Node
+	for _, e := range elems {
+		if cur == nil {
+			break
+		}
+		var k, v *yaml.Node
+		if e.IsKey {
+			k, v = mapGet(cur, e.Key)
+		} else if cur.Kind == yaml.SequenceNode && e.Index >= 0 && e.Index < len(cur.Content) {
+			v = deref(cur.Content[e.Index])
+			k = v // a sequence item is addressed by its own start
+		}
+		if v == nil {
+			if lastKey == nil && lastVal == nil {
+				return r.namePos()
+			}
+			return lastKey, nil
+		}
+		lastKey, lastVal, cur = k, v, deref(v)
+	}
+	if lastKey == nil && lastVal == nil {
+		return r.namePos()
+	}
+	return lastKey, lastVal
+}
+
+func (r *Resource) lookupExact(path string) (key, val *yaml.Node) {
+	cur := deref(r.Node)
+	var k *yaml.Node
+	for _, e := range ParsePath(path) {
+		if cur == nil {
+			return nil, nil
+		}
+		var v *yaml.Node
+		if e.IsKey {
+			k, v = mapGet(cur, e.Key)
+		} else if cur.Kind == yaml.SequenceNode && e.Index >= 0 && e.Index < len(cur.Content) {
+			v = cur.Content[e.Index]
+			k = v
+		}
+		if v == nil {
+			return nil, nil
+		}
+		cur = deref(v)
+	}
+	return k, cur
+}
+
+func (r *Resource) namePos() (key, val *yaml.Node) {
+	if _, md := mapGet(deref(r.Node), "metadata"); md != nil {
+		if k, v := mapGet(deref(md), "name"); v != nil {
+			return k, v
+		}
+	}
+	return nil, r.Node
+}
+
+func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	// YAML merge keys: look into the merged mappings.
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "<<" && m.Content[i].Tag != "!!str" {
+			if k, v := mapGet(deref(m.Content[i+1]), key); v != nil {
+				return k, v
+			}
+		}
+	}
+	return nil, nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
+		if i > 64 {
+			return nil
+		}
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return deref(n.Content[0])
+	}
+	return n
+}
+
+// Rollout returns the typed Rollout, or nil when r is not one.
+func (r *Resource) Rollout() *v1alpha1.Rollout {
+	o, _ := r.Typed.(*v1alpha1.Rollout)
+	return o
+}
+
+// Service returns the typed core Service, or nil.
+func (r *Resource) Service() *corev1.Service {
+	o, _ := r.Typed.(*corev1.Service)
+	return o
+}
+
+// VirtualService returns the typed Istio VirtualService, or nil.
+func (r *Resource) VirtualService() *kinds.VirtualServiceObject {
+	o, _ := r.Typed.(*kinds.VirtualServiceObject)
+	return o
+}
+
+// DestinationRule returns the typed Istio DestinationRule, or nil.
+func (r *Resource) DestinationRule() *kinds.DestinationRuleObject {
+	o, _ := r.Typed.(*kinds.DestinationRuleObject)
+	return o
+}
+
+// Gateway returns the typed Istio Gateway, or nil.
+func (r *Resource) Gateway() *kinds.GatewayObject {
+	o, _ := r.Typed.(*kinds.GatewayObject)
+	return o
+}
+
+// AnalysisTemplateSpec returns the spec of an AnalysisTemplate or a
+// ClusterAnalysisTemplate, or nil.
+func (r *Resource) AnalysisTemplateSpec() *v1alpha1.AnalysisTemplateSpec {
+	switch o := r.Typed.(type) {
+	case *v1alpha1.AnalysisTemplate:
+		return &o.Spec
+	case *v1alpha1.ClusterAnalysisTemplate:
+		return &o.Spec
+	}
+	return nil
+}
+
+// Annotation returns metadata.annotations[key] from the generic object.
+func (r *Resource) Annotation(key string) (string, bool) {
+	md, _ := r.Object["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	v, ok := ann[key].(string)
+	return v, ok
+}

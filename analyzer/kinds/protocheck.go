@@ -1,0 +1,318 @@
+package kinds
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// FieldProblem is a schema violation found while walking a yaml node against a
+// type: an unknown field or a value of the wrong type.
+type FieldProblem struct {
+	Path    string
+	Node    *yaml.Node // the offending key (unknown field) or value (wrong type)
+	Unknown bool       // true for an unknown field, false for a type mismatch
+	Message string
+}
+
+// CheckProto walks n against the protobuf message descriptor md the way the
+// Istio CRD schema accepts it: camelCase JSON field names only (the API server
+// prunes snake_case names), well-known wrapper types as plain scalars. It
+// reports every unknown field at its key and every mistyped scalar at its value.
+func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, report func(FieldProblem)) {
+	n = deref(n)
+	if n == nil || isNull(n) {
+		return
+	}
+	if wk := wellKnown(md); wk != "" {
+		checkWellKnown(wk, n, path, report)
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("expected an object for %s, found %s", md.Name(), describe(n))})
+		return
+	}
+	fields := md.Fields()
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Value == "<<" {
+			continue
+		}
+		fd := fields.ByJSONName(k.Value)
+		childPath := joinKey(path, k.Value)
+		if fd == nil {
+			hint := ""
+			if alt := fields.ByName(protoreflect.Name(k.Value)); alt != nil {
+				hint = fmt.Sprintf(" (write %q: the CRD schema knows only camelCase names)", alt.JSONName())
+			} else if s := suggest(k.Value, fields); s != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			report(FieldProblem{Path: childPath, Node: k, Unknown: true,
+				Message: fmt.Sprintf("unknown field %q in %s%s", k.Value, md.Name(), hint)})
+			continue
+		}
+		checkField(fd, v, childPath, report)
+	}
+}
+
+func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, report func(FieldProblem)) {
+	v = deref(v)
+	if v == nil || isNull(v) {
+		return
+	}
+	switch {
+	case fd.IsMap():
+		if v.Kind != yaml.MappingNode {
+			report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected a map for %s, found %s", fd.JSONName(), describe(v))})
+			return
+		}
+		for i := 0; i+1 < len(v.Content); i += 2 {
+			checkSingle(fd.MapValue(), v.Content[i+1], joinKey(path, v.Content[i].Value), report)
+		}
+	case fd.IsList():
+		if v.Kind != yaml.SequenceNode {
+			report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected a list for %s, found %s", fd.JSONName(), describe(v))})
+			return
+		}
+		for i, item := range v.Content {
+			checkSingle(fd, item, fmt.Sprintf("%s[%d]", path, i), report)
+		}
+	default:
+		checkSingle(fd, v, path, report)
+	}
+}
+
+func checkSingle(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, report func(FieldProblem)) {
+	v = deref(v)
+	if v == nil || isNull(v) {
+		return
+	}
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		CheckProto(fd.Message(), v, path, report)
+		return
+	}
+	if v.Kind != yaml.ScalarNode {
+		report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected %s for %s, found %s", scalarName(fd.Kind()), fd.JSONName(), describe(v))})
+		return
+	}
+	if msg := scalarMismatch(fd, v); msg != "" {
+		report(FieldProblem{Path: path, Node: v, Message: msg})
+	}
+}
+
+func scalarMismatch(fd protoreflect.FieldDescriptor, v *yaml.Node) string {
+	tag := v.ShortTag()
+	bad := func() string {
+		return fmt.Sprintf("%s must be %s, found %s", fd.JSONName(), scalarName(fd.Kind()), describe(v))
+	}
+	switch fd.Kind() {
+	case protoreflect.BoolKind:
+		if tag != "!!bool" {
+			return bad()
+		}
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		// Kubernetes' structural schema would reject a number here, but YAML
+		// writers often leave short strings unquoted; only collections are wrong.
+	case protoreflect.EnumKind:
+		if tag == "!!int" {
+			return ""
+		}
+		if fd.Enum().Values().ByName(protoreflect.Name(v.Value)) == nil {
+			names := enumNames(fd.Enum())
+			return fmt.Sprintf("%s must be one of %s, found %q", fd.JSONName(), strings.Join(names, ", "), v.Value)
+		}
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		if tag != "!!int" && tag != "!!float" {
+			if _, err := strconv.ParseFloat(v.Value, 64); err != nil {
+				return bad()
+			}
+		}
+	default: // integers
+		if tag == "!!int" {
+			if _, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64); err == nil {
+				if strings.HasPrefix(v.Value, "-") && isUnsigned(fd.Kind()) {
+					return fmt.Sprintf("%s must not be negative, found %s", fd.JSONName(), v.Value)
+				}
+				return ""
+			}
+		}
+		if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
+			return bad()
+		}
+	}
+	return ""
+}
+
+func isUnsigned(k protoreflect.Kind) bool {
+	switch k {
+	case protoreflect.Uint32Kind, protoreflect.Uint64Kind, protoreflect.Fixed32Kind, protoreflect.Fixed64Kind:
+		return true
+	}
+	return false
+}
+
+func wellKnown(md protoreflect.MessageDescriptor) string {
+	name := string(md.FullName())
+	if strings.HasPrefix(name, "google.protobuf.") {
+		return strings.TrimPrefix(name, "google.protobuf.")
+	}
+	return ""
+}
+
+func checkWellKnown(name string, n *yaml.Node, path string, report func(FieldProblem)) {
+	switch name {
+	case "Struct", "Value", "ListValue", "Any", "Empty":
+		return // free-form
+	case "Duration":
+		if n.Kind != yaml.ScalarNode || !validDuration(n.Value) {
+			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("expected a duration such as \"5s\" or \"1.5s\", found %s", describe(n))})
+		}
+	case "Timestamp":
+		if n.Kind != yaml.ScalarNode {
+			report(FieldProblem{Path: path, Node: n, Message: "expected an RFC 3339 timestamp, found " + describe(n)})
+		}
+	case "BoolValue":
+		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+			report(FieldProblem{Path: path, Node: n, Message: "expected true or false, found " + describe(n)})
+		}
+	case "StringValue", "BytesValue":
+		if n.Kind != yaml.ScalarNode {
+			report(FieldProblem{Path: path, Node: n, Message: "expected a string, found " + describe(n)})
+		}
+	default: // numeric wrappers
+		if n.Kind != yaml.ScalarNode {
+			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
+			return
+		}
+		if _, err := strconv.ParseFloat(n.Value, 64); err != nil {
+			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
+		} else if strings.HasPrefix(name, "UInt") && strings.HasPrefix(n.Value, "-") {
+			report(FieldProblem{Path: path, Node: n, Message: "expected a non-negative number, found " + n.Value})
+		}
+	}
+}
+
+// validDuration accepts protobuf JSON durations ("1.5s") and, as Istio's CRD
+// validation does, Go-style units ("100ms", "1m").
+func validDuration(s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.HasSuffix(s, "s") {
+		if _, err := strconv.ParseFloat(strings.TrimSuffix(s, "s"), 64); err == nil {
+			return true
+		}
+	}
+	for _, unit := range []string{"ms", "us", "ns", "m", "h"} {
+		if strings.HasSuffix(s, unit) {
+			if _, err := strconv.ParseFloat(strings.TrimSuffix(s, unit), 64); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func scalarName(k protoreflect.Kind) string {
+	switch k {
+	case protoreflect.BoolKind:
+		return "true or false"
+	case protoreflect.StringKind, protoreflect.BytesKind:
+		return "a string"
+	case protoreflect.EnumKind:
+		return "an enum name"
+	case protoreflect.FloatKind, protoreflect.DoubleKind:
+		return "a number"
+	default:
+		return "an integer"
+	}
+}
+
+func enumNames(ed protoreflect.EnumDescriptor) []string {
+	vals := ed.Values()
+	out := make([]string, 0, vals.Len())
+	for i := 0; i < vals.Len(); i++ {
+		out = append(out, string(vals.Get(i).Name()))
+	}
+	return out
+}
+
+// suggest returns the field whose JSON name is closest to name, when close.
+func suggest(name string, fields protoreflect.FieldDescriptors) string {
+	best, bestDist := "", 3
+	for i := 0; i < fields.Len(); i++ {
+		cand := fields.Get(i).JSONName()
+		if d := Distance(strings.ToLower(name), strings.ToLower(cand)); d < bestDist {
+			best, bestDist = cand, d
+		}
+	}
+	return best
+}
+
+// Distance is the Levenshtein edit distance between two strings.
+func Distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "an object"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.ShortTag() {
+	case "!!str":
+		return strconv.Quote(n.Value)
+	case "!!int", "!!float":
+		return "the number " + n.Value
+	case "!!bool":
+		return n.Value
+	}
+	return n.Value
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 64; i++ {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.AliasNode {
+		return nil
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func joinKey(base, key string) string {
+	if strings.ContainsAny(key, ".[]\"' /") || key == "" {
+		return base + "[" + strconv.Quote(key) + "]"
+	}
+	if base == "" {
+		return key
+	}
+	return base + "." + key
+}

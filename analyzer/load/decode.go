@@ -1,0 +1,105 @@
+package load
+
+import (
+	"encoding/json"
+	"reflect"
+
+	kjson "sigs.k8s.io/json"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/kinds"
+)
+
+// decode fills res.Typed. The document is first walked against the kind's
+// schema (Go types via JSON tags, Istio specs via their proto descriptors) so
+// that every unknown field and mistyped value is reported at its own line. The
+// mistyped values are then dropped from a copy and the rest is decoded
+// leniently, so every other rule still runs on the object.
+func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
+	if k.New == nil {
+		return
+	}
+	typed := k.New()
+	var mistyped []string
+	report := func(p kinds.FieldProblem) {
+		pos := graph.NodePos(res.File, p.Node)
+		l.problem(RuleSchema, pos, res, p.Path, "%s: %s", res.Kind, p.Message)
+		if !p.Unknown {
+			mistyped = append(mistyped, p.Path)
+		}
+	}
+	kinds.CheckGo(reflect.TypeOf(typed), res.Node, "", report)
+	if k.Spec != nil {
+		if spec := childNode(res.Node, "spec"); spec != nil {
+			kinds.CheckProto(k.Spec(typed).ProtoReflect().Descriptor(), spec, "spec", report)
+		}
+	}
+	obj := any(res.Object)
+	if len(mistyped) > 0 {
+		obj = pruned(res.Object, mistyped)
+	}
+	data, err := json.Marshal(obj)
+	if err == nil {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(data, typed)
+	}
+	if err != nil && len(mistyped) == 0 {
+		// The schema walk accepted the document but decoding did not (a custom
+		// decoder's own rule, e.g. a malformed quantity): report it on the object.
+		l.problem(RuleSchema, res.Pos("metadata.name"), res, "", "%s could not be decoded: %v", res.Kind, err)
+	}
+	res.Typed = typed
+}
+
+// pruned returns a copy of obj with the values at paths replaced by null.
+func pruned(obj map[string]any, paths []string) map[string]any {
+	out := deepCopy(obj).(map[string]any)
+	for _, p := range paths {
+		elems := graph.ParsePath(p)
+		var cur any = out
+		for i, e := range elems {
+			last := i == len(elems)-1
+			switch c := cur.(type) {
+			case map[string]any:
+				if !e.IsKey {
+					cur = nil
+				} else if last {
+					c[e.Key] = nil
+				} else {
+					cur = c[e.Key]
+				}
+			case []any:
+				if e.IsKey || e.Index < 0 || e.Index >= len(c) {
+					cur = nil
+				} else if last {
+					c[e.Index] = nil
+				} else {
+					cur = c[e.Index]
+				}
+			default:
+				cur = nil
+			}
+			if cur == nil {
+				break
+			}
+		}
+	}
+	return out
+}
+
+func deepCopy(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = deepCopy(x)
+		}
+		return m
+	case []any:
+		s := make([]any, len(t))
+		for i, x := range t {
+			s[i] = deepCopy(x)
+		}
+		return s
+	}
+	return v
+}

@@ -1,0 +1,245 @@
+// Package load reads manifests (files, directories, stdin, in-memory inputs)
+// into graph resources. Every document keeps its yaml node so any field maps to
+// a line and column; anything wrong with the input becomes a graph.Problem with
+// a position, never a panic.
+package load
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+)
+
+// Tool rule IDs the loader reports. They are defined as rules in rules/tool.
+const (
+	RuleSyntax      = "RL0001" // not valid YAML/JSON
+	RuleNoKind      = "RL0002" // document without apiVersion/kind/name, or not an object
+	RuleSchema      = "RL0003" // unknown field or wrong type in a known kind
+	RuleNotManifest = "RL0004" // a template (Helm/Go) rather than a manifest
+	RuleLimit       = "RL0005" // input over a configured limit
+	RuleAPIVersion  = "RL0006" // known kind at an apiVersion rolloutlint does not model
+)
+
+// Limits bound the work one input can cause. Zero values take the defaults.
+type Limits struct {
+	// MaxFileBytes is the largest file read; larger files are a finding.
+	MaxFileBytes int64
+	// MaxDocuments is the most documents read from one file.
+	MaxDocuments int
+	// MaxNodes bounds the nodes visited when expanding one document, aliases
+	// included, which defuses alias bombs.
+	MaxNodes int
+}
+
+// Default limits, documented in docs/limits.md.
+const (
+	DefaultMaxFileBytes = 32 << 20
+	DefaultMaxDocuments = 20000
+	DefaultMaxNodes     = 1_000_000
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if l.MaxDocuments <= 0 {
+		l.MaxDocuments = DefaultMaxDocuments
+	}
+	if l.MaxNodes <= 0 {
+		l.MaxNodes = DefaultMaxNodes
+	}
+	return l
+}
+
+// Options control loading.
+type Options struct {
+	// Namespace is given to namespaced objects that set none ("default" if empty).
+	Namespace string
+	Limits    Limits
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// Exclude reports whether a file found while walking a directory is skipped.
+	Exclude func(path string) bool
+}
+
+// Input is one in-memory source.
+type Input struct {
+	Path string
+	Data []byte
+}
+
+// StdinName is the file name findings use for standard input.
+const StdinName = "<stdin>"
+
+// Expand turns command-line paths into inputs: files are read, directories
+// walked recursively for *.yaml, *.yml and *.json (hidden directories
+// skipped), "-" reads stdin. Missing paths are an error: that is a usage
+// mistake, not a finding.
+func Expand(paths []string, opts Options) ([]Input, error) {
+	limits := opts.Limits.withDefaults()
+	var inputs []Input
+	seen := map[string]bool{}
+	add := func(path string) error {
+		if seen[path] {
+			return nil
+		}
+		seen[path] = true
+		in, err := readFile(path, limits)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		return nil
+	}
+	for _, p := range paths {
+		if p == "-" {
+			if opts.Stdin == nil {
+				return nil, fmt.Errorf("reading stdin: no input stream")
+			}
+			data, err := io.ReadAll(io.LimitReader(opts.Stdin, limits.MaxFileBytes+1))
+			if err != nil {
+				return nil, fmt.Errorf("reading stdin: %w", err)
+			}
+			inputs = append(inputs, Input{Path: StdinName, Data: data})
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
+		}
+		if !st.IsDir() {
+			if err := add(p); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
+			}
+			if d.IsDir() {
+				if path != p && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !IsManifestName(path) || opts.Exclude != nil && opts.Exclude(path) {
+				return nil
+			}
+			found = append(found, path)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(found)
+		for _, f := range found {
+			if err := add(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return inputs, nil
+}
+
+// IsManifestName reports whether a file name has a manifest extension.
+func IsManifestName(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func readFile(path string, limits Limits) (Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+	}
+	defer f.Close()
+	// Read one byte past the limit so an oversized file is detected without
+	// reading it all.
+	data, err := io.ReadAll(io.LimitReader(f, limits.MaxFileBytes+1))
+	if err != nil {
+		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+	}
+	return Input{Path: path, Data: data}, nil
+}
+
+// unwrapPathError drops the operation and path that fs errors repeat, since
+// callers already say which path they were reading.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Paths expands paths and loads them into a graph.
+func Paths(paths []string, opts Options) (*graph.Graph, error) {
+	inputs, err := Expand(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Inputs(inputs, opts), nil
+}
+
+// Inputs loads in-memory inputs into a graph. It never fails: problems with
+// the input are recorded in the graph.
+func Inputs(inputs []Input, opts Options) *graph.Graph {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	l := &loader{ns: ns, limits: opts.Limits.withDefaults()}
+	for _, in := range inputs {
+		l.file(in)
+	}
+	return graph.New(ns, l.resources, l.files, l.problems)
+}
+
+type loader struct {
+	ns        string
+	limits    Limits
+	resources []*graph.Resource
+	files     []*graph.File
+	problems  []graph.Problem
+}
+
+func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, path, format string, args ...any) {
+	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+func (l *loader) file(in Input) {
+	data := in.Data
+	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1}
+	l.files = append(l.files, f)
+	if int64(len(data)) > l.limits.MaxFileBytes {
+		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
+			"file is larger than the %d MiB limit; it was not read (raise it with --max-file-size)", l.limits.MaxFileBytes>>20)
+		return
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	f.Directives = l.directives(in.Path, data)
+	chunks := splitDocuments(data)
+	if len(chunks) > l.limits.MaxDocuments {
+		l.problem(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "",
+			"file has %d documents, more than the limit of %d; the rest were not read (raise it with --max-documents)", len(chunks), l.limits.MaxDocuments)
+		chunks = chunks[:l.limits.MaxDocuments]
+	}
+	for doc, c := range chunks {
+		if stop := l.document(in, doc, c); stop {
+			return
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/report"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// lintFlags are the flags shared by commands that load a bundle.
+type lintFlags struct {
+	configPath   string
+	namespace    string
+	context      []string
+	maxFileBytes int64
+	maxDocuments int
+}
+
+func (f *lintFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.configPath, "config", "", "config file (default: .rolloutlint.yaml found upward from the working directory)")
+	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace for objects that set none (default: the config's, else \"default\")")
+	c.Flags().StringArrayVar(&f.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
+	c.Flags().Int64Var(&f.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
+	c.Flags().IntVar(&f.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
+}
+
+// bundle is what a command works on after flags, config and files are read.
+type bundle struct {
+	cfg   *config.Config
+	graph *graph.Graph
+	// reported is the set of files findings may be reported on; nil means all.
+	reported map[string]bool
+}
+
+func loadConfig(path string) (*config.Config, error) {
+	if path == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("finding config: %w", err)
+		}
+		path = config.Find(wd)
+		if path == "" {
+			return nil, nil
+		}
+	}
+	return config.Load(path)
+}
+
+// loadBundle reads config and files. Paths named on the command line are
+// reported on; --context paths (or, with explicit paths, the config's paths)
+// are only loaded so that references resolve.
+func (f *lintFlags) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
+	cfg, err := loadConfig(f.configPath)
+	if err != nil {
+		return nil, err
+	}
+	ns := f.namespace
+	if ns == "" && cfg != nil {
+		ns = cfg.Namespace
+	}
+	opts := load.Options{
+		Namespace: ns,
+		Limits:    load.Limits{MaxFileBytes: f.maxFileBytes, MaxDocuments: f.maxDocuments},
+		Stdin:     stdin,
+		Exclude:   cfg.Excluded,
+	}
+	var cfgPaths []string
+	if cfg != nil {
+		for _, p := range cfg.Paths {
+			cfgPaths = append(cfgPaths, cfg.Resolve(p))
+		}
+	}
+	context := f.context
+	if len(args) == 0 {
+		if len(cfgPaths) == 0 {
+			return nil, fmt.Errorf("no paths to lint: give files or directories (or - for stdin), or set paths in %s", config.FileName)
+		}
+		args = cfgPaths
+	} else if len(context) == 0 {
+		context = cfgPaths
+	}
+	inputs, err := load.Expand(args, opts)
+	if err != nil {
+		return nil, err
+	}
+	var reported map[string]bool
+	if len(context) > 0 {
+		reported = map[string]bool{}
+		for _, in := range inputs {
+			reported[canonical(in.Path)] = true
+		}
+		ctxInputs, err := load.Expand(context, opts)
+		if err != nil {
+			return nil, fmt.Errorf("loading context: %w", err)
+		}
+		for _, in := range ctxInputs {
+			if !reported[canonical(in.Path)] {
+				inputs = append(inputs, in)
+			}
+		}
+	}
+	return &bundle{cfg: cfg, graph: load.Inputs(inputs, opts), reported: reported}, nil
+}
+
+// canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
+func canonical(p string) string {
+	if p == load.StdinName {
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
+}
+
+func newLint(s *Streams) *cobra.Command {
+	var (
+		lf                lintFlags
+		format            string
+		failLevel         string
+		enable, disable   []string
+		includeSuppressed bool
+		output            string
+		color             string
+	)
+	c := &cobra.Command{
+		Use:   "lint [PATH...]",
+		Short: "Lint manifests (files, directories, or - for stdin)",
+		Long: `Lint reads manifests from files, directories (recursively: *.yaml, *.yml, *.json)
+or standard input (-), builds one resource graph and runs every enabled rule.
+
+With no PATH, the paths of .rolloutlint.yaml are linted. When PATHs are given (as
+pre-commit does with the changed files), the config's paths, or --context, are loaded
+too so references resolve, but findings are reported only for the given files.`,
+		Example: `  rolloutlint lint deploy/
+  rolloutlint lint --format json rollout.yaml vs.yaml
+  helm template app ./chart | rolloutlint lint -
+  rolloutlint lint --context deploy/ deploy/virtualservice.yaml`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, err := report.Lookup(format)
+			if err != nil {
+				return err
+			}
+			b, err := lf.loadBundle(args, s.In)
+			if err != nil {
+				return err
+			}
+			level := failLevel
+			if !cmd.Flags().Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
+				level = b.cfg.FailLevel
+			}
+			var failAt rules.Severity
+			if level != "none" {
+				if failAt, err = rules.ParseSeverity(level); err != nil {
+					return fmt.Errorf("--fail-level: %w", err)
+				}
+			}
+			all, err := ruleSet(b.cfg)
+			if err != nil {
+				return err
+			}
+			if err := checkRuleFlags(all, enable, disable); err != nil {
+				return err
+			}
+			res := analyzer.Run(b.graph, analyzer.Options{
+				Rules: all, Config: b.cfg, Enable: splitList(enable), Disable: splitList(disable), Mode: rules.ModeCLI,
+			})
+			if b.reported != nil {
+				res = res.Only(b.reported, canonical)
+			}
+			out := s.Out
+			if output != "" {
+				f, err := os.Create(output)
+				if err != nil {
+					return fmt.Errorf("writing report: %w", err)
+				}
+				defer f.Close()
+				out = f
+			}
+			useColor := color == "always" || color == "auto" && output == "" && isTerminal(s.Out) && os.Getenv("NO_COLOR") == ""
+			if err := w(out, res, report.Options{Color: useColor, IncludeSuppressed: includeSuppressed, Version: VersionString(), AllRules: all}); err != nil {
+				return fmt.Errorf("writing report: %w", err)
+			}
+			if failAt != 0 && res.Fails(failAt) {
+				return exitError{ExitFindings}
+			}
+			return nil
+		},
+	}
+	lf.register(c)
+	fl := c.Flags()
+	fl.StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVar(&failLevel, "fail-level", "error", "exit 1 when a finding is at or above this severity: error, warning, info or none")
+	fl.StringSliceVar(&enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
+	fl.StringSliceVar(&disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
+	fl.BoolVar(&includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
+	fl.StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVar(&color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
+	return c
+}
+
+func splitList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// checkRuleFlags rejects --enable/--disable patterns that match no rule, so a
+// typo cannot silently do nothing.
+func checkRuleFlags(all []*rules.Rule, lists ...[]string) error {
+	for _, list := range lists {
+		for _, p := range splitList(list) {
+			matched := false
+			for _, r := range all {
+				if config.MatchRule(p, r.ID) {
+					matched = true
+					break
+				}
+			}
+			if !matched {
+				return fmt.Errorf("no rule matches %q (see 'rolloutlint rules')", p)
+			}
+		}
+	}
+	return nil
+}

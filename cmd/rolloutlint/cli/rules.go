@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
+)
+
+// ruleSet returns the built-in rules plus, once the policy layer provides it,
+// the user policies named in the config. It is a variable so the policy
+// command file can extend it.
+var ruleSet = func(cfg *config.Config) ([]*rules.Rule, error) {
+	return all.Rules(), nil
+}
+
+func findRule(rs []*rules.Rule, id string) *rules.Rule {
+	for _, r := range rs {
+		if strings.EqualFold(r.ID, id) || r.Name == id {
+			return r
+		}
+	}
+	return nil
+}
+
+func newRules(s *Streams) *cobra.Command {
+	var format, configPath string
+	c := &cobra.Command{
+		Use:   "rules",
+		Short: "List every rule: ID, name, default severity, source and summary",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			rs, err := ruleSet(cfg)
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				type row struct {
+					ID       string         `json:"id"`
+					Name     string         `json:"name"`
+					Severity rules.Severity `json:"severity"`
+					Source   rules.Source   `json:"source"`
+					Summary  string         `json:"summary"`
+					Kinds    []string       `json:"kinds"`
+				}
+				rows := make([]row, 0, len(rs))
+				for _, r := range rs {
+					rows = append(rows, row{r.ID, r.Name, r.Severity, r.Source, r.Summary, r.Kinds})
+				}
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			case "text":
+				tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tSOURCE\tSUMMARY")
+				for _, r := range rs {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Source, r.Summary)
+				}
+				return tw.Flush()
+			}
+			return fmt.Errorf("unknown format %q (want text or json)", format)
+		},
+	}
+	c.Flags().StringVarP(&format, "format", "f", "text", "output format: text or json")
+	c.Flags().StringVar(&configPath, "config", "", "config file (for user policies)")
+	return c
+}
+
+func newExplain(s *Streams) *cobra.Command {
+	var configPath string
+	return &cobra.Command{
+		Use:   "explain RULE",
+		Short: "Explain a rule: why it matters and how to fix it, with a bad and a good example",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			cfg, err := loadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			rs, err := ruleSet(cfg)
+			if err != nil {
+				return err
+			}
+			r := findRule(rs, args[0])
+			if r == nil {
+				return fmt.Errorf("no rule %q (see 'rolloutlint rules')", args[0])
+			}
+			_, err = fmt.Fprint(s.Out, RuleMarkdown(r))
+			return err
+		},
+	}
+}
+
+// RuleMarkdown renders a rule's documentation page; docs/rules/<ID>.md is
+// generated from it.
+func RuleMarkdown(r *rules.Rule) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s %s\n\n", r.ID, r.Name)
+	fmt.Fprintf(&b, "%s\n\n", r.Summary)
+	fmt.Fprintf(&b, "- Default severity: %s\n", r.Severity)
+	fmt.Fprintf(&b, "- Source: %s\n", r.Source)
+	if len(r.Kinds) > 0 {
+		fmt.Fprintf(&b, "- Reads: %s\n", strings.Join(r.Kinds, ", "))
+	}
+	fmt.Fprintf(&b, "\n%s\n\n", strings.TrimSpace(r.Doc))
+	fmt.Fprintf(&b, "Suppress one finding with `# rolloutlint:ignore %s -- reason` on its line, or turn the rule off with `rules: {%s: off}` in `.rolloutlint.yaml`.\n", r.ID, r.ID)
+	return b.String()
+}

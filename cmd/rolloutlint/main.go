@@ -1,0 +1,13 @@
+// Command rolloutlint checks Argo Rollouts + Istio manifests for the mistakes
+// that live between objects, and predicts the xDS pushes of every canary step.
+package main
+
+import (
+	"os"
+
+	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

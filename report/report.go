@@ -1,0 +1,136 @@
+// Package report writes lint results: text for people, JSON for tools, and
+// (in their own files) SARIF and GitHub workflow annotations.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// Options shape the output.
+type Options struct {
+	// Color adds ANSI colours (only when writing to a terminal and NO_COLOR is unset).
+	Color bool
+	// IncludeSuppressed lists suppressed findings too (text and JSON).
+	IncludeSuppressed bool
+	// Version is the tool version, for formats that record it.
+	Version string
+	// SARIF settings.
+	SARIFRoot     string
+	SARIFCategory string
+	// AllRules is every registered rule, for formats that describe rules.
+	AllRules []*rules.Rule
+}
+
+// Writer writes a result in one format.
+type Writer func(w io.Writer, res *analyzer.Result, opts Options) error
+
+var writers = map[string]Writer{
+	"text": Text,
+	"json": JSON,
+}
+
+// Register adds a format (used by the SARIF and GitHub writers).
+func Register(name string, w Writer) { writers[name] = w }
+
+// Formats returns the known format names, sorted.
+func Formats() []string {
+	out := make([]string, 0, len(writers))
+	for k := range writers {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lookup returns the writer for a format name.
+func Lookup(name string) (Writer, error) {
+	w, ok := writers[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown format %q (want one of %s)", name, strings.Join(Formats(), ", "))
+	}
+	return w, nil
+}
+
+func shown(res *analyzer.Result, opts Options) []rules.Diagnostic {
+	if opts.IncludeSuppressed {
+		return res.Diagnostics
+	}
+	return res.Active()
+}
+
+// JSON writes {"diagnostics": [...], "summary": {...}}.
+func JSON(w io.Writer, res *analyzer.Result, opts Options) error {
+	ds := shown(res, opts)
+	if ds == nil {
+		ds = []rules.Diagnostic{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(struct {
+		Diagnostics []rules.Diagnostic `json:"diagnostics"`
+		Summary     analyzer.Summary   `json:"summary"`
+	}{ds, res.Summary})
+}
+
+const (
+	red    = "\x1b[31m"
+	yellow = "\x1b[33m"
+	blue   = "\x1b[34m"
+	bold   = "\x1b[1m"
+	dim    = "\x1b[2m"
+	reset  = "\x1b[0m"
+)
+
+// Text writes `file:line:col: severity RLxxxx message` lines, related
+// locations indented below, and a one-line summary.
+func Text(w io.Writer, res *analyzer.Result, opts Options) error {
+	paint := func(code, s string) string {
+		if !opts.Color {
+			return s
+		}
+		return code + s + reset
+	}
+	var b strings.Builder
+	for _, d := range shown(res, opts) {
+		sev := d.Severity.String()
+		switch d.Severity {
+		case rules.Error:
+			sev = paint(red+bold, sev)
+		case rules.Warning:
+			sev = paint(yellow+bold, sev)
+		default:
+			sev = paint(blue, sev)
+		}
+		suffix := ""
+		if d.Suppressed != nil {
+			suffix = paint(dim, " (suppressed)")
+		}
+		fmt.Fprintf(&b, "%s: %s %s %s%s\n", paint(bold, d.Pos.String()), sev, d.RuleID, d.Message, suffix)
+		for _, r := range d.Related {
+			fmt.Fprintf(&b, "    %s:%d:%d: %s\n", r.File, r.Line, r.Column, paint(dim, r.Message))
+		}
+	}
+	s := res.Summary
+	fmt.Fprintf(&b, "%s, %s, %s", plural(s.Errors, "error"), plural(s.Warnings, "warning"), plural(s.Infos, "info"))
+	if s.Suppressed > 0 {
+		fmt.Fprintf(&b, " (%d suppressed)", s.Suppressed)
+	}
+	fmt.Fprintf(&b, " in %s, %s, %s\n", plural(s.Files, "file"), plural(s.Objects, "object"), plural(s.Rules, "rule"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 || word == "info" {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

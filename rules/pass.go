@@ -1,0 +1,98 @@
+package rules
+
+import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+)
+
+// Options are a rule's settings from .rolloutlint.yaml (`rules.RLxxxx.options`).
+type Options map[string]any
+
+// String returns a string option, or def.
+func (o Options) String(key, def string) string {
+	if v, ok := o[key].(string); ok {
+		return v
+	}
+	return def
+}
+
+// Bool returns a boolean option, or def.
+func (o Options) Bool(key string, def bool) bool {
+	if v, ok := o[key].(bool); ok {
+		return v
+	}
+	return def
+}
+
+// Strings returns a string-list option, or def.
+func (o Options) Strings(key string, def []string) []string {
+	raw, ok := o[key].([]any)
+	if !ok {
+		return def
+	}
+	out := make([]string, 0, len(raw))
+	for _, v := range raw {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Pass is what a rule sees: the graph, its own options, and a way to report.
+// A rule never does I/O, never prints, never exits.
+type Pass struct {
+	Graph   *graph.Graph
+	Rule    *Rule
+	Options Options
+	// Mode tells rules in which setting they run, so that a few can adapt
+	// (for example "referenced object missing" is softer in the webhook,
+	// where creation order is arbitrary).
+	Mode Mode
+
+	report func(Diagnostic)
+}
+
+// Mode is the setting a lint runs in.
+type Mode string
+
+// Modes.
+const (
+	ModeCLI     Mode = "cli"
+	ModeWebhook Mode = "webhook"
+)
+
+// NewPass creates a pass that hands diagnostics to report. The analyzer and
+// the test harness are its only callers.
+func NewPass(g *graph.Graph, r *Rule, opts Options, mode Mode, report func(Diagnostic)) *Pass {
+	return &Pass{Graph: g, Rule: r, Options: opts, Mode: mode, report: report}
+}
+
+// Report files a diagnostic at a field of a resource, with the rule's default
+// severity, and returns nothing: chaining options go through ReportDiag.
+func (p *Pass) Report(res *graph.Resource, path, message string, related ...Related) {
+	p.ReportDiag(Diagnostic{Resource: res, Path: path, Message: message, Related: related})
+}
+
+// Reportf is Report with formatting.
+func (p *Pass) Reportf(res *graph.Resource, path, format string, args ...any) {
+	p.Report(res, path, fmt.Sprintf(format, args...))
+}
+
+// ReportDiag files a fully specified diagnostic. Missing pieces are filled in:
+// the rule ID and name, the default severity, the position from Resource+Path
+// and the object reference.
+func (p *Pass) ReportDiag(d Diagnostic) {
+	d.RuleID, d.Name = p.Rule.ID, p.Rule.Name
+	if d.Severity == 0 {
+		d.Severity = p.Rule.Severity
+	}
+	if d.Resource != nil {
+		if !d.Pos.IsValid() {
+			d.Pos = d.Resource.Pos(d.Path)
+		}
+		d.Object = d.Resource.Ref()
+	}
+	p.report(d)
+}

@@ -1,0 +1,35 @@
+// Package rollout holds the RL1xxx rules: a Rollout's own spec, with Argo
+// Rollouts' validation semantics but rolloutlint's positions and messages.
+package rollout
+
+import (
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// stepsPath is the field path of the canary steps list.
+const stepsPath = "spec.strategy.canary.steps"
+
+// eachRollout calls fn for every typed Rollout of the bundle.
+func eachRollout(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout)) {
+	for _, r := range p.Graph.OfKind("Rollout") {
+		if ro := r.Rollout(); ro != nil {
+			fn(r, ro)
+		}
+	}
+}
+
+// eachStep calls fn for every canary step with its field path.
+func eachStep(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout, i int, step *v1alpha1.CanaryStep, path string)) {
+	eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
+		c := ro.Spec.Strategy.Canary
+		if c == nil {
+			return
+		}
+		for i := range c.Steps {
+			fn(r, ro, i, &c.Steps[i], graph.Index(stepsPath, i))
+		}
+	})
+}

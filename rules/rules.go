@@ -1,0 +1,192 @@
+// Package rules defines what a rule is, what it reports and what it sees. Go
+// rules and Rego policies both become a Rule; the analyzer runs them over one
+// graph and turns their diagnostics into findings.
+package rules
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+)
+
+// Severity orders findings: info < warning < error.
+type Severity int
+
+// Severities.
+const (
+	Info Severity = iota + 1
+	Warning
+	Error
+)
+
+// String returns error, warning or info.
+func (s Severity) String() string {
+	switch s {
+	case Info:
+		return "info"
+	case Warning:
+		return "warning"
+	case Error:
+		return "error"
+	}
+	return "none"
+}
+
+// ParseSeverity parses error, warning or info.
+func ParseSeverity(s string) (Severity, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "error":
+		return Error, nil
+	case "warning", "warn":
+		return Warning, nil
+	case "info":
+		return Info, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q (want error, warning or info)", s)
+}
+
+// MarshalJSON writes the severity name.
+func (s Severity) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// Source says where a rule is implemented.
+type Source string
+
+// Rule sources.
+const (
+	SourceGo   Source = "go"
+	SourceRego Source = "rego"
+	SourceUser Source = "user"
+)
+
+// Rule is one check. It is a plain struct so that Go rules, built-in Rego
+// policies and user policies are handled alike by the registry, config,
+// suppression, docs and every output format.
+type Rule struct {
+	ID       string   // RL + four digits, never reused
+	Name     string   // kebab-case slug
+	Summary  string   // one line
+	Doc      string   // Markdown: why it matters, how to fix it, a bad and a good example
+	Severity Severity // default severity
+	Kinds    []string // kinds the rule reads, for docs and the webhook's scoping
+	Source   Source
+	// Tags group rules in SARIF and docs (for example "traffic", "istio").
+	Tags []string
+	// Run reports diagnostics through the pass. It returns an error only when
+	// the rule itself breaks; that becomes an RL0009 finding naming the rule.
+	Run func(*Pass) error
+}
+
+var idPattern = regexp.MustCompile(`^RL[0-9]{4}$`)
+var namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// Validate checks that a rule is well formed.
+func (r *Rule) Validate() error {
+	switch {
+	case !idPattern.MatchString(r.ID):
+		return fmt.Errorf("rule ID %q is not RL followed by four digits", r.ID)
+	case !namePattern.MatchString(r.Name):
+		return fmt.Errorf("rule %s: name %q is not a kebab-case slug", r.ID, r.Name)
+	case strings.TrimSpace(r.Summary) == "":
+		return fmt.Errorf("rule %s: empty summary", r.ID)
+	case strings.TrimSpace(r.Doc) == "":
+		return fmt.Errorf("rule %s: empty doc", r.ID)
+	case r.Severity < Info || r.Severity > Error:
+		return fmt.Errorf("rule %s: no default severity", r.ID)
+	case r.Run == nil:
+		return fmt.Errorf("rule %s: no Run function", r.ID)
+	}
+	return nil
+}
+
+// Related is a secondary location of a diagnostic: the other object involved.
+type Related struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+// RelatedAt builds a related location at a field of a resource.
+func RelatedAt(r *graph.Resource, path, message string) Related {
+	p := r.Pos(path)
+	return Related{File: p.File, Line: p.Line, Column: p.Column, Message: message}
+}
+
+// Fix is a suggested mechanical change.
+type Fix struct {
+	Description string `json:"description"`
+	// Replacement is the text that should replace the diagnostic's range,
+	// when the fix is a single edit.
+	Replacement string `json:"replacement,omitempty"`
+}
+
+// Suppression records why a diagnostic is not counted.
+type Suppression struct {
+	Kind   string `json:"kind"` // inSource (comment) or external (annotation, config)
+	Reason string `json:"justification,omitempty"`
+}
+
+// Diagnostic is one finding.
+type Diagnostic struct {
+	RuleID   string          `json:"ruleId"`
+	Name     string          `json:"name"`
+	Severity Severity        `json:"severity"`
+	Message  string          `json:"message"`
+	Pos      graph.Position  `json:"-"`
+	Object   graph.ObjectRef `json:"object"`
+	Path     string          `json:"path"`
+	Related  []Related       `json:"related"`
+	Fix      *Fix            `json:"fix,omitempty"`
+	// Suppressed is set when a comment, annotation or config silenced the
+	// finding; such findings are kept for SARIF and not counted.
+	Suppressed *Suppression `json:"suppressed,omitempty"`
+	// Resource is the object the diagnostic is about (nil for file-level ones).
+	Resource *graph.Resource `json:"-"`
+}
+
+// MarshalJSON writes the output contract: position fields inline.
+func (d Diagnostic) MarshalJSON() ([]byte, error) {
+	type plain Diagnostic
+	related := d.Related
+	if related == nil {
+		related = []Related{}
+	}
+	d.Related = related
+	return json.Marshal(struct {
+		RuleID    string          `json:"ruleId"`
+		Name      string          `json:"name"`
+		Severity  Severity        `json:"severity"`
+		Message   string          `json:"message"`
+		File      string          `json:"file"`
+		Line      int             `json:"line"`
+		Column    int             `json:"column"`
+		EndLine   int             `json:"endLine"`
+		EndColumn int             `json:"endColumn"`
+		Object    graph.ObjectRef `json:"object"`
+		Path      string          `json:"path"`
+		Related   []Related       `json:"related"`
+		Fix       *Fix            `json:"fix,omitempty"`
+		Suppr     *Suppression    `json:"suppressed,omitempty"`
+	}{d.RuleID, d.Name, d.Severity, d.Message, d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn,
+		d.Object, d.Path, d.Related, d.Fix, d.Suppressed})
+}
+
+// Less orders diagnostics by file, line, column, rule and message.
+func Less(a, b *Diagnostic) bool {
+	if a.Pos.File != b.Pos.File {
+		return a.Pos.File < b.Pos.File
+	}
+	if a.Pos.Line != b.Pos.Line {
+		return a.Pos.Line < b.Pos.Line
+	}
+	if a.Pos.Column != b.Pos.Column {
+		return a.Pos.Column < b.Pos.Column
+	}
+	if a.RuleID != b.RuleID {
+		return a.RuleID < b.RuleID
+	}
+	return a.Message < b.Message
+}

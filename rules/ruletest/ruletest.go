@@ -1,0 +1,146 @@
+// Package ruletest is the `# want` harness. A rule's testdata directory holds
+// YAML files; a comment `# want "regexp"` (several may follow one another) on a
+// line says a diagnostic of the rule under test must land on that line with a
+// message matching the regexp. Every file of the directory is loaded as one
+// bundle and every rule runs, as in real use; only the rule under test's
+// diagnostics are compared, and a missed or an unexpected one fails.
+package ruletest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// Want is one expectation: a diagnostic on File:Line matching Pattern.
+type Want struct {
+	File    string
+	Line    int
+	Pattern *regexp.Regexp
+	matched bool
+}
+
+var wantRe = regexp.MustCompile(`#\s*want\s+(.*)$`)
+
+// ParseWants reads the `# want` comments of a file.
+func ParseWants(file string, data []byte) ([]*Want, error) {
+	var out []*Want
+	for i, line := range strings.Split(string(data), "\n") {
+		m := wantRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		rest := strings.TrimSpace(m[1])
+		for rest != "" {
+			q, err := strconv.QuotedPrefix(rest)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: want needs quoted regexps: %v", file, i+1, err)
+			}
+			s, _ := strconv.Unquote(q)
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: bad want regexp: %v", file, i+1, err)
+			}
+			out = append(out, &Want{File: file, Line: i + 1, Pattern: re})
+			rest = strings.TrimSpace(rest[len(q):])
+		}
+	}
+	return out, nil
+}
+
+// Files returns the manifest files of a testdata directory, sorted.
+func Files(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() && load.IsManifestName(e.Name()) {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Setup lets a caller adjust the run (for example to load user policies from
+// the testdata directory).
+type Setup func(dir string, opts *analyzer.Options) error
+
+// Run checks one rule against its testdata directory.
+func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
+	t.Helper()
+	files, err := Files(dir)
+	if err != nil {
+		t.Fatalf("reading testdata: %v", err)
+	}
+	var wants []*Want
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := ParseWants(f, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wants = append(wants, ws...)
+	}
+	var cfg *config.Config
+	if p := filepath.Join(dir, config.FileName); fileExists(p) {
+		if cfg, err = config.Load(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := analyzer.Options{Rules: all, Config: cfg, Mode: rules.ModeCLI}
+	for _, s := range setups {
+		if err := s(dir, &opts); err != nil {
+			t.Fatalf("setup: %v", err)
+		}
+	}
+	lopts := load.Options{}
+	if cfg != nil {
+		lopts.Namespace = cfg.Namespace
+	}
+	g, err := load.Paths(files, lopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := analyzer.Run(g, opts)
+	for _, d := range res.Active() {
+		if d.RuleID != ruleID {
+			continue
+		}
+		ok := false
+		for _, w := range wants {
+			if !w.matched && w.File == d.Pos.File && w.Line == d.Pos.Line && w.Pattern.MatchString(d.Message) {
+				w.matched, ok = true, true
+				break
+			}
+		}
+		if !ok {
+			t.Errorf("%s:%d:%d: unexpected %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.RuleID, d.Message)
+		}
+	}
+	for _, w := range wants {
+		if !w.matched {
+			t.Errorf("%s:%d: no %s diagnostic matching %q", w.File, w.Line, ruleID, w.Pattern)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
