@@ -4,8 +4,8 @@ package kinds
 
 import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	networkingv1 "istio.io/api/networking/v1"
 	"google.golang.org/protobuf/proto"
+	networkingv1 "istio.io/api/networking/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

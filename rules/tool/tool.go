@@ -22,4 +22,3 @@ func fromProblems(p *rules.Pass) error {
 // reportedByDriver is the Run of rules whose findings the analyzer driver
 // produces itself (suppression checks, rule failures).
 func reportedByDriver(*rules.Pass) error { return nil }
-
