@@ -34,6 +34,8 @@ type Options struct {
 	// them off. Disable wins over Enable for the same rule.
 	Enable, Disable []string
 	Mode            rules.Mode
+	// Globals are passed to every rule.
+	Globals rules.Globals
 	// Parallelism bounds concurrent rules (0: GOMAXPROCS).
 	Parallelism int
 }
@@ -125,7 +127,7 @@ func Run(g *graph.Graph, opts Options) *Result {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			perRule[i] = runRule(g, r, settings[r.ID], opts.Mode)
+			perRule[i] = runRule(g, r, settings[r.ID], opts)
 		}()
 	}
 	wg.Wait()
@@ -144,14 +146,14 @@ func Run(g *graph.Graph, opts Options) *Result {
 	return res
 }
 
-func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, mode rules.Mode) (out []rules.Diagnostic) {
+func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out []rules.Diagnostic) {
 	report := func(d rules.Diagnostic) {
 		if s.Severity != 0 {
 			d.Severity = s.Severity
 		}
 		out = append(out, d)
 	}
-	pass := rules.NewPass(g, r, s.Options, mode, report)
+	pass := rules.NewPass(g, r, s.Options, opts.Mode, opts.Globals, report)
 	defer func() {
 		if p := recover(); p != nil {
 			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v\n%s", p, firstFrames(debug.Stack()))))
@@ -231,4 +233,12 @@ func recount(s Summary, ds []rules.Diagnostic) Summary {
 		}
 	}
 	return s
+}
+
+// Add appends findings produced outside the rules (for example live
+// Prometheus checks), keeping the order and the summary right.
+func (r *Result) Add(ds ...rules.Diagnostic) {
+	r.Diagnostics = append(r.Diagnostics, ds...)
+	sort.SliceStable(r.Diagnostics, func(i, j int) bool { return rules.Less(&r.Diagnostics[i], &r.Diagnostics[j]) })
+	r.Summary = recount(r.Summary, r.Diagnostics)
 }

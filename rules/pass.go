@@ -40,6 +40,15 @@ func (o Options) Strings(key string, def []string) []string {
 	return out
 }
 
+// Globals are run-wide settings rules may read (from flags and config).
+type Globals struct {
+	// IstioVersion selects the xDS model ("1.28" default, "1.30", "1.31").
+	IstioVersion string
+	// ArgoCD is true when the config says the bundle is deployed by Argo CD
+	// even though no Application is in it.
+	ArgoCD bool
+}
+
 // Pass is what a rule sees: the graph, its own options, and a way to report.
 // A rule never does I/O, never prints, never exits.
 type Pass struct {
@@ -50,6 +59,8 @@ type Pass struct {
 	// (for example "referenced object missing" is softer in the webhook,
 	// where creation order is arbitrary).
 	Mode Mode
+	// Globals are the run-wide settings.
+	Globals Globals
 
 	report func(Diagnostic)
 }
@@ -65,8 +76,8 @@ const (
 
 // NewPass creates a pass that hands diagnostics to report. The analyzer and
 // the test harness are its only callers.
-func NewPass(g *graph.Graph, r *Rule, opts Options, mode Mode, report func(Diagnostic)) *Pass {
-	return &Pass{Graph: g, Rule: r, Options: opts, Mode: mode, report: report}
+func NewPass(g *graph.Graph, r *Rule, opts Options, mode Mode, globals Globals, report func(Diagnostic)) *Pass {
+	return &Pass{Graph: g, Rule: r, Options: opts, Mode: mode, Globals: globals, report: report}
 }
 
 // Report files a diagnostic at a field of a resource, with the rule's default

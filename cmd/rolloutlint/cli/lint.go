@@ -123,6 +123,29 @@ func canonical(p string) string {
 	return filepath.Clean(p)
 }
 
+// LintRun is the state of one `lint` invocation that hooks may read and adjust.
+type LintRun struct {
+	Cmd     *cobra.Command
+	Streams *Streams
+	Bundle  *bundle
+	// Analyzer options (rules, config, enable/disable, globals) before the run.
+	Analyzer analyzer.Options
+	// Report options before writing.
+	Report report.Options
+}
+
+// LintHook extends `lint` from its own file: Flags registers flags, Before
+// adjusts the run (e.g. adds user policies to the rule set), After adds
+// findings that need more than the graph (e.g. live Prometheus queries).
+type LintHook struct {
+	Flags  func(c *cobra.Command)
+	Before func(r *LintRun) error
+	After  func(r *LintRun, res *analyzer.Result) error
+}
+
+// lintHooks are registered by init functions of other files in this package.
+var lintHooks []LintHook
+
 func newLint(s *Streams) *cobra.Command {
 	var (
 		lf                lintFlags
@@ -155,6 +178,7 @@ too so references resolve, but findings are reported only for the given files.`,
 			if err != nil {
 				return err
 			}
+			run := &LintRun{Cmd: cmd, Streams: s, Bundle: b}
 			level := failLevel
 			if !cmd.Flags().Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
 				level = b.cfg.FailLevel
@@ -169,12 +193,30 @@ too so references resolve, but findings are reported only for the given files.`,
 			if err != nil {
 				return err
 			}
-			if err := checkRuleFlags(all, enable, disable); err != nil {
+			run.Analyzer = analyzer.Options{
+				Rules: all, Config: b.cfg, Enable: splitList(enable), Disable: splitList(disable), Mode: rules.ModeCLI,
+				Globals: globalsFrom(b.cfg),
+			}
+			useColor := color == "always" || color == "auto" && output == "" && isTerminal(s.Out) && os.Getenv("NO_COLOR") == ""
+			run.Report = report.Options{Color: useColor, IncludeSuppressed: includeSuppressed, Version: VersionString(), AllRules: all}
+			for _, h := range lintHooks {
+				if h.Before != nil {
+					if err := h.Before(run); err != nil {
+						return err
+					}
+				}
+			}
+			if err := checkRuleFlags(run.Analyzer.Rules, enable, disable); err != nil {
 				return err
 			}
-			res := analyzer.Run(b.graph, analyzer.Options{
-				Rules: all, Config: b.cfg, Enable: splitList(enable), Disable: splitList(disable), Mode: rules.ModeCLI,
-			})
+			res := analyzer.Run(b.graph, run.Analyzer)
+			for _, h := range lintHooks {
+				if h.After != nil {
+					if err := h.After(run, res); err != nil {
+						return err
+					}
+				}
+			}
 			if b.reported != nil {
 				res = res.Only(b.reported, canonical)
 			}
@@ -187,8 +229,7 @@ too so references resolve, but findings are reported only for the given files.`,
 				defer f.Close()
 				out = f
 			}
-			useColor := color == "always" || color == "auto" && output == "" && isTerminal(s.Out) && os.Getenv("NO_COLOR") == ""
-			if err := w(out, res, report.Options{Color: useColor, IncludeSuppressed: includeSuppressed, Version: VersionString(), AllRules: all}); err != nil {
+			if err := w(out, res, run.Report); err != nil {
 				return fmt.Errorf("writing report: %w", err)
 			}
 			if failAt != 0 && res.Fails(failAt) {
@@ -206,7 +247,24 @@ too so references resolve, but findings are reported only for the given files.`,
 	fl.BoolVar(&includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
 	fl.StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
 	fl.StringVar(&color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
+	for _, h := range lintHooks {
+		if h.Flags != nil {
+			h.Flags(c)
+		}
+	}
 	return c
+}
+
+// globalsFrom derives the run-wide rule settings from the config.
+func globalsFrom(cfg *config.Config) rules.Globals {
+	g := rules.Globals{IstioVersion: "1.28"}
+	if cfg != nil {
+		if cfg.IstioVersion != "" {
+			g.IstioVersion = cfg.IstioVersion
+		}
+		g.ArgoCD = cfg.ArgoCD
+	}
+	return g
 }
 
 func splitList(vs []string) []string {
