@@ -1,0 +1,227 @@
+// Package corpus generates realistic bundles for benchmarks and scale tests:
+// Rollouts with their Services, VirtualServices, DestinationRules, Gateways
+// and AnalysisTemplates, host- and subset-level, with an optional sprinkle of
+// known mistakes. Output is deterministic for a given seed.
+package corpus
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+)
+
+// Options shape a corpus.
+type Options struct {
+	// Rollouts is the number of applications (each ~5 objects).
+	Rollouts int
+	// Namespaces spreads the applications over this many namespaces (default 10).
+	Namespaces int
+	// PerFile puts this many applications in one file (default 50).
+	PerFile int
+	// MistakeRate is the fraction (0..1) of applications given one known mistake.
+	MistakeRate float64
+	// Seed makes the corpus reproducible.
+	Seed uint64
+}
+
+// Generate returns the corpus as in-memory inputs.
+func Generate(o Options) []load.Input {
+	if o.Namespaces <= 0 {
+		o.Namespaces = 10
+	}
+	if o.PerFile <= 0 {
+		o.PerFile = 50
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
+	var inputs []load.Input
+	var b strings.Builder
+	flush := func(i int) {
+		if b.Len() == 0 {
+			return
+		}
+		inputs = append(inputs, load.Input{Path: fmt.Sprintf("corpus/apps-%05d.yaml", i), Data: []byte(b.String())})
+		b.Reset()
+	}
+	for i := 0; i < o.Rollouts; i++ {
+		ns := fmt.Sprintf("team-%02d", i%o.Namespaces)
+		app := fmt.Sprintf("app-%05d", i)
+		mistake := o.MistakeRate > 0 && rng.Float64() < o.MistakeRate
+		if i%2 == 0 {
+			writeHostLevel(&b, ns, app, mistake, rng)
+		} else {
+			writeSubsetLevel(&b, ns, app, mistake, rng)
+		}
+		if (i+1)%o.PerFile == 0 {
+			flush(i / o.PerFile)
+		}
+	}
+	flush(o.Rollouts / o.PerFile)
+	return inputs
+}
+
+// Objects returns the number of objects Generate writes for n applications.
+func Objects(n int) int {
+	hosts := (n + 1) / 2
+	subsets := n / 2
+	return hosts*6 + subsets*5
+}
+
+func steps(b *strings.Builder, rng *rand.Rand, mistake bool) {
+	b.WriteString("      steps:\n")
+	w := 10 + rng.IntN(3)*10
+	fmt.Fprintf(b, "      - setWeight: %d\n      - pause: {duration: 5m}\n", w)
+	b.WriteString("      - analysis:\n          templates:\n          - templateName: TPL\n          args:\n          - name: service-name\n            value: SVC\n")
+	if mistake {
+		b.WriteString("      - setWeight: 120\n")
+	} else {
+		b.WriteString("      - setWeight: 50\n      - pause: {duration: 10m}\n")
+	}
+}
+
+func writeHostLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
+	var s strings.Builder
+	fmt.Fprintf(&s, `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: app
+        image: registry.example.com/%[1]s:1.0.0
+        ports: [{name: http, containerPort: 8080}]
+  strategy:
+    canary:
+      stableService: %[1]s-stable
+      canaryService: %[1]s-canary
+      trafficRouting:
+        istio:
+          virtualService: {name: %[1]s, routes: [primary]}
+`, app, ns)
+	steps(&s, rng, mistake)
+	b.WriteString(strings.NewReplacer("SVC", app+"-canary", "TPL", app+"-success-rate").Replace(s.String()))
+	for _, role := range []string{"stable", "canary"} {
+		fmt.Fprintf(b, `---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s-%[3]s, namespace: %[2]s}
+spec:
+  selector: {app: %[1]s}
+  ports: [{name: http, port: 80, targetPort: http}]
+`, app, ns, role)
+	}
+	fmt.Fprintf(b, `---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  hosts: [%[1]s.%[2]s.example.com]
+  gateways: [%[1]s-gateway]
+  http:
+  - name: primary
+    route:
+    - destination: {host: %[1]s-stable}
+      weight: 100
+    - destination: {host: %[1]s-canary}
+      weight: 0
+---
+apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: {name: %[1]s-gateway, namespace: %[2]s}
+spec:
+  selector: {istio: ingressgateway}
+  servers:
+  - port: {number: 80, name: http, protocol: HTTP}
+    hosts: [%[1]s.%[2]s.example.com]
+`, app, ns)
+	writeTemplate(b, ns, app)
+}
+
+func writeSubsetLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
+	var s strings.Builder
+	fmt.Fprintf(&s, `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: app
+        image: registry.example.com/%[1]s:1.0.0
+  strategy:
+    canary:
+      trafficRouting:
+        istio:
+          virtualService: {name: %[1]s, routes: [primary]}
+          destinationRule: {name: %[1]s, stableSubsetName: stable, canarySubsetName: canary}
+`, app, ns)
+	steps(&s, rng, mistake)
+	b.WriteString(strings.NewReplacer("SVC", app, "TPL", app+"-success-rate").Replace(s.String()))
+	fmt.Fprintf(b, `---
+apiVersion: v1
+kind: Service
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  selector: {app: %[1]s}
+  ports: [{name: http, port: 80, targetPort: 8080}]
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  hosts: [%[1]s]
+  http:
+  - name: primary
+    route:
+    - destination: {host: %[1]s, subset: stable}
+      weight: 100
+    - destination: {host: %[1]s, subset: canary}
+      weight: 0
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  host: %[1]s
+  subsets:
+  - name: stable
+    labels: {app: %[1]s}
+  - name: canary
+    labels: {app: %[1]s}
+`, app, ns)
+	writeTemplate(b, ns, app)
+}
+
+func writeTemplate(b *strings.Builder, ns, app string) {
+	fmt.Fprintf(b, `---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: %[1]s-success-rate, namespace: %[2]s}
+spec:
+  args:
+  - name: service-name
+  metrics:
+  - name: success-rate
+    interval: 1m
+    count: 5
+    failureLimit: 1
+    successCondition: len(result) > 0 && result[0] >= 0.99
+    provider:
+      prometheus:
+        address: http://prometheus.monitoring.svc:9090
+        query: sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}",response_code!~"5.."}[2m])) / sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}"}[2m]))
+---
+`, app, ns)
+}
