@@ -12,8 +12,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 )
@@ -201,11 +203,40 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	if ns == "" {
 		ns = "default"
 	}
-	l := &loader{ns: ns, limits: opts.Limits.withDefaults()}
-	for _, in := range inputs {
-		l.file(in)
+	limits := opts.Limits.withDefaults()
+	// Files are independent until the graph links them, so each is loaded by
+	// its own loader on a worker; results are joined in input order, which
+	// keeps the output deterministic whatever the scheduling.
+	loaders := make([]*loader, len(inputs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(inputs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				l := &loader{ns: ns, limits: limits}
+				l.file(inputs[i])
+				loaders[i] = l
+			}
+		}()
 	}
-	return graph.New(ns, l.resources, l.files, l.problems)
+	for i := range inputs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	var (
+		resources []*graph.Resource
+		files     []*graph.File
+		problems  []graph.Problem
+	)
+	for _, l := range loaders {
+		resources = append(resources, l.resources...)
+		files = append(files, l.files...)
+		problems = append(problems, l.problems...)
+	}
+	return graph.New(ns, resources, files, problems)
 }
 
 type loader struct {
