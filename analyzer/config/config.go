@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -112,7 +113,9 @@ func Parse(file string, data []byte) (*Config, error) {
 		}
 		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
 		if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
-			fmt.Sscan(m[1], &line)
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				line = n
+			}
 			msg = m[2]
 		}
 		return nil, &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}

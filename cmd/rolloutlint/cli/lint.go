@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -220,17 +221,18 @@ too so references resolve, but findings are reported only for the given files.`,
 			if b.reported != nil {
 				res = res.Only(b.reported, canonical)
 			}
-			out := s.Out
+			var buf bytes.Buffer
+			out := io.Writer(s.Out)
 			if output != "" {
-				f, err := os.Create(output)
-				if err != nil {
-					return fmt.Errorf("writing report: %w", err)
-				}
-				defer f.Close()
-				out = f
+				out = &buf
 			}
 			if err := w(out, res, run.Report); err != nil {
 				return fmt.Errorf("writing report: %w", err)
+			}
+			if output != "" {
+				if err := os.WriteFile(output, buf.Bytes(), 0o644); err != nil {
+					return fmt.Errorf("writing report: %w", err)
+				}
 			}
 			if failAt != 0 && res.Fails(failAt) {
 				return exitError{ExitFindings}
