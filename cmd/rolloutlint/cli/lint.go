@@ -222,7 +222,7 @@ too so references resolve, but findings are reported only for the given files.`,
 				res = res.Only(b.reported, canonical)
 			}
 			var buf bytes.Buffer
-			out := io.Writer(s.Out)
+			out := s.Out
 			if output != "" {
 				out = &buf
 			}
