@@ -10,7 +10,9 @@ import (
 // Only keeps findings in the given files and findings elsewhere whose related
 // locations point into them, and drops the rest.
 func TestOnlyKeepsFindingsRelatedToGivenFiles(t *testing.T) {
-	at := func(file string) graph.Position { return graph.Position{File: file, Line: 1, Column: 1, EndLine: 1, EndColumn: 2} }
+	at := func(file string) graph.Position {
+		return graph.Position{File: file, Line: 1, Column: 1, EndLine: 1, EndColumn: 2}
+	}
 	res := &Result{Diagnostics: []rules.Diagnostic{
 		{RuleID: "RL2001", Severity: rules.Error, Pos: at("rollout.yaml"), Related: []rules.Related{{File: "vs.yaml", Line: 3, Column: 1}}},
 		{RuleID: "RL1001", Severity: rules.Error, Pos: at("rollout.yaml")},
