@@ -295,10 +295,9 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 		WithRuleIndex(b.index[d.RuleID]).
 		WithLevel(level(d.Severity)).
 		WithMessage(sarif.NewTextMessage(d.Message))
-	region := sarif.NewRegion().WithStartLine(d.Pos.Line).WithStartColumn(d.Pos.Column).
-		WithEndLine(d.Pos.EndLine).WithEndColumn(d.Pos.EndColumn)
 	loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
-		WithArtifactLocation(b.artifact(d.Pos.File)).WithRegion(region))
+		WithArtifactLocation(b.artifact(d.Pos.File)).
+		WithRegion(region(d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)))
 	loc.ID = 0
 	res.AddLocation(loc)
 	for i, r := range d.Related {
@@ -307,7 +306,7 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 		}
 		rl := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
 			WithArtifactLocation(b.artifact(r.File)).
-			WithRegion(sarif.NewRegion().WithStartLine(r.Line).WithStartColumn(r.Column))).
+			WithRegion(region(r.Line, r.Column, 0, 0))).
 			WithMessage(sarif.NewTextMessage(r.Message))
 		rl.ID = i + 1
 		res.AddRelatedLocation(rl)
@@ -323,6 +322,25 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 		res.AddSuppression(sup)
 	}
 	return res
+}
+
+// region builds a SARIF region, leaving out values that are not set (0):
+// SARIF lines and columns start at 1, and an end before the start is dropped.
+func region(line, col, endLine, endCol int) *sarif.Region {
+	if line < 1 {
+		line = 1 // a file-level finding: GitHub needs a start line to show it
+	}
+	r := sarif.NewRegion().WithStartLine(line)
+	if col >= 1 {
+		r.WithStartColumn(col)
+	}
+	if endLine >= line {
+		r.WithEndLine(endLine)
+		if endCol >= 1 && (endLine > line || endCol >= col) {
+			r.WithEndColumn(endCol)
+		}
+	}
+	return r
 }
 
 // artifact names a file relative to the SARIF root (uriBaseId %SRCROOT%), or by

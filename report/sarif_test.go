@@ -352,3 +352,27 @@ func TestSARIFSchemaRejectsInvalid(t *testing.T) {
 		}
 	}
 }
+
+// Findings without a full position (for example from a lint hook) still give
+// valid SARIF: unset lines and columns are left out, a missing line becomes 1.
+func TestSARIFPartialPositions(t *testing.T) {
+	res := &analyzer.Result{Diagnostics: []rules.Diagnostic{
+		{RuleID: "RL0009", Name: "internal-error", Severity: rules.Error, Message: "no position", Pos: graph.Position{File: "<bundle>"}},
+		{RuleID: "RL1001", Name: "set-weight-range", Severity: rules.Error, Message: "no end",
+			Pos:     graph.Position{File: "testdata/bundle/rollout.yaml", Line: 24, Column: 20},
+			Related: []rules.Related{{File: "testdata/bundle/rollout.yaml", Line: 0, Column: 0, Message: "somewhere"}}},
+	}}
+	out := writeFormat(t, "sarif", res, report.Options{AllRules: all.Rules()})
+	validateSARIF(t, sarifSchema(t), out)
+	var log sarifLog
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatal(err)
+	}
+	r := log.Runs[0].Results
+	if reg := r[0].Locations[0].PhysicalLocation.Region; reg.StartLine != 1 || reg.EndLine != 0 {
+		t.Errorf("region without position = %+v", reg)
+	}
+	if reg := r[1].Locations[0].PhysicalLocation.Region; reg.StartLine != 24 || reg.StartColumn != 20 || reg.EndLine != 0 {
+		t.Errorf("region without end = %+v", reg)
+	}
+}
