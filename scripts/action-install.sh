@@ -51,9 +51,11 @@ else
 	got=""
 	if [ -n "$os" ] && [ -n "$arch" ] && command -v curl >/dev/null 2>&1; then
 		base="https://$module/releases/download/$version"
+		# GoReleaser's default archive and checksum file names.
 		asset="rolloutlint_${version#v}_${os}_${arch}.tar.gz"
+		sums="rolloutlint_${version#v}_checksums.txt"
 		tmp="$(mktemp -d)"
-		if curl -fsSL --retry 3 -o "$tmp/$asset" "$base/$asset" && curl -fsSL --retry 3 -o "$tmp/checksums.txt" "$base/checksums.txt"; then
+		if curl -fsSL --retry 3 -o "$tmp/$asset" "$base/$asset" && curl -fsSL --retry 3 -o "$tmp/checksums.txt" "$base/$sums"; then
 			want="$(awk -v f="$asset" '$2 == f {print $1}' "$tmp/checksums.txt")"
 			if command -v sha256sum >/dev/null 2>&1; then
 				have="$(sha256sum "$tmp/$asset" | awk '{print $1}')"
