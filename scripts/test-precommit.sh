@@ -187,7 +187,7 @@ for id in "${hook_ids[@]}"; do
 	if [ $rc != 0 ] && [ "$(git rev-parse HEAD)" = "$before" ] &&
 		grep -q "deploy/rollout.yaml:32:20: error RL1001 step 2: setWeight 150 is outside 0..100" <<<"$out"; then
 		pass "broken Rollout is blocked with the finding printed"
-	sed 's/^/     | /' <<<"$out"
+	while IFS= read -r line; do echo "     | $line"; done <<<"$out"
 	else fail "broken Rollout should be blocked with RL1001 at deploy/rollout.yaml:32:20 (exit $rc):"; echo "$out"; fi
 
 	# 3. The fixed Rollout commits.
