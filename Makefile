@@ -9,7 +9,7 @@ GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
 
-.PHONY: all build test test-short lint fmt fmt-check vet check bench docs example clean
+.PHONY: all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit
 
 all: build
 
@@ -41,6 +41,12 @@ bench: ## benchmarks (see docs/performance.md)
 
 docs: ## regenerate docs/rules and the README rules table
 	$(GO) run ./internal/tools/gendocs
+
+test-precommit: ## end-to-end test of .pre-commit-hooks.yaml with the real pre-commit (scripts/install-precommit.sh installs it)
+	bash scripts/test-precommit.sh
+
+install-precommit: ## install the pre-commit framework if missing
+	bash scripts/install-precommit.sh
 
 example: build ## lint the bundled example
 	./$(BIN) lint examples/checkout

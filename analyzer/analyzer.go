@@ -199,14 +199,27 @@ func summarize(g *graph.Graph, res *Result) Summary {
 	return recount(Summary{Files: len(g.Files), Objects: len(g.Resources), Rules: len(res.Rules)}, res.Diagnostics)
 }
 
-// Only returns a copy of the result restricted to diagnostics whose file is in
-// files (compared after key), with the summary recomputed. Related locations
-// may still point at other files.
+// Only returns a copy of the result restricted to diagnostics that involve
+// files (compared after key): their own file is in files, or one of their
+// related locations is (a VirtualService changed alone can break the Rollout
+// that names its route; that finding must not be hidden because it sits in
+// the unchanged Rollout). The summary is recomputed.
 func (r *Result) Only(files map[string]bool, key func(string) string) *Result {
 	out := &Result{Rules: r.Rules, Summary: Summary{Files: len(files), Objects: r.Summary.Objects, Rules: r.Summary.Rules}}
-	for _, d := range r.Diagnostics {
+	involves := func(d *rules.Diagnostic) bool {
 		if files[key(d.Pos.File)] {
-			out.Diagnostics = append(out.Diagnostics, d)
+			return true
+		}
+		for _, rel := range d.Related {
+			if files[key(rel.File)] {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range r.Diagnostics {
+		if involves(&r.Diagnostics[i]) {
+			out.Diagnostics = append(out.Diagnostics, r.Diagnostics[i])
 		}
 	}
 	out.Summary = recount(out.Summary, out.Diagnostics)

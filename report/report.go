@@ -24,6 +24,9 @@ type Options struct {
 	// SARIF settings.
 	SARIFRoot     string
 	SARIFCategory string
+	// Warnings receives notes about the output itself (for example SARIF
+	// results dropped to stay within GitHub's limits); nil means stderr.
+	Warnings io.Writer
 	// AllRules is every registered rule, for formats that describe rules.
 	AllRules []*rules.Rule
 }

@@ -1,0 +1,238 @@
+package golden_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/bundles/")
+
+const bundlesDir = "testdata/bundles"
+
+// repoRoot finds the module root, so paths in goldens are repository-relative
+// whatever directory the test runs in.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test directory")
+		}
+		dir = parent
+	}
+}
+
+// bundle is one directory of manifests under testdata/bundles.
+type bundle struct {
+	dir    string   // repository-relative, slash-separated
+	files  []string // its manifests (not subdirectories, not goldens)
+	config string   // its .rolloutlint.yaml, if any
+}
+
+// findBundles returns every directory under testdata/bundles holding YAML or
+// JSON manifests directly, sorted. Subdirectories are bundles of their own.
+func findBundles(t *testing.T) []bundle {
+	t.Helper()
+	var out []bundle
+	err := filepath.WalkDir(bundlesDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != bundlesDir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		b := bundle{dir: filepath.ToSlash(path)}
+		for _, e := range entries {
+			name := e.Name()
+			switch {
+			case e.IsDir():
+			case name == ".rolloutlint.yaml" || name == ".rolloutlint.yml":
+				b.config = filepath.Join(path, name)
+			case load.IsManifestName(name):
+				b.files = append(b.files, filepath.Join(path, name))
+			}
+		}
+		if len(b.files) > 0 {
+			sort.Strings(b.files)
+			out = append(out, b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walking %s: %v", bundlesDir, err)
+	}
+	return out
+}
+
+// lint runs `rolloutlint lint` on a bundle's files in one format.
+func lint(t *testing.T, b bundle, format string) []byte {
+	t.Helper()
+	args := []string{"lint", "--format", format, "--sarif-root", ".", "--color", "never"}
+	if b.config != "" {
+		args = append(args, "--config", b.config)
+	}
+	args = append(args, b.files...)
+	var out, errw bytes.Buffer
+	code := cli.Main(args, strings.NewReader(""), &out, &errw)
+	if code != cli.ExitOK && code != cli.ExitFindings {
+		t.Fatalf("rolloutlint %s: exit %d: %s", strings.Join(args, " "), code, errw.String())
+	}
+	return out.Bytes()
+}
+
+func TestGolden(t *testing.T) {
+	root := repoRoot(t)
+	t.Chdir(root)
+	bundles := findBundles(t)
+	if len(bundles) == 0 {
+		t.Fatalf("no bundles under %s", bundlesDir)
+	}
+	schema, err := jsonschema.NewCompiler().Compile("report/testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatalf("compiling the SARIF schema: %v", err)
+	}
+	// The SARIF run records the absolute source root; goldens keep a
+	// placeholder so they do not depend on where the checkout lives.
+	rootURI := "file://" + filepath.ToSlash(root) + "/"
+	if !strings.HasPrefix(filepath.ToSlash(root), "/") {
+		rootURI = "file:///" + filepath.ToSlash(root) + "/"
+	}
+	for _, b := range bundles {
+		t.Run(strings.TrimPrefix(b.dir, bundlesDir+"/"), func(t *testing.T) {
+			outputs := map[string][]byte{}
+			for _, format := range []string{"text", "json", "sarif"} {
+				outputs[format] = lint(t, b, format)
+			}
+			outputs["sarif"] = bytes.ReplaceAll(outputs["sarif"], []byte(rootURI), []byte("file:///REPOSITORY/"))
+			checkSARIF(t, schema, outputs["json"], outputs["sarif"])
+			for _, format := range []string{"text", "json", "sarif"} {
+				compare(t, filepath.Join(b.dir, format+".golden"), outputs[format])
+			}
+		})
+	}
+}
+
+func compare(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s: %v (run: go test ./internal/golden -update)", path, err)
+		return
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (run: go test ./internal/golden -update and review the diff):\n%s", path, firstDiff(want, got))
+	}
+}
+
+// firstDiff shows the first differing line, which is enough to see what moved.
+func firstDiff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d:\n  golden: %s\n  output: %s", i+1, wl, gl)
+		}
+	}
+	return "(no line differs)"
+}
+
+// checkSARIF validates the SARIF against the 2.1.0 schema and checks that
+// every result's region is its finding's line and column in the JSON output.
+func checkSARIF(t *testing.T, schema *jsonschema.Schema, jsonOut, sarifOut []byte) {
+	t.Helper()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(sarifOut))
+	if err != nil {
+		t.Fatalf("SARIF is not JSON: %v", err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Fatalf("SARIF fails the 2.1.0 schema: %v", err)
+	}
+	var js struct {
+		Diagnostics []struct {
+			RuleID                           string
+			File                             string
+			Line, Column, EndLine, EndColumn int
+		}
+	}
+	if err := json.Unmarshal(jsonOut, &js); err != nil {
+		t.Fatal(err)
+	}
+	var sf struct {
+		Runs []struct {
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine, StartColumn, EndLine, EndColumn int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(sarifOut, &sf); err != nil {
+		t.Fatal(err)
+	}
+	// SARIF keeps suppressed findings; JSON lists active ones. Match each JSON
+	// finding to a SARIF result in order.
+	results := sf.Runs[0].Results
+	k := 0
+	for _, d := range js.Diagnostics {
+		found := false
+		for ; k < len(results); k++ {
+			r := results[k]
+			pl := r.Locations[0].PhysicalLocation
+			if r.RuleID == d.RuleID && pl.ArtifactLocation.URI == d.File {
+				reg := pl.Region
+				if reg.StartLine != d.Line || reg.StartColumn != d.Column || reg.EndLine != d.EndLine || reg.EndColumn != d.EndColumn {
+					t.Errorf("%s at %s:%d:%d: SARIF region %+v", d.RuleID, d.File, d.Line, d.Column, reg)
+				}
+				found = true
+				k++
+				break
+			}
+		}
+		if !found {
+			t.Errorf("JSON finding %s at %s:%d:%d has no SARIF result", d.RuleID, d.File, d.Line, d.Column)
+		}
+	}
+}

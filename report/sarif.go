@@ -1,0 +1,478 @@
+package report
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+func init() { Register("sarif", SARIF) }
+
+// Where the tool and its rule pages live; helpUri links point at the pages
+// that `make docs` generates.
+const (
+	InformationURI = "https://github.com/rolloutlint/rolloutlint"
+	ruleDocsURI    = InformationURI + "/blob/main/docs/rules/"
+	sarifSchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
+	srcRoot        = "%SRCROOT%"
+)
+
+// GitHub code scanning limits for one upload. Above MaxSARIFResults a run is
+// rejected; a gzip-compressed file may be at most MaxSARIFGzipBytes. Results
+// past MaxSARIFRelated related locations are not shown. They are variables so
+// tests can exercise truncation without megabytes of input.
+var (
+	MaxSARIFResults   = 25000
+	MaxSARIFGzipBytes = 10 << 20
+	MaxSARIFRelated   = 1000
+	maxDescription    = 1024 // shortDescription/fullDescription text
+	maxTags           = 20
+)
+
+// SARIF writes a SARIF 2.1.0 log for GitHub code scanning: one run whose
+// driver lists every enabled rule, and one result per finding. Suppressed
+// findings are kept with a `suppressions` entry so that code scanning shows
+// them as dismissed instead of reopening them.
+func SARIF(w io.Writer, res *analyzer.Result, opts Options) error {
+	b := newSARIFBuilder(res, opts)
+	diags := res.Diagnostics
+	kept, dropReason := limitResults(diags, MaxSARIFResults)
+	for {
+		run := b.run(kept)
+		log := &sarif.Report{Schema: sarifSchemaURI, Version: "2.1.0", Runs: []*sarif.Run{run}}
+		buf, err := encodeSARIF(log)
+		if err != nil {
+			return err
+		}
+		size, err := gzipSize(buf)
+		if err != nil {
+			return err
+		}
+		if size > MaxSARIFGzipBytes && len(kept) > 0 {
+			// Shrink in proportion to the excess, with a margin, and retry.
+			n := int(float64(len(kept)) * float64(MaxSARIFGzipBytes) / float64(size) * 0.9)
+			kept, _ = limitResults(kept, n)
+			dropReason = fmt.Sprintf("the log would exceed GitHub's limit of %d MB gzip-compressed", MaxSARIFGzipBytes>>20)
+			continue
+		}
+		if dropped := len(diags) - len(kept); dropped > 0 {
+			warn := opts.Warnings
+			if warn == nil {
+				warn = os.Stderr
+			}
+			fmt.Fprintf(warn, "rolloutlint: warning: SARIF output truncated: %d of %d findings dropped because %s; "+
+				"kept the most severe ones (use --format json for the full list)\n", dropped, len(diags), dropReason)
+		}
+		_, err = w.Write(buf)
+		return err
+	}
+}
+
+// limitResults keeps at most n diagnostics, preferring active findings and
+// higher severities (GitHub itself keeps the most severe when it truncates),
+// and returns them in their original order.
+func limitResults(ds []rules.Diagnostic, n int) ([]rules.Diagnostic, string) {
+	if n < 0 {
+		n = 0
+	}
+	if len(ds) <= n {
+		return ds, ""
+	}
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	rank := func(d *rules.Diagnostic) int {
+		if d.Suppressed != nil {
+			return 0
+		}
+		return int(d.Severity)
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rank(&ds[idx[a]]) > rank(&ds[idx[b]]) })
+	idx = idx[:n]
+	sort.Ints(idx)
+	out := make([]rules.Diagnostic, n)
+	for i, j := range idx {
+		out[i] = ds[j]
+	}
+	return out, fmt.Sprintf("GitHub accepts at most %d results per run", MaxSARIFResults)
+}
+
+// encodeSARIF writes the log indented, without the empty arrays and -1
+// ("not set") indexes that go-sarif's constructors fill in: they carry no
+// information, and they would count against GitHub's size limit. `results`
+// and `rules` stay even when empty, as GitHub requires them.
+func encodeSARIF(log *sarif.Report) ([]byte, error) {
+	raw, err := json.Marshal(log)
+	if err != nil {
+		return nil, fmt.Errorf("encoding SARIF: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("encoding SARIF: %w", err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(prune(v)); err != nil {
+		return nil, fmt.Errorf("encoding SARIF: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+var unsetIndexes = map[string]bool{"index": true, "byteOffset": true, "charOffset": true, "rank": true, "id": true}
+
+func prune(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if a, ok := e.([]any); ok && len(a) == 0 && k != "results" && k != "rules" {
+				delete(t, k)
+				continue
+			}
+			if n, ok := e.(json.Number); ok && n == "-1" && unsetIndexes[k] {
+				delete(t, k)
+				continue
+			}
+			t[k] = prune(e)
+			if m, ok := t[k].(map[string]any); ok && len(m) == 0 && k == "properties" {
+				delete(t, k)
+			}
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = prune(e)
+		}
+	}
+	return v
+}
+
+func gzipSize(b []byte) (int, error) {
+	var c countWriter
+	z := gzip.NewWriter(&c)
+	if _, err := z.Write(b); err != nil {
+		return 0, fmt.Errorf("measuring SARIF size: %w", err)
+	}
+	if err := z.Close(); err != nil {
+		return 0, fmt.Errorf("measuring SARIF size: %w", err)
+	}
+	return int(c), nil
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+
+// sarifBuilder turns findings into a run. It caches file hashes so each file
+// is read and hashed once however many findings it has.
+type sarifBuilder struct {
+	opts    Options
+	root    string // absolute; "" when unknown
+	rules   []*rules.Rule
+	index   map[string]int
+	hashes  map[string][]string
+	version string
+}
+
+func newSARIFBuilder(res *analyzer.Result, opts Options) *sarifBuilder {
+	b := &sarifBuilder{opts: opts, index: map[string]int{}, hashes: map[string][]string{}, version: opts.Version}
+	if b.version == "" {
+		b.version = "dev"
+	}
+	root := opts.SARIFRoot
+	if root == "" {
+		root = "."
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		b.root = abs
+	}
+	// Every enabled rule, plus any rule that reported without being in the
+	// enabled set (the driver's own RL0xxx findings, hooks' findings).
+	known := map[string]*rules.Rule{}
+	for _, r := range opts.AllRules {
+		known[r.ID] = r
+	}
+	for _, r := range res.Rules {
+		known[r.ID] = r
+	}
+	seen := map[string]bool{}
+	add := func(r *rules.Rule) {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			b.rules = append(b.rules, r)
+		}
+	}
+	for _, r := range res.Rules {
+		add(r)
+	}
+	for _, d := range res.Diagnostics {
+		if r, ok := known[d.RuleID]; ok {
+			add(r)
+		} else {
+			add(&rules.Rule{ID: d.RuleID, Name: d.Name, Summary: d.Name, Severity: d.Severity, Source: rules.SourceUser})
+		}
+	}
+	sort.Slice(b.rules, func(i, j int) bool { return b.rules[i].ID < b.rules[j].ID })
+	for i, r := range b.rules {
+		b.index[r.ID] = i
+	}
+	return b
+}
+
+func (b *sarifBuilder) run(ds []rules.Diagnostic) *sarif.Run {
+	run := sarif.NewRunWithInformationURI("rolloutlint", InformationURI)
+	run.Tool.Driver.WithVersion(b.version)
+	if strings.HasPrefix(b.version, "v") {
+		run.Tool.Driver.WithSemanticVersion(strings.TrimPrefix(b.version, "v"))
+	}
+	// Columns count characters (runes), as the positions do.
+	run.WithColumnKind("unicodeCodePoints")
+	if b.root != "" {
+		run.WithOriginalUriBaseIds(map[string]sarif.ArtifactLocation{
+			srcRoot: *sarif.NewArtifactLocation().WithURI(fileURI(b.root) + "/"),
+		})
+	}
+	if b.opts.SARIFCategory != "" {
+		id := b.opts.SARIFCategory
+		if !strings.HasSuffix(id, "/") {
+			// GitHub takes everything before the last slash as the category.
+			id += "/"
+		}
+		run.WithAutomationDetails(sarif.NewRunAutomationDetails().WithID(id))
+	}
+	for _, r := range b.rules {
+		b.addRule(run, r)
+	}
+	for i := range ds {
+		run.AddResult(b.result(&ds[i]))
+	}
+	return run
+}
+
+func (b *sarifBuilder) addRule(run *sarif.Run, r *rules.Rule) {
+	tags := append([]string{theme(r.ID)}, r.Tags...)
+	tags = uniqueStrings(tags)
+	if len(tags) > maxTags {
+		tags = tags[:maxTags]
+	}
+	props := sarif.NewPropertyBag().WithTags(tags)
+	props.Add("precision", precision(r))
+	props.Add("problem.severity", problemSeverity(r.Severity))
+	d := run.AddRule(r.ID).
+		WithName(r.Name).
+		WithShortDescription(sarif.NewMultiformatMessageString().WithText(clip(r.Summary, maxDescription))).
+		WithFullDescription(sarif.NewMultiformatMessageString().WithText(clip(fullDescription(r), maxDescription))).
+		WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(level(r.Severity))).
+		WithProperties(props)
+	if r.Source != rules.SourceUser {
+		d.WithHelpURI(ruleDocsURI + r.ID + ".md")
+	}
+	help := r.Doc
+	if strings.TrimSpace(help) == "" {
+		help = r.Summary
+	}
+	d.WithHelp(sarif.NewMultiformatMessageString().WithText(help).WithMarkdown(help))
+}
+
+func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
+	res := sarif.NewRuleResult(d.RuleID).
+		WithRuleIndex(b.index[d.RuleID]).
+		WithLevel(level(d.Severity)).
+		WithMessage(sarif.NewTextMessage(d.Message))
+	loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
+		WithArtifactLocation(b.artifact(d.Pos.File)).
+		WithRegion(region(d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)))
+	loc.ID = 0
+	res.AddLocation(loc)
+	for i, r := range d.Related {
+		if i == MaxSARIFRelated {
+			break
+		}
+		rl := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
+			WithArtifactLocation(b.artifact(r.File)).
+			WithRegion(region(r.Line, r.Column, 0, 0))).
+			WithMessage(sarif.NewTextMessage(r.Message))
+		rl.ID = i + 1
+		res.AddRelatedLocation(rl)
+	}
+	if h := b.lineHash(d.Pos.File, d.Pos.Line); h != "" {
+		res.WithPartialFingerprints(map[string]string{"primaryLocationLineHash": h})
+	}
+	if s := d.Suppressed; s != nil {
+		sup := sarif.NewSuppression().WithKind(s.Kind).WithStatus("accepted")
+		if s.Reason != "" {
+			sup.WithJustification(s.Reason)
+		}
+		res.AddSuppression(sup)
+	}
+	return res
+}
+
+// region builds a SARIF region, leaving out values that are not set (0):
+// SARIF lines and columns start at 1, and an end before the start is dropped.
+func region(line, col, endLine, endCol int) *sarif.Region {
+	if line < 1 {
+		line = 1 // a file-level finding: GitHub needs a start line to show it
+	}
+	r := sarif.NewRegion().WithStartLine(line)
+	if col >= 1 {
+		r.WithStartColumn(col)
+	}
+	if endLine >= line {
+		r.WithEndLine(endLine)
+		if endCol >= 1 && (endLine > line || endCol >= col) {
+			r.WithEndColumn(endCol)
+		}
+	}
+	return r
+}
+
+// artifact names a file relative to the SARIF root (uriBaseId %SRCROOT%), or by
+// absolute file URI when it lies outside the root.
+func (b *sarifBuilder) artifact(file string) *sarif.ArtifactLocation {
+	if file == "" || strings.HasPrefix(file, "<") { // <stdin>, <bundle>
+		return sarif.NewArtifactLocation().WithURI(url.PathEscape(file))
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return sarif.NewArtifactLocation().WithURI(escapePath(filepath.ToSlash(file)))
+	}
+	if b.root != "" {
+		if rel, err := filepath.Rel(b.root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return sarif.NewArtifactLocation().WithURI(escapePath(filepath.ToSlash(rel))).WithURIBaseID(srcRoot)
+		}
+	}
+	return sarif.NewArtifactLocation().WithURI(fileURI(abs))
+}
+
+// lineHash returns GitHub's primaryLocationLineHash for a line of a file, or ""
+// when the file cannot be read (standard input).
+func (b *sarifBuilder) lineHash(file string, line int) string {
+	hs, ok := b.hashes[file]
+	if !ok {
+		if data, err := os.ReadFile(file); err == nil {
+			hs = LineHashes(data)
+		}
+		b.hashes[file] = hs
+	}
+	if line < 1 || line > len(hs) {
+		return ""
+	}
+	return hs[line-1]
+}
+
+func fileURI(abs string) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") { // Windows drive letters
+		p = "/" + p
+	}
+	return "file://" + escapePath(p)
+}
+
+func escapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
+
+// level maps a severity to a SARIF level.
+func level(s rules.Severity) string {
+	switch s {
+	case rules.Error:
+		return "error"
+	case rules.Warning:
+		return "warning"
+	}
+	return "note"
+}
+
+// problemSeverity is GitHub's severity for non-security rules.
+func problemSeverity(s rules.Severity) string {
+	switch s {
+	case rules.Error:
+		return "error"
+	case rules.Warning:
+		return "warning"
+	}
+	return "recommendation"
+}
+
+// precision tells code scanning how far to trust a rule: the tool's own
+// findings (syntax, schema) are facts about the file; built-in rules check
+// resolved references; user policies are unknown.
+func precision(r *rules.Rule) string {
+	switch {
+	case r.Source == rules.SourceUser:
+		return "medium"
+	case strings.HasPrefix(r.ID, "RL0"):
+		return "very-high"
+	}
+	return "high"
+}
+
+// theme names a rule's ID range (see DESIGN.md), used as a SARIF tag.
+func theme(id string) string {
+	if len(id) < 3 {
+		return "other"
+	}
+	switch id[2] {
+	case '0':
+		return "tool"
+	case '1':
+		return "rollout"
+	case '2':
+		return "traffic"
+	case '3':
+		return "istio"
+	case '4':
+		return "analysis"
+	case '5':
+		return "gitops"
+	case '6':
+		return "plan"
+	}
+	return "other"
+}
+
+// fullDescription is the Doc's first paragraph on one line, or the summary.
+func fullDescription(r *rules.Rule) string {
+	para, _, _ := strings.Cut(strings.TrimSpace(r.Doc), "\n\n")
+	para = strings.Join(strings.Fields(para), " ")
+	if para == "" || strings.HasPrefix(para, "#") || strings.HasPrefix(para, "```") {
+		return r.Summary
+	}
+	return para
+}
+
+// clip shortens s to at most n characters, ending with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	rs := []rune(s)
+	return string(rs[:n-1]) + "…"
+}
+
+func uniqueStrings(ss []string) []string {
+	seen := map[string]bool{}
+	out := ss[:0]
+	for _, s := range ss {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
