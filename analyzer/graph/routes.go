@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"fmt"
+
 	networkingv1 "istio.io/api/networking/v1"
 )
 
@@ -9,19 +11,28 @@ type Destination struct {
 	Host   string
 	Subset string
 	Weight int32
-	// Path is the field path of the destination entry in the VirtualService,
-	// e.g. spec.http[0].route[1]; Path+".destination.host" is its host.
-	Path string
+
+	// The route's kind and index and the destination's index locate it; the
+	// field path is built only when a rule reports, which keeps the
+	// per-route cost of rules that find nothing allocation-free.
+	kind       RouteKind
+	route, idx int
+}
+
+// Path is the field path of the destination entry in the VirtualService, e.g.
+// spec.http[0].route[1].
+func (d Destination) Path() string {
+	return fmt.Sprintf("spec.%s[%d].route[%d]", d.kind, d.route, d.idx)
 }
 
 // HostPath is the field path of the destination's host.
-func (d Destination) HostPath() string { return d.Path + ".destination.host" }
+func (d Destination) HostPath() string { return d.Path() + ".destination.host" }
 
 // SubsetPath is the field path of the destination's subset.
-func (d Destination) SubsetPath() string { return d.Path + ".destination.subset" }
+func (d Destination) SubsetPath() string { return d.Path() + ".destination.subset" }
 
 // WeightPath is the field path of the destination's weight.
-func (d Destination) WeightPath() string { return d.Path + ".weight" }
+func (d Destination) WeightPath() string { return d.Path() + ".weight" }
 
 // RouteCount returns how many routes of a kind a VirtualService has.
 func RouteCount(vs *networkingv1.VirtualService, kind RouteKind) int {
@@ -42,10 +53,9 @@ func RouteDestinations(vs *networkingv1.VirtualService, kind RouteKind, index in
 	if vs == nil || index < 0 || index >= RouteCount(vs, kind) {
 		return nil
 	}
-	base := Index("spec."+string(kind), index) + ".route"
 	var out []Destination
 	add := func(i int, d *networkingv1.Destination, w int32) {
-		out = append(out, Destination{Host: d.GetHost(), Subset: d.GetSubset(), Weight: w, Path: Index(base, i)})
+		out = append(out, Destination{Host: d.GetHost(), Subset: d.GetSubset(), Weight: w, kind: kind, route: index, idx: i})
 	}
 	switch kind {
 	case HTTP:

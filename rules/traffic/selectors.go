@@ -17,9 +17,19 @@ type labelSet struct {
 	Res    *graph.Resource
 	Path   string // field path of the map (spec.selector, spec.subsets[1].labels)
 	Labels map[string]string
-	What   string // "Service ns/name selector", "DestinationRule ns/name subset "canary""
+	// role is the Service's role (stable, canary, ...) or the subset's name.
+	role string
 	// Namespace is where the selected pods live.
 	Namespace string
+}
+
+// What names the label set in messages: `stable Service ns/name selector` or
+// `DestinationRule ns/name subset "canary" labels`.
+func (ls labelSet) What() string {
+	if ls.Res.Kind == "Service" {
+		return fmt.Sprintf("%s Service %s/%s selector", strings.TrimSuffix(ls.role, "Service"), ls.Res.Namespace, ls.Res.Name)
+	}
+	return fmt.Sprintf("DestinationRule %s/%s subset %q labels", ls.Res.Namespace, ls.Res.Name, ls.role)
 }
 
 // sortedKeys returns a map's keys in order, for deterministic reports.
@@ -43,16 +53,14 @@ func rolloutLabelSets(rr *graph.RolloutRefs) []labelSet {
 			continue
 		}
 		seen[svc] = true
-		out = append(out, labelSet{Res: svc, Path: "spec.selector", Labels: svc.Service().Spec.Selector, Namespace: svc.Namespace,
-			What: fmt.Sprintf("%s Service %s/%s selector", strings.TrimSuffix(string(s.Role), "Service"), svc.Namespace, svc.Name)})
+		out = append(out, labelSet{Res: svc, Path: "spec.selector", Labels: svc.Service().Spec.Selector, Namespace: svc.Namespace, role: string(s.Role)})
 	}
 	if dr := rr.DestinationRule; dr != nil && dr.Target != nil && dr.Target.DestinationRule() != nil {
 		for i, sub := range dr.Target.DestinationRule().Spec.GetSubsets() {
 			if sub.GetName() != dr.StableSubset && sub.GetName() != dr.CanarySubset {
 				continue
 			}
-			out = append(out, labelSet{Res: dr.Target, Path: graph.Index("spec.subsets", i) + ".labels", Labels: sub.GetLabels(), Namespace: rr.Rollout.Namespace,
-				What: fmt.Sprintf("DestinationRule %s/%s subset %q labels", dr.Target.Namespace, dr.Target.Name, sub.GetName())})
+			out = append(out, labelSet{Res: dr.Target, Path: graph.Index("spec.subsets", i) + ".labels", Labels: sub.GetLabels(), Namespace: rr.Rollout.Namespace, role: sub.GetName()})
 		}
 	}
 	return out
@@ -141,7 +149,7 @@ spec:
 					}
 					seen[id] = true
 					p.Report(ls.Res, path, fmt.Sprintf("%s pins %s=%s (%s): Argo selects revisions with %s, and a pinned version makes stable and canary select the same or the wrong pods once the next release changes it",
-						ls.What, k, v, why, hashLabel),
+						ls.What(), k, v, why, hashLabel),
 						rules.RelatedAt(rr.Rollout, "spec.template.metadata.labels", "Rollout "+rr.Rollout.Name+" pod template labels"))
 				}
 			}
@@ -192,9 +200,9 @@ spec:
 					if ok && got == v {
 						continue
 					}
-					msg := fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has no label %q: it selects none of its pods", ls.What, k, v, rr.Rollout.Name, k)
+					msg := fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has no label %q: it selects none of its pods", ls.What(), k, v, rr.Rollout.Name, k)
 					if ok {
-						msg = fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has %s=%s: it selects none of its pods", ls.What, k, v, rr.Rollout.Name, k, got)
+						msg = fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has %s=%s: it selects none of its pods", ls.What(), k, v, rr.Rollout.Name, k, got)
 					}
 					p.Report(ls.Res, graph.Key(ls.Path, k), msg, rules.RelatedAt(rr.Rollout, "spec.template.metadata.labels", "Rollout "+rr.Rollout.Name+" pod template labels"))
 				}
@@ -274,7 +282,7 @@ spec:
 						continue
 					}
 					p.Report(ls.Res, ls.Path, fmt.Sprintf("%s (%s) also matches the pods of Rollout %s/%s: traffic for Rollout %s reaches the other application's pods whenever %s is not in the selector",
-						ls.What, formatLabels(sel), other.Namespace, other.Name, rr.Rollout.Name, hashLabel),
+						ls.What(), formatLabels(sel), other.Namespace, other.Name, rr.Rollout.Name, hashLabel),
 						rules.RelatedAt(other, "spec.template.metadata.labels", "Rollout "+other.Name+" pod template labels"))
 				}
 			}

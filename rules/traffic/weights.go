@@ -166,7 +166,7 @@ route:
 				}
 			}
 			if sum != weights.Total {
-				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: m.Dests[0].Path, Related: []rules.Related{rel},
+				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: m.Dests[0].Path(), Related: []rules.Related{rel},
 					Message: fmt.Sprintf("the weights of %s total %d, not %d", m.label(), sum, weights.Total)})
 			}
 		})
