@@ -48,9 +48,10 @@ trafficRouting:
 		x := p.Graph.Refs()
 		for _, k := range x.RouteKeys() {
 			users := x.RouteUsers(k)
-			owners := map[*graph.RolloutRefs]bool{}
+			owners := map[graph.ObjectKey]bool{} // a Rollout defined twice is not sharing
 			for _, u := range users {
-				owners[u.Refs] = true
+				r := u.Refs.Rollout
+				owners[graph.ObjectKey{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}] = true
 			}
 			if len(owners) < 2 {
 				continue
@@ -59,7 +60,7 @@ trafficRouting:
 				var rel []rules.Related
 				var names []string
 				for _, o := range users {
-					if o.Refs == u.Refs {
+					if o.Refs == u.Refs || sameObject(o.Refs.Rollout, u.Refs.Rollout) {
 						continue
 					}
 					n := o.Refs.Rollout.Namespace + "/" + o.Refs.Rollout.Name

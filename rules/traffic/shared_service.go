@@ -44,12 +44,11 @@ canary:
 				if s.Target == nil {
 					continue
 				}
-				users := x.ServiceUsers(s.Target)
-				if len(users) < 2 {
+				rel, names := othersRelated(x.ServiceUsers(s.Target), rr, func(o *graph.RolloutRefs) string { return roleOf(o, s.Target) },
+					func(o *graph.RolloutRefs) string { return "Rollout " + o.Rollout.Name + " also uses this Service" })
+				if len(names) == 0 {
 					continue
 				}
-				rel, names := othersRelated(users, rr, func(o *graph.RolloutRefs) string { return roleOf(o, s.Target) },
-					func(o *graph.RolloutRefs) string { return "Rollout " + o.Rollout.Name + " also uses this Service" })
 				p.Report(rr.Rollout, s.Path, fmt.Sprintf("Service %s/%s is also used by Rollout %s; the controllers overwrite each other's selector", s.Target.Namespace, s.Target.Name, strings.Join(names, ", ")), rel...)
 			}
 		}
@@ -99,12 +98,11 @@ destinationRule: {name: checkout, stableSubsetName: stable, canarySubsetName: ca
 			if dr == nil || dr.Target == nil {
 				continue
 			}
-			users := x.DestinationRuleUsers(dr.Target)
-			if len(users) < 2 {
+			rel, names := othersRelated(x.DestinationRuleUsers(dr.Target), rr, func(o *graph.RolloutRefs) string { return o.DestinationRule.Path },
+				func(o *graph.RolloutRefs) string { return "Rollout " + o.Rollout.Name + " also manages it" })
+			if len(names) == 0 {
 				continue
 			}
-			rel, names := othersRelated(users, rr, func(o *graph.RolloutRefs) string { return o.DestinationRule.Path },
-				func(o *graph.RolloutRefs) string { return "Rollout " + o.Rollout.Name + " also manages it" })
 			p.Report(rr.Rollout, dr.Path, fmt.Sprintf("DestinationRule %s/%s is also managed by Rollout %s; each Rollout removes the other's subsets", dr.Target.Namespace, dr.Target.Name, strings.Join(names, ", ")), rel...)
 		}
 		return nil

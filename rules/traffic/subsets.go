@@ -57,6 +57,10 @@ Hosts are compared as Istio does, namespace-aware: ` + "`checkout`" + ` written 
 ` + "`checkout.shop`" + ` and ` + "`checkout.shop.svc.cluster.local`" + ` are one host; a DestinationRule for
 ` + "`checkout`" + ` in another namespace is a different host.
 
+Severity: **error** when the bundle has DestinationRules for the host and none defines the
+subset; **warning** when the bundle has no DestinationRule for the host at all (it may be
+managed in another repository, or admitted later through the webhook).
+
 Fix: add the subset to the DestinationRule for that host (or correct the subset name).
 
 Bad:
@@ -119,12 +123,16 @@ Good:
 					continue
 				}
 				fqdn := graph.FQDN(u.Host, vs.Namespace)
-				msg := fmt.Sprintf("subset %q of host %q (%s) is not defined by any DestinationRule in the bundle; requests to it fail with 503 NC", u.Subset, u.Host, fqdn)
-				if len(drs) > 0 {
-					sort.Strings(defined)
-					msg = fmt.Sprintf("subset %q of host %q is not defined by the DestinationRules for %s (their subsets: %s); requests to it fail with 503 NC", u.Subset, u.Host, fqdn, quoteAll(defined))
+				if len(drs) == 0 {
+					// The DestinationRule may live outside the bundle (or be
+					// admitted later, in the webhook): a missing object is a
+					// warning, as for RL2002.
+					p.ReportDiag(rules.Diagnostic{Resource: vs, Path: u.Path, Severity: rules.Warning,
+						Message: fmt.Sprintf("subset %q of host %q (%s) is not defined by any DestinationRule in the bundle; unless one exists in the cluster, requests to it fail with 503 NC", u.Subset, u.Host, fqdn)})
+					continue
 				}
-				p.Report(vs, u.Path, msg, rel...)
+				sort.Strings(defined)
+				p.Report(vs, u.Path, fmt.Sprintf("subset %q of host %q is not defined by the DestinationRules for %s (their subsets: %s); requests to it fail with 503 NC", u.Subset, u.Host, fqdn, quoteAll(defined)), rel...)
 			}
 		}
 		return nil

@@ -145,13 +145,18 @@ func missingSeverity(p *rules.Pass) rules.Severity {
 	return rules.Warning
 }
 
-// others lists related locations at other Rollouts' fields.
+// sameObject reports whether two resources are the same object defined twice.
+func sameObject(a, b *graph.Resource) bool {
+	return a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// othersRelated lists related locations at other Rollouts' fields.
 func othersRelated(list []*graph.RolloutRefs, self *graph.RolloutRefs, path func(*graph.RolloutRefs) string, msg func(*graph.RolloutRefs) string) ([]rules.Related, []string) {
 	var rel []rules.Related
 	var names []string
 	for _, o := range list {
-		if o == self {
-			continue
+		if o == self || sameObject(o.Rollout, self.Rollout) {
+			continue // a Rollout defined twice in the bundle is not sharing
 		}
 		rel = append(rel, rules.RelatedAt(o.Rollout, path(o), msg(o)))
 		names = append(names, o.Rollout.Namespace+"/"+o.Rollout.Name)
