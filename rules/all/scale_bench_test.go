@@ -4,6 +4,7 @@ package all_test
 
 import (
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,7 @@ func BenchmarkLintScale(b *testing.B) {
 			})
 		})
 		g := load.Inputs(inputs, load.Options{})
+		runtime.GC() // collect the loader's garbage now, not while timing the rules
 		b.Run(fmt.Sprintf("rules-only/rollouts=%d", n), func(b *testing.B) {
 			measure(b, objects, func() { lintOnce(b, g, rs) })
 		})
@@ -50,19 +52,28 @@ func lintOnce(b *testing.B, g *graph.Graph, rs []*rules.Rule) {
 	}
 }
 
-// measure runs fn in the benchmark loop and reports wall and CPU time per object.
+// measure runs fn in the benchmark loop and reports wall time, CPU time and
+// heap allocations per object. Allocations do not depend on the machine's
+// load, so they are the steadiest sign of linear work.
 func measure(b *testing.B, objects int, fn func()) {
 	var wall, cpu time.Duration
+	var mallocs uint64
+	var ms runtime.MemStats
 	for b.Loop() {
+		runtime.ReadMemStats(&ms)
+		m0 := ms.Mallocs
 		c0 := cpuTime()
 		start := time.Now()
 		fn()
 		wall += time.Since(start)
 		cpu += cpuTime() - c0
+		runtime.ReadMemStats(&ms)
+		mallocs += ms.Mallocs - m0
 	}
 	per := float64(b.N) * float64(objects)
 	b.ReportMetric(float64(wall.Nanoseconds())/per, "ns/object")
 	b.ReportMetric(float64(cpu.Nanoseconds())/per, "cpu-ns/object")
+	b.ReportMetric(float64(mallocs)/per, "allocs/object")
 }
 
 // cpuTime is the process's user+system CPU time so far.
