@@ -19,7 +19,8 @@ type podLabelIndex struct {
 func buildPodLabelIndex(g *Graph) *podLabelIndex {
 	x := &podLabelIndex{byPair: map[labelKey][]*Resource{}}
 	for _, r := range g.OfKind("Rollout") {
-		for k, v := range PodLabels(r) {
+		labels, _ := g.PodLabels(r)
+		for k, v := range labels {
 			lk := labelKey{r.Namespace, k, v}
 			x.byPair[lk] = append(x.byPair[lk], r)
 		}
@@ -27,12 +28,35 @@ func buildPodLabelIndex(g *Graph) *podLabelIndex {
 	return x
 }
 
-// PodLabels returns the labels of a Rollout's pod template (nil for other kinds).
-func PodLabels(r *Resource) map[string]string {
-	if ro := r.Rollout(); ro != nil {
-		return ro.Spec.Template.Labels
+// PodLabels returns the labels of a Rollout's pods: its template's, or, with
+// spec.workloadRef, those of the referenced Deployment's template when the
+// bundle holds it. ok is false when they cannot be known (a workloadRef to an
+// object outside the bundle), so callers do not judge selectors against an
+// empty set.
+func (g *Graph) PodLabels(r *Resource) (labels map[string]string, ok bool) {
+	ro := r.Rollout()
+	if ro == nil {
+		return nil, false
 	}
-	return nil
+	ref := ro.Spec.WorkloadRef
+	if ref == nil {
+		return ro.Spec.Template.Labels, true
+	}
+	w := g.Get(ref.Kind, r.Namespace, ref.Name)
+	if w == nil {
+		return nil, false
+	}
+	spec, _ := w.Object["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	md, _ := tmpl["metadata"].(map[string]any)
+	raw, _ := md["labels"].(map[string]any)
+	labels = make(map[string]string, len(raw))
+	for k, v := range raw {
+		if s, isStr := v.(string); isStr {
+			labels[k] = s
+		}
+	}
+	return labels, true
 }
 
 // RolloutsSelectedBy returns the Rollouts of namespace ns whose pod template
@@ -62,7 +86,7 @@ func (g *Graph) RolloutsSelectedBy(ns string, selector map[string]string, ignore
 	}
 	var out []*Resource
 	for _, r := range smallest {
-		labels := PodLabels(r)
+		labels, _ := g.PodLabels(r)
 		ok := true
 		for _, k := range keys {
 			if v, has := labels[k]; !has || v != selector[k] {

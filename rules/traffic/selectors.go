@@ -149,8 +149,7 @@ spec:
 					}
 					seen[id] = true
 					p.Report(ls.Res, path, fmt.Sprintf("%s pins %s=%s (%s): Argo selects revisions with %s, and a pinned version makes stable and canary select the same or the wrong pods once the next release changes it",
-						ls.What(), k, v, why, hashLabel),
-						rules.RelatedAt(rr.Rollout, "spec.template.metadata.labels", "Rollout "+rr.Rollout.Name+" pod template labels"))
+						ls.What(), k, v, why, hashLabel), templateRelated(p.Graph, rr))
 				}
 			}
 		}
@@ -189,7 +188,10 @@ spec:
 `),
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
-			tmpl := rr.Spec.Spec.Template.Labels
+			tmpl, known := p.Graph.PodLabels(rr.Rollout)
+			if !known {
+				continue // workloadRef to a Deployment outside the bundle
+			}
 			for _, ls := range rolloutLabelSets(rr) {
 				for _, k := range sortedKeys(ls.Labels) {
 					if k == hashLabel {
@@ -204,7 +206,7 @@ spec:
 					if ok {
 						msg = fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has %s=%s: it selects none of its pods", ls.What(), k, v, rr.Rollout.Name, k, got)
 					}
-					p.Report(ls.Res, graph.Key(ls.Path, k), msg, rules.RelatedAt(rr.Rollout, "spec.template.metadata.labels", "Rollout "+rr.Rollout.Name+" pod template labels"))
+					p.Report(ls.Res, graph.Key(ls.Path, k), msg, templateRelated(p.Graph, rr))
 				}
 			}
 		}
@@ -283,12 +285,23 @@ spec:
 					}
 					p.Report(ls.Res, ls.Path, fmt.Sprintf("%s (%s) also matches the pods of Rollout %s/%s: traffic for Rollout %s reaches the other application's pods whenever %s is not in the selector",
 						ls.What(), formatLabels(sel), other.Namespace, other.Name, rr.Rollout.Name, hashLabel),
-						rules.RelatedAt(other, "spec.template.metadata.labels", "Rollout "+other.Name+" pod template labels"))
+						templateRelated(g, x.ForRollout(other)))
 				}
 			}
 		}
 		return nil
 	},
+}
+
+// templateRelated points at the pod template labels: the Rollout's, or the
+// workloadRef Deployment's.
+func templateRelated(g *graph.Graph, rr *graph.RolloutRefs) rules.Related {
+	if ref := rr.Spec.Spec.WorkloadRef; ref != nil {
+		if w := g.Get(ref.Kind, rr.Rollout.Namespace, ref.Name); w != nil {
+			return rules.RelatedAt(w, "spec.template.metadata.labels", fmt.Sprintf("%s %s pod template labels (workloadRef of Rollout %s)", ref.Kind, ref.Name, rr.Rollout.Name))
+		}
+	}
+	return rules.RelatedAt(rr.Rollout, "spec.template.metadata.labels", "Rollout "+rr.Rollout.Name+" pod template labels")
 }
 
 func formatLabels(m map[string]string) string {
