@@ -48,11 +48,12 @@ http:
 `),
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
+			if len(rr.VirtualServices) == 0 {
+				continue // VirtualServices are only resolved for canary Istio routing
+			}
 			managed := map[string]bool{}
-			if tr := rr.Spec.Spec.Strategy.Canary.TrafficRouting; tr != nil {
-				for _, m := range tr.ManagedRoutes {
-					managed[m.Name] = true
-				}
+			for _, m := range rr.Spec.Spec.Strategy.Canary.TrafficRouting.ManagedRoutes {
+				managed[m.Name] = true
 			}
 			for _, vs := range rr.VirtualServices {
 				spec := vsSpec(vs.Target)
