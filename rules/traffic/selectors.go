@@ -66,7 +66,8 @@ func rolloutLabelSets(rr *graph.RolloutRefs) []labelSet {
 	return out
 }
 
-// versionKeys are label keys that carry a release's version.
+// versionKeys are label keys that carry a release's version; the rule option
+// versionKeys adds more.
 var versionKeys = map[string]bool{
 	"version": true, "app.kubernetes.io/version": true, "helm.sh/chart": true,
 	"app.kubernetes.io/revision": true, "revision": true,
@@ -106,6 +107,18 @@ only the *new* pods while the old stable pods still serve, so stable and canary 
 pods (or none) during the rollout and the split the steps describe never happens. After
 promotion the selector is wrong again for the next release.
 
+Version-like means: the keys ` + "`version`" + `, ` + "`app.kubernetes.io/version`" + `, ` + "`helm.sh/chart`" + `,
+` + "`revision`" + `, ` + "`app.kubernetes.io/revision`" + ` (add your own with the option ` + "`versionKeys`" + `), a
+value equal to one of the Rollout's image tags, or a value shaped like ` + "`1.2`" + ` / ` + "`v1.2.3`" + `.
+
+` + yamlBlock(`
+# .rolloutlint.yaml
+rules:
+  RL2011:
+    options:
+      versionKeys: [track, build]
+`) + `
+
 Fix: select pods by stable identity labels (` + "`app`" + `, ` + "`app.kubernetes.io/name`" + `) only and let
 the controller add the pod-template hash.
 
@@ -125,6 +138,13 @@ spec:
   selector: {app: checkout}
 `),
 	Run: func(p *rules.Pass) error {
+		keys := map[string]bool{}
+		for k := range versionKeys {
+			keys[k] = true
+		}
+		for _, k := range p.Options.Strings("versionKeys", nil) {
+			keys[k] = true
+		}
 		seen := map[string]bool{}
 		for _, rr := range p.Graph.Refs().Rollouts {
 			tags := imageTags(rr)
@@ -133,7 +153,7 @@ spec:
 					v := ls.Labels[k]
 					why := ""
 					switch {
-					case versionKeys[k]:
+					case keys[k]:
 						why = fmt.Sprintf("key %q names a version", k)
 					case tags[v] && v != "latest":
 						why = fmt.Sprintf("value %q is the image tag of Rollout %s", v, rr.Rollout.Name)
