@@ -44,6 +44,7 @@ var goRules = []*rules.Rule{
 	traffic.SelectsOtherRollout,
 	traffic.SharedService,
 	traffic.SharedDestinationRule,
+	traffic.ManagedRouteClash,
 
 	// RL3xxx: Istio hygiene.
 
