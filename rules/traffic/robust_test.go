@@ -72,7 +72,7 @@ func TestOddShapesDoNotBreakRules(t *testing.T) {
 		traffic.SharedRoute, traffic.MissingObject, traffic.RouteNotFound, traffic.RouteMissingDestination,
 		traffic.DeletedDestination, traffic.MissingSubset, traffic.DestinationRuleHostMismatch, traffic.ExtraSubset,
 		traffic.WeightOverflow, traffic.InitialWeights, traffic.VersionLabelSelector, traffic.SelectorNotInTemplate,
-		traffic.SelectsOtherRollout, traffic.SharedService, traffic.SharedDestinationRule,
+		traffic.SelectsOtherRollout, traffic.SharedService, traffic.SharedDestinationRule, traffic.ManagedRouteClash,
 	}
 	res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
 	reported := 0
