@@ -47,11 +47,12 @@ type Graph struct {
 	// DefaultNamespace is the namespace given to objects that do not set one.
 	DefaultNamespace string
 
-	byKind  map[string][]*Resource
-	byKey   map[ObjectKey][]*Resource
-	files   map[string]*File
-	refs    *References
-	hostIdx *hostIndex
+	byKind    map[string][]*Resource
+	byKey     map[ObjectKey][]*Resource
+	files     map[string]*File
+	refs      *References
+	hostIdx   *hostIndex
+	podLabels *podLabelIndex
 }
 
 // New builds a graph over resources (already in load order) and files. It
@@ -77,6 +78,7 @@ func New(defaultNamespace string, resources []*Resource, files []*File, problems
 	}
 	sort.SliceStable(g.Problems, func(i, j int) bool { return lessPos(g.Problems[i].Pos, g.Problems[j].Pos) })
 	g.hostIdx = buildHostIndex(g)
+	g.podLabels = buildPodLabelIndex(g)
 	g.refs = resolve(g)
 	return g
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/rules/tool"
+	"github.com/rolloutlint/rolloutlint/rules/traffic"
 )
 
 // goRules lists the Go rules, grouped by theme and sorted by ID within each.
@@ -28,6 +29,22 @@ var goRules = []*rules.Rule{
 	rollout.StepAction,
 
 	// RL2xxx: Rollout ↔ traffic routing.
+	traffic.SharedRoute,
+	traffic.MissingObject,
+	traffic.RouteNotFound,
+	traffic.RouteMissingDestination,
+	traffic.DeletedDestination,
+	traffic.MissingSubset,
+	traffic.DestinationRuleHostMismatch,
+	traffic.ExtraSubset,
+	traffic.WeightOverflow,
+	traffic.InitialWeights,
+	traffic.VersionLabelSelector,
+	traffic.SelectorNotInTemplate,
+	traffic.SelectsOtherRollout,
+	traffic.SharedService,
+	traffic.SharedDestinationRule,
+	traffic.ManagedRouteClash,
 
 	// RL3xxx: Istio hygiene.
 

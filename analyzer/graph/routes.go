@@ -1,0 +1,118 @@
+package graph
+
+import (
+	"fmt"
+
+	networkingv1 "istio.io/api/networking/v1"
+)
+
+// Destination is one weighted destination of a VirtualService route.
+type Destination struct {
+	Host   string
+	Subset string
+	Weight int32
+
+	// The route's kind and index and the destination's index locate it; the
+	// field path is built only when a rule reports, which keeps the
+	// per-route cost of rules that find nothing allocation-free.
+	kind       RouteKind
+	route, idx int
+}
+
+// Path is the field path of the destination entry in the VirtualService, e.g.
+// spec.http[0].route[1].
+func (d Destination) Path() string {
+	return fmt.Sprintf("spec.%s[%d].route[%d]", d.kind, d.route, d.idx)
+}
+
+// HostPath is the field path of the destination's host.
+func (d Destination) HostPath() string { return d.Path() + ".destination.host" }
+
+// SubsetPath is the field path of the destination's subset.
+func (d Destination) SubsetPath() string { return d.Path() + ".destination.subset" }
+
+// WeightPath is the field path of the destination's weight.
+func (d Destination) WeightPath() string { return d.Path() + ".weight" }
+
+// RouteCount returns how many routes of a kind a VirtualService has.
+func RouteCount(vs *networkingv1.VirtualService, kind RouteKind) int {
+	switch kind {
+	case HTTP:
+		return len(vs.GetHttp())
+	case TLS:
+		return len(vs.GetTls())
+	case TCP:
+		return len(vs.GetTcp())
+	}
+	return 0
+}
+
+// RouteDestinations returns the weighted destinations of route index of a
+// kind, in order, or nil when the route does not exist.
+func RouteDestinations(vs *networkingv1.VirtualService, kind RouteKind, index int) []Destination {
+	if vs == nil || index < 0 || index >= RouteCount(vs, kind) {
+		return nil
+	}
+	var out []Destination
+	add := func(i int, d *networkingv1.Destination, w int32) {
+		out = append(out, Destination{Host: d.GetHost(), Subset: d.GetSubset(), Weight: w, kind: kind, route: index, idx: i})
+	}
+	switch kind {
+	case HTTP:
+		for i, d := range vs.GetHttp()[index].GetRoute() {
+			add(i, d.GetDestination(), d.GetWeight())
+		}
+	case TLS:
+		for i, d := range vs.GetTls()[index].GetRoute() {
+			add(i, d.GetDestination(), d.GetWeight())
+		}
+	case TCP:
+		for i, d := range vs.GetTcp()[index].GetRoute() {
+			add(i, d.GetDestination(), d.GetWeight())
+		}
+	}
+	return out
+}
+
+// SubsetUse is a place where a VirtualService sends traffic (or mirrors it)
+// to a named subset.
+type SubsetUse struct {
+	Host   string
+	Subset string
+	// Path is the field path of the subset value.
+	Path string
+}
+
+// SubsetUses returns every destination and mirror of a VirtualService that
+// names a subset, in document order.
+func SubsetUses(vs *networkingv1.VirtualService) []SubsetUse {
+	var out []SubsetUse
+	add := func(d *networkingv1.Destination, path string) {
+		if d.GetSubset() != "" {
+			out = append(out, SubsetUse{Host: d.GetHost(), Subset: d.GetSubset(), Path: path + ".subset"})
+		}
+	}
+	for i, r := range vs.GetHttp() {
+		p := Index("spec.http", i)
+		for j, d := range r.GetRoute() {
+			add(d.GetDestination(), Index(p+".route", j)+".destination")
+		}
+		if r.GetMirror() != nil {
+			add(r.GetMirror(), p+".mirror")
+		}
+		for j, m := range r.GetMirrors() {
+			add(m.GetDestination(), Index(p+".mirrors", j)+".destination")
+		}
+	}
+	for i, r := range vs.GetTls() {
+		for j, d := range r.GetRoute() {
+			add(d.GetDestination(), Index(Index("spec.tls", i)+".route", j)+".destination")
+		}
+	}
+	for i, r := range vs.GetTcp() {
+		for j, d := range r.GetRoute() {
+			add(d.GetDestination(), Index(Index("spec.tcp", i)+".route", j)+".destination")
+		}
+	}
+	return out
+}

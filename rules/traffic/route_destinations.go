@@ -1,0 +1,166 @@
+package traffic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// RouteMissingDestination reports managed routes without the stable or the
+// canary destination, and destinations that match only by short name.
+var RouteMissingDestination = &rules.Rule{
+	ID: "RL2004", Name: "route-missing-destination", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Summary: "A managed route lacks the stable or the canary destination, or names it in another namespace.",
+	Doc: `Every route a Rollout manages must carry both the stable and the canary destination: in host
+mode a destination whose host is the stable Service and one whose host is the canary Service;
+in subset mode (` + "`destinationRule`" + ` set) one with the stable subset and one with the canary
+subset. Otherwise Argo marks the Rollout ` + "`InvalidSpec`" + ` ("Canary Service 'x' not found in route")
+and traffic never shifts.
+
+Argo compares hosts by their first label only (` + "`checkout-canary.other.svc.cluster.local`" + ` counts
+as ` + "`checkout-canary`" + `). rolloutlint also resolves the namespace: a host that matches by short
+name but names a Service in another namespace (or an external host) passes Argo's check while
+Istio sends the weighted traffic somewhere else, so it is reported too.
+
+Bad:
+
+` + yamlBlock(`
+http:
+- name: primary
+  route:
+  - destination: {host: checkout-stable}
+    weight: 100
+  # no checkout-canary destination
+`) + `
+
+Good:
+
+` + yamlBlock(`
+http:
+- name: primary
+  route:
+  - destination: {host: checkout-stable}
+    weight: 100
+  - destination: {host: checkout-canary}
+    weight: 0
+`),
+	Run: func(p *rules.Pass) error {
+		eachManagedRoute(p, func(m managedRoute) {
+			rr := m.Refs
+			rel := rules.RelatedAt(m.VS.Target, m.Route.VSPath(), "the managed route")
+			var seen []string
+			for _, d := range m.Dests {
+				s := d.Host
+				if d.Subset != "" {
+					s += " subset " + d.Subset
+				}
+				seen = append(seen, s)
+			}
+			have := "it has no destination"
+			if len(seen) > 0 {
+				have = "its destinations: " + strings.Join(seen, ", ")
+			}
+			if dr := rr.DestinationRule; dr != nil {
+				for _, want := range []struct{ role, subset string }{{"canary", dr.CanarySubset}, {"stable", dr.StableSubset}} {
+					if want.subset == "" || hasSubset(m.Dests, want.subset) {
+						continue
+					}
+					p.Report(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination with the %s subset %q (%s)", m.label(), want.role, want.subset, have), rel)
+				}
+				return
+			}
+			stable, canary := serviceNames(rr)
+			for _, want := range []struct{ role, svc string }{{"canary", canary}, {"stable", stable}} {
+				if want.svc == "" {
+					continue
+				}
+				found := false
+				for _, d := range m.Dests {
+					if graph.ShortHost(d.Host) != want.svc {
+						continue
+					}
+					found = true
+					if got, exp := graph.FQDN(d.Host, m.VS.Target.Namespace), graph.ServiceFQDN(want.svc, rr.Rollout.Namespace); got != exp {
+						p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
+							Message: fmt.Sprintf("destination host %q matches the %s Service %q only by short name: Argo sets its weight, but Istio sends that traffic to %s, not to %s",
+								d.Host, want.role, want.svc, got, exp),
+							Related: []rules.Related{rules.RelatedAt(rr.Rollout, m.Route.Path, "Rollout "+rr.Rollout.Name+" manages this route")}})
+					}
+				}
+				if !found {
+					p.Report(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination for the %s Service %q (%s)", m.label(), want.role, want.svc, have), rel)
+				}
+			}
+		})
+		return nil
+	},
+}
+
+func hasSubset(ds []graph.Destination, subset string) bool {
+	for _, d := range ds {
+		if d.Subset == subset {
+			return true
+		}
+	}
+	return false
+}
+
+// DeletedDestination reports destinations of a managed route that the
+// controller removes on the first weight change.
+var DeletedDestination = &rules.Rule{
+	ID: "RL2005", Name: "route-destination-deleted", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Summary: "A managed route has a destination that is neither stable, canary nor an additional subset: Argo deletes it.",
+	Doc: `On every weight change Argo Rollouts rewrites each managed route: the stable and canary
+destinations get the step's weights, experiment destinations get theirs, destinations whose
+subset is listed in ` + "`destinationRule.additionalSubsetNames`" + ` keep their weight, and **every other
+destination is deleted**. A third destination in git (a legacy version, a shadow backend)
+silently disappears at the first step, its traffic moves to stable/canary, and a GitOps tool
+then fights the controller over it.
+
+Fix: move the extra destination to a route the Rollout does not manage, or (subset mode) list
+its subset in ` + "`additionalSubsetNames`" + `.
+
+Bad:
+
+` + yamlBlock(`
+route:
+- destination: {host: checkout, subset: stable}
+  weight: 80
+- destination: {host: checkout, subset: canary}
+  weight: 0
+- destination: {host: checkout, subset: legacy}   # deleted by the controller
+  weight: 20
+`) + `
+
+Good:
+
+` + yamlBlock(`
+destinationRule:
+  name: checkout
+  stableSubsetName: stable
+  canarySubsetName: canary
+  additionalSubsetNames: [legacy]
+`),
+	Run: func(p *rules.Pass) error {
+		eachManagedRoute(p, func(m managedRoute) {
+			for _, d := range m.Dests {
+				if classify(m.Refs, d) != roleOther {
+					continue
+				}
+				what := fmt.Sprintf("host %q", d.Host)
+				if d.Subset != "" {
+					what += fmt.Sprintf(" subset %q", d.Subset)
+				}
+				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
+					Message: fmt.Sprintf("destination %s (weight %d) of %s is not Rollout %s's stable, canary or an additional subset: the controller deletes it at the first weight change",
+						what, d.Weight, m.label(), m.Refs.Rollout.Name),
+					Related: []rules.Related{rules.RelatedAt(m.Refs.Rollout, m.Route.Path, "Rollout "+m.Refs.Rollout.Name+" manages this route")}})
+			}
+		})
+		return nil
+	},
+}

@@ -1,0 +1,110 @@
+package traffic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// SharedService reports a Service that more than one Rollout references.
+var SharedService = &rules.Rule{
+	ID: "RL2014", Name: "shared-service", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{"Rollout", "Service"}, Tags: tags,
+	Summary: "A Service is the stable/canary/active/preview Service of two or more Rollouts.",
+	Doc: `Argo Rollouts owns the selector of every Service a Rollout names: it writes its own
+` + "`rollouts-pod-template-hash`" + ` into it and marks it ` + "`argo-rollouts.argoproj.io/managed-by-rollouts`" + `.
+When two Rollouts name the same Service, the second is refused ("Service is managed by another
+Rollout", ` + "`InvalidSpec`" + `), or — while the annotation is absent — the two controllers overwrite
+each other's hash and the Service flips between the two applications' pods.
+
+Fix: give each Rollout its own stable and canary Services.
+
+Bad:
+
+` + yamlBlock(`
+# Rollouts cart and checkout
+canary:
+  stableService: shop-stable
+  canaryService: shop-canary
+`) + `
+
+Good:
+
+` + yamlBlock(`
+canary:
+  stableService: checkout-stable
+  canaryService: checkout-canary
+`),
+	Run: func(p *rules.Pass) error {
+		x := p.Graph.Refs()
+		for _, rr := range x.Rollouts {
+			for _, s := range rr.Services {
+				if s.Target == nil {
+					continue
+				}
+				rel, names := othersRelated(x.ServiceUsers(s.Target), rr, func(o *graph.RolloutRefs) string { return roleOf(o, s.Target) },
+					func(o *graph.RolloutRefs) string { return "Rollout " + o.Rollout.Name + " also uses this Service" })
+				if len(names) == 0 {
+					continue
+				}
+				p.Report(rr.Rollout, s.Path, fmt.Sprintf("Service %s/%s is also used by Rollout %s; the controllers overwrite each other's selector", s.Target.Namespace, s.Target.Name, strings.Join(names, ", ")), rel...)
+			}
+		}
+		return nil
+	},
+}
+
+// roleOf returns the field path where a Rollout names a Service.
+func roleOf(rr *graph.RolloutRefs, svc *graph.Resource) string {
+	for _, s := range rr.Services {
+		if s.Target == svc {
+			return s.Path
+		}
+	}
+	return "metadata.name"
+}
+
+// SharedDestinationRule reports a DestinationRule managed by more than one
+// Rollout.
+var SharedDestinationRule = &rules.Rule{
+	ID: "RL2015", Name: "shared-destination-rule", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{"Rollout", "DestinationRule"}, Tags: tags,
+	Summary: "Two or more Rollouts manage the same DestinationRule.",
+	Doc: `A Rollout in subset mode rewrites the whole subset list of its DestinationRule, keeping only its
+own stable and canary subsets, and labels them with its own pod-template hashes. Two Rollouts
+sharing one DestinationRule strip each other's subsets and overwrite each other's hashes on
+every update: the other application's routes fail with 503 ` + "`NC`" + ` or reach the wrong pods.
+
+Fix: one DestinationRule per Rollout (and per host).
+
+Bad:
+
+` + yamlBlock(`
+# Rollouts cart and checkout
+destinationRule: {name: shop, stableSubsetName: stable, canarySubsetName: canary}
+`) + `
+
+Good:
+
+` + yamlBlock(`
+destinationRule: {name: checkout, stableSubsetName: stable, canarySubsetName: canary}
+`),
+	Run: func(p *rules.Pass) error {
+		x := p.Graph.Refs()
+		for _, rr := range x.Rollouts {
+			dr := rr.DestinationRule
+			if dr == nil || dr.Target == nil {
+				continue
+			}
+			rel, names := othersRelated(x.DestinationRuleUsers(dr.Target), rr, func(o *graph.RolloutRefs) string { return o.DestinationRule.Path },
+				func(o *graph.RolloutRefs) string { return "Rollout " + o.Rollout.Name + " also manages it" })
+			if len(names) == 0 {
+				continue
+			}
+			p.Report(rr.Rollout, dr.Path, fmt.Sprintf("DestinationRule %s/%s is also managed by Rollout %s; each Rollout removes the other's subsets", dr.Target.Namespace, dr.Target.Name, strings.Join(names, ", ")), rel...)
+		}
+		return nil
+	},
+}

@@ -1,0 +1,166 @@
+// Package traffic holds the RL2xxx rules: the wiring between a Rollout and the
+// Services, VirtualService routes, DestinationRule subsets and weights it
+// drives. They read the references the graph resolved once per bundle.
+package traffic
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	networkingv1 "istio.io/api/networking/v1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// istioGroup is the API group of VirtualServices and DestinationRules.
+const istioGroup = "networking.istio.io"
+
+// hashLabel is the label Argo Rollouts adds to selectors and subsets at runtime.
+const hashLabel = "rollouts-pod-template-hash"
+
+// tags are the SARIF/doc tags of every rule in this package.
+var tags = []string{"traffic"}
+
+// yamlBlock fences a YAML example for a rule Doc.
+func yamlBlock(s string) string { return "```yaml\n" + strings.Trim(s, "\n") + "\n```" }
+
+// serviceNames returns the Services Argo treats as stable and canary: the
+// canary fields, or ping and pong when both are empty and pingPong is set (ping
+// is stable until the first promotion).
+func serviceNames(rr *graph.RolloutRefs) (stable, canary string) {
+	c := rr.Spec.Spec.Strategy.Canary
+	if c == nil {
+		return "", ""
+	}
+	if c.StableService == "" && c.CanaryService == "" && c.PingPong != nil {
+		return c.PingPong.PingService, c.PingPong.PongService
+	}
+	return c.StableService, c.CanaryService
+}
+
+// managedRoute is one VirtualService route a Rollout manages, resolved.
+type managedRoute struct {
+	Refs  *graph.RolloutRefs
+	VS    *graph.VSRef
+	Route *graph.RouteRef
+	Spec  *networkingv1.VirtualService
+	Dests []graph.Destination
+}
+
+// label names the route for messages: VirtualService ns/name http route "primary".
+func (m managedRoute) label() string {
+	return routeLabel(m.VS.Target, *m.Route)
+}
+
+func routeLabel(vs *graph.Resource, rt graph.RouteRef) string {
+	name := fmt.Sprintf("%s[%d]", rt.Kind, rt.Index)
+	if rt.Name != "" {
+		name = fmt.Sprintf("%s route %q", rt.Kind, rt.Name)
+	} else if rt.Index >= 0 {
+		switch rt.Kind {
+		case graph.HTTP:
+			if n := vsSpec(vs).GetHttp()[rt.Index].GetName(); n != "" {
+				name = fmt.Sprintf("http route %q", n)
+			}
+		}
+	}
+	return fmt.Sprintf("VirtualService %s/%s %s", vs.Namespace, vs.Name, name)
+}
+
+func vsSpec(r *graph.Resource) *networkingv1.VirtualService {
+	if r == nil {
+		return nil
+	}
+	if o := r.VirtualService(); o != nil {
+		return &o.Spec
+	}
+	return nil
+}
+
+// eachManagedRoute calls fn for every existing route every Rollout manages, in
+// bundle order.
+func eachManagedRoute(p *rules.Pass, fn func(m managedRoute)) {
+	for _, rr := range p.Graph.Refs().Rollouts {
+		for i := range rr.VirtualServices {
+			vs := &rr.VirtualServices[i]
+			spec := vsSpec(vs.Target)
+			if spec == nil {
+				continue
+			}
+			for j := range vs.Routes {
+				rt := &vs.Routes[j]
+				if rt.Index < 0 {
+					continue
+				}
+				fn(managedRoute{Refs: rr, VS: vs, Route: rt, Spec: spec, Dests: graph.RouteDestinations(spec, rt.Kind, rt.Index)})
+			}
+		}
+	}
+}
+
+// role is what Argo does with a destination of a managed route.
+type role int
+
+const (
+	roleOther role = iota
+	roleCanary
+	roleStable
+	roleAdditional
+)
+
+// classify applies the controller's order: canary (short host or subset),
+// stable, then additionalSubsetNames; anything else is deleted on SetWeight.
+func classify(rr *graph.RolloutRefs, d graph.Destination) role {
+	stable, canary := serviceNames(rr)
+	short := graph.ShortHost(d.Host)
+	var stableSub, canarySub string
+	var additional []string
+	if dr := rr.DestinationRule; dr != nil {
+		stableSub, canarySub, additional = dr.StableSubset, dr.CanarySubset, dr.AdditionalSubsets
+	}
+	switch {
+	case canary != "" && short == canary, d.Subset != "" && d.Subset == canarySub:
+		return roleCanary
+	case stable != "" && short == stable, d.Subset != "" && d.Subset == stableSub:
+		return roleStable
+	}
+	for _, s := range additional {
+		if d.Subset != "" && d.Subset == s {
+			return roleAdditional
+		}
+	}
+	return roleOther
+}
+
+// missingSeverity is the policy for "the referenced object is not in the
+// bundle": info when the bundle carries no Istio object at all (the mesh
+// config plainly lives elsewhere), warning otherwise. Never above warning, so
+// the webhook (which sees objects one at a time) does not block on ordering.
+func missingSeverity(p *rules.Pass) rules.Severity {
+	if !p.Graph.HasGroup(istioGroup) {
+		return rules.Info
+	}
+	return rules.Warning
+}
+
+// sameObject reports whether two resources are the same object defined twice.
+func sameObject(a, b *graph.Resource) bool {
+	return a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// othersRelated lists related locations at other Rollouts' fields.
+func othersRelated(list []*graph.RolloutRefs, self *graph.RolloutRefs, path func(*graph.RolloutRefs) string, msg func(*graph.RolloutRefs) string) ([]rules.Related, []string) {
+	var rel []rules.Related
+	var names []string
+	for _, o := range list {
+		if o == self || sameObject(o.Rollout, self.Rollout) {
+			continue // a Rollout defined twice in the bundle is not sharing
+		}
+		rel = append(rel, rules.RelatedAt(o.Rollout, path(o), msg(o)))
+		names = append(names, o.Rollout.Namespace+"/"+o.Rollout.Name)
+	}
+	sort.Strings(names)
+	return rel, names
+}

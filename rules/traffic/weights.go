@@ -1,0 +1,175 @@
+package traffic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/weights"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// WeightOverflow reports steps where canary + experiment + additional weights
+// exceed 100, so the controller clamps the stable weight.
+var WeightOverflow = &rules.Rule{
+	ID: "RL2009", Name: "weight-overflow", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Summary: "At a step, the canary weight plus experiment and additional-subset weights exceed 100.",
+	Doc: `At each weight change Argo Rollouts writes stable = 100 − canary − experiment weights −
+the current weights of destinations kept through ` + "`additionalSubsetNames`" + `, and clamps the
+result at 0. When canary + experiment + additional exceeds 100 nothing fails: the stable weight
+becomes 0 and the route's weights add up to more than 100 (for example canary 80 + legacy 30 →
+0/80/30). Istio expects 100, so the update is rejected or traffic is split in proportions the
+step never said; the stable version silently receives no traffic at all.
+
+Fix: lower the step's ` + "`setWeight`" + ` (or the experiment template weights), or the additional
+destination's weight, so that they total at most 100.
+
+Bad:
+
+` + yamlBlock(`
+steps:
+- setWeight: 80      # + legacy subset at 30 = 110
+---
+route:
+- destination: {host: checkout, subset: legacy}
+  weight: 30
+`) + `
+
+Good:
+
+` + yamlBlock(`
+steps:
+- setWeight: 70      # 70 + 30 = 100, stable 0 by intent
+`),
+	Run: func(p *rules.Pass) error {
+		for _, rr := range p.Graph.Refs().Rollouts {
+			c := rr.Spec.Spec.Strategy.Canary
+			if c == nil || c.TrafficRouting == nil || c.TrafficRouting.Istio == nil || len(c.Steps) == 0 {
+				continue
+			}
+			add, addDests, route := heaviestAdditional(rr)
+			for _, st := range weights.Plan(c.Steps, add) {
+				over := st.Split.Overflow()
+				s := st.Split
+				if !st.Sets || over == 0 || s.Experiment+s.Additional == 0 {
+					continue // a canary weight above 100 on its own is RL1001's finding
+				}
+				path := graph.Index("spec.strategy.canary.steps", st.Index)
+				parts := []string{fmt.Sprintf("canary %d", s.Canary)}
+				if c.Steps[st.Index].SetWeight != nil {
+					path += ".setWeight"
+				} else {
+					path += ".experiment"
+				}
+				if s.Experiment > 0 {
+					parts = append(parts, fmt.Sprintf("experiment %d", s.Experiment))
+				}
+				var rel []rules.Related
+				if s.Additional > 0 {
+					var names []string
+					for _, d := range addDests {
+						names = append(names, fmt.Sprintf("%q %d", d.Subset, d.Weight))
+						rel = append(rel, rules.RelatedAt(route.VS.Target, d.WeightPath(), fmt.Sprintf("additional subset %q keeps weight %d", d.Subset, d.Weight)))
+					}
+					parts = append(parts, "additional subsets "+strings.Join(names, ", ")+" in "+route.label())
+				}
+				p.Report(rr.Rollout, path, fmt.Sprintf("step %d: %s add up to %d > %d: Argo clamps stable to 0 and writes weights totalling %d",
+					st.Index, strings.Join(parts, " + "), s.Sum(), weights.Total, s.Sum()), rel...)
+			}
+		}
+		return nil
+	},
+}
+
+// heaviestAdditional returns the weights of the additional-subset
+// destinations of the Rollout's managed route where they weigh most (the
+// route that overflows first), with the destinations and the route.
+func heaviestAdditional(rr *graph.RolloutRefs) ([]int32, []graph.Destination, managedRoute) {
+	var best []int32
+	var bestDests []graph.Destination
+	var bestRoute managedRoute
+	var bestSum int32
+	for i := range rr.VirtualServices {
+		vs := &rr.VirtualServices[i]
+		spec := vsSpec(vs.Target)
+		if spec == nil {
+			continue
+		}
+		for j := range vs.Routes {
+			rt := &vs.Routes[j]
+			var ws []int32
+			var ds []graph.Destination
+			var sum int32
+			for _, d := range graph.RouteDestinations(spec, rt.Kind, rt.Index) {
+				if classify(rr, d) == roleAdditional {
+					ws, ds, sum = append(ws, d.Weight), append(ds, d), sum+d.Weight
+				}
+			}
+			if sum > bestSum {
+				best, bestDests, bestSum = ws, ds, sum
+				bestRoute = managedRoute{Refs: rr, VS: vs, Route: rt, Spec: spec}
+			}
+		}
+	}
+	return best, bestDests, bestRoute
+}
+
+// InitialWeights reports managed routes whose weights in git are not the
+// controller's resting state: totalling 100 with the canary at 0.
+var InitialWeights = &rules.Rule{
+	ID: "RL2010", Name: "initial-weights", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Summary: "A managed route's weights in git do not total 100, or give the canary a non-zero weight.",
+	Doc: `Between rollouts the controller keeps a managed route at stable 100 / canary 0 (less any
+additional-subset weights). Weights committed in git that differ are overwritten at the next
+reconcile, so a GitOps tool reports the VirtualService OutOfSync forever and, on every sync,
+briefly re-applies the git weights — sending live traffic to a canary nobody is rolling out.
+Weights that do not total 100 are also rejected or normalised by Istio in ways that differ
+between versions.
+
+Fix: commit the resting state: the stable destination at 100 (minus additional subsets), the
+canary at 0.
+
+Bad:
+
+` + yamlBlock(`
+route:
+- destination: {host: checkout-stable}
+  weight: 90
+- destination: {host: checkout-canary}
+  weight: 10
+`) + `
+
+Good:
+
+` + yamlBlock(`
+route:
+- destination: {host: checkout-stable}
+  weight: 100
+- destination: {host: checkout-canary}
+  weight: 0
+`),
+	Run: func(p *rules.Pass) error {
+		eachManagedRoute(p, func(m managedRoute) {
+			if len(m.Dests) < 2 {
+				return // a single destination receives everything whatever its weight
+			}
+			rel := rules.RelatedAt(m.Refs.Rollout, m.Route.Path, "Rollout "+m.Refs.Rollout.Name+" manages this route")
+			var sum int32
+			for _, d := range m.Dests {
+				sum += d.Weight
+				if d.Weight != 0 && classify(m.Refs, d) == roleCanary {
+					p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.WeightPath(), Related: []rules.Related{rel},
+						Message: fmt.Sprintf("canary destination %q of %s has weight %d in git; the controller resets it to 0 between rollouts, and every sync re-sends %d%% of traffic to the canary",
+							d.Host, m.label(), d.Weight, d.Weight)})
+				}
+			}
+			if sum != weights.Total {
+				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: m.Dests[0].Path(), Related: []rules.Related{rel},
+					Message: fmt.Sprintf("the weights of %s total %d, not %d", m.label(), sum, weights.Total)})
+			}
+		})
+		return nil
+	},
+}
