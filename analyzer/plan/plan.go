@@ -64,9 +64,9 @@ const (
 // Plan is one Rollout's sequence of states.
 type Plan struct {
 	Rollout  Object `json:"rollout"`
-	Strategy string          `json:"strategy"` // canary | blueGreen
-	Split    Split           `json:"split"`
-	Replicas int32           `json:"replicas"`
+	Strategy string `json:"strategy"` // canary | blueGreen
+	Split    Split  `json:"split"`
+	Replicas int32  `json:"replicas"`
 	// States run from the committed state through promotion and scale-down.
 	States []State `json:"states"`
 	// Abort is the abort path taken from the state with the highest canary weight.
@@ -106,7 +106,7 @@ type State struct {
 
 // RouteState is one managed VirtualService route with its destination weights.
 type RouteState struct {
-	VS    Object `json:"virtualService"`
+	VS    Object          `json:"virtualService"`
 	Kind  graph.RouteKind `json:"kind"`
 	Index int             `json:"index"`
 	Name  string          `json:"name,omitempty"`
@@ -136,8 +136,8 @@ type ManagedRoute struct {
 // RevisionLabel is a selector or subset label and the revision it selects.
 type RevisionLabel struct {
 	Object Object `json:"object"`
-	Field  string          `json:"field"`
-	Hash   string          `json:"hash"`
+	Field  string `json:"field"`
+	Hash   string `json:"hash"`
 }
 
 // WriteKind classifies an API write by what Istio sees.
@@ -155,11 +155,11 @@ const (
 
 // Write is one field Argo Rollouts changes.
 type Write struct {
-	Kind   WriteKind       `json:"kind"`
-	Object Object `json:"object"`
-	Field  string          `json:"field"`
-	Old    string          `json:"old"`
-	New    string          `json:"new"`
+	Kind   WriteKind `json:"kind"`
+	Object Object    `json:"object"`
+	Field  string    `json:"field"`
+	Old    string    `json:"old"`
+	New    string    `json:"new"`
 	// RouteKind is the route list of a VirtualService write (tcp/tls weights live in LDS).
 	RouteKind graph.RouteKind `json:"routeKind,omitempty"`
 	// Hosts are the FQDNs whose endpoints change because of the write.

@@ -78,7 +78,7 @@ type KindRow struct {
 	// Sidecar and Gateway are the types generated for an in-scope sidecar and
 	// gateway proxy (EDS included when EDS is not none).
 	Sidecar, Gateway []Type
-	EDS             EDSMode
+	EDS              EDSMode
 	// BlocksPartialEDS makes EDS of a merged full push cover every watched
 	// cluster when this key is present.
 	BlocksPartialEDS bool

@@ -271,4 +271,3 @@ func typeList(m map[Type]bool) []Type {
 
 // FQDNKey formats a host key the way the prediction names it.
 func FQDNKey(kind ConfigKind, host string) string { return string(kind) + "/" + host }
-

@@ -180,4 +180,3 @@ func splitName(p Rollout) string {
 
 // keyOf renders a rollout key for headings.
 func keyOf(o plan.Object) string { return o.Namespace + "/" + o.Name }
-
