@@ -324,6 +324,12 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	b.cur = p.States[maxAt].clone()
 	b.cur.Writes = nil
 	b.batch = 1
+	if dynamic && b.cur.StableReplicas < p.Replicas {
+		// A dynamically scaled stable comes back to full size before traffic
+		// returns to it.
+		b.scale(p.Replicas, b.cur.CanaryReplicas, OldHash, NewHash)
+		b.batch++
+	}
 	if istio {
 		b.applyWeights(0, nil)
 		b.clearManaged()

@@ -45,9 +45,23 @@ func Text(w io.Writer, doc *Document) error {
 }
 
 func state(b *strings.Builder, s State) {
-	row := fmt.Sprintf("%-10s %-40s %-7s %s", stepLabel(s.State), clip(s.Action, 40),
-		fmt.Sprintf("%d/%d", s.StableReplicas, s.CanaryReplicas), weights(s.State))
-	line(b, "", row)
+	prefix := fmt.Sprintf("%-10s %-40s %-7s ", stepLabel(s.State), clip(s.Action, 40),
+		fmt.Sprintf("%d/%d", s.StableReplicas, s.CanaryReplicas))
+	// Weights wrap route by route under their own column.
+	pad := strings.Repeat(" ", len(prefix))
+	cur := prefix
+	for i, part := range strings.Split(weights(s.State), "; ") {
+		if i > 0 {
+			if utf8.RuneCountInString(cur)+2+utf8.RuneCountInString(part) > Width {
+				b.WriteString(cur + ";\n")
+				cur = pad
+			} else {
+				cur += "; "
+			}
+		}
+		cur += clip(part, Width-len(prefix))
+	}
+	b.WriteString(cur + "\n")
 	for _, w := range s.Writes {
 		line(b, "           ", fmt.Sprintf("write b%d %s", w.Batch, writeText(w)))
 	}
