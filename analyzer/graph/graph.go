@@ -52,6 +52,7 @@ type Graph struct {
 	files   map[string]*File
 	refs    *References
 	hostIdx *hostIndex
+	memo    memo
 }
 
 // New builds a graph over resources (already in load order) and files. It

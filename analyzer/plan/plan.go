@@ -278,3 +278,10 @@ type Object struct {
 
 // String renders Kind/namespace/name.
 func (o Object) String() string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
+
+type memoKey struct{}
+
+// ForGraph returns Build(g), computed once per graph and shared by every caller.
+func ForGraph(g *graph.Graph) []*Plan {
+	return g.Memo(memoKey{}, func() any { return Build(g) }).([]*Plan)
+}

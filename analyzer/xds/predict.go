@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+
 	"github.com/rolloutlint/rolloutlint/analyzer/plan"
 )
 
@@ -271,3 +273,31 @@ func typeList(m map[Type]bool) []Type {
 
 // FQDNKey formats a host key the way the prediction names it.
 func FQDNKey(kind ConfigKind, host string) string { return string(kind) + "/" + host }
+
+// Predicted is a plan with its prediction under one model.
+type Predicted struct {
+	Plan       *plan.Plan
+	Prediction *Prediction
+}
+
+type memoKey struct{ version string }
+
+type scoperKey struct{}
+
+// ScoperFor returns the graph's Scoper, built once per graph.
+func ScoperFor(g *graph.Graph) *Scoper {
+	return g.Memo(scoperKey{}, func() any { return NewScoper(g) }).(*Scoper)
+}
+
+// ForGraph returns every Rollout's plan with its prediction under a model,
+// computed once per graph and version and shared by the RL6xxx rules.
+func ForGraph(g *graph.Graph, m *Model) []Predicted {
+	return g.Memo(memoKey{m.Version}, func() any {
+		sc := ScoperFor(g)
+		var out []Predicted
+		for _, p := range plan.ForGraph(g) {
+			out = append(out, Predicted{Plan: p, Prediction: Predict(m, sc, p)})
+		}
+		return out
+	}).([]Predicted)
+}
