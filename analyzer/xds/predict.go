@@ -233,6 +233,9 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	if scope != nil {
 		x.Scope = *scope
 	}
+	if x.Scope.SidecarNamespaces == nil {
+		x.Scope.SidecarNamespaces = []string{} // JSON: always a list
+	}
 	for c := range cites {
 		x.Cites = append(x.Cites, c)
 	}
