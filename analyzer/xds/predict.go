@@ -3,6 +3,7 @@ package xds
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 
@@ -182,9 +183,9 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 		for _, t := range we.ev.Effective {
 			eff[t] = true
 		}
-		cites[kr.Cite] = true
+		cites[shortCite(kr.Cite)] = true
 		if ch := m.change(we.obj); ch != nil {
-			cites[ch.Cite] = true
+			cites[shortCite(ch.Cite)] = true
 		}
 		s := sc.For(we.ev.Kind, we.obj, kr.AllGateways)
 		if scope == nil {
@@ -241,6 +242,15 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	}
 	sort.Strings(x.Cites)
 	return x
+}
+
+// shortCite keeps the section part of a table citation ("§9 row 1"); the
+// explanation after the colon stays in the table.
+func shortCite(c string) string {
+	if i := strings.Index(c, ":"); i > 0 {
+		return c[:i]
+	}
+	return c
 }
 
 func splitKeys(s string) []string {
