@@ -55,8 +55,10 @@ func TestPlanErrors(t *testing.T) {
 		{"plan", "--config", "/dev/null", "--format", "yaml", "../../../testdata/plan/host-level.yaml"},
 		{"plan", "--config", "/dev/null", "--rollout", "nope/missing", "../../../testdata/plan/host-level.yaml"},
 		{"lint", "--config", "/dev/null", "--istio-version", "2.0", "../../../testdata/plan/host-level.yaml"},
+		{"plan", "--config", "/dev/null", "../../../testdata/rules/RL0001/bad.yaml"},
 	}
-	wants := []string{"unsupported Istio version \"1.29\"", "unknown format \"yaml\"", "have: default/rollouts-demo", "unsupported Istio version \"2.0\""}
+	wants := []string{"unsupported Istio version \"1.29\"", "unknown format \"yaml\"", "have: default/rollouts-demo", "unsupported Istio version \"2.0\"",
+		"testdata/rules/RL0001/bad.yaml:15:1: invalid YAML"}
 	for i, c := range cases {
 		code, _, errs := run(c...)
 		if code != ExitFailure || !strings.Contains(errs, wants[i]) {
