@@ -29,8 +29,7 @@ type builder struct {
 	batch   int
 }
 
-// labelField is the field of a revision label: a Service selector key or a
-// DestinationRule subset label.
+// serviceLabel is the hash key of a Service selector pointing at a revision.
 func (b *builder) serviceLabel(ref *graph.ServiceRef, hash string) *RevisionLabel {
 	if ref == nil {
 		return nil
@@ -41,6 +40,8 @@ func (b *builder) serviceLabel(ref *graph.ServiceRef, hash string) *RevisionLabe
 	}
 }
 
+// subsetLabel is the hash label of a DestinationRule subset pointing at a
+// revision; the subset's index when the DestinationRule is in the bundle.
 func (b *builder) subsetLabel(subset, hash string) *RevisionLabel {
 	if b.dr == nil || subset == "" {
 		return nil
@@ -387,6 +388,9 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	b.scale(0, p.Replicas, OldHash, NewHash)
 	b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.blueGreen", fmt.Sprintf("old ReplicaSet to 0 after %ds", delay))
 
+	// Abort before promotion: the active Service never moved. We assume the
+	// preview Service is pointed back at the stable ReplicaSet before the new
+	// one is scaled down (not verified in Argo's source).
 	b.cur = start
 	b.cur.Writes = nil
 	b.batch = 1
@@ -558,6 +562,7 @@ func (b *builder) diffRoute(rt *RouteState, next []Destination) {
 	}
 }
 
+// vsWrite records a write to a managed VirtualService route.
 func (b *builder) vsWrite(rt *RouteState, kind WriteKind, field, old, new string) {
 	b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: rt.VS, Field: field, Old: old, New: new, RouteKind: rt.Kind, Batch: b.batch,
 		Resource: b.g.Get(rt.VS.Kind, rt.VS.Namespace, rt.VS.Name)})
@@ -599,6 +604,7 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 	}
 }
 
+// clearManaged removes every header/mirror route (promotion and abort).
 func (b *builder) clearManaged() {
 	for _, m := range append([]ManagedRoute(nil), b.cur.Managed...) {
 		b.setManaged(m, false, "")
@@ -618,6 +624,7 @@ func (b *builder) vsKeys() []Object {
 	return out
 }
 
+// describeStep is the human description of a canary step.
 func describeStep(s *v1alpha1.CanaryStep) string {
 	var parts []string
 	if s.SetWeight != nil {
@@ -662,6 +669,7 @@ func describeStep(s *v1alpha1.CanaryStep) string {
 	return strings.Join(parts, ", ")
 }
 
+// headerDesc describes a header route's match for writes.
 func headerDesc(h *v1alpha1.SetHeaderRoute) string {
 	var ms []string
 	for _, m := range h.Match {

@@ -253,7 +253,7 @@ func replicasFor(total, weight int32) int32 {
 	return int32((int64(total)*int64(weight) + 99) / 100)
 }
 
-// stepWeight returns the experiment template weights of a step, sorted by
+// experimentWeights returns the weighted experiment templates of a step, sorted by
 // template name (the order Argo appends experiment destinations in).
 func experimentWeights(s *v1alpha1.CanaryStep) []v1alpha1.RolloutExperimentTemplate {
 	if s == nil || s.Experiment == nil {
