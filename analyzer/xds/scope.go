@@ -244,6 +244,11 @@ func (s *Scoper) filterEgress(set *nsSet, hostNS string, hosts []string) {
 				keep.list[ns] = true
 			}
 		}
+		// "." in the mesh default means the proxy's own namespace, so the
+		// host's namespace may still import it.
+		if _, own := s.sidecars[hostNS]; !own && hostNS != "" && !set.except[hostNS] && imports(root, hostNS, hostNS, hosts) {
+			keep.list[hostNS] = true
+		}
 		*set = keep
 	}
 }
