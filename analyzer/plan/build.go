@@ -513,9 +513,7 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 				additional += d.Weight
 			}
 		}
-		stable := 100 - w - expSum - additional
-		clamped := stable < 0
-		stable = max(stable, 0)
+		stable, clamped := StableWeight(w, expSum, additional)
 		var next []Destination
 		for _, d := range rt.Dests {
 			switch d.Role {

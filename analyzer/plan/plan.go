@@ -241,8 +241,23 @@ func (rt *RouteState) FindDest(d Destination) *Destination {
 	return nil
 }
 
-// replicasFor is Argo's trafficWeightToReplicas: the pods needed to carry a
-// weight, rounded up so that any non-zero weight gets a pod.
+// StableWeight is Argo's stable share of a managed route (processRoutes):
+// 100 − canary − experiment weights − additional-subset weights, clamped at 0
+// because Istio rejects negative weights. clamped reports the clamp, which
+// leaves the route's weights summing to more than 100.
+func StableWeight(canary, experiments, additional int32) (weight int32, clamped bool) {
+	w := 100 - canary - experiments - additional
+	if w < 0 {
+		return 0, true
+	}
+	return w, false
+}
+
+// ReplicasForWeight is Argo's trafficWeightToReplicas: the pods of a
+// ReplicaSet that carries weight% of traffic, rounded up so that any
+// non-zero weight gets a pod.
+func ReplicasForWeight(total, weight int32) int32 { return replicasFor(total, weight) }
+
 func replicasFor(total, weight int32) int32 {
 	if weight <= 0 || total <= 0 {
 		return 0

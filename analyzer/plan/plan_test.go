@@ -200,3 +200,25 @@ func TestBlueGreen(t *testing.T) {
 		t.Errorf("abort = %+v", p.Abort)
 	}
 }
+
+func TestWeightArithmetic(t *testing.T) {
+	cases := []struct {
+		canary, exp, add, want int32
+		clamped                bool
+	}{
+		{50, 0, 20, 30, false}, // seed 000 "Additional Subsets"
+		{70, 50, 0, 0, true},   // argo-rollouts.md §2c: stable 0 / canary 70 / exp 50
+		{80, 0, 30, 0, true},   // §2c: 0 / 80 / 30
+		{0, 0, 0, 100, false},
+	}
+	for _, c := range cases {
+		if w, cl := plan.StableWeight(c.canary, c.exp, c.add); w != c.want || cl != c.clamped {
+			t.Errorf("StableWeight(%d,%d,%d) = %d,%v want %d,%v", c.canary, c.exp, c.add, w, cl, c.want, c.clamped)
+		}
+	}
+	for _, c := range [][3]int32{{4, 50, 2}, {5, 50, 3}, {10, 1, 1}, {10, 0, 0}, {3, 100, 3}, {0, 50, 0}} {
+		if got := plan.ReplicasForWeight(c[0], c[1]); got != c[2] {
+			t.Errorf("ReplicasForWeight(%d, %d) = %d, want %d", c[0], c[1], got, c[2])
+		}
+	}
+}
