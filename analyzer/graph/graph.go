@@ -53,6 +53,7 @@ type Graph struct {
 	refs      *References
 	hostIdx   *hostIndex
 	podLabels *podLabelIndex
+	memo      memo
 }
 
 // New builds a graph over resources (already in load order) and files. It

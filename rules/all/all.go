@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/plan"
 	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/rules/tool"
 	"github.com/rolloutlint/rolloutlint/rules/traffic"
@@ -51,6 +52,9 @@ var goRules = []*rules.Rule{
 	// RL4xxx: analysis.
 
 	// RL6xxx: step plan and xDS prediction.
+	plan.MissingDestination,
+	plan.SplitWindow,
+	plan.GatewayFanout,
 }
 
 // Rules returns every built-in rule sorted by ID. Rego policies are appended by

@@ -1,0 +1,179 @@
+package planreport_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/xeipuuv/gojsonschema"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/analyzer/plan"
+	"github.com/rolloutlint/rolloutlint/analyzer/xds"
+	"github.com/rolloutlint/rolloutlint/report/planreport"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const fixtures = "../../testdata/plan"
+
+var fixtureNames = []string{"host-level", "subset-level", "header-mirror", "additional-subsets", "bluegreen"}
+
+func doc(t *testing.T, name, version string) *planreport.Document {
+	t.Helper()
+	// A relative path keeps file names in the output stable across machines.
+	g, err := load.Paths([]string{filepath.Join(fixtures, name+".yaml")}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := xds.ForVersion(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planreport.Build(m, xds.NewScoper(g), plan.Build(g))
+}
+
+// TestJSONSchema validates the JSON of every fixture under every model
+// against docs/plan.schema.json.
+func TestJSONSchema(t *testing.T) {
+	schema, err := gojsonschema.NewSchema(gojsonschema.NewReferenceLoader("file://" + mustAbs(t, "../../docs/plan.schema.json")))
+	if err != nil {
+		t.Fatalf("schema: %v", err)
+	}
+	for _, name := range fixtureNames {
+		for _, v := range xds.Versions() {
+			var buf bytes.Buffer
+			if err := planreport.JSON(&buf, doc(t, name, v)); err != nil {
+				t.Fatal(err)
+			}
+			res, err := schema.Validate(gojsonschema.NewBytesLoader(buf.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range res.Errors() {
+				t.Errorf("%s@%s: %s", name, v, e)
+			}
+		}
+	}
+	// The schema must reject what it documents as wrong, or it checks nothing.
+	bad := []byte(`{"schemaVersion":1,"istioVersion":"1.28","rollouts":[{"rollout":{"kind":"Rollout","namespace":"a","name":"b"},` +
+		`"file":"f","line":1,"strategy":"canary","split":"host","replicas":1,"states":[],"abortFrom":0,"abort":[],` +
+		`"summary":{"fullPushes":0,"endpointPushes":0,"allGatewayPushes":0,"mergedPushes":0},"extra":true}]}`)
+	res, err := schema.Validate(gojsonschema.NewBytesLoader(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Valid() {
+		t.Error("schema accepts an empty state list and an unknown field")
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.ToSlash(a)
+}
+
+// TestTextWidth keeps the text table readable in 100 columns.
+func TestTextWidth(t *testing.T) {
+	for _, name := range fixtureNames {
+		var buf bytes.Buffer
+		if err := planreport.Text(&buf, doc(t, name, "1.28")); err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(buf.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > planreport.Width {
+				t.Errorf("%s line %d is %d columns: %q", name, i+1, n, l)
+			}
+		}
+	}
+}
+
+// TestGolden compares every format with testdata/plan/golden (-update rewrites).
+func TestGolden(t *testing.T) {
+	for _, name := range fixtureNames {
+		for format, w := range planreport.Formats {
+			ext := map[string]string{"text": "txt", "json": "json", "markdown": "md", "mermaid": "mmd"}[format]
+			var buf bytes.Buffer
+			if err := w(&buf, doc(t, name, "1.28")); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(fixtures, "golden", name+"."+ext)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report/planreport -update)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%s differs from the golden file (run with -update and review the diff):\n%s", path, buf.String())
+			}
+		}
+	}
+}
+
+// TestJSONFieldsStable checks the documented top-level field names of a push.
+func TestJSONFieldsStable(t *testing.T) {
+	var buf bytes.Buffer
+	if err := planreport.JSON(&buf, doc(t, "host-level", "1.28")); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Rollouts []struct {
+			States []struct {
+				Pushes []map[string]any `json:"pushes"`
+			} `json:"states"`
+		} `json:"rollouts"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	push := v.Rollouts[0].States[1].Pushes[0]
+	for _, k := range []string{"window", "writes", "keys", "class", "eds", "sidecarTypes", "gatewayTypes", "effective", "scope", "merged", "async", "cites"} {
+		if _, ok := push[k]; !ok {
+			t.Errorf("push has no %q field: %v", k, push)
+		}
+	}
+	if push["class"] != "partial-full-eds" {
+		t.Errorf("canary start push class = %v", push["class"])
+	}
+}
+
+// TestMermaidSyntax checks the diagram's structure: one sequenceDiagram per
+// Rollout, only arrow and note lines, no characters Mermaid parses as syntax.
+func TestMermaidSyntax(t *testing.T) {
+	var buf bytes.Buffer
+	if err := planreport.Mermaid(&buf, doc(t, "header-mirror", "1.28")); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if lines[0] != "sequenceDiagram" {
+		t.Fatalf("first line %q", lines[0])
+	}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		ok := strings.HasPrefix(l, "title ") || strings.HasPrefix(l, "participant ") ||
+			strings.HasPrefix(l, "Note over A,P: ") || strings.HasPrefix(l, "A->>K: ") || strings.HasPrefix(l, "I->>P: ")
+		if !ok {
+			t.Errorf("unexpected line %q", l)
+		}
+		msg := l[strings.Index(l, ":")+1:]
+		if strings.ContainsAny(msg, ";#<>") {
+			t.Errorf("unescaped Mermaid syntax in %q", l)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package planreport
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// Text writes one table per Rollout, wrapped to Width columns.
+func Text(w io.Writer, doc *Document) error {
+	var b strings.Builder
+	if len(doc.Rollouts) == 0 {
+		b.WriteString("no Rollout in the input\n")
+	}
+	for i, r := range doc.Rollouts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		line(&b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model",
+			keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(r), r.Replicas, doc.IstioVersion))
+		b.WriteString("PODS = old/new ReplicaSet; WEIGHTS per route: s stable, c canary, a additional,\n" +
+			"  x experiment, ! clamped; +name = header/mirror route\n")
+		b.WriteString("\n")
+		header := fmt.Sprintf("%-10s %-40s %-7s %s", "STEP", "ACTION", "PODS", "WEIGHTS")
+		line(&b, "", header)
+		for _, s := range r.States {
+			state(&b, s)
+		}
+		n := r.Summary
+		b.WriteString("\n")
+		line(&b, "", fmt.Sprintf("summary: %d full pushes, %d endpoint pushes; %d pushes reach every gateway; %d merged by debounce",
+			n.FullPushes, n.EndpointPushes, n.AllGatewayPushes, n.MergedPushes))
+		if len(r.Abort) > 0 {
+			from := r.States[r.AbortFrom]
+			b.WriteString("\n")
+			line(&b, "", fmt.Sprintf("abort path (from %s, %s):", stepLabel(from.State), from.Action))
+			for _, s := range r.Abort {
+				state(&b, s)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func state(b *strings.Builder, s State) {
+	prefix := fmt.Sprintf("%-10s %-40s %-7s ", stepLabel(s.State), clip(s.Action, 40),
+		fmt.Sprintf("%d/%d", s.StableReplicas, s.CanaryReplicas))
+	// Weights wrap route by route under their own column.
+	pad := strings.Repeat(" ", len(prefix))
+	cur := prefix
+	for i, part := range strings.Split(weights(s.State), "; ") {
+		if i > 0 {
+			if utf8.RuneCountInString(cur)+2+utf8.RuneCountInString(part) > Width {
+				b.WriteString(cur + ";\n")
+				cur = pad
+			} else {
+				cur += "; "
+			}
+		}
+		cur += clip(part, Width-len(prefix))
+	}
+	b.WriteString(cur + "\n")
+	for _, w := range s.Writes {
+		line(b, "           ", fmt.Sprintf("write b%d %s", w.Batch, writeText(w)))
+	}
+	for _, p := range s.Pushes {
+		head := fmt.Sprintf("push %d %s, changes %s", p.Window, p.Class, types(p.Effective))
+		if p.Merged {
+			head += fmt.Sprintf(" (debounce merged %d keys)", len(p.Keys))
+		}
+		line(b, "           ", head)
+		line(b, "             ", fmt.Sprintf("sent: sidecars %s; gateways %s", types(p.SidecarTypes), types(p.GatewayTypes)))
+		line(b, "             ", "keys: "+strings.Join(p.Keys, " "))
+		line(b, "             ", "scope: "+p.Scope.String())
+	}
+}
+
+// clip shortens s to n runes with an ellipsis.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// line writes text after indent, wrapping at spaces so that no line exceeds
+// Width; continuation lines get two more spaces of indent. A word longer than
+// the width is cut, so the limit always holds.
+func line(b *strings.Builder, indent, text string) {
+	if utf8.RuneCountInString(indent+text) <= Width {
+		b.WriteString(indent + text + "\n")
+		return
+	}
+	cur := indent
+	for _, word := range strings.Fields(text) {
+		for utf8.RuneCountInString(indent+"  "+word) > Width {
+			r := []rune(word)
+			cut := Width - utf8.RuneCountInString(indent) - 2
+			if strings.TrimSpace(cur) != "" {
+				b.WriteString(cur + "\n")
+			}
+			b.WriteString(indent + "  " + string(r[:cut]) + "\n")
+			cur, word = indent+"  ", string(r[cut:])
+		}
+		sep := " "
+		if strings.TrimSpace(cur) == "" {
+			sep = ""
+		}
+		if utf8.RuneCountInString(cur)+len(sep)+utf8.RuneCountInString(word) > Width {
+			b.WriteString(cur + "\n")
+			cur, sep = indent+"  ", ""
+		}
+		cur += sep + word
+	}
+	b.WriteString(cur + "\n")
+}
