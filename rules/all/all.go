@@ -26,6 +26,21 @@ var goRules = []*rules.Rule{
 	// RL1xxx: the Rollout spec.
 	rollout.SetWeightRange,
 	rollout.StepAction,
+	rollout.PauseDuration,
+	rollout.SurgeUnavailableZero,
+	rollout.Selector,
+	rollout.SameService,
+	rollout.RequiredServices,
+	rollout.CanaryScaleNoRouting,
+	rollout.RouteSteps,
+	rollout.StringMatch,
+	rollout.DynamicStableScale,
+	rollout.IstioVirtualServiceFields,
+	rollout.OneStrategy,
+	rollout.ExperimentWeight,
+	rollout.MaxTrafficWeight,
+	rollout.AntiAffinity,
+	rollout.ProgressDeadline,
 
 	// RL2xxx: Rollout ↔ traffic routing.
 
