@@ -41,6 +41,10 @@ var goRules = []*rules.Rule{
 	rollout.MaxTrafficWeight,
 	rollout.AntiAffinity,
 	rollout.ProgressDeadline,
+	rollout.PingPongRouter,
+	rollout.ScaleDownRevisionLimit,
+	rollout.WorkloadRefAndTemplate,
+	rollout.NegativeCount,
 
 	// RL2xxx: Rollout ↔ traffic routing.
 

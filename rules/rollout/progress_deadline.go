@@ -40,8 +40,8 @@ spec:
 			if ro.Spec.ProgressDeadlineSeconds != nil {
 				deadline = *ro.Spec.ProgressDeadlineSeconds
 			}
-			if deadline > ro.Spec.MinReadySeconds {
-				return
+			if deadline > ro.Spec.MinReadySeconds || deadline < 0 || ro.Spec.MinReadySeconds < 0 {
+				return // negative values are RL1021's
 			}
 			if ro.Spec.ProgressDeadlineSeconds == nil {
 				p.Reportf(r, "spec.minReadySeconds", "minReadySeconds %d is not below the default progressDeadlineSeconds %d: the Rollout could never make progress in time; Argo Rollouts marks it InvalidSpec; raise progressDeadlineSeconds",
