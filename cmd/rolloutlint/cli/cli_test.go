@@ -474,3 +474,33 @@ func TestRulesAndExplain(t *testing.T) {
 		t.Errorf("version: %d %q", r.code, r.out)
 	}
 }
+
+func TestConfigExcludes(t *testing.T) {
+	dir := write(t, map[string]string{
+		".rolloutlint.yaml":              "exclude: [\"**/charts/**\"]\n",
+		"deploy/clean.yaml":              clean,
+		"deploy/charts/app/bad.yaml":     acceptance,
+		"deploy/charts/app/values.yaml":  "replicas: [\n",
+		"deploy/notcharts/ok/clean.yaml": clean,
+	})
+	r := run(t, dir, "", "lint", "-f", "json", ".")
+	if r.code != cli.ExitOK {
+		t.Errorf("exit %d: excluded files were linted: %s %s", r.code, r.out, r.err)
+	}
+	var summary struct {
+		Summary struct {
+			Files int `json:"files"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &summary); err != nil || summary.Summary.Files != 2 {
+		t.Errorf("files linted = %d (%v), want 2", summary.Summary.Files, err)
+	}
+}
+
+func TestNoColorEnv(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	if r := run(t, dir, "", "lint", "bad.yaml"); strings.Contains(r.out, "\x1b[") {
+		t.Errorf("colour with NO_COLOR set: %q", r.out)
+	}
+}
