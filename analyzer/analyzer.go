@@ -82,11 +82,6 @@ func (r *Result) Fails(level rules.Severity) bool {
 	return false
 }
 
-type enabledRule struct {
-	rule    *rules.Rule
-	setting config.Setting
-}
-
 // Select returns the rules enabled by config and flags, sorted by ID, with their settings.
 func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 	settings := map[string]config.Setting{}

@@ -54,9 +54,7 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		}
 		ids, reason, _ := strings.Cut(v, "--")
 		s := &suppression{pos: r.Pos(graph.Key("metadata.annotations", IgnoreAnnotation)), reason: strings.TrimSpace(reason), kind: "external", resource: r}
-		for _, id := range strings.FieldsFunc(ids, func(c rune) bool { return c == ',' || c == ' ' }) {
-			s.rules = append(s.rules, id)
-		}
+		s.rules = append(s.rules, strings.FieldsFunc(ids, func(c rune) bool { return c == ',' || c == ' ' })...)
 		sups = append(sups, s)
 	}
 	if len(sups) == 0 {

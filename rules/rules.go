@@ -149,7 +149,6 @@ type Diagnostic struct {
 
 // MarshalJSON writes the output contract: position fields inline.
 func (d Diagnostic) MarshalJSON() ([]byte, error) {
-	type plain Diagnostic
 	related := d.Related
 	if related == nil {
 		related = []Related{}

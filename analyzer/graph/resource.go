@@ -77,7 +77,7 @@ func (r *Resource) Exists(path string) bool {
 	return val != nil
 }
 
-// Node returns the yaml value node at path, or nil.
+// NodeAt returns the yaml value node at path, or nil.
 func (r *Resource) NodeAt(path string) *yaml.Node {
 	_, val := r.lookupExact(path)
 	return val

@@ -37,9 +37,7 @@ func (l *loader) directives(file string, data []byte) []graph.Directive {
 				EndLine: i + 1, EndColumn: utf8.RuneCountInString(line) + 1},
 			Reason: strings.TrimSpace(reason),
 		}
-		for _, f := range strings.FieldsFunc(rulesPart, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-			d.Rules = append(d.Rules, f)
-		}
+		d.Rules = append(d.Rules, strings.FieldsFunc(rulesPart, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })...)
 		if strings.TrimSpace(line[:loc[0]]) != "" {
 			d.Line = i + 1
 		} else {

@@ -167,7 +167,7 @@ func readFile(path string, limits Limits) (Input, error) {
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
-	defer f.Close()
+	defer f.Close() //nolint:errcheck // read-only: a close error loses nothing
 	// Read one byte past the limit so an oversized file is detected without
 	// reading it all.
 	data, err := io.ReadAll(io.LimitReader(f, limits.MaxFileBytes+1))

@@ -44,12 +44,12 @@ func ParseWants(file string, data []byte) ([]*Want, error) {
 		for rest != "" {
 			q, err := strconv.QuotedPrefix(rest)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: want needs quoted regexps: %v", file, i+1, err)
+				return nil, fmt.Errorf("%s:%d: want needs quoted regexps: %w", file, i+1, err)
 			}
 			s, _ := strconv.Unquote(q)
 			re, err := regexp.Compile(s)
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: bad want regexp: %v", file, i+1, err)
+				return nil, fmt.Errorf("%s:%d: bad want regexp: %w", file, i+1, err)
 			}
 			out = append(out, &Want{File: file, Line: i + 1, Pattern: re})
 			rest = strings.TrimSpace(rest[len(q):])

@@ -504,3 +504,21 @@ func TestNoColorEnv(t *testing.T) {
 		t.Errorf("colour with NO_COLOR set: %q", r.out)
 	}
 }
+
+func TestOutputFile(t *testing.T) {
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	r := run(t, dir, "", "lint", "-f", "json", "-o", "report.json", "bad.yaml")
+	if r.code != cli.ExitFindings || r.out != "" {
+		t.Errorf("exit %d, stdout %q: the report belongs in the file", r.code, r.out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diags := parseJSON(t, string(data)); len(diags) == 0 {
+		t.Errorf("empty report file")
+	}
+	if r := run(t, dir, "", "lint", "-o", filepath.Join(dir, "no", "such", "dir", "r.txt"), "bad.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "writing report") {
+		t.Errorf("unwritable output: exit %d stderr %q", r.code, r.err)
+	}
+}

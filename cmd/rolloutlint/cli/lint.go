@@ -226,10 +226,16 @@ too so references resolve, but findings are reported only for the given files.`,
 				if err != nil {
 					return fmt.Errorf("writing report: %w", err)
 				}
-				defer f.Close()
 				out = f
 			}
-			if err := w(out, res, run.Report); err != nil {
+			err = w(out, res, run.Report)
+			if f, ok := out.(*os.File); ok && output != "" {
+				// A close error on a written file can mean lost data: report it.
+				if cerr := f.Close(); err == nil && cerr != nil {
+					err = cerr
+				}
+			}
+			if err != nil {
 				return fmt.Errorf("writing report: %w", err)
 			}
 			if failAt != 0 && res.Fails(failAt) {
