@@ -224,12 +224,14 @@ func indent(s, by string) string {
 }
 
 func TestHostileInputs(t *testing.T) {
-	deadline := 10 * time.Second
-	if testing.Short() {
-		deadline = 30 * time.Second // shared CI machines: only assert that it finishes
-	}
+	// A generous deadline: this asserts "finishes, bounded", not speed;
+	// BenchmarkHostile measures the time (well under a second each).
+	const deadline = 10 * time.Second
 	for name, data := range hostileInputs() {
 		t.Run(name, func(t *testing.T) {
+			if testing.Short() && len(data) > 1<<20 {
+				t.Skip("large input skipped in -short mode")
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), deadline)
 			defer cancel()
 			done := make(chan *graph.Graph, 1)
