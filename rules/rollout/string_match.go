@@ -17,7 +17,8 @@ var StringMatch = &rules.Rule{
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "A setHeaderRoute/setMirrorRoute match value sets none or several of exact, regex and prefix.",
 	Doc: doc(`Each match value of a ''setHeaderRoute'' (''headerValue'') or ''setMirrorRoute'' (''method'',
-''path'', ''headers'') is one comparison: exactly one of ''exact'', ''regex'' or ''prefix''. Argo
+''path'') is one comparison: exactly one of ''exact'', ''regex'' or ''prefix'' (a mirror
+''headers'' entry may also be empty, Istio's "header present", but not set several). Argo
 Rollouts rejects none ("StringMatch value missed") and several ("StringMatch match value
 must have exactly one of the following") and marks the Rollout ''InvalidSpec''. With ALB
 header routes only ''exact'' is supported.
@@ -43,7 +44,7 @@ Good:
 ~~~`),
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
-			check := func(at, what string, m *v1alpha1.StringMatch, albOnlyExact bool) {
+			check := func(at, what string, m *v1alpha1.StringMatch, albOnlyExact, allowNone bool) {
 				var set []string
 				if m != nil {
 					for _, f := range []struct{ name, val string }{{"exact", m.Exact}, {"regex", m.Regex}, {"prefix", m.Prefix}} {
@@ -53,7 +54,7 @@ Good:
 					}
 				}
 				switch {
-				case len(set) == 0:
+				case len(set) == 0 && !allowNone:
 					p.Reportf(r, at, "step %d: %s sets none of exact, regex and prefix; Argo Rollouts marks the Rollout InvalidSpec", i, what)
 				case len(set) > 1:
 					// Point at the second kind: the first one is presumably meant.
@@ -67,17 +68,17 @@ Good:
 				alb := anyRouter(routingOf(ro), "alb")
 				for j, m := range h.Match {
 					mp := graph.Index(path+".setHeaderRoute.match", j)
-					check(mp+".headerValue", "header match "+quoteName(m.HeaderName), m.HeaderValue, alb)
+					check(mp+".headerValue", "header match "+quoteName(m.HeaderName), m.HeaderValue, alb, false)
 				}
 			}
 			if mr := s.SetMirrorRoute; mr != nil {
 				for j, m := range mr.Match {
 					mp := graph.Index(path+".setMirrorRoute.match", j)
 					if m.Method != nil {
-						check(mp+".method", "mirror match method", m.Method, false)
+						check(mp+".method", "mirror match method", m.Method, false, false)
 					}
 					if m.Path != nil {
-						check(mp+".path", "mirror match path", m.Path, false)
+						check(mp+".path", "mirror match path", m.Path, false, false)
 					}
 					keys := make([]string, 0, len(m.Headers))
 					for k := range m.Headers {
@@ -86,7 +87,8 @@ Good:
 					sort.Strings(keys)
 					for _, k := range keys {
 						v := m.Headers[k]
-						check(graph.Key(mp+".headers", k), "mirror match header "+quoteName(k), &v, false)
+						// An empty header match is Istio's "header present".
+						check(graph.Key(mp+".headers", k), "mirror match header "+quoteName(k), &v, false, true)
 					}
 				}
 			}
