@@ -298,3 +298,11 @@ func BenchmarkHostile(b *testing.B) {
 		})
 	}
 }
+
+func TestDeepNestingIsALimitFinding(t *testing.T) {
+	src := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata: " + strings.Repeat("{a: ", 6000) + "1" + strings.Repeat("}", 6000) + "\n"
+	g := loadOne(t, "d.yaml", src)
+	if len(g.Problems) != 1 || g.Problems[0].RuleID != load.RuleLimit || !strings.Contains(g.Problems[0].Message, "nests deeper than 5000 levels") {
+		t.Errorf("problems %v %+v, want one RL0005 about nesting", problems(g), g.Problems)
+	}
+}
