@@ -45,6 +45,7 @@ var goRules = []*rules.Rule{
 	rollout.ScaleDownRevisionLimit,
 	rollout.WorkloadRefAndTemplate,
 	rollout.NegativeCount,
+	rollout.CanaryScaleMode,
 
 	// RL2xxx: Rollout ↔ traffic routing.
 
