@@ -256,7 +256,21 @@ func TestDeterministic(t *testing.T) {
 			t.Fatalf("run %d with GOMAXPROCS 4 differs:\n%s\nvs\n%s", i, got, first)
 		}
 	}
-	if !strings.HasPrefix(strings.TrimSpace(first), `[{"ruleId":"RL1001","name":"set-weight-range","severity":"error","message":"step 0`) {
-		t.Errorf("first finding should be a.yaml's (sorted by file): %.200s", first)
+	var ds []struct {
+		RuleID       string `json:"ruleId"`
+		File         string `json:"file"`
+		Line, Column int
+	}
+	if err := json.Unmarshal([]byte(first), &ds); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(ds); i++ {
+		a, b := ds[i-1], ds[i]
+		if a.File > b.File || a.File == b.File && (a.Line > b.Line || a.Line == b.Line && (a.Column > b.Column || a.Column == b.Column && a.RuleID > b.RuleID)) {
+			t.Errorf("not sorted by file, line, column, rule: %+v before %+v", a, b)
+		}
+	}
+	if ds[0].File != "a.yaml" {
+		t.Errorf("first finding is in %s, want a.yaml (sorted by file, not load order)", ds[0].File)
 	}
 }

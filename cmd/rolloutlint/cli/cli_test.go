@@ -338,10 +338,29 @@ spec:
       weight: 0
 `
 
+// services completes the routed bundle, so that only the Rollout's own
+// mistake is an error in it.
+const services = `apiVersion: v1
+kind: Service
+metadata: {name: checkout}
+spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-stable}
+spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-canary}
+spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 8080}]}
+`
+
 func TestContextOnlyReportsNamedFiles(t *testing.T) {
 	dir := write(t, map[string]string{
-		"deploy/rollout.yaml": routedRollout,
-		"deploy/vs.yaml":      virtualService,
+		"deploy/rollout.yaml":  routedRollout,
+		"deploy/vs.yaml":       virtualService,
+		"deploy/services.yaml": services,
 	})
 	// The named file is clean; the context's Rollout has an error that
 	// must not be reported.
