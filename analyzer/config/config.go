@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -111,14 +110,11 @@ func Parse(file string, data []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return c, nil
 		}
-		line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				line = n
-			}
 			msg = m[2]
 		}
-		return nil, &Error{File: file, Line: line, Msg: "invalid YAML: " + msg}
+		return nil, &Error{File: file, Line: firstFailingLine(data), Msg: "invalid YAML: " + msg}
 	}
 	if len(doc.Content) == 0 {
 		return c, nil
@@ -138,7 +134,8 @@ func Parse(file string, data []byte) (*Config, error) {
 		case "exclude":
 			err = decodeStrings(v, &c.Exclude)
 		case "failLevel":
-			if err = decodeScalar(v, &c.FailLevel); err == nil {
+			// "none" (never fail) is accepted as on the command line.
+			if err = decodeScalar(v, &c.FailLevel); err == nil && c.FailLevel != "none" {
 				_, err = rules.ParseSeverity(c.FailLevel)
 			}
 		case "policies":
@@ -162,6 +159,30 @@ func Parse(file string, data []byte) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// firstFailingLine returns the line that makes the text invalid: the end of
+// the shortest failing prefix. yaml.v3's own line numbers are 0-based for
+// parser errors, name the start of the enclosing construct, or are missing.
+func firstFailingLine(data []byte) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	fails := func(k int) bool {
+		var n yaml.Node
+		return yaml.Unmarshal(bytes.Join(lines[:k], nil), &n) != nil
+	}
+	lo, hi := 1, len(lines)
+	if !fails(hi) {
+		return hi
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
 }
 
 func decodeScalar(v *yaml.Node, out *string) error {

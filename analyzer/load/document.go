@@ -116,6 +116,11 @@ func (l *loader) document(in Input, doc int, c chunk) bool {
 	}
 	conv := converter{budget: l.limits.MaxNodes}
 	obj, ok := conv.value(body, 0).(map[string]any)
+	if conv.budget < 0 && conv.tooDeep {
+		l.problem(RuleLimit, graph.NodePos(in.Path, body), nil, "",
+			"document nests deeper than %d levels; it was not linted", maxDepth)
+		return false
+	}
 	if conv.budget < 0 {
 		at := body
 		if conv.exhaustedAt != nil {

@@ -82,8 +82,8 @@ type Input struct {
 const StdinName = "<stdin>"
 
 // Expand turns command-line paths into inputs: files are read, directories
-// walked recursively for *.yaml, *.yml and *.json (hidden directories
-// skipped), "-" reads stdin. Missing paths are an error: that is a usage
+// walked recursively for *.yaml, *.yml and *.json (hidden directories and
+// files skipped), "-" reads stdin. Missing paths are an error: that is a usage
 // mistake, not a finding.
 func Expand(paths []string, opts Options) ([]Input, error) {
 	limits := opts.Limits.withDefaults()
@@ -134,7 +134,9 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 				}
 				return nil
 			}
-			if !IsManifestName(path) || opts.Exclude != nil && opts.Exclude(path) {
+			// Hidden files are tool configs (.rolloutlint.yaml, .pre-commit-config.yaml,
+			// .gitlab-ci.yml), not manifests; name one explicitly to lint it.
+			if strings.HasPrefix(d.Name(), ".") || !IsManifestName(path) || opts.Exclude != nil && opts.Exclude(path) {
 				return nil
 			}
 			found = append(found, path)

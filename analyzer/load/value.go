@@ -18,11 +18,16 @@ const maxDepth = 5000
 type converter struct {
 	budget      int
 	exhaustedAt *yaml.Node
+	// tooDeep is set when the budget ran out because of nesting, not aliases.
+	tooDeep bool
 }
 
 func (c *converter) value(n *yaml.Node, depth int) any {
 	c.budget--
 	if c.budget < 0 || depth > maxDepth {
+		if c.budget >= 0 {
+			c.tooDeep = true
+		}
 		c.budget = -1
 		return nil
 	}

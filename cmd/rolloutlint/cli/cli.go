@@ -61,7 +61,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	default:
-		fmt.Fprintf(errw, "rolloutlint: %v\n", err)
+		_, _ = fmt.Fprintf(errw, "rolloutlint: %v\n", err)
 		return ExitFailure
 	}
 }

@@ -63,9 +63,10 @@ func newRules(s *Streams) *cobra.Command {
 				return enc.Encode(rows)
 			case "text":
 				tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tSOURCE\tSUMMARY")
+				// tabwriter buffers; write errors surface from Flush.
+				_, _ = fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tSOURCE\tSUMMARY")
 				for _, r := range rs {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Source, r.Summary)
+					_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Source, r.Summary)
 				}
 				return tw.Flush()
 			}

@@ -1,0 +1,166 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+func parse(t *testing.T, src string) *config.Config {
+	t.Helper()
+	c, err := config.Parse("/repo/.rolloutlint.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestGlobPrecedence(t *testing.T) {
+	c := parse(t, `rules:
+  RL2003: error
+  RL2*: off
+  RL1*: warning
+  RL10?2: info
+  RL1001:
+    severity: error
+    options: {max: 3}
+`)
+	cases := []struct {
+		id      string
+		enabled bool
+		sev     rules.Severity
+	}{
+		{"RL2003", true, rules.Error},   // exact ID wins over a later glob
+		{"RL2004", false, 0},            // glob off
+		{"RL1005", true, rules.Warning}, // glob severity
+		{"RL1002", true, rules.Info},    // later glob wins over earlier glob
+		{"RL1001", true, rules.Error},   // exact with options
+		{"RL3001", true, 0},             // untouched: default
+	}
+	for _, c2 := range cases {
+		s := c.For(c2.id)
+		if s.Enabled != c2.enabled || s.Severity != c2.sev {
+			t.Errorf("For(%s) = %+v, want enabled %v severity %v", c2.id, s, c2.enabled, c2.sev)
+		}
+	}
+	if s := c.For("RL1001"); s.Options == nil || s.Options["max"] != 3 {
+		t.Errorf("options = %v", s.Options)
+	}
+	var nilCfg *config.Config
+	if s := nilCfg.For("RL1001"); !s.Enabled || s.Severity != 0 {
+		t.Errorf("nil config: %+v", s)
+	}
+}
+
+func TestExcludes(t *testing.T) {
+	c := parse(t, `exclude:
+  - "**/charts/**"
+  - "vendor/*.yaml"
+  - "**/*.generated.yaml"
+`)
+	cases := map[string]bool{
+		"/repo/charts/app/templates/x.yaml": true,
+		"/repo/deploy/charts/x.yaml":        true,
+		"charts/x.yaml":                     true,
+		"/repo/vendor/a.yaml":               true,
+		"/repo/vendor/sub/a.yaml":           false, // * does not cross directories
+		"/repo/deploy/rollout.yaml":         false,
+		"/repo/a/b/c/x.generated.yaml":      true,
+		"x.generated.yaml":                  true,
+		"/repo/chartsx/a.yaml":              false,
+	}
+	for p, want := range cases {
+		if got := c.Excluded(p); got != want {
+			t.Errorf("Excluded(%q) = %v, want %v", p, got, want)
+		}
+	}
+	var nilCfg *config.Config
+	if nilCfg.Excluded("/repo/charts/a.yaml") {
+		t.Errorf("nil config excludes")
+	}
+}
+
+func TestErrorsHaveLineAndKey(t *testing.T) {
+	cases := []struct {
+		src  string
+		line int
+		key  string
+	}{
+		{"namespace: shop\nfailLevel: fatal\n", 2, "failLevel"},
+		{"paths: [a, {b: c}]\n", 1, "paths"},
+		{"rules:\n  RL1001: error\n  RL1002: sometimes\n", 3, "rules.RL1002"},
+		{"rules:\n  RL1001:\n    severity: error\n    colour: red\n", 4, "rules.RL1001.colour"},
+		{"rules:\n  not-a-rule: off\n", 2, "rules.not-a-rule"},
+		{"rules:\n  RL1001:\n    options: [1, 2]\n", 3, "rules.RL1001.options"},
+		{"rules: [RL1001]\n", 1, "rules"},
+		{"\n\nnamespace: [a]\n", 3, "namespace"},
+		{"profile: strict\n", 1, "profile"},
+		{"- a\n", 1, ""},
+		{"namespace: shop\nrules: [\n  a\n  - b\n", 2, ""}, // the unclosed bracket
+		{"namespace: shop\nrules:\n  RL1001: off\n RL1002: off\n", 4, ""},
+		{"namespace: shop\na: b: c\n", 2, ""},
+	}
+	for _, c := range cases {
+		_, err := config.Parse("cfg.yaml", []byte(c.src))
+		var ce *config.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("%q: error %v is not a *config.Error", c.src, err)
+			continue
+		}
+		if ce.File != "cfg.yaml" || ce.Line != c.line || ce.Key != c.key {
+			t.Errorf("%q: got %s (line %d key %q), want line %d key %q", c.src, ce, ce.Line, ce.Key, c.line, c.key)
+		}
+	}
+}
+
+func TestValidConfig(t *testing.T) {
+	c := parse(t, `namespace: shop
+paths: [deploy, base]
+failLevel: warning
+argocd: true
+istioVersion: "1.30"
+policies: policies
+`)
+	if c.Namespace != "shop" || len(c.Paths) != 2 || c.FailLevel != "warning" || !c.ArgoCD || c.IstioVersion != "1.30" || len(c.Policies) != 1 {
+		t.Errorf("config = %+v", c)
+	}
+	if got := c.Resolve("deploy"); got != filepath.Join("/repo", "deploy") {
+		t.Errorf("Resolve = %q", got)
+	}
+	if got := c.Resolve("/abs"); got != "/abs" {
+		t.Errorf("Resolve(abs) = %q", got)
+	}
+	for _, src := range []string{"", "# only comments\n", "failLevel: none\n"} {
+		if _, err := config.Parse("c.yaml", []byte(src)); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
+func TestFindUpward(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a", config.FileName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := config.Find(deep); got != filepath.Join(root, "a", config.FileName) {
+		t.Errorf("Find = %q", got)
+	}
+	if got := config.Find(root); got != "" && filepath.Dir(got) == root {
+		t.Errorf("Find above the config = %q", got)
+	}
+	// A directory named like the config is not a config.
+	if err := os.Mkdir(filepath.Join(deep, config.FileName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := config.Find(deep); got != filepath.Join(root, "a", config.FileName) {
+		t.Errorf("Find with a directory named .rolloutlint.yaml = %q", got)
+	}
+}

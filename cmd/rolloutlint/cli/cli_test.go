@@ -1,0 +1,543 @@
+package cli_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
+)
+
+// acceptance is the issue's acceptance case: a misspelt key and an out-of-range
+// weight in one Rollout. Line/column of the two offending fields are asserted.
+const acceptance = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+  strategy:
+    canary:
+      steps:
+      - setWieght: 20
+      - setWeight: 120
+`
+
+const clean = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+  strategy:
+    canary:
+      steps:
+      - setWeight: 20
+      - pause: {}
+`
+
+// warnOnly yields only an RL1003 warning (explicit zero pause).
+const warnOnly = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+  strategy:
+    canary:
+      steps:
+      - pause: {duration: 0}
+`
+
+type result struct {
+	code     int
+	out, err string
+}
+
+// run executes the real command line in dir (so no .rolloutlint.yaml of the
+// repository is found) with the given stdin.
+func run(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
+	t.Chdir(dir)
+	var out, errw bytes.Buffer
+	code := cli.Main(args, strings.NewReader(stdin), &out, &errw)
+	return result{code, out.String(), errw.String()}
+}
+
+// write creates files under a fresh temp dir and returns the dir.
+func write(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+type jsonDiag struct {
+	RuleID    string `json:"ruleId"`
+	Name      string `json:"name"`
+	Severity  string `json:"severity"`
+	Message   string `json:"message"`
+	File      string `json:"file"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"endLine"`
+	EndColumn int    `json:"endColumn"`
+	Object    struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Namespace  string `json:"namespace"`
+		Name       string `json:"name"`
+	} `json:"object"`
+	Path    string            `json:"path"`
+	Related []json.RawMessage `json:"related"`
+}
+
+func parseJSON(t *testing.T, out string) []jsonDiag {
+	t.Helper()
+	var raw struct {
+		Diagnostics []map[string]json.RawMessage `json:"diagnostics"`
+		Summary     map[string]any               `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if raw.Summary == nil {
+		t.Errorf("no summary in %s", out)
+	}
+	var diags []jsonDiag
+	for _, d := range raw.Diagnostics {
+		for _, f := range []string{"ruleId", "name", "severity", "message", "file", "line", "column", "endLine", "endColumn", "object", "path", "related"} {
+			if _, ok := d[f]; !ok {
+				t.Errorf("diagnostic lacks field %q: %v", f, d)
+			}
+		}
+		b, _ := json.Marshal(d)
+		var jd jsonDiag
+		if err := json.Unmarshal(b, &jd); err != nil {
+			t.Fatal(err)
+		}
+		diags = append(diags, jd)
+	}
+	return diags
+}
+
+func TestAcceptanceUnknownFieldAndRange(t *testing.T) {
+	dir := write(t, map[string]string{"rollout.yaml": acceptance})
+	r := run(t, dir, "", "lint", "--format", "json", "rollout.yaml")
+	if r.code != cli.ExitFindings {
+		t.Fatalf("exit %d, want 1; stderr %s", r.code, r.err)
+	}
+	diags := parseJSON(t, r.out)
+	type key struct {
+		rule      string
+		line, col int
+	}
+	got := map[key]jsonDiag{}
+	for _, d := range diags {
+		got[key{d.RuleID, d.Line, d.Column}] = d
+	}
+	unknown, ok := got[key{"RL0003", 14, 9}]
+	if !ok {
+		t.Fatalf("no RL0003 at 14:9 (the setWieght key); got %+v", diags)
+	}
+	if !strings.Contains(unknown.Message, "setWieght") {
+		t.Errorf("RL0003 message does not name the field: %q", unknown.Message)
+	}
+	rng, ok := got[key{"RL1001", 15, 20}]
+	if !ok {
+		t.Fatalf("no RL1001 at 15:20 (the value 120); got %+v", diags)
+	}
+	if !strings.Contains(rng.Message, "120") || rng.Path != "spec.strategy.canary.steps[1].setWeight" {
+		t.Errorf("RL1001 = %q at path %q", rng.Message, rng.Path)
+	}
+	if rng.EndLine != 15 || rng.EndColumn != 23 {
+		t.Errorf("RL1001 range ends at %d:%d, want 15:23", rng.EndLine, rng.EndColumn)
+	}
+	if rng.Object.Kind != "Rollout" || rng.Object.Name != "checkout" || rng.Object.Namespace != "default" || rng.Object.APIVersion != "argoproj.io/v1alpha1" {
+		t.Errorf("object = %+v", rng.Object)
+	}
+	if rng.File != "rollout.yaml" || rng.Severity != "error" || rng.Name != "set-weight-range" {
+		t.Errorf("diagnostic = %+v", rng)
+	}
+	for _, d := range diags {
+		if d.Line < 1 || d.Column < 1 {
+			t.Errorf("%s at %d:%d: positions are 1-based", d.RuleID, d.Line, d.Column)
+		}
+	}
+	if !sort.SliceIsSorted(diags, func(i, j int) bool {
+		a, b := diags[i], diags[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.RuleID < b.RuleID
+	}) {
+		t.Errorf("diagnostics not sorted by file, line, column, rule: %+v", diags)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := write(t, map[string]string{"bad.yaml": acceptance, "clean.yaml": clean, "warn.yaml": warnOnly})
+	cases := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"clean bundle", []string{"lint", "clean.yaml"}, cli.ExitOK},
+		{"error found", []string{"lint", "bad.yaml"}, cli.ExitFindings},
+		{"warning below default fail level", []string{"lint", "warn.yaml"}, cli.ExitOK},
+		{"warning at fail level warning", []string{"lint", "--fail-level", "warning", "warn.yaml"}, cli.ExitFindings},
+		{"fail level none", []string{"lint", "--fail-level", "none", "bad.yaml"}, cli.ExitOK},
+		{"bad fail level", []string{"lint", "--fail-level", "fatal", "bad.yaml"}, cli.ExitFailure},
+		{"missing file", []string{"lint", "nope.yaml"}, cli.ExitFailure},
+		{"unknown flag", []string{"lint", "--frobnicate", "clean.yaml"}, cli.ExitFailure},
+		{"unknown format", []string{"lint", "--format", "xml", "clean.yaml"}, cli.ExitFailure},
+		{"no paths and no config", []string{"lint"}, cli.ExitFailure},
+		{"unknown command", []string{"frobnicate"}, cli.ExitFailure},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, dir, "", c.args...)
+			if r.code != c.want {
+				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, c.want, r.out, r.err)
+			}
+			if c.want == cli.ExitFailure && strings.TrimSpace(r.err) == "" {
+				t.Errorf("exit 2 without a message on stderr")
+			}
+		})
+	}
+}
+
+func TestEnableDisable(t *testing.T) {
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	rulesIn := func(out string) map[string]bool {
+		m := map[string]bool{}
+		for _, d := range parseJSON(t, out) {
+			m[d.RuleID] = true
+		}
+		return m
+	}
+	r := run(t, dir, "", "lint", "-f", "json", "--disable", "RL1001", "bad.yaml")
+	if got := rulesIn(r.out); got["RL1001"] || !got["RL0003"] {
+		t.Errorf("--disable RL1001: rules %v", got)
+	}
+	r = run(t, dir, "", "lint", "-f", "json", "--disable", "RL1*", "bad.yaml")
+	if got := rulesIn(r.out); got["RL1001"] || got["RL1002"] || !got["RL0003"] {
+		t.Errorf("--disable RL1*: rules %v", got)
+	}
+	r = run(t, dir, "", "lint", "-f", "json", "--disable", "RL1*", "--enable", "RL1001", "bad.yaml")
+	if got := rulesIn(r.out); got["RL1002"] {
+		t.Errorf("--disable RL1* --enable RL1001: RL1002 still on: %v", got)
+	}
+	r = run(t, dir, "", "lint", "-f", "json", "--enable", "RL1001", "--disable", "RL1001", "bad.yaml")
+	if got := rulesIn(r.out); got["RL1001"] {
+		t.Errorf("--disable must win over --enable: %v", got)
+	}
+	for _, bad := range []string{"RL9999", "RL9*", "setweight"} {
+		r = run(t, dir, "", "lint", "--disable", bad, "bad.yaml")
+		if r.code != cli.ExitFailure || !strings.Contains(r.err, bad) {
+			t.Errorf("--disable %s: exit %d, stderr %q; want 2 naming the pattern", bad, r.code, r.err)
+		}
+	}
+}
+
+func TestNamespaceFlag(t *testing.T) {
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	r := run(t, dir, "", "lint", "-f", "json", "--namespace", "shop", "bad.yaml")
+	for _, d := range parseJSON(t, r.out) {
+		if d.Object.Kind == "Rollout" && d.Object.Namespace != "shop" {
+			t.Errorf("%s: namespace %q, want shop", d.RuleID, d.Object.Namespace)
+		}
+	}
+}
+
+func TestStdin(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, dir, acceptance, "lint", "-f", "json", "-")
+	if r.code != cli.ExitFindings {
+		t.Fatalf("exit %d, stderr %s", r.code, r.err)
+	}
+	diags := parseJSON(t, r.out)
+	if len(diags) == 0 {
+		t.Fatal("no findings from stdin")
+	}
+	for _, d := range diags {
+		if d.File != "<stdin>" {
+			t.Errorf("file %q, want <stdin>", d.File)
+		}
+	}
+	if r := run(t, dir, clean, "lint", "-"); r.code != cli.ExitOK {
+		t.Errorf("clean stdin: exit %d: %s", r.code, r.out)
+	}
+}
+
+// routedRollout needs its canary and stable Services; they are in services.yaml.
+const routedRollout = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+  strategy:
+    canary:
+      canaryService: checkout-canary
+      stableService: checkout-stable
+      trafficRouting:
+        istio:
+          virtualService: {name: checkout, routes: [primary]}
+      steps:
+      - setWeight: 120
+`
+
+const virtualService = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata:
+  name: checkout
+spec:
+  hosts: [checkout]
+  http:
+  - name: primary
+    route:
+    - destination: {host: checkout-stable}
+      weight: 100
+    - destination: {host: checkout-canary}
+      weight: 0
+`
+
+// services completes the routed bundle, so that only the Rollout's own
+// mistake is an error in it.
+const services = `apiVersion: v1
+kind: Service
+metadata: {name: checkout}
+spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-stable}
+spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 8080}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-canary}
+spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 8080}]}
+`
+
+func TestContextOnlyReportsNamedFiles(t *testing.T) {
+	dir := write(t, map[string]string{
+		"deploy/rollout.yaml":  routedRollout,
+		"deploy/vs.yaml":       virtualService,
+		"deploy/services.yaml": services,
+	})
+	// The named file is clean; the context's Rollout has an error that
+	// must not be reported.
+	r := run(t, dir, "", "lint", "-f", "json", "--context", "deploy", "deploy/vs.yaml")
+	for _, d := range parseJSON(t, r.out) {
+		if !strings.HasSuffix(d.File, "vs.yaml") {
+			t.Errorf("finding on a context file: %+v", d)
+		}
+	}
+	if r.code != cli.ExitOK {
+		t.Errorf("exit %d: %s %s", r.code, r.out, r.err)
+	}
+	// The Rollout named, the VS only as context: the Rollout's own error is
+	// reported.
+	r = run(t, dir, "", "lint", "-f", "json", "--context", "deploy/vs.yaml", "deploy/rollout.yaml")
+	found := false
+	for _, d := range parseJSON(t, r.out) {
+		if !strings.HasSuffix(d.File, "rollout.yaml") {
+			t.Errorf("finding on a context file: %+v", d)
+		}
+		found = found || d.RuleID == "RL1001"
+	}
+	if !found || r.code != cli.ExitFindings {
+		t.Errorf("want RL1001 on rollout.yaml and exit 1, got exit %d: %s", r.code, r.out)
+	}
+}
+
+func TestConfigFoundUpward(t *testing.T) {
+	dir := write(t, map[string]string{
+		".rolloutlint.yaml":     "rules:\n  RL1001: off\n",
+		"apps/web/bad.yaml":     acceptance,
+		"apps/web/nested/.keep": "",
+	})
+	r := run(t, filepath.Join(dir, "apps", "web", "nested"), "", "lint", "-f", "json", "../bad.yaml")
+	for _, d := range parseJSON(t, r.out) {
+		if d.RuleID == "RL1001" {
+			t.Errorf("RL1001 reported although the config found upward turns it off")
+		}
+	}
+	// --config overrides discovery.
+	other := write(t, map[string]string{"strict.yaml": "rules:\n  RL0003: off\n"})
+	r = run(t, filepath.Join(dir, "apps", "web"), "", "lint", "-f", "json", "--config", filepath.Join(other, "strict.yaml"), "bad.yaml")
+	got := map[string]bool{}
+	for _, d := range parseJSON(t, r.out) {
+		got[d.RuleID] = true
+	}
+	if !got["RL1001"] || got["RL0003"] {
+		t.Errorf("--config strict.yaml: rules %v, want RL1001 on and RL0003 off", got)
+	}
+}
+
+func TestConfigSeverityAndPaths(t *testing.T) {
+	dir := write(t, map[string]string{
+		".rolloutlint.yaml": "paths: [deploy]\nrules:\n  RL1*: warning\n  RL0003: info\n",
+		"deploy/bad.yaml":   acceptance,
+	})
+	r := run(t, dir, "", "lint", "-f", "json")
+	if r.code != cli.ExitOK {
+		t.Errorf("exit %d with every finding lowered below error: %s %s", r.code, r.out, r.err)
+	}
+	sev := map[string]string{}
+	for _, d := range parseJSON(t, r.out) {
+		sev[d.RuleID] = d.Severity
+	}
+	if sev["RL1001"] != "warning" || sev["RL0003"] != "info" {
+		t.Errorf("severities %v, want RL1001 warning and RL0003 info", sev)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	cases := []struct {
+		name, body, want string
+	}{
+		{"unknown key", "namespace: shop\nfailLevl: error\n", `\.rolloutlint\.yaml:2: failLevl: unknown setting`},
+		{"bad severity", "rules:\n  RL1001: loud\n", `\.rolloutlint\.yaml:2: rules\.RL1001: "loud" is not off`},
+		{"bad rule key", "rules:\n  setWeight: off\n", `\.rolloutlint\.yaml:2: rules\.setWeight: not a rule ID`},
+		{"invalid yaml", "rules: [\n", `\.rolloutlint\.yaml:\d+: invalid YAML`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := write(t, map[string]string{".rolloutlint.yaml": c.body, "clean.yaml": clean})
+			r := run(t, dir, "", "lint", "clean.yaml")
+			if r.code != cli.ExitFailure {
+				t.Errorf("exit %d, want 2", r.code)
+			}
+			if !regexp.MustCompile(c.want).MatchString(r.err) {
+				t.Errorf("stderr %q does not match %s", r.err, c.want)
+			}
+		})
+	}
+}
+
+func TestTextOutputNoColourWhenNotATerminal(t *testing.T) {
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	r := run(t, dir, "", "lint", "bad.yaml")
+	if strings.Contains(r.out, "\x1b[") {
+		t.Errorf("colour escape in non-terminal output: %q", r.out)
+	}
+	if !regexp.MustCompile(`(?m)^bad\.yaml:15:20: error RL1001 step 1: setWeight 120`).MatchString(r.out) {
+		t.Errorf("text output lacks the positioned RL1001 line:\n%s", r.out)
+	}
+	if !regexp.MustCompile(`(?m)^\d+ errors?, \d+ warnings?`).MatchString(r.out) {
+		t.Errorf("text output lacks the summary line:\n%s", r.out)
+	}
+	r = run(t, dir, "", "lint", "--color", "always", "bad.yaml")
+	if !strings.Contains(r.out, "\x1b[") {
+		t.Errorf("--color always gave no colour")
+	}
+}
+
+func TestRulesAndExplain(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, dir, "", "rules")
+	if r.code != 0 {
+		t.Fatalf("rules: exit %d %s", r.code, r.err)
+	}
+	for _, want := range []string{"RL0003", "RL1001", "set-weight-range", "RL1013", "one-strategy"} {
+		if !strings.Contains(r.out, want) {
+			t.Errorf("rules output lacks %s", want)
+		}
+	}
+	r = run(t, dir, "", "explain", "RL1003")
+	if r.code != 0 || !strings.Contains(r.out, "# RL1003 pause-duration") || !strings.Contains(r.out, "Bad:") || !strings.Contains(r.out, "Good:") || !strings.Contains(r.out, "```yaml") {
+		t.Errorf("explain RL1003: exit %d\n%s", r.code, r.out)
+	}
+	if r = run(t, dir, "", "explain", "RL9999"); r.code != cli.ExitFailure || !strings.Contains(r.err, "RL9999") {
+		t.Errorf("explain RL9999: exit %d, stderr %q", r.code, r.err)
+	}
+	if r = run(t, dir, "", "version"); r.code != 0 || !strings.HasPrefix(r.out, "rolloutlint ") {
+		t.Errorf("version: %d %q", r.code, r.out)
+	}
+}
+
+func TestConfigExcludes(t *testing.T) {
+	dir := write(t, map[string]string{
+		".rolloutlint.yaml":              "exclude: [\"**/charts/**\"]\n",
+		"deploy/clean.yaml":              clean,
+		"deploy/charts/app/bad.yaml":     acceptance,
+		"deploy/charts/app/values.yaml":  "replicas: [\n",
+		"deploy/notcharts/ok/clean.yaml": clean,
+	})
+	r := run(t, dir, "", "lint", "-f", "json", ".")
+	if r.code != cli.ExitOK {
+		t.Errorf("exit %d: excluded files were linted: %s %s", r.code, r.out, r.err)
+	}
+	var summary struct {
+		Summary struct {
+			Files int `json:"files"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &summary); err != nil || summary.Summary.Files != 2 {
+		t.Errorf("files linted = %d (%v), want 2", summary.Summary.Files, err)
+	}
+}
+
+func TestNoColorEnv(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	if r := run(t, dir, "", "lint", "bad.yaml"); strings.Contains(r.out, "\x1b[") {
+		t.Errorf("colour with NO_COLOR set: %q", r.out)
+	}
+}
+
+func TestOutputFile(t *testing.T) {
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	r := run(t, dir, "", "lint", "-f", "json", "-o", "report.json", "bad.yaml")
+	if r.code != cli.ExitFindings || r.out != "" {
+		t.Errorf("exit %d, stdout %q: the report belongs in the file", r.code, r.out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diags := parseJSON(t, string(data)); len(diags) == 0 {
+		t.Errorf("empty report file")
+	}
+	if r := run(t, dir, "", "lint", "-o", filepath.Join(dir, "no", "such", "dir", "r.txt"), "bad.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "writing report") {
+		t.Errorf("unwritable output: exit %d stderr %q", r.code, r.err)
+	}
+}

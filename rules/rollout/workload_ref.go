@@ -1,0 +1,50 @@
+package rollout
+
+import (
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// WorkloadRefAndTemplate reports a Rollout with both workloadRef and a pod
+// template.
+var WorkloadRefAndTemplate = &rules.Rule{
+	ID: "RL1020", Name: "workload-ref-with-template", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Summary: "spec.workloadRef and spec.template are both set.",
+	Doc: doc(`A Rollout either carries its own pod template or borrows one from a Deployment through
+''workloadRef''. With both, Argo Rollouts cannot tell which one to run and rejects the
+Rollout ("template must be empty for workload reference rollout"); it stays ''InvalidSpec''.
+Usually the template was left over from converting a Deployment.
+
+Bad:
+
+~~~yaml
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app}
+  template:
+    metadata: {labels: {app: app}}
+~~~
+
+Good:
+
+~~~yaml
+spec:
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app}
+~~~`),
+	Run: func(p *rules.Pass) error {
+		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
+			if ro.Spec.WorkloadRef == nil {
+				return
+			}
+			n := r.NodeAt("spec.template")
+			if n == nil || len(n.Content) == 0 {
+				return // absent, {} or null: nothing to conflict with
+			}
+			p.Report(r, "spec.template", "Rollout "+ro.Name+" sets both workloadRef (Deployment "+ro.Spec.WorkloadRef.Name+") and a pod template; remove spec.template, the referenced workload provides it",
+				rules.RelatedAt(r, "spec.workloadRef", "workloadRef"))
+		})
+		return nil
+	},
+}
