@@ -313,3 +313,29 @@ func matcherFromAST(ms []*labels.Matcher, name, op, raw string) (labels.MatchTyp
 func (m Matcher) MatchesEmpty() bool {
 	return (m.Type == labels.MatchEqual || m.Type == labels.MatchRegexp) && m.Value == ""
 }
+
+// AllPlaceholders returns every `{{...}}` tag of any text, ignoring PromQL
+// syntax: Argo resolves tags in the whole metric, comments and non-query
+// fields included. InString is always false.
+func AllPlaceholders(s string) []Placeholder {
+	var out []Placeholder
+	for off := 0; ; {
+		i := strings.Index(s[off:], "{{")
+		if i < 0 {
+			return out
+		}
+		start := off + i
+		j := strings.Index(s[start+2:], "}}")
+		if j < 0 {
+			return out
+		}
+		end := start + 2 + j + 2
+		ph := Placeholder{Tag: strings.TrimSpace(s[start+2 : end-2]), Start: start, End: end}
+		ph.Arg, _ = strings.CutPrefix(ph.Tag, "args.")
+		if !strings.HasPrefix(ph.Tag, "args.") {
+			ph.Arg = ""
+		}
+		out = append(out, ph)
+		off = end
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/analysis"
 	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/rules/tool"
 )
@@ -32,6 +33,20 @@ var goRules = []*rules.Rule{
 	// RL3xxx: Istio hygiene.
 
 	// RL4xxx: analysis.
+	analysis.TemplateNotFound,
+	analysis.ArgUnresolved,
+	analysis.ArgUndeclared,
+	analysis.ArgConflict,
+	analysis.ArgValueAndValueFrom,
+	analysis.PromQLEmptyLabel,
+	analysis.PromQLParse,
+	analysis.IstioVersionLabel,
+	analysis.IstioWorkload,
+	analysis.MetricLimits,
+	analysis.MetricProvider,
+	analysis.MetricDuplicate,
+	analysis.MetricIndefinite,
+	analysis.ResultIndexUnguarded,
 
 	// RL6xxx: step plan and xDS prediction.
 }
