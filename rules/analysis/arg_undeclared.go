@@ -72,9 +72,9 @@ spec:
 
 // nearest returns the declared arg closest to name, if it is close.
 func nearest(name string, args []v1alpha1.Argument) string {
-	best, bestD := "", 4
+	best, bestD := "", -1
 	for _, a := range args {
-		if d := editDistance(a.Name, name); d < bestD {
+		if d := editDistance(a.Name, name); similar(a.Name, name) && (bestD < 0 || d < bestD) {
 			best, bestD = a.Name, d
 		}
 	}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -66,11 +67,20 @@ func similarArg(run *analysisrun.Run, name string) string {
 		return ""
 	}
 	for _, ra := range run.Templates[0].Args {
-		if _, declared := run.Args[ra.Name]; !declared && editDistance(ra.Name, name) <= max(3, len(name)/2) {
+		if _, declared := run.Args[ra.Name]; !declared && similar(ra.Name, name) {
 			return ra.Name
 		}
 	}
 	return ""
+}
+
+// similar reports whether two arg names are close enough to be a typo of
+// each other: a prefix of the other, or a few edits apart.
+func similar(a, b string) bool {
+	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+		return true
+	}
+	return editDistance(a, b) <= max(3, max(len(a), len(b))/2)
 }
 
 // editDistance is the Levenshtein distance of two short names.
