@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
+	"github.com/rolloutlint/rolloutlint/analyzer/condition"
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -122,7 +123,7 @@ func judge(q *analysisrun.Query, a answer) (msg, kind string) {
 		if strings.TrimSpace(cond.expr) == "" {
 			continue
 		}
-		if err := evalCondition(value, cond.expr); err != nil {
+		if err := condition.Eval(cond.expr, value); err != nil {
 			return fmt.Sprintf("%s: %s %q cannot evaluate the %s result %v: %s", who, cond.field, cond.expr, r.Type, value, firstLine(err.Error())), "shape"
 		}
 	}

@@ -47,6 +47,7 @@ var goRules = []*rules.Rule{
 	analysis.MetricDuplicate,
 	analysis.MetricIndefinite,
 	analysis.ResultIndexUnguarded,
+	analysis.ConditionShape,
 
 	// RL6xxx: step plan and xDS prediction.
 }
