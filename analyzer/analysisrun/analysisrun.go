@@ -99,6 +99,8 @@ type Query struct {
 	Sub              *promql.Substitution
 	Expr             parser.Expr   // nil when the query does not parse
 	Err              *promql.Error // the parse error, offsets in Sub.Query
+	// Matchers are the label matchers of Expr, offsets in Sub.Query.
+	Matchers []promql.Matcher
 }
 
 // Analysis is every run and query of a bundle.
@@ -268,6 +270,7 @@ func queriesOf(t *graph.Resource, run *Run, lookup func(string) (promql.Value, b
 			q.Err = perr
 		} else {
 			q.Expr = expr
+			q.Matchers = promql.Matchers(expr, q.Sub.Query)
 		}
 		out = append(out, q)
 	}

@@ -86,8 +86,8 @@ func TestRunsAndArgs(t *testing.T) {
 		rollout  bool
 	}{
 		{bg, "svc", true, "app-canary", false, true}, // the first of duplicate Rollout args wins
-		{bg, "ns", true, "default", false, false},   // template default
-		{bg, "hash", true, "", true, true},          // podTemplateHashValue: known at run time
+		{bg, "ns", true, "default", false, false},    // template default
+		{bg, "hash", true, "", true, true},           // podTemplateHashValue: known at run time
 		{bg, "window", true, "1m", false, false},
 		{bg, "quantile", false, "", false, false}, // declared by latency, supplied by nobody
 		{step, "svc", true, "", false, true},      // a Rollout arg without value is the empty string

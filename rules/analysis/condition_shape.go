@@ -37,14 +37,20 @@ not supported by the provider at all.`, `
 `),
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
+		type key struct {
+			cond   string
+			vector bool
+		}
+		compiled := map[key]error{} // templates shared by many Rollouts compile once
 		for _, q := range analysisrun.Of(p.Graph).Queries {
 			if q.Expr == nil || q.Metric.Provider.Prometheus.RangeQuery != nil {
 				continue
 			}
 			var result any
+			vector := false
 			switch typ := q.Expr.Type(); typ {
 			case parser.ValueTypeVector:
-				result = condition.Vector
+				result, vector = condition.Vector, true
 			case parser.ValueTypeScalar:
 				result = condition.Scalar
 			default:
@@ -56,10 +62,16 @@ not supported by the provider at all.`, `
 				if f.cond == "" {
 					continue
 				}
-				if err := condition.Check(f.cond, result); err != nil {
+				k := key{f.cond, vector}
+				err, done := compiled[k]
+				if !done {
+					err = condition.Check(f.cond, result)
+					compiled[k] = err
+				}
+				if err != nil {
 					c.add(rules.Diagnostic{Resource: q.Template, Path: q.MetricPath + "." + f.field,
 						Message: fmt.Sprintf("metric %s: %s %q cannot evaluate the %s the query returns (result is %s): %s; every measurement would error",
-							q.Metric.Name, f.field, f.cond, q.Expr.Type(), shapeName(result), firstLine(err.Error()))})
+							q.Metric.Name, f.field, f.cond, q.Expr.Type(), shapeName(vector), firstLine(err.Error()))})
 				}
 			}
 		}
@@ -68,8 +80,8 @@ not supported by the provider at all.`, `
 	},
 }
 
-func shapeName(v any) string {
-	if _, ok := v.([]float64); ok {
+func shapeName(vector bool) string {
+	if vector {
 		return "a list of numbers, one per series: use result[0] with a len(result) > 0 guard, or all()/any()"
 	}
 	return "a single number"

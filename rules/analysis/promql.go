@@ -27,7 +27,7 @@ func forEachMatcher(g *graph.Graph, fn func(q *analysisrun.Query, m promql.Match
 		if q.Expr == nil {
 			continue
 		}
-		for _, m := range promql.Matchers(q.Expr, q.Sub.Query) {
+		for _, m := range q.Matchers {
 			fn(q, m)
 		}
 	}
