@@ -35,7 +35,7 @@ func Check(ctx context.Context, g *graph.Graph, c *Client) ([]rules.Diagnostic, 
 	var st Stats
 	answers := map[string]answer{}
 	var out []rules.Diagnostic
-	seen := map[string]bool{}
+	seen := map[string]int{} // finding key -> index in out
 	for _, q := range analysisrun.Of(g).Queries {
 		if q.Expr == nil { // a parse error: RL4011 reports it
 			continue
@@ -49,7 +49,7 @@ func Check(ctx context.Context, g *graph.Graph, c *Client) ([]rules.Diagnostic, 
 			st.Queries++
 			res, err := c.Query(ctx, q.Sub.Query)
 			if errors.Is(err, ErrUnreachable) {
-				return out, st, fmt.Errorf("%w (after %d queries)", err, st.Queries-1)
+				return out, st, fmt.Errorf("%w (%d queries answered before)", err, st.Queries-1)
 			}
 			a = answer{res, err}
 			answers[q.Sub.Query] = a
@@ -58,11 +58,16 @@ func Check(ctx context.Context, g *graph.Graph, c *Client) ([]rules.Diagnostic, 
 		if msg == "" {
 			continue
 		}
+		var rel []rules.Related
+		if q.Run != nil {
+			rel = []rules.Related{rules.RelatedAt(q.Run.Refs.Rollout, q.Run.TriggerPath(), q.Run.Describe()+" runs this query")}
+		}
 		key := q.Template.File + "\x00" + q.Path + "\x00" + msg
-		if seen[key] {
+		if i, dup := seen[key]; dup { // the same query from another step of the Rollout
+			out[i].Related = append(out[i].Related, rel...)
 			continue
 		}
-		seen[key] = true
+		seen[key] = len(out)
 		switch kind {
 		case "nodata":
 			st.NoData++
@@ -74,10 +79,8 @@ func Check(ctx context.Context, g *graph.Graph, c *Client) ([]rules.Diagnostic, 
 		d := rules.Diagnostic{
 			RuleID: RuleID, Name: RuleName, Severity: rules.Warning, Resource: q.Template, Path: q.Path,
 			Object: q.Template.Ref(), Message: msg,
-			Pos: g.PosInScalar(q.Template, q.Path, firstText(q.Sub.Original), lineEnd(q.Sub.Original)),
-		}
-		if q.Run != nil {
-			d.Related = []rules.Related{rules.RelatedAt(q.Run.Refs.Rollout, q.Run.TriggerPath(), q.Run.Describe()+" runs this query")}
+			Pos:     g.PosInScalar(q.Template, q.Path, firstText(q.Sub.Original), lineEnd(q.Sub.Original)),
+			Related: rel,
 		}
 		out = append(out, d)
 	}
@@ -106,7 +109,7 @@ func sendable(q *analysisrun.Query) bool {
 func judge(q *analysisrun.Query, a answer) (msg, kind string) {
 	who := "metric " + q.Metric.Name
 	if q.Run != nil {
-		who += " (" + q.Run.Describe() + ")"
+		who += " (Rollout " + q.Run.Refs.Rollout.Name + ")"
 	}
 	if a.err != nil {
 		return fmt.Sprintf("%s: Prometheus rejected the query %s: %v; every measurement would error", who, quote(q.Sub.Query), a.err), "error"
