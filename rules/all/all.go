@@ -42,6 +42,7 @@ var goRules = []*rules.Rule{
 	analysis.PromQLParse,
 	analysis.IstioVersionLabel,
 	analysis.IstioWorkload,
+	analysis.IstioStableService,
 	analysis.MetricLimits,
 	analysis.MetricProvider,
 	analysis.MetricDuplicate,
