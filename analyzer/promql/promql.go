@@ -124,14 +124,14 @@ func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
 			if ph.InString {
 				text = q[ph.Start:ph.End]
 			} else {
-				text = standIn(q, ph.Start)
+				text = standIn(q, ph.Start, ph.End)
 			}
 		case v.Runtime:
 			s.Values[i] = v
 			if ph.InString {
 				text = standInRuntime
 			} else {
-				text = standIn(q, ph.Start)
+				text = standIn(q, ph.Start, ph.End)
 			}
 		default:
 			s.Values[i] = v
@@ -149,20 +149,91 @@ func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
 	return s
 }
 
-var offsetBefore = regexp.MustCompile(`(?i)\boffset\s*$`)
+var (
+	offsetBefore   = regexp.MustCompile(`(?i)\boffset\s*$`)
+	labelListParen = regexp.MustCompile(`(?i)\b(by|without|on|ignoring|group_left|group_right)\s*$`)
+)
 
-// standIn returns a parseable replacement for a tag outside strings at offset
-// at: a duration inside a range/subquery selector or after `offset`, else a
-// number.
-func standIn(q string, at int) string {
+// standIn returns a parseable replacement for the tag at q[at:end] outside
+// strings, by context: part of a name when glued to name characters, a
+// duration inside a range or subquery selector or after `offset`, a label
+// name inside `{...}` or a by/without/on/ignoring/group_* list, a metric name
+// before `{` or `[`, and a number anywhere else.
+func standIn(q string, at, end int) string {
+	const name = "rl_placeholder"
+	if at > 0 && isNameByte(q[at-1]) || end < len(q) && isNameByte(q[end]) {
+		return "x"
+	}
 	before := q[:at]
 	if offsetBefore.MatchString(before) {
 		return "1m"
 	}
-	if open := strings.LastIndexByte(before, '['); open >= 0 && !strings.Contains(before[open:], "]") {
+	switch open, prefix := innermostOpen(before); open {
+	case '[':
 		return "1m"
+	case '{':
+		return name
+	case '(':
+		if labelListParen.MatchString(prefix) {
+			return name
+		}
+	}
+	if next := strings.TrimLeft(q[end:], " \t\r\n"); next != "" && (next[0] == '{' || next[0] == '[') {
+		return name
 	}
 	return "1"
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == ':' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// innermostOpen scans PromQL text (skipping strings, comments and template
+// tags) and returns the innermost bracket still open at its end, with the
+// text before that bracket; 0 when none is open.
+func innermostOpen(s string) (byte, string) {
+	type opener struct {
+		c   byte
+		pos int
+	}
+	var stack []opener
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case quote != 0:
+			if c == '\\' && quote != '`' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '{' && i+1 < len(s) && s[i+1] == '{':
+			if e := strings.Index(s[i+2:], "}}"); e >= 0 {
+				i += 2 + e + 1
+			} else {
+				i = len(s)
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '#':
+			if nl := strings.IndexByte(s[i:], '\n'); nl >= 0 {
+				i += nl
+			} else {
+				i = len(s)
+			}
+		case c == '(' || c == '[' || c == '{':
+			stack = append(stack, opener{c, i})
+		case c == ')' || c == ']' || c == '}':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	if len(stack) == 0 {
+		return 0, ""
+	}
+	top := stack[len(stack)-1]
+	return top.c, s[:top.pos]
 }
 
 // OriginalOffset maps a byte offset of Query back to the original text. An

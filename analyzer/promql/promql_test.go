@@ -156,3 +156,24 @@ func FuzzSubstitute(f *testing.F) {
 		}
 	})
 }
+
+func TestStandInContexts(t *testing.T) {
+	cases := map[string]string{
+		`sum by ({{args.label}}) (rate(x[{{args.w}}]))`:                  `sum by (rl_placeholder) (rate(x[1m]))`,
+		`{{args.metric}}{job="a"}`:                                       `rl_placeholder{job="a"}`,
+		`istio_{{args.kind}}_total{job="a"} > {{args.t}}`:                `istio_x_total{job="a"} > 1`,
+		`x{ {{args.l}}="v" }`:                                            `x{ rl_placeholder="v" }`,
+		`a / on({{args.l}}) group_left b offset {{args.o}}`:              `a / on(rl_placeholder) group_left b offset 1m`,
+		`histogram_quantile({{args.q}}, sum(rate(b[5m])) by (le)) > 0.5`: `histogram_quantile(1, sum(rate(b[5m])) by (le)) > 0.5`,
+	}
+	for q, want := range cases {
+		s := Substitute(q, nil)
+		if s.Query != want {
+			t.Errorf("%s\n got %s\nwant %s", q, s.Query, want)
+			continue
+		}
+		if _, err := Parse(s.Query); err != nil {
+			t.Errorf("%s: %v", s.Query, err)
+		}
+	}
+}
