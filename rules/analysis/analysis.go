@@ -94,3 +94,27 @@ func templateSpecs(g *graph.Graph, fn func(t *graph.Resource, spec *v1alpha1.Ana
 
 // templateName is "AnalysisTemplate x" or "ClusterAnalysisTemplate x".
 func templateName(t *graph.Resource) string { return t.Kind + " " + t.Name }
+
+// users returns a related location for every Rollout reference that runs
+// template t, for findings about the template alone.
+func users(g *graph.Graph, t *graph.Resource) []rules.Related {
+	var out []rules.Related
+	for _, u := range g.Refs().TemplateUsers(t) {
+		r := rules.RelatedAt(u.Refs.Rollout, u.Ref.Path, fmt.Sprintf("Rollout %s runs this template (%s)", u.Refs.Rollout.Name, useName(u.Ref)))
+		if !hasRelated(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// useName describes where a Rollout runs a template: "step 2 analysis".
+func useName(ref *graph.TemplateRef) string {
+	switch ref.Use {
+	case graph.UseStep:
+		return fmt.Sprintf("step %d analysis", ref.Step)
+	case graph.UseExperiment:
+		return fmt.Sprintf("step %d experiment", ref.Step)
+	}
+	return string(ref.Use) + " analysis"
+}

@@ -62,7 +62,7 @@ spec:
 						continue
 					}
 					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path, Message: msg,
-						Pos: p.Graph.PosInScalar(t, path, ph.Start, ph.End)})
+						Pos: p.Graph.PosInScalar(t, path, ph.Start, ph.End), Related: users(p.Graph, t)})
 				}
 			})
 		})

@@ -55,7 +55,8 @@ not supported by the provider at all.`, `
 				result = condition.Scalar
 			default:
 				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path,
-					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Argo Rollouts Prometheus provider does not support (\"Prometheus metric type not supported\")", q.Metric.Name, typ)})
+					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Argo Rollouts Prometheus provider does not support (\"Prometheus metric type not supported\")", q.Metric.Name, typ),
+					Related: users(p.Graph, q.Template)})
 				continue
 			}
 			for _, f := range []struct{ field, cond string }{{"successCondition", q.Metric.SuccessCondition}, {"failureCondition", q.Metric.FailureCondition}} {
@@ -71,7 +72,8 @@ not supported by the provider at all.`, `
 				if err != nil {
 					c.add(rules.Diagnostic{Resource: q.Template, Path: q.MetricPath + "." + f.field,
 						Message: fmt.Sprintf("metric %s: %s %q cannot evaluate the %s the query returns (result is %s): %s; every measurement would error",
-							q.Metric.Name, f.field, f.cond, q.Expr.Type(), shapeName(vector), firstLine(err.Error()))})
+							q.Metric.Name, f.field, f.cond, q.Expr.Type(), shapeName(vector), firstLine(err.Error())),
+						Related: users(p.Graph, q.Template)})
 				}
 			}
 		}

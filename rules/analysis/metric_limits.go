@@ -64,7 +64,7 @@ func intValue(v *intstr.IntOrString) (int, bool) {
 
 func checkLimits(p *rules.Pass, t *graph.Resource, mp string, m *v1alpha1.Metric) {
 	report := func(field, format string, args ...any) {
-		p.Report(t, mp+"."+field, fmt.Sprintf("metric %s: ", m.Name)+fmt.Sprintf(format, args...))
+		p.Report(t, mp+"."+field, fmt.Sprintf("metric %s: ", m.Name)+fmt.Sprintf(format, args...), users(p.Graph, t)...)
 	}
 	for _, f := range []struct {
 		name  string

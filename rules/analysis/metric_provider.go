@@ -39,9 +39,9 @@ trust, and Argo rejects it too. Every entry under `+"`plugin`"+` counts as one p
 				names := providers(&m.Provider)
 				switch {
 				case len(names) == 0:
-					p.Reportf(t, mp+".provider", "metric %s has no provider; Argo Rollouts fails the run with \"no provider specified\"", m.Name)
+					p.Report(t, mp+".provider", fmt.Sprintf("metric %s has no provider; Argo Rollouts fails the run with \"no provider specified\"", m.Name), users(p.Graph, t)...)
 				case len(names) > 1:
-					p.Reportf(t, mp+".provider", "metric %s has %d providers (%s); Argo Rollouts fails the run with \"multiple providers specified\"", m.Name, len(names), strings.Join(names, ", "))
+					p.Report(t, mp+".provider", fmt.Sprintf("metric %s has %d providers (%s); Argo Rollouts fails the run with \"multiple providers specified\"", m.Name, len(names), strings.Join(names, ", ")), users(p.Graph, t)...)
 				}
 			}
 		})
