@@ -43,6 +43,7 @@ var goRules = []*rules.Rule{
 	analysis.IstioVersionLabel,
 	analysis.IstioWorkload,
 	analysis.IstioStableService,
+	analysis.IstioSubsetMixed,
 	analysis.MetricLimits,
 	analysis.MetricProvider,
 	analysis.MetricDuplicate,

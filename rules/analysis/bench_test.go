@@ -13,7 +13,7 @@ import (
 var analysisRules = []*rules.Rule{
 	analysis.TemplateNotFound, analysis.ArgUnresolved, analysis.ArgUndeclared, analysis.ArgConflict,
 	analysis.ArgValueAndValueFrom, analysis.PromQLEmptyLabel, analysis.PromQLParse, analysis.IstioVersionLabel,
-	analysis.IstioWorkload, analysis.IstioStableService, analysis.MetricLimits, analysis.MetricProvider, analysis.MetricDuplicate,
+	analysis.IstioWorkload, analysis.IstioStableService, analysis.IstioSubsetMixed, analysis.MetricLimits, analysis.MetricProvider, analysis.MetricDuplicate,
 	analysis.MetricIndefinite, analysis.ResultIndexUnguarded, analysis.ConditionShape,
 }
 
