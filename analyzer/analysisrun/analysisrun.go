@@ -49,6 +49,8 @@ type Run struct {
 	// declaration order.
 	Args     map[string]*Arg
 	ArgNames []string
+	// Queries are the Prometheus queries this run sends.
+	Queries []*Query
 }
 
 // TriggerPath is where the Rollout starts the run: the first templateName.
@@ -129,7 +131,9 @@ func build(g *graph.Graph) *Analysis {
 				continue
 			}
 			seen[t.Target], used[t.Target] = true, true
-			a.Queries = append(a.Queries, queriesOf(t.Target, run, run.Lookup)...)
+			qs := queriesOf(t.Target, run, run.Lookup)
+			run.Queries = append(run.Queries, qs...)
+			a.Queries = append(a.Queries, qs...)
 		}
 	}
 	for _, kind := range []string{"AnalysisTemplate", "ClusterAnalysisTemplate"} {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -51,13 +52,31 @@ kind: Rollout
 				if near := similarArg(run, name); near != "" {
 					msg += fmt.Sprintf(" (the Rollout passes %q: a misspelling?)", near)
 				}
-				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg,
-					Related: []rules.Related{trigger(run, "passes no value for args."+name)}})
+				rel := []rules.Related{trigger(run, "passes no value for args."+name)}
+				rel = append(rel, unresolvedUses(p.Graph, run, name)...)
+				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg, Related: rel})
 			}
 		}
 		c.flush()
 		return nil
 	},
+}
+
+// unresolvedUses points at the first placeholder of the arg in each query of
+// the run: where the query would be sent with the tag left in.
+func unresolvedUses(g *graph.Graph, run *analysisrun.Run, name string) []rules.Related {
+	var out []rules.Related
+	for _, q := range run.Queries {
+		for _, ph := range q.Sub.Unresolved {
+			if ph.Arg == name {
+				pos := g.PosInScalar(q.Template, q.Path, ph.Start, ph.End)
+				out = append(out, rules.Related{File: pos.File, Line: pos.Line, Column: pos.Column,
+					Message: fmt.Sprintf("{{%s}} stays unresolved in metric %s", ph.Tag, q.Metric.Name)})
+				break
+			}
+		}
+	}
+	return out
 }
 
 // similarArg returns a Rollout arg of the run no template declares whose name
