@@ -170,7 +170,8 @@ func runsOf(rr *graph.RolloutRefs) []*Run {
 // mergeArgs follows Argo Rollouts: the templates' args are flattened (the
 // first declaration of a name wins here; a conflicting one is RL4004's
 // business), then every declared arg the Rollout names takes the Rollout's
-// value. Rollout args no template declares are ignored, as Argo ignores them.
+// value, the last one when a name repeats. Rollout args no template declares
+// are ignored, as Argo ignores them.
 func mergeArgs(run *Run) {
 	run.Args = map[string]*Arg{}
 	seen := map[*graph.Resource]bool{}
@@ -198,9 +199,8 @@ func mergeArgs(run *Run) {
 			run.ArgNames = append(run.ArgNames, ta.Name)
 		}
 	}
-	args := run.Templates[0].Args
-	for i := len(args) - 1; i >= 0; i-- { // the first of duplicate names wins
-		ra := args[i]
+	// Each Rollout arg overwrites in turn, so the last of duplicate names wins.
+	for i, ra := range run.Templates[0].Args {
 		a := run.Args[ra.Name]
 		if a == nil {
 			continue

@@ -21,7 +21,7 @@ spec:
         templates: [{templateName: health}, {templateName: latency}]
         args:
         - {name: svc, value: app-canary}
-        - {name: svc, value: ignored-duplicate}
+        - {name: svc, value: overrides}
         - {name: unknown, value: x}
         - name: hash
           valueFrom: {podTemplateHashValue: Latest}
@@ -85,9 +85,9 @@ func TestRunsAndArgs(t *testing.T) {
 		runtime  bool
 		rollout  bool
 	}{
-		{bg, "svc", true, "app-canary", false, true}, // the first of duplicate Rollout args wins
-		{bg, "ns", true, "default", false, false},    // template default
-		{bg, "hash", true, "", true, true},           // podTemplateHashValue: known at run time
+		{bg, "svc", true, "overrides", false, true}, // the last of duplicate Rollout args wins
+		{bg, "ns", true, "default", false, false},   // template default
+		{bg, "hash", true, "", true, true},          // podTemplateHashValue: known at run time
 		{bg, "window", true, "1m", false, false},
 		{bg, "quantile", false, "", false, false}, // declared by latency, supplied by nobody
 		{step, "svc", true, "", false, true},      // a Rollout arg without value is the empty string
@@ -112,7 +112,7 @@ func TestRunsAndArgs(t *testing.T) {
 		t.Fatalf("got %d queries, want 3", len(a.Queries))
 	}
 	q := a.Queries[0]
-	if q.Err != nil || q.Sub.Query != `sum(rate(x{svc="app-canary",ns="default",hash="runtime-value"}[1m]))` {
+	if q.Err != nil || q.Sub.Query != `sum(rate(x{svc="overrides",ns="default",hash="runtime-value"}[1m]))` {
 		t.Errorf("background health query: %q (err %v)", q.Sub.Query, q.Err)
 	}
 	if lat := a.Queries[1]; lat.Err != nil || len(lat.Sub.Unresolved) != 1 || lat.Sub.Query != "histogram_quantile(1, rate(y[1m]))" {

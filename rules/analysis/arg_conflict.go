@@ -17,7 +17,8 @@ var ArgConflict = &rules.Rule{
 When one analysis runs several templates, Argo Rollouts merges their args; the same arg with two
 different default values fails with "Argument `+"`x`"+` specified multiple times with different values" and the
 Rollout is marked `+"`InvalidSpec`"+`. The same name twice in a Rollout's `+"`args`"+` list is not an error for
-Argo, but only the first value is used, which is rarely what the second line meant.`, `
+Argo, but each one overwrites the previous and only the last value is used, which is rarely what the
+first line meant.`, `
       - analysis:
           templates: [{templateName: error-rate}, {templateName: latency}]   # both default window, 1m and 5m
           args:
@@ -93,8 +94,8 @@ func rolloutConflicts(c *collector, run *analysisrun.Run) {
 			continue
 		}
 		c.add(rules.Diagnostic{Resource: run.Refs.Rollout, Path: graph.Index(run.ArgsPath, i) + ".name",
-			Message: fmt.Sprintf("arg %s is passed twice with different values (%q and %q); Argo Rollouts uses only the first", a.Name, describeValue(prev.Value, prev.ValueFrom != nil), describeValue(a.Value, a.ValueFrom != nil)),
-			Related: []rules.Related{rules.RelatedAt(run.Refs.Rollout, graph.Index(run.ArgsPath, j), "the value that is used")}})
+			Message: fmt.Sprintf("arg %s is passed twice with different values (%q, then %q); Argo Rollouts uses only the last", a.Name, describeValue(prev.Value, prev.ValueFrom != nil), describeValue(a.Value, a.ValueFrom != nil)),
+			Related: []rules.Related{rules.RelatedAt(run.Refs.Rollout, graph.Index(run.ArgsPath, j), "the earlier value, which is overwritten")}})
 	}
 }
 
