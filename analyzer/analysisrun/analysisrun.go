@@ -167,14 +167,15 @@ func runsOf(rr *graph.RolloutRefs) []*Run {
 	return out
 }
 
-// mergeArgs follows Argo Rollouts: the templates' args are flattened (the
-// first declaration of a name wins here; a conflicting one is RL4004's
-// business), then every declared arg the Rollout names takes the Rollout's
+// mergeArgs follows Argo Rollouts: the templates' args are flattened (a
+// declaration without a value gives way to a later one of the same name; two
+// different values are RL4004's business and the first is kept here), then every declared arg the Rollout names takes the Rollout's
 // value, the last one when a name repeats. Rollout args no template declares
 // are ignored, as Argo ignores them.
 func mergeArgs(run *Run) {
 	run.Args = map[string]*Arg{}
 	seen := map[*graph.Resource]bool{}
+	hasValue := map[string]bool{} // the merged declaration has a `value`
 	for _, t := range run.Templates {
 		if t.Target == nil || seen[t.Target] {
 			continue
@@ -185,10 +186,12 @@ func mergeArgs(run *Run) {
 		}
 		seen[t.Target] = true
 		for i, ta := range spec.Args {
-			if _, dup := run.Args[ta.Name]; dup {
-				continue
+			_, dup := run.Args[ta.Name]
+			if dup && hasValue[ta.Name] {
+				continue // a declaration with a value is never replaced
 			}
 			a := &Arg{Name: ta.Name, Template: t.Target, DeclPath: graph.Index("spec.args", i)}
+			hasValue[ta.Name] = ta.Value != nil
 			switch {
 			case ta.Value != nil:
 				a.Value, a.Resolved = promql.Value{Text: *ta.Value}, true
@@ -196,7 +199,9 @@ func mergeArgs(run *Run) {
 				a.Value, a.Resolved = promql.Value{Runtime: true}, true
 			}
 			run.Args[ta.Name] = a
-			run.ArgNames = append(run.ArgNames, ta.Name)
+			if !dup {
+				run.ArgNames = append(run.ArgNames, ta.Name)
+			}
 		}
 	}
 	// Each Rollout arg overwrites in turn, so the last of duplicate names wins.

@@ -57,6 +57,10 @@ metadata: {name: latency, namespace: shop}
 spec:
   args:
   - name: quantile
+  - name: ns
+    value: ignored-second-default
+  - name: svc
+    value: latency-default
   metrics:
   - name: p99
     provider:
@@ -103,6 +107,12 @@ func TestRunsAndArgs(t *testing.T) {
 		if got.Resolved != w.resolved || got.Value.Text != w.text || got.Value.Runtime != w.runtime || got.FromRollout != w.rollout {
 			t.Errorf("%s: arg %s = %+v, want resolved=%v text=%q runtime=%v fromRollout=%v", w.run.Describe(), w.name, got, w.resolved, w.text, w.runtime, w.rollout)
 		}
+	}
+	if got := step.Args["svc"].Template.Name; got != "health" {
+		t.Errorf("step run: svc declared by %s", got)
+	}
+	if bg.Args["svc"].Template.Name != "latency" {
+		t.Errorf("background run: the latency default should replace health's valueless svc, got %s", bg.Args["svc"].Template.Name)
 	}
 	if _, ok := bg.Args["unknown"]; ok {
 		t.Error("a Rollout arg no template declares is ignored, as Argo ignores it")
