@@ -3,6 +3,7 @@ package graph
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Problem is something wrong with the input itself, found while loading: a YAML
@@ -29,6 +30,9 @@ type File struct {
 	Path       string
 	Lines      int
 	Directives []Directive
+	// Source is the file's text as read (byte-order mark removed), for
+	// positions inside block scalars that yaml nodes do not give.
+	Source []byte
 }
 
 // ObjectKey names an object: kind, namespace and name.
@@ -53,7 +57,7 @@ type Graph struct {
 	refs      *References
 	hostIdx   *hostIndex
 	podLabels *podLabelIndex
-	memo      memo
+	memo      sync.Map // see Memo
 }
 
 // New builds a graph over resources (already in load order) and files. It

@@ -2,32 +2,19 @@ package graph
 
 import "sync"
 
-// memo holds values derived from a graph (a rollout plan, a push prediction)
-// so that several rules share one computation.
-type memo struct {
-	mu     sync.Mutex
-	values map[any]*memoEntry
-}
-
+// memoEntry computes its value once even when rules ask concurrently.
 type memoEntry struct {
 	once sync.Once
-	v    any
+	val  any
 }
 
-// Memo returns the value stored under key, computing it with build on first
-// use. Rules run concurrently: build runs once per key and graph. Keys should
-// be values of an unexported type of the calling package, as with context keys.
-func (g *Graph) Memo(key any, build func() any) any {
-	g.memo.mu.Lock()
-	if g.memo.values == nil {
-		g.memo.values = map[any]*memoEntry{}
-	}
-	e, ok := g.memo.values[key]
-	if !ok {
-		e = &memoEntry{}
-		g.memo.values[key] = e
-	}
-	g.memo.mu.Unlock()
-	e.once.Do(func() { e.v = build() })
-	return e.v
+// Memo returns the value compute produces for key, computing it once per graph
+// however many rules ask, so that work several rules share (for example
+// parsing every PromQL query) is done once. Keys should be unexported types of
+// the calling package so that packages cannot collide.
+func (g *Graph) Memo(key any, compute func() any) any {
+	e, _ := g.memo.LoadOrStore(key, &memoEntry{})
+	me := e.(*memoEntry)
+	me.once.Do(func() { me.val = compute() })
+	return me.val
 }

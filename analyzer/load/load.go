@@ -263,6 +263,7 @@ func (l *loader) file(in Input) {
 		return
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	f.Source = data
 	f.Directives = l.directives(in.Path, data)
 	chunks := splitDocuments(data)
 	if len(chunks) > l.limits.MaxDocuments {

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/analysis"
 	"github.com/rolloutlint/rolloutlint/rules/plan"
 	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/rules/tool"
@@ -70,6 +71,23 @@ var goRules = []*rules.Rule{
 	// RL3xxx: Istio hygiene.
 
 	// RL4xxx: analysis.
+	analysis.TemplateNotFound,
+	analysis.ArgUnresolved,
+	analysis.ArgUndeclared,
+	analysis.ArgConflict,
+	analysis.ArgValueAndValueFrom,
+	analysis.PromQLEmptyLabel,
+	analysis.PromQLParse,
+	analysis.IstioVersionLabel,
+	analysis.IstioWorkload,
+	analysis.IstioStableService,
+	analysis.IstioSubsetMixed,
+	analysis.MetricLimits,
+	analysis.MetricProvider,
+	analysis.MetricDuplicate,
+	analysis.MetricIndefinite,
+	analysis.ResultIndexUnguarded,
+	analysis.ConditionShape,
 
 	// RL6xxx: step plan and xDS prediction.
 	plan.MissingDestination,

@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+const seed004 = "../../../testdata/rules/RL4010/clean-seed004.yaml"
+
+// TestPrometheusFlagWiring checks the lint hook: no request without
+// --prometheus-url; with it, one request per distinct query, RL4090 findings
+// in the report, and exit code 2 when the server is unreachable. The live
+// behaviour against a real Prometheus is tested in analyzer/promcheck.
+func TestPrometheusFlagWiring(t *testing.T) {
+	var requests atomic.Int32
+	var lastQuery atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		_ = r.ParseForm()
+		lastQuery.Store(r.Form.Get("query"))
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	defer srv.Close()
+
+	var out, errw bytes.Buffer
+	Main([]string{"lint", "--format", "json", seed004}, nil, &out, &errw)
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("lint without --prometheus-url sent %d requests", n)
+	}
+
+	out.Reset()
+	errw.Reset()
+	code := Main([]string{"lint", "--format", "json", "--prometheus-url", srv.URL, "--prometheus-timeout", "2s", seed004}, nil, &out, &errw)
+	if code != ExitFindings { // RL4025 is an error on the seed's condition
+		t.Errorf("exit %d, want %d; stderr %s", code, ExitFindings, errw.String())
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("sent %d requests, want 1 (two steps share the query)", n)
+	}
+	if q, _ := lastQuery.Load().(string); !strings.Contains(q, `destination_service_name="app-canary"`) || strings.Contains(q, "{{") {
+		t.Errorf("query sent: %q", q)
+	}
+	var rep struct {
+		Diagnostics []struct {
+			RuleID  string `json:"ruleId"`
+			Line    int    `json:"line"`
+			Message string `json:"message"`
+			Related []struct {
+				Line int `json:"line"`
+			} `json:"related"`
+		} `json:"diagnostics"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("json: %v\n%s", err, out.String())
+	}
+	live := 0
+	for _, d := range rep.Diagnostics {
+		if d.RuleID == "RL4090" {
+			live++
+			if d.Line != 79 || !strings.Contains(d.Message, "analysis would see no data") || len(d.Related) != 2 {
+				t.Errorf("RL4090 finding: %+v", d)
+			}
+		}
+	}
+	if live != 1 {
+		t.Errorf("got %d RL4090 findings, want 1:\n%s", live, out.String())
+	}
+	if !strings.Contains(errw.String(), "prometheus dry-run: 1 queries sent") {
+		t.Errorf("no summary on stderr: %q", errw.String())
+	}
+
+	srv.Close()
+	errw.Reset()
+	if code := Main([]string{"lint", "--prometheus-url", srv.URL, seed004}, nil, &out, &errw); code != ExitFailure ||
+		!strings.Contains(errw.String(), "prometheus unreachable") {
+		t.Errorf("unreachable server: exit %d, stderr %q", code, errw.String())
+	}
+}

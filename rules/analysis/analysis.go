@@ -1,0 +1,120 @@
+// Package analysis holds the RL4xxx rules: AnalysisTemplate references and
+// arguments, metric settings Argo Rollouts only checks when a run starts, and
+// the Prometheus queries the runs would send (parsed with the real PromQL
+// parser after substituting each Rollout's argument values).
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// tags every RL4xxx rule carries.
+var tags = []string{"analysis"}
+
+// templateKinds are the kinds the template rules read.
+var templateKinds = []string{"Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate"}
+
+// yamlBlock wraps YAML for rule docs.
+func yamlBlock(s string) string { return "```yaml\n" + strings.TrimSpace(s) + "\n```" }
+
+// doc assembles a rule's Markdown: the explanation, then a bad and a good example.
+func doc(why, bad, good string) string {
+	return strings.TrimSpace(why) + "\n\nBad:\n\n" + yamlBlock(bad) + "\n\nGood:\n\n" + yamlBlock(good)
+}
+
+// collector merges diagnostics that land on the same spot with the same
+// message (a template used by several steps of one Rollout), keeping every
+// trigger as a related location, and files them in first-seen order.
+type collector struct {
+	p     *rules.Pass
+	index map[string]int
+	diags []rules.Diagnostic
+}
+
+func newCollector(p *rules.Pass) *collector { return &collector{p: p, index: map[string]int{}} }
+
+func (c *collector) add(d rules.Diagnostic) {
+	if !d.Pos.IsValid() && d.Resource != nil {
+		d.Pos = d.Resource.Pos(d.Path)
+	}
+	key := fmt.Sprintf("%s:%d:%d\x00%s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
+	if i, ok := c.index[key]; ok {
+		for _, r := range d.Related {
+			if !hasRelated(c.diags[i].Related, r) {
+				c.diags[i].Related = append(c.diags[i].Related, r)
+			}
+		}
+		return
+	}
+	c.index[key] = len(c.diags)
+	c.diags = append(c.diags, d)
+}
+
+func hasRelated(list []rules.Related, r rules.Related) bool {
+	for _, x := range list {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *collector) flush() {
+	for _, d := range c.diags {
+		c.p.ReportDiag(d)
+	}
+}
+
+// trigger is the related location of the Rollout reference that starts a run.
+func trigger(run *analysisrun.Run, what string) rules.Related {
+	msg := run.Describe() + " runs this template"
+	if what != "" {
+		msg = run.Describe() + " " + what
+	}
+	return rules.RelatedAt(run.Refs.Rollout, run.TriggerPath(), msg)
+}
+
+// templateSpecs calls fn for every (Cluster)AnalysisTemplate with a decoded spec.
+func templateSpecs(g *graph.Graph, fn func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec)) {
+	for _, kind := range []string{"AnalysisTemplate", "ClusterAnalysisTemplate"} {
+		for _, t := range g.OfKind(kind) {
+			if spec := t.AnalysisTemplateSpec(); spec != nil {
+				fn(t, spec)
+			}
+		}
+	}
+}
+
+// templateName is "AnalysisTemplate x" or "ClusterAnalysisTemplate x".
+func templateName(t *graph.Resource) string { return t.Kind + " " + t.Name }
+
+// users returns a related location for every Rollout reference that runs
+// template t, for findings about the template alone.
+func users(g *graph.Graph, t *graph.Resource) []rules.Related {
+	var out []rules.Related
+	for _, u := range g.Refs().TemplateUsers(t) {
+		r := rules.RelatedAt(u.Refs.Rollout, u.Ref.Path, fmt.Sprintf("Rollout %s runs this template (%s)", u.Refs.Rollout.Name, useName(u.Ref)))
+		if !hasRelated(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// useName describes where a Rollout runs a template: "step 2 analysis".
+func useName(ref *graph.TemplateRef) string {
+	switch ref.Use {
+	case graph.UseStep:
+		return fmt.Sprintf("step %d analysis", ref.Step)
+	case graph.UseExperiment:
+		return fmt.Sprintf("step %d experiment", ref.Step)
+	}
+	return string(ref.Use) + " analysis"
+}

@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// ArgUnresolved reports template args that end up without a value.
+var ArgUnresolved = &rules.Rule{
+	ID: "RL4002", Name: "analysis-arg-unresolved", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: templateKinds, Tags: tags,
+	Summary: "An AnalysisTemplate arg has no value and the Rollout that runs the template does not supply it.",
+	Doc: doc(`
+Each arg an AnalysisTemplate declares needs a value: a default (`+"`value`"+` or `+"`valueFrom`"+` in the
+template) or one the Rollout passes in the analysis' `+"`args`"+`. When neither gives one, Argo Rollouts marks
+the Rollout `+"`InvalidSpec`"+` with "args.<name> was not resolved" and the analysis never runs. Args are
+merged per analysis: the Rollout's value wins over the template default, a `+"`valueFrom`"+`
+(`+"`podTemplateHashValue`"+`, `+"`fieldRef`"+`) counts as supplied, and a Rollout arg no template declares is
+ignored (so a misspelled name leaves the real one unresolved).
+
+The finding is on the template's arg and names every Rollout analysis that leaves it empty.`, `
+kind: AnalysisTemplate
+spec:
+  args:
+  - name: canary-svc
+---
+kind: Rollout
+      steps:
+      - analysis:
+          templates: [{templateName: canary-health}]
+          args: [{name: canary-service, value: app-canary}]   # misspelled
+`, `
+      steps:
+      - analysis:
+          templates: [{templateName: canary-health}]
+          args: [{name: canary-svc, value: app-canary}]
+`),
+	Run: func(p *rules.Pass) error {
+		c := newCollector(p)
+		for _, run := range analysisrun.Of(p.Graph).Runs {
+			for _, name := range run.ArgNames {
+				a := run.Args[name]
+				if a.Resolved {
+					continue
+				}
+				msg := fmt.Sprintf("args.%s has no value and Rollout %s does not supply it; Argo Rollouts fails with \"args.%s was not resolved\"",
+					name, run.Refs.Rollout.Name, name)
+				if near := similarArg(run, name); near != "" {
+					msg += fmt.Sprintf(" (the Rollout passes %q: a misspelling?)", near)
+				}
+				rel := []rules.Related{trigger(run, "passes no value for args."+name)}
+				rel = append(rel, unresolvedUses(p.Graph, run, name)...)
+				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg, Related: rel})
+			}
+		}
+		c.flush()
+		return nil
+	},
+}
+
+// unresolvedUses points at the first placeholder of the arg in each query of
+// the run: where the query would be sent with the tag left in.
+func unresolvedUses(g *graph.Graph, run *analysisrun.Run, name string) []rules.Related {
+	var out []rules.Related
+	for _, q := range run.Queries {
+		for _, ph := range q.Sub.Unresolved {
+			if ph.Arg == name {
+				pos := g.PosInScalar(q.Template, q.Path, ph.Start, ph.End)
+				out = append(out, rules.Related{File: pos.File, Line: pos.Line, Column: pos.Column,
+					Message: fmt.Sprintf("{{%s}} stays unresolved in metric %s", ph.Tag, q.Metric.Name)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// similarArg returns a Rollout arg of the run no template declares whose name
+// is close to name, to point at a likely typo.
+func similarArg(run *analysisrun.Run, name string) string {
+	if len(run.Templates) == 0 {
+		return ""
+	}
+	for _, ra := range run.Templates[0].Args {
+		if _, declared := run.Args[ra.Name]; !declared && similar(ra.Name, name) {
+			return ra.Name
+		}
+	}
+	return ""
+}
+
+// similar reports whether two arg names are close enough to be a typo of
+// each other: a prefix of the other, or a few edits apart.
+func similar(a, b string) bool {
+	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+		return true
+	}
+	return editDistance(a, b) <= max(3, max(len(a), len(b))/2)
+}
+
+// editDistance is the Levenshtein distance of two short names.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

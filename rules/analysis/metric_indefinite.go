@@ -1,0 +1,64 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// MetricIndefinite reports metrics that never finish in analyses that must.
+var MetricIndefinite = &rules.Rule{
+	ID: "RL4023", Name: "metric-runs-indefinitely", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: templateKinds, Tags: tags,
+	Summary: "A metric with an interval and no count runs forever, but a step or pre/post-promotion analysis must finish.",
+	Doc: doc(`
+A metric with `+"`interval`"+` and no `+"`count`"+` (or `+"`count: 0`"+`) measures until the run is stopped. That is
+what a background analysis (`+"`strategy.canary.analysis`"+`) wants, but a step analysis and blue-green
+pre- and post-promotion analyses wait for the run to finish: Argo Rollouts marks such a Rollout
+`+"`InvalidSpec`"+` ("has metric ... which runs indefinitely"). Give the metric a count, or run the template
+as background analysis.`, `
+      steps:
+      - analysis:
+          templates: [{templateName: error-rate}]   # metric: interval 1m, no count
+`, `
+  metrics:
+  - name: error-rate
+    interval: 1m
+    count: 5
+`),
+	Run: func(p *rules.Pass) error {
+		c := newCollector(p)
+		for _, run := range analysisrun.Of(p.Graph).Runs {
+			switch run.Use {
+			case graph.UseStep, graph.UsePrePromotion, graph.UsePostPromotion:
+			default:
+				continue
+			}
+			done := map[*graph.Resource]bool{}
+			for _, ref := range run.Templates {
+				t := ref.Target
+				if t == nil || done[t] || t.AnalysisTemplateSpec() == nil {
+					continue
+				}
+				done[t] = true
+				for i := range t.AnalysisTemplateSpec().Metrics {
+					m := &t.AnalysisTemplateSpec().Metrics[i]
+					if _, known := intValue(m.Count); m.Count != nil && !known {
+						continue // resolved only at run time
+					}
+					if m.EffectiveCount() != nil {
+						continue
+					}
+					c.add(rules.Diagnostic{Resource: t, Path: graph.Index("spec.metrics", i) + ".interval",
+						Message: fmt.Sprintf("metric %s runs indefinitely (interval %s, no count) but %s waits for it to finish; Argo Rollouts marks Rollout %s InvalidSpec",
+							m.Name, m.Interval, run.Describe(), run.Refs.Rollout.Name),
+						Related: []rules.Related{trigger(run, "waits for this template")}})
+				}
+			}
+		}
+		c.flush()
+		return nil
+	},
+}

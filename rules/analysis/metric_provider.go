@@ -1,0 +1,75 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// MetricProvider reports metrics with no provider or more than one.
+var MetricProvider = &rules.Rule{
+	ID: "RL4021", Name: "metric-provider-count", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
+	Summary: "A metric has no provider, or more than one (prometheus, web, job, datadog, plugin, ...).",
+	Doc: doc(`
+Each metric measures through exactly one provider. With none Argo Rollouts fails the run with "no
+provider specified"; with two ("multiple providers specified") it is not clear which one a reader should
+trust, and Argo rejects it too. Every entry under `+"`plugin`"+` counts as one provider.`, `
+  metrics:
+  - name: error-rate
+    provider:
+      prometheus: {address: http://prometheus:9090, query: "..."}
+      web: {url: http://checker/health}
+`, `
+  metrics:
+  - name: error-rate
+    provider:
+      prometheus: {address: http://prometheus:9090, query: "..."}
+`),
+	Run: func(p *rules.Pass) error {
+		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+			for i := range spec.Metrics {
+				m := &spec.Metrics[i]
+				mp := graph.Index("spec.metrics", i)
+				names := providers(&m.Provider)
+				switch {
+				case len(names) == 0:
+					p.Report(t, mp+".provider", fmt.Sprintf("metric %s has no provider; Argo Rollouts fails the run with \"no provider specified\"", m.Name), users(p.Graph, t)...)
+				case len(names) > 1:
+					p.Report(t, mp+".provider", fmt.Sprintf("metric %s has %d providers (%s); Argo Rollouts fails the run with \"multiple providers specified\"", m.Name, len(names), strings.Join(names, ", ")), users(p.Graph, t)...)
+				}
+			}
+		})
+		return nil
+	},
+}
+
+// providers names the providers a metric sets, in a stable order.
+func providers(mp *v1alpha1.MetricProvider) []string {
+	var out []string
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"prometheus", mp.Prometheus != nil}, {"kayenta", mp.Kayenta != nil}, {"web", mp.Web != nil},
+		{"datadog", mp.Datadog != nil}, {"wavefront", mp.Wavefront != nil}, {"newRelic", mp.NewRelic != nil},
+		{"job", mp.Job != nil}, {"cloudWatch", mp.CloudWatch != nil}, {"graphite", mp.Graphite != nil},
+		{"influxdb", mp.Influxdb != nil}, {"skywalking", mp.SkyWalking != nil},
+	}
+	for _, s := range set {
+		if s.on {
+			out = append(out, s.name)
+		}
+	}
+	var plugins []string
+	for name := range mp.Plugin {
+		plugins = append(plugins, fmt.Sprintf("plugin %s", name))
+	}
+	sort.Strings(plugins)
+	return append(out, plugins...)
+}
