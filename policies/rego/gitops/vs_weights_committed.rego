@@ -61,7 +61,7 @@ violation contains v if {
 		),
 		"ref": route.vs,
 		"path": concat(".", [canary.path, "weight"]),
-		"related": [{"ref": route.rollout, "path": "spec.strategy.canary.trafficRouting.istio", "msg": sprintf("Rollout %s manages the route", [route.rollout.name])}],
+		"related": [{"ref": route.rollout, "path": route.rolloutPath, "msg": sprintf("Rollout %s manages the route", [route.rollout.name])}],
 		"fix": "Commit the idle state: weight 100 on the stable destination and 0 on the canary; Argo Rollouts sets the step weights at run time.",
 	}
 }

@@ -14,7 +14,7 @@ bundle(canary_weight) := {
 	"rollouts": [{
 		"rollout": ro_ref,
 		"virtualServices": [{"target": vs_ref, "routes": [{
-			"kind": "http", "index": 0, "vsPath": "spec.http[0]",
+			"kind": "http", "index": 0, "vsPath": "spec.http[0]", "path": "spec.strategy.canary.trafficRouting.istio.virtualService.routes[0]",
 			"destinations": [
 				{"index": 0, "path": "spec.http[0].route[0]", "host": "checkout-stable", "subset": "", "weight": 100 - canary_weight, "role": "stable"},
 				{"index": 1, "path": "spec.http[0].route[1]", "host": "checkout-canary", "subset": "", "weight": canary_weight, "role": "canary"},

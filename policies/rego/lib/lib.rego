@@ -113,7 +113,8 @@ normalize_jq(e) := replace(trim_space(e), " ", "")
 # --- Rollout references --------------------------------------------------
 
 # managed_routes are the VirtualService routes the Rollouts of the bundle
-# manage, one entry per route: {vs, kind, index, vsPath, route, rollout}.
+# manage, one entry per route and Rollout: {vs, kind, index, vsPath,
+# destinations, rollout, rolloutPath} (rolloutPath: where the Rollout names it).
 managed_routes contains r if {
 	some rr in input.rollouts
 	some vs in rr.virtualServices
@@ -123,6 +124,7 @@ managed_routes contains r if {
 	r := {
 		"vs": vs.target, "kind": route.kind, "index": route.index, "vsPath": route.vsPath,
 		"destinations": route.destinations, "rollout": rr.rollout,
+		"rolloutPath": route.path,
 	}
 }
 
@@ -171,3 +173,35 @@ describe(ref) := sprintf("%s %s/%s", [ref.kind, ref.namespace, ref.name])
 summarize(names) := concat(", ", names) if {
 	count(names) <= 3
 } else := sprintf("%s and %d more", [concat(", ", array.slice(names, 0, 3)), count(names) - 3])
+
+# routes are the managed routes without the Rollout that manages them, so a
+# route two Rollouts manage counts once: {vs, kind, index, vsPath, destinations}.
+routes contains object.remove(r, ["rollout", "rolloutPath"]) if some r in managed_routes
+
+# route_label names a route for messages: VirtualService ns/name http[0].
+route_label(r) := sprintf("VirtualService %s/%s %s[%d]", [r.vs.namespace, r.vs.name, r.kind, r.index])
+
+# sync_mode describes an Application's automated sync for messages.
+sync_mode(app) := "automated sync with selfHeal" if {
+	self_heal(app)
+} else := "automated sync"
+
+# app_path is where an Application finding lands: its ignoreDifferences when
+# it has some, else its automated sync policy.
+app_path(app) := "spec.ignoreDifferences" if {
+	app.object.spec.ignoreDifferences
+} else := "spec.syncPolicy.automated"
+
+# managed_services are the Services whose selectors Rollouts manage (every
+# role: stable, canary, active, preview, ping, pong), once each.
+managed_services contains {"svc": svc.target, "rollout": rr.rollout, "role": svc.role, "rolloutPath": svc.path} if {
+	some rr in input.rollouts
+	some svc in rr.services
+	svc.target
+}
+
+# managed_destination_rules are the DestinationRules whose subset labels Rollouts manage.
+managed_destination_rules contains {"dr": rr.destinationRule.target, "rollout": rr.rollout, "rolloutPath": rr.destinationRule.path} if {
+	some rr in input.rollouts
+	rr.destinationRule.target
+}
