@@ -20,7 +20,6 @@ import (
 	"strings"
 	"sync"
 
-
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
