@@ -43,8 +43,7 @@ import data.rolloutlint.lib
 violation contains v if {
 	some rr in input.rollouts
 	some svc in rr.services
-	item := lib.resource(svc.target)
-	hash := item.object.spec.selector[lib.hash_label]
+	hash := input.resources[svc.target.index].object.spec.selector["rollouts-pod-template-hash"]
 	v := {
 		"msg": sprintf(
 			"Service %s (the %s of Rollout %s) commits selector %s=%v; Argo Rollouts writes the hash of the current ReplicaSet here, so each apply or sync points the Service at pods of an old ReplicaSet until the controller rewrites it",
@@ -60,10 +59,9 @@ violation contains v if {
 violation contains v if {
 	some rr in input.rollouts
 	dr := rr.destinationRule
-	item := lib.resource(dr.target)
-	some i, subset in item.object.spec.subsets
+	some i, subset in input.resources[dr.target.index].object.spec.subsets
+	hash := subset.labels["rollouts-pod-template-hash"]
 	subset.name in managed_subsets(dr)
-	hash := subset.labels[lib.hash_label]
 	v := {
 		"msg": sprintf(
 			"subset %s of DestinationRule %s commits label %s=%v; Rollout %s writes the hash of the current ReplicaSet into its stable and canary subsets, so each apply or sync sends the subset's traffic to pods of an old ReplicaSet until the controller rewrites it",

@@ -49,7 +49,12 @@ package rolloutlint.gitops.vs_weights_committed
 import data.rolloutlint.lib
 
 violation contains v if {
-	some route in lib.managed_routes
+	# Walk the references directly (not lib.managed_routes): only routes with
+	# a weighted canary need the rest of the body.
+	some rr in input.rollouts
+	some vs in rr.virtualServices
+	some route in vs.routes
+	route.index >= 0
 	some canary in route.destinations
 	canary.role == "canary"
 	canary.weight > 0
@@ -57,17 +62,17 @@ violation contains v if {
 	v := {
 		"msg": sprintf(
 			"%s route %s of VirtualService %s is committed with %d%% on the canary destination %s (stable: %s); Rollout %s manages this route and Argo Rollouts holds it at stable 100 / canary 0 between rollouts, so every apply or sync of this file moves live traffic and the controller writes it back",
-			[route.kind, route_name(route), route.vs.name, canary.weight, dest_name(canary), stable_text(stable_weights), route.rollout.name],
+			[route.kind, route_name(vs.target, route), vs.target.name, canary.weight, dest_name(canary), stable_text(stable_weights), rr.rollout.name],
 		),
-		"ref": route.vs,
+		"ref": vs.target,
 		"path": concat(".", [canary.path, "weight"]),
-		"related": [{"ref": route.rollout, "path": route.rolloutPath, "msg": sprintf("Rollout %s manages the route", [route.rollout.name])}],
+		"related": [{"ref": rr.rollout, "path": route.path, "msg": sprintf("Rollout %s manages the route", [rr.rollout.name])}],
 		"fix": "Commit the idle state: weight 100 on the stable destination and 0 on the canary; Argo Rollouts sets the step weights at run time.",
 	}
 }
 
-route_name(route) := name if {
-	name := lib.resource(route.vs).object.spec[route.kind][route.index].name
+route_name(vs, route) := name if {
+	name := lib.resource(vs).object.spec[route.kind][route.index].name
 } else := sprintf("#%d", [route.index])
 
 dest_name(d) := sprintf("%s (subset %s)", [d.host, d.subset]) if {
