@@ -93,7 +93,12 @@ func convert(g *graph.Graph) [][2]*ast.Term {
 	conversions.n++
 	conversions.Unlock()
 
-	items := convertItems(g.Resources)
+	refs := make([]*ast.Term, len(g.Resources))
+	for i, r := range g.Resources {
+		refs[i] = refTerm(r)
+	}
+	items := convertItems(g.Resources, refs)
+	c := &converter{g: g, refs: refs}
 	kinds := map[string][]*ast.Term{}
 	var kindOrder []string
 	objects := map[string]map[string]map[string]*ast.Term{}
@@ -135,7 +140,7 @@ func convert(g *graph.Graph) [][2]*ast.Term {
 	}
 	rollouts := make([]*ast.Term, 0, len(g.Refs().Rollouts))
 	for _, rr := range g.Refs().Rollouts {
-		rollouts = append(rollouts, rolloutTerm(g, rr))
+		rollouts = append(rollouts, c.rolloutTerm(rr))
 	}
 	return [][2]*ast.Term{
 		{ast.StringTerm("resources"), ast.ArrayTerm(items...)},
@@ -147,14 +152,14 @@ func convert(g *graph.Graph) [][2]*ast.Term {
 
 // convertItems converts the resources' objects, the bulk of the work, on
 // every CPU: the items are independent and the result is in load order.
-func convertItems(rs []*graph.Resource) []*ast.Term {
+func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 	items := make([]*ast.Term, len(rs))
 	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(rs[i])
+				items[i] = itemTerm(rs[i], refs[i])
 			}
 		})
 	}
@@ -162,7 +167,7 @@ func convertItems(rs []*graph.Resource) []*ast.Term {
 	return items
 }
 
-func itemTerm(r *graph.Resource) *ast.Term {
+func itemTerm(r *graph.Resource, ref *ast.Term) *ast.Term {
 	obj, err := ast.InterfaceToValue(r.Object)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
@@ -170,26 +175,64 @@ func itemTerm(r *graph.Resource) *ast.Term {
 		obj = ast.NewObject()
 	}
 	return ast.ObjectTerm(
-		[2]*ast.Term{ast.StringTerm("ref"), refTerm(r)},
-		[2]*ast.Term{ast.StringTerm("apiVersion"), ast.StringTerm(r.APIVersion)},
-		[2]*ast.Term{ast.StringTerm("file"), ast.StringTerm(r.File)},
-		[2]*ast.Term{ast.StringTerm("object"), ast.NewTerm(obj)},
+		[2]*ast.Term{key("ref"), ref},
+		[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
+		[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
+		[2]*ast.Term{key("object"), ast.NewTerm(obj)},
 	)
 }
 
 func refTerm(r *graph.Resource) *ast.Term {
 	return ast.ObjectTerm(
-		[2]*ast.Term{ast.StringTerm("kind"), ast.StringTerm(r.Kind)},
-		[2]*ast.Term{ast.StringTerm("namespace"), ast.StringTerm(r.Namespace)},
-		[2]*ast.Term{ast.StringTerm("name"), ast.StringTerm(r.Name)},
-		[2]*ast.Term{ast.StringTerm("index"), ast.IntNumberTerm(r.Index())},
+		[2]*ast.Term{key("kind"), ast.StringTerm(r.Kind)},
+		[2]*ast.Term{key("namespace"), ast.StringTerm(r.Namespace)},
+		[2]*ast.Term{key("name"), ast.StringTerm(r.Name)},
+		[2]*ast.Term{key("index"), ast.IntNumberTerm(r.Index())},
 	)
+}
+
+// keyTerms holds one immutable term per field name of the input's own
+// structure, so the thousands of refs and references share them.
+var keyTerms = func() map[string]*ast.Term {
+	m := map[string]*ast.Term{}
+	for _, k := range []string{
+		"ref", "apiVersion", "file", "object", "kind", "namespace", "name", "index",
+		"rollout", "strategy", "services", "virtualServices", "destinationRule", "templates",
+		"role", "path", "target", "routes", "stableSubset", "canarySubset", "additionalSubsets",
+		"cluster", "use", "step", "implicit", "vsPath", "destinations", "host", "subset",
+		"weight", "weightSet",
+	} {
+		m[k] = ast.StringTerm(k)
+	}
+	return m
+}()
+
+// key returns the shared term of a field name (a new one for names not in keyTerms).
+func key(k string) *ast.Term {
+	if t, ok := keyTerms[k]; ok {
+		return t
+	}
+	return ast.StringTerm(k)
+}
+
+// converter builds the reference part of the input, reusing the resources' ref terms.
+type converter struct {
+	g    *graph.Graph
+	refs []*ast.Term
+}
+
+// ref returns the shared ref term of a resource, or nil.
+func (c *converter) ref(r *graph.Resource) any {
+	if r == nil {
+		return nil
+	}
+	return c.refs[r.Index()]
 }
 
 // obj builds an object term, leaving out nil values so Rego sees an absent
 // field rather than null.
 func obj(kv ...any) *ast.Term {
-	o := ast.NewObject()
+	pairs := make([][2]*ast.Term, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		var t *ast.Term
 		switch v := kv[i+1].(type) {
@@ -210,56 +253,52 @@ func obj(kv ...any) *ast.Term {
 				ts[j] = ast.StringTerm(s)
 			}
 			t = ast.ArrayTerm(ts...)
-		case *graph.Resource:
-			if v != nil {
-				t = refTerm(v)
-			}
 		default:
 			panic("policies: unsupported input value")
 		}
 		if t != nil {
-			o.Insert(ast.StringTerm(kv[i].(string)), t)
+			pairs = append(pairs, [2]*ast.Term{key(kv[i].(string)), t})
 		}
 	}
-	return ast.NewTerm(o)
+	return ast.NewTerm(ast.NewObject(pairs...))
 }
 
-func rolloutTerm(g *graph.Graph, rr *graph.RolloutRefs) *ast.Term {
+func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	svcs := make([]*ast.Term, len(rr.Services))
 	for i, s := range rr.Services {
-		svcs[i] = obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", s.Target)
+		svcs[i] = obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
 	}
 	vss := make([]*ast.Term, len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
 		vs := &rr.VirtualServices[i]
 		routes := make([]*ast.Term, len(vs.Routes))
 		for j := range vs.Routes {
-			routes[j] = routeTerm(g, rr, vs, &vs.Routes[j])
+			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
-		vss[i] = obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", vs.Target,
+		vss[i] = obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
 			"routes", ast.ArrayTerm(routes...))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
-		dr = obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", d.Target,
+		dr = obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
 			"stableSubset", d.StableSubset, "canarySubset", d.CanarySubset, "additionalSubsets", d.AdditionalSubsets)
 	}
 	tpls := make([]*ast.Term, len(rr.Templates))
 	for i, t := range rr.Templates {
-		tpls[i] = obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", t.Target)
+		tpls[i] = obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return obj("rollout", rr.Rollout, "strategy", strategy, "services", ast.ArrayTerm(svcs...),
+	return obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
 		"virtualServices", ast.ArrayTerm(vss...), "destinationRule", dr, "templates", ast.ArrayTerm(tpls...))
 }
 
 // routeTerm exports one managed route with its destinations classified as
 // stable, canary or other, the way Argo Rollouts tells them apart: by subset
 // for subset-level splitting, else by the Service the host resolves to.
-func routeTerm(g *graph.Graph, rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.RouteRef) *ast.Term {
+func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.RouteRef) *ast.Term {
 	var dests []*ast.Term
 	vsPath := ""
 	if rt.Index >= 0 && vs.Target != nil {
@@ -268,7 +307,7 @@ func routeTerm(g *graph.Graph, rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph
 			path := graph.Index(vsPath+".route", j)
 			dests = append(dests, obj("index", j, "path", path, "host", d.host, "subset", d.subset,
 				"weight", int(d.weight), "weightSet", vs.Target.Exists(path+".weight"),
-				"role", destinationRole(g, rr, vs.Target.Namespace, d)))
+				"role", destinationRole(c.g, rr, vs.Target.Namespace, d)))
 		}
 	}
 	var vsPathT any
