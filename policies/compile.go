@@ -182,7 +182,7 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			order = append(order, path)
 		}
 		for _, r := range m.Rules {
-			if r.Head.Name.String() == "violation" || len(r.Head.Reference) == 1 && r.Head.Reference[0].Value.String() == "violation" {
+			if isViolationRule(r) {
 				pi.violation = true
 			}
 		}
@@ -236,16 +236,23 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 	return out, nil
 }
 
+// isViolationAnnotation reports whether a rule-scoped annotation documents a
+// `violation` rule of the module's package.
 func isViolationAnnotation(m *ast.Module, a *ast.Annotations) bool {
-	for _, r := range m.Rules {
-		if r.Head.Name.String() != "violation" {
-			continue
-		}
-		for _, ra := range r.Annotations {
-			if ra == a {
-				return true
-			}
-		}
+	return a.GetTargetPath().Equal(m.Package.Path.Append(ast.StringTerm("violation")))
+}
+
+// isViolationRule reports whether a rule defines (part of) `violation`.
+func isViolationRule(r *ast.Rule) bool {
+	ref := r.Head.Ref()
+	if len(ref) == 0 {
+		return false
+	}
+	switch v := ref[0].Value.(type) {
+	case ast.Var:
+		return v == "violation"
+	case ast.String:
+		return v == "violation"
 	}
 	return false
 }

@@ -171,3 +171,20 @@ func messages(res *analyzer.Result, id string) []string {
 	}
 	return out
 }
+
+// TestRuleScopedMetadata accepts the METADATA block before the violation rule
+// and derives the rule's name from the package.
+func TestRuleScopedMetadata(t *testing.T) {
+	dir := writePolicy(t, "p.rego", "package acme.image_tags\n\n"+goodMeta+`violation contains {"msg": "latest tag", "ref": ro.rollout, "path": "spec.template"} if {
+	some ro in input.rollouts
+	endswith(input.resources[ro.rollout.index].object.spec.template.spec.containers[_].image, ":latest")
+}
+`)
+	rs, err := LoadDirs([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].ID != "RL9100" || rs[0].Name != "image-tags" || rs[0].Source != rules.SourceUser || rs[0].Severity != rules.Warning {
+		t.Fatalf("rules = %+v", rs)
+	}
+}
