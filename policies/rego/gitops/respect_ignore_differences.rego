@@ -55,7 +55,7 @@ violation contains v if {
 	some app in lib.applications
 	lib.automated(app)
 	not lib.respects_ignore_differences(app)
-	kinds := sort({e.kind | some e in lib.ignore_entries(app); e.kind in controller_kinds})
+	kinds := sort({kind_label(e.kind) | some e in lib.ignore_entries(app); e.kind in controller_kinds})
 	count(kinds) > 0
 	v := {
 		"msg": sprintf(
@@ -71,3 +71,7 @@ violation contains v if {
 sync_options_path(app) := "spec.syncPolicy.syncOptions" if {
 	app.object.spec.syncPolicy.syncOptions
 } else := "spec.syncPolicy"
+
+kind_label(k) := "every kind (*)" if {
+	k == "*"
+} else := k
