@@ -158,8 +158,9 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			vc := newValueConverter()
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(rs[i], refs[i])
+				items[i] = itemTerm(vc, rs[i], refs[i])
 			}
 		})
 	}
@@ -167,18 +168,18 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 	return items
 }
 
-func itemTerm(r *graph.Resource, ref *ast.Term) *ast.Term {
-	obj, err := ast.InterfaceToValue(r.Object)
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term) *ast.Term {
+	obj, err := vc.term(r.Object)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
 		// keep the item (and its identity) usable if it ever does.
-		obj = ast.NewObject()
+		obj = ast.ObjectTerm()
 	}
 	return ast.ObjectTerm(
 		[2]*ast.Term{key("ref"), ref},
 		[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
 		[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
-		[2]*ast.Term{key("object"), ast.NewTerm(obj)},
+		[2]*ast.Term{key("object"), obj},
 	)
 }
 
