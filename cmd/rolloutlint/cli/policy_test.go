@@ -134,3 +134,23 @@ func findDiag(t *testing.T, out, id string) map[string]any {
 func regexpMatch(pattern, s string) bool {
 	return regexp.MustCompile(pattern).MatchString(s)
 }
+
+// TestArgoCDFromConfig checks `argocd: true` reaches the Rego rules: with no
+// Application in the bundle, RL5003 reminds at info level on the managed route.
+func TestArgoCDFromConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), ".rolloutlint.yaml")
+	bundle := "../../../testdata/rules/RL5001/clean.yaml"
+	for _, argocd := range []bool{false, true} {
+		os.WriteFile(cfg, []byte("argocd: "+map[bool]string{true: "true", false: "false"}[argocd]+"\n"), 0o644)
+		_, out, errw := run(t, "lint", "--config", cfg, "--format", "json", "--fail-level", "none", bundle)
+		d := findDiag(t, out, "RL5003")
+		switch {
+		case !argocd && d != nil:
+			t.Errorf("RL5003 without Argo CD: %v", d)
+		case argocd && d == nil:
+			t.Errorf("no RL5003 with argocd: true:\n%s%s", out, errw)
+		case argocd && (d["severity"] != "info" || d["line"] != 46.0 || !strings.Contains(d["message"].(string), "VirtualService shop/search http[0]")):
+			t.Errorf("RL5003 = %v", d)
+		}
+	}
+}
