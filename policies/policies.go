@@ -150,13 +150,16 @@ func LoadDirs(dirs []string) ([]*rules.Rule, error) {
 	if err != nil {
 		return nil, err
 	}
-	taken := map[string]bool{}
+	takenID, takenName := map[string]bool{}, map[string]bool{}
 	for _, r := range builtins {
-		taken[r.ID] = true
+		takenID[r.ID], takenName[r.Name] = true, true
 	}
 	for _, p := range set.policies {
-		if taken[p.rule.ID] {
+		if takenID[p.rule.ID] {
 			return nil, fmt.Errorf("%s: policy %s: rule ID %s is a built-in rule; give user policies their own IDs (RL9xxx is never used by rolloutlint)", p.loc, p.pkg, p.rule.ID)
+		}
+		if takenName[p.rule.Name] {
+			return nil, fmt.Errorf("%s: policy %s: rule name %s is a built-in rule's; set custom.name", p.loc, p.pkg, p.rule.Name)
 		}
 	}
 	if users.sets == nil {

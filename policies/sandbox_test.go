@@ -104,6 +104,10 @@ func TestUserPolicyCannotTakeABuiltinID(t *testing.T) {
 	if _, err := LoadDirs([]string{dir}); err == nil || !strings.Contains(err.Error(), "RL5001 is a built-in rule") {
 		t.Fatalf("err = %v", err)
 	}
+	dir = writePolicy(t, "p.rego", goodMeta+"package acme.vs_weights_committed\n\nviolation contains {\"msg\": \"x\"} if false\n")
+	if _, err := LoadDirs([]string{dir}); err == nil || !strings.Contains(err.Error(), "rule name vs-weights-committed is a built-in rule's") {
+		t.Fatalf("err = %v", err)
+	}
 }
 
 // TestViolationContractErrorsAreFindings checks that a policy returning a
