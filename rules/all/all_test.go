@@ -21,17 +21,13 @@ func TestRules(t *testing.T) {
 		}
 		t.Run(r.ID, func(t *testing.T) {
 			t.Parallel()
-			ruletest.Run(t, rs, r.ID, filepath.Join(testdataRoot, r.ID))
+			ruletest.Run(t, rs, r.ID, filepath.Join(testdataRoot, r.ID), ruletest.UserPolicies)
 		})
 	}
 }
 
-// noTestdataYet lists rules whose findings cannot be provoked from YAML alone
-// until user policies can be loaded from a testdata directory (the Rego
-// issue); analyzer tests cover them meanwhile.
-var noTestdataYet = map[string]string{
-	"RL0009": "needs a failing user policy in testdata; covered by analyzer.TestRulePanicIsReported",
-}
+// noTestdataYet lists rules whose findings cannot be provoked from YAML alone.
+var noTestdataYet = map[string]string{}
 
 // TestRuleMetadata checks IDs, names and docs, and that every rule has
 // testdata with at least one `# want` and at least one clean file.

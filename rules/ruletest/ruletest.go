@@ -19,6 +19,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -58,7 +59,8 @@ func ParseWants(file string, data []byte) ([]*Want, error) {
 	return out, nil
 }
 
-// Files returns the manifest files of a testdata directory, sorted.
+// Files returns the manifest files of a testdata directory, sorted. The
+// directory's .rolloutlint.yaml configures the run and is not a manifest.
 func Files(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -66,7 +68,7 @@ func Files(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() && load.IsManifestName(e.Name()) {
+		if !e.IsDir() && load.IsManifestName(e.Name()) && e.Name() != config.FileName {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
@@ -143,4 +145,23 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && !st.IsDir()
+}
+
+// UserPoliciesDir is the subdirectory of a rule's testdata loaded as user
+// Rego policies (for example a looping policy that provokes RL0009).
+const UserPoliciesDir = "policies"
+
+// UserPolicies is a Setup that loads dir/policies, when it exists, as user
+// policies, as `lint --policy` would.
+func UserPolicies(dir string, opts *analyzer.Options) error {
+	p := filepath.Join(dir, UserPoliciesDir)
+	if st, err := os.Stat(p); err != nil || !st.IsDir() {
+		return nil
+	}
+	rs, err := policies.LoadDirs([]string{p})
+	if err != nil {
+		return err
+	}
+	opts.Rules = append(append([]*rules.Rule(nil), opts.Rules...), rs...)
+	return nil
 }

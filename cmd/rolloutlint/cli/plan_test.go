@@ -1,20 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 )
 
-func run(args ...string) (int, string, string) {
-	var out, errw bytes.Buffer
-	code := Main(args, strings.NewReader(""), &out, &errw)
-	return code, out.String(), errw.String()
-}
-
 func TestPlanCommand(t *testing.T) {
-	code, out, errs := run("plan", "--config", "/dev/null", "../../../testdata/plan/subset-level.yaml", "../../../testdata/plan/bluegreen.yaml")
+	code, out, errs := runMain("plan", "--config", "/dev/null", "../../../testdata/plan/subset-level.yaml", "../../../testdata/plan/bluegreen.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -26,7 +19,7 @@ func TestPlanCommand(t *testing.T) {
 }
 
 func TestPlanSelectAndFormats(t *testing.T) {
-	code, out, errs := run("plan", "--config", "/dev/null", "--rollout", "default/api", "--format", "json", "--istio-version", "1.31", "../../../testdata/plan/")
+	code, out, errs := runMain("plan", "--config", "/dev/null", "--rollout", "default/api", "--format", "json", "--istio-version", "1.31", "../../../testdata/plan/")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -43,7 +36,7 @@ func TestPlanSelectAndFormats(t *testing.T) {
 		t.Errorf("doc = %+v", doc)
 	}
 	for _, f := range []string{"markdown", "mermaid"} {
-		if code, out, errs := run("plan", "--config", "/dev/null", "-f", f, "../../../testdata/plan/host-level.yaml"); code != ExitOK || out == "" {
+		if code, out, errs := runMain("plan", "--config", "/dev/null", "-f", f, "../../../testdata/plan/host-level.yaml"); code != ExitOK || out == "" {
 			t.Errorf("%s: exit %d %s", f, code, errs)
 		}
 	}
@@ -60,7 +53,7 @@ func TestPlanErrors(t *testing.T) {
 	wants := []string{"unsupported Istio version \"1.29\"", "unknown format \"yaml\"", "have: default/rollouts-demo", "unsupported Istio version \"2.0\"",
 		"testdata/rules/RL0001/bad.yaml:15:1: invalid YAML"}
 	for i, c := range cases {
-		code, _, errs := run(c...)
+		code, _, errs := runMain(c...)
 		if code != ExitFailure || !strings.Contains(errs, wants[i]) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", c, code, errs, wants[i])
 		}
@@ -68,7 +61,7 @@ func TestPlanErrors(t *testing.T) {
 }
 
 func TestLintIstioVersion(t *testing.T) {
-	code, out, errs := run("lint", "--config", "/dev/null", "--istio-version", "1.30", "--format", "json", "../../../testdata/rules/RL6002/bad.yaml")
+	code, out, errs := runMain("lint", "--config", "/dev/null", "--istio-version", "1.30", "--format", "json", "../../../testdata/rules/RL6002/bad.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

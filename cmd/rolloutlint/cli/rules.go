@@ -80,7 +80,7 @@ func newRules(s *Streams) *cobra.Command {
 
 func newExplain(s *Streams) *cobra.Command {
 	var configPath string
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "explain RULE",
 		Short: "Explain a rule: why it matters and how to fix it, with a bad and a good example",
 		Args:  cobra.ExactArgs(1),
@@ -101,6 +101,8 @@ func newExplain(s *Streams) *cobra.Command {
 			return err
 		},
 	}
+	c.Flags().StringVar(&configPath, "config", "", "config file (for user policies)")
+	return c
 }
 
 // RuleMarkdown renders a rule's documentation page; docs/rules/<ID>.md is

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/policies"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
+)
+
+// policyFlagDirs holds `lint --policy` values; newLint registers the flag
+// afresh (and so resets it) for every command tree.
+var policyFlagDirs []string
+
+func init() {
+	ruleSet = rulesWithPolicies
+	lintHooks = append(lintHooks, LintHook{
+		Flags: func(c *cobra.Command) {
+			c.Flags().StringArrayVar(&policyFlagDirs, "policy", nil,
+				"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
+		},
+		Before: func(r *LintRun) error {
+			if len(policyFlagDirs) == 0 {
+				return nil
+			}
+			rs, err := rulesFrom(append(configPolicyDirs(r.Bundle.cfg), policyFlagDirs...))
+			if err != nil {
+				return err
+			}
+			r.Analyzer.Rules, r.Report.AllRules = rs, rs
+			return nil
+		},
+	})
+	extraCommands = append(extraCommands, newPolicy)
+}
+
+// rulesWithPolicies is the registry plus the user policies the config names.
+func rulesWithPolicies(cfg *config.Config) ([]*rules.Rule, error) {
+	return rulesFrom(configPolicyDirs(cfg))
+}
+
+// rulesFrom returns the built-in rules plus the user policies of dirs, sorted by ID.
+func rulesFrom(dirs []string) ([]*rules.Rule, error) {
+	rs := all.Rules()
+	user, err := policies.LoadDirs(uniqueDirs(dirs))
+	if err != nil {
+		return nil, err
+	}
+	rs = append(rs, user...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
+	return rs, nil
+}
+
+// configPolicyDirs returns the config's `policies:` resolved against the config's directory.
+func configPolicyDirs(cfg *config.Config) []string {
+	if cfg == nil {
+		return nil
+	}
+	out := make([]string, 0, len(cfg.Policies))
+	for _, p := range cfg.Policies {
+		out = append(out, cfg.Resolve(p))
+	}
+	return out
+}
+
+// uniqueDirs drops directories named twice (config and flag, ./p and p).
+func uniqueDirs(dirs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dirs {
+		key := filepath.Clean(d)
+		if abs, err := filepath.Abs(d); err == nil {
+			key = abs
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func newPolicy(s *Streams) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "policy",
+		Short: "Work with user Rego policies: check them against the contract, run their tests",
+		Long: `User policies are Rego v1 packages with a # METADATA block and a violation set
+(see docs/policies.md). They run in the same sandbox as the built-in policies: no
+network or runtime built-ins (http.send, net.lookup_ip_addr, opa.runtime, time.now_ns, ...).`,
+	}
+	c.AddCommand(newPolicyCheck(s), newPolicyTest(s))
+	return c
+}
+
+func newPolicyCheck(s *Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check DIR...",
+		Short: "Load policy directories as lint would and list the rules they define",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, dirs []string) error {
+			rs, err := policies.LoadDirs(uniqueDirs(dirs))
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				fmt.Fprintf(s.Out, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Summary)
+			}
+			fmt.Fprintf(s.Out, "%d polic%s OK\n", len(rs), map[bool]string{true: "y", false: "ies"}[len(rs) == 1])
+			return nil
+		},
+	}
+}
+
+func newPolicyTest(s *Streams) *cobra.Command {
+	var verbose bool
+	c := &cobra.Command{
+		Use:   "test DIR...",
+		Short: "Run the Rego unit tests (test_* rules, usually in *_test.rego) of policy directories",
+		Long: `Test loads the policies as lint does (the contract is checked first), then runs
+their Rego tests with OPA's test runner, in the same sandbox. It exits 1 when a test
+fails and 2 when the policies do not load.`,
+		Example: `  rolloutlint policy test policies/`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			dirs = uniqueDirs(dirs)
+			if _, err := policies.LoadDirs(dirs); err != nil {
+				return err
+			}
+			results, err := policies.TestDirs(cmd.Context(), dirs)
+			if err != nil {
+				return err
+			}
+			passed, failed, skipped := 0, 0, 0
+			for _, r := range results {
+				switch {
+				case r.Skipped:
+					skipped++
+					if verbose {
+						fmt.Fprintf(s.Out, "SKIP %s\n", r.Name)
+					}
+				case r.Passed:
+					passed++
+					if verbose {
+						fmt.Fprintf(s.Out, "PASS %s (%s)\n", r.Name, r.Duration)
+					}
+				default:
+					failed++
+					fmt.Fprintf(s.Out, "FAIL %s:%d: %s: %s\n", r.File, r.Line, r.Name, r.Failure)
+					if r.Output != "" {
+						fmt.Fprintf(s.Out, "%s", r.Output)
+					}
+				}
+			}
+			fmt.Fprintf(s.Out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+			if len(results) == 0 {
+				return fmt.Errorf("no Rego tests (test_* rules) in %v", dirs)
+			}
+			if failed > 0 {
+				return exitError{ExitFindings}
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every test, not only failures")
+	return c
+}

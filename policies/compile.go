@@ -1,0 +1,369 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// forbiddenBuiltins are left out of the capabilities of every policy: the
+// network and runtime built-ins (a linter must not reach out of the bundle, and
+// the webhook must not be turned into a proxy), plus the non-deterministic ones
+// (findings must not change between two runs over the same files).
+var forbiddenBuiltins = map[string]string{
+	"http.send":          "network access",
+	"net.lookup_ip_addr": "network access",
+	"opa.runtime":        "runtime information",
+	"time.now_ns":        "the current time (findings must be deterministic)",
+	"rand.intn":          "randomness (findings must be deterministic)",
+	"uuid.rfc4122":       "randomness (findings must be deterministic)",
+}
+
+// Capabilities returns the sandbox every policy is compiled with: this OPA's
+// built-ins minus the network, runtime and non-deterministic ones, and no
+// network hosts at all.
+func Capabilities() *ast.Capabilities {
+	caps := ast.CapabilitiesForThisVersion()
+	kept := caps.Builtins[:0]
+	for _, b := range caps.Builtins {
+		if _, bad := forbiddenBuiltins[b.Name]; bad {
+			continue
+		}
+		kept = append(kept, b)
+	}
+	caps.Builtins = kept
+	caps.AllowNet = []string{}
+	return caps
+}
+
+// policy is one rule package and its prepared query.
+type policy struct {
+	pkg   string // data path without "data.", e.g. rolloutlint.gitops.vs_weights_committed
+	loc   string // file:line of the METADATA block
+	file  string
+	rule  *rules.Rule
+	query rego.PreparedEvalQuery
+}
+
+// compiled is a set of policies compiled together.
+type compiled struct {
+	compiler *ast.Compiler
+	policies []*policy
+	rules    []*rules.Rule
+}
+
+// parse parses Rego v1 sources with annotations.
+func parse(srcs []Source) (map[string]*ast.Module, error) {
+	mods := make(map[string]*ast.Module, len(srcs))
+	var errs []string
+	for _, s := range srcs {
+		m, err := ast.ParseModuleWithOpts(s.Name, s.Text, ast.ParserOptions{ProcessAnnotation: true, RegoVersion: ast.RegoV1})
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		mods[s.Name] = m
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("parsing policies:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return mods, nil
+}
+
+// newCompiler returns a compiler with the sandbox capabilities.
+func newCompiler() *ast.Compiler {
+	return ast.NewCompiler().WithCapabilities(Capabilities())
+}
+
+// compileModules compiles modules in the sandbox, turning a call to a
+// forbidden built-in into a message that says why it is refused.
+func compileModules(mods map[string]*ast.Module) (*ast.Compiler, error) {
+	c := newCompiler()
+	c.Compile(mods)
+	if !c.Failed() {
+		return c, nil
+	}
+	errs := make([]string, 0, len(c.Errors))
+	for _, e := range c.Errors {
+		errs = append(errs, explainCompileError(e))
+	}
+	return nil, fmt.Errorf("compiling policies:\n  %s", strings.Join(errs, "\n  "))
+}
+
+var undefinedFn = regexp.MustCompile(`undefined function ([a-z0-9_.]+)`)
+
+func explainCompileError(e *ast.Error) string {
+	loc := "<policy>"
+	if e.Location != nil {
+		loc = fmt.Sprintf("%s:%d", e.Location.File, e.Location.Row)
+	}
+	if m := undefinedFn.FindStringSubmatch(e.Message); m != nil {
+		if why, ok := forbiddenBuiltins[m[1]]; ok {
+			return fmt.Sprintf("%s: %s is not allowed in rolloutlint policies (%s): policies see only the bundle", loc, m[1], why)
+		}
+	}
+	return fmt.Sprintf("%s: %s", loc, e.Message)
+}
+
+// compile parses, checks the contract, compiles and prepares a set of sources.
+// Test files are parsed and compiled (so they must be valid) but define no rule.
+func compile(srcs []Source, source rules.Source) (*compiled, error) {
+	mods, err := parse(srcs)
+	if err != nil {
+		return nil, err
+	}
+	c, err := compileModules(mods)
+	if err != nil {
+		return nil, err
+	}
+	pols, err := collectPolicies(srcs, mods, source)
+	if err != nil {
+		return nil, err
+	}
+	out := &compiled{compiler: c, policies: pols}
+	for _, p := range pols {
+		q := ast.NewBody(ast.NewExpr(ast.NewTerm(ast.MustParseRef("data." + p.pkg + ".violation"))))
+		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(c)).PrepareForEval(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("%s: preparing policy %s: %w", p.loc, p.pkg, err)
+		}
+		p.query = pq
+		p.rule.Run = p.run
+		out.rules = append(out.rules, p.rule)
+	}
+	return out, nil
+}
+
+var (
+	idRe   = regexp.MustCompile(`^RL[0-9]{4}$`)
+	slugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+)
+
+// collectPolicies finds the rule packages (non-test packages defining
+// `violation`) and reads their metadata.
+func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.Source) ([]*policy, error) {
+	type pkgInfo struct {
+		path      string
+		file      string
+		line      int
+		violation bool
+		ann       *ast.Annotations
+		annFile   string
+	}
+	pkgs := map[string]*pkgInfo{}
+	var order []string
+	var errs []string
+	for _, s := range srcs {
+		if s.IsTest() {
+			continue
+		}
+		m := mods[s.Name]
+		path := strings.TrimPrefix(m.Package.Path.String(), "data.")
+		if source == rules.SourceUser && (path == "rolloutlint.lib" || strings.HasPrefix(path, "rolloutlint.lib.")) {
+			if !strings.HasPrefix(s.Name, builtinPrefix) {
+				errs = append(errs, fmt.Sprintf("%s:%d: package %s is reserved for rolloutlint's shared library", s.Name, m.Package.Location.Row, path))
+			}
+			continue
+		}
+		pi := pkgs[path]
+		if pi == nil {
+			pi = &pkgInfo{path: path, file: s.Name, line: m.Package.Location.Row}
+			pkgs[path] = pi
+			order = append(order, path)
+		}
+		for _, r := range m.Rules {
+			if isViolationRule(r) {
+				pi.violation = true
+			}
+		}
+		for _, a := range m.Annotations {
+			if a.Scope != "package" && !(a.Scope == "rule" && isViolationAnnotation(m, a)) {
+				continue
+			}
+			if a.Custom["id"] == nil {
+				continue
+			}
+			if pi.ann != nil {
+				errs = append(errs, fmt.Sprintf("%s:%d: package %s declares its rule metadata twice (also at %s:%d)",
+					a.Location.File, a.Location.Row, path, pi.annFile, pi.ann.Location.Row))
+				continue
+			}
+			pi.ann, pi.annFile = a, s.Name
+		}
+	}
+	var out []*policy
+	seenID := map[string]string{}
+	for _, path := range order {
+		pi := pkgs[path]
+		switch {
+		case pi.ann == nil && !pi.violation:
+			continue // a helper package
+		case pi.ann == nil:
+			errs = append(errs, fmt.Sprintf("%s:%d: package %s defines violation but has no `# METADATA` block with custom.id (see docs/policies.md)", pi.file, pi.line, path))
+			continue
+		case !pi.violation:
+			errs = append(errs, fmt.Sprintf("%s:%d: package %s has rule metadata but no `violation` rule", pi.annFile, pi.ann.Location.Row, path))
+			continue
+		}
+		r, err := ruleFromAnnotations(path, pi.ann, source)
+		loc := fmt.Sprintf("%s:%d", pi.annFile, pi.ann.Location.Row)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: package %s: %v", loc, path, err))
+			continue
+		}
+		if prev, dup := seenID[r.ID]; dup {
+			errs = append(errs, fmt.Sprintf("%s: package %s: rule ID %s already used by %s", loc, path, r.ID, prev))
+			continue
+		}
+		seenID[r.ID] = path
+		out = append(out, &policy{pkg: path, loc: loc, file: pi.annFile, rule: r})
+	}
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return nil, errors.New("invalid policy metadata:\n  " + strings.Join(errs, "\n  "))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].rule.ID < out[j].rule.ID })
+	return out, nil
+}
+
+// isViolationAnnotation reports whether a rule-scoped annotation documents a
+// `violation` rule of the module's package.
+func isViolationAnnotation(m *ast.Module, a *ast.Annotations) bool {
+	return a.GetTargetPath().Equal(m.Package.Path.Append(ast.StringTerm("violation")))
+}
+
+// isViolationRule reports whether a rule defines (part of) `violation`.
+func isViolationRule(r *ast.Rule) bool {
+	ref := r.Head.Ref()
+	if len(ref) == 0 {
+		return false
+	}
+	switch v := ref[0].Value.(type) {
+	case ast.Var:
+		return v == "violation"
+	case ast.String:
+		return v == "violation"
+	}
+	return false
+}
+
+// ruleFromAnnotations checks the metadata contract and builds the rule (Run is
+// set once the query is prepared).
+func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, error) {
+	id, _ := a.Custom["id"].(string)
+	if !idRe.MatchString(id) {
+		return nil, fmt.Errorf("custom.id %v is not RL followed by four digits", a.Custom["id"])
+	}
+	if strings.TrimSpace(a.Title) == "" {
+		return nil, errors.New("missing title (the one-line summary)")
+	}
+	if strings.TrimSpace(a.Description) == "" {
+		return nil, errors.New("missing description (why it matters and how to fix it)")
+	}
+	sevText, _ := a.Custom["severity"].(string)
+	sev, err := rules.ParseSeverity(sevText)
+	if err != nil || sevText == "" {
+		return nil, fmt.Errorf("custom.severity %v is not error, warning or info", a.Custom["severity"])
+	}
+	kinds, err := stringList(a.Custom["kinds"])
+	if err != nil || len(kinds) == 0 {
+		return nil, errors.New("custom.kinds must be a non-empty list of the kinds the policy reads")
+	}
+	tags, err := stringList(a.Custom["tags"])
+	if err != nil {
+		return nil, errors.New("custom.tags must be a list of strings")
+	}
+	name, _ := a.Custom["name"].(string)
+	if a.Custom["name"] == nil {
+		name = strings.ReplaceAll(pkg[strings.LastIndexByte(pkg, '.')+1:], "_", "-")
+	}
+	if !slugRe.MatchString(name) {
+		return nil, fmt.Errorf("rule name %q is not a kebab-case slug (set custom.name)", name)
+	}
+	for k := range a.Custom {
+		switch k {
+		case "id", "severity", "kinds", "tags", "name":
+		default:
+			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, tags)", k)
+		}
+	}
+	doc := strings.TrimSpace(a.Description)
+	if len(a.RelatedResources) > 0 {
+		var b strings.Builder
+		b.WriteString(doc + "\n\nReferences:\n")
+		for _, rr := range a.RelatedResources {
+			if rr.Description != "" {
+				fmt.Fprintf(&b, "\n- [%s](%s)", rr.Description, rr.Ref.String())
+			} else {
+				fmt.Fprintf(&b, "\n- <%s>", rr.Ref.String())
+			}
+		}
+		doc = b.String()
+	}
+	return &rules.Rule{
+		ID: id, Name: name, Summary: strings.TrimSpace(a.Title), Doc: doc, Severity: sev,
+		Kinds: kinds, Source: source, Tags: tags,
+	}, nil
+}
+
+func stringList(v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	raw, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("not a list")
+	}
+	out := make([]string, 0, len(raw))
+	for _, x := range raw {
+		s, ok := x.(string)
+		if !ok {
+			return nil, errors.New("not a list of strings")
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// readDirs reads every *.rego file under the directories, sorted by path.
+func readDirs(dirs []string) ([]Source, error) {
+	var out []Source
+	for _, dir := range dirs {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("policy directory: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("policy directory %s: not a directory", dir)
+		}
+		err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Ext(p) != ".rego" {
+				return err
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, Source{Name: p, Text: string(data)})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("reading policies in %s: %w", dir, err)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no .rego files in %s", strings.Join(dirs, ", "))
+	}
+	return out, nil
+}

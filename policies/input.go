@@ -1,0 +1,387 @@
+package policies
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// The input document every policy sees (see docs/policies.md):
+//
+//	input.resources               every object in load order: {ref, apiVersion, file, object}
+//	input.kinds[kind]             the same items grouped by kind, in load order
+//	input.objects[kind][ns][name] the first item with that identity
+//	input.rollouts                each Rollout's resolved references (graph.RolloutRefs)
+//	input.globals                 run-wide settings: {argocd, istioVersion, mode}
+//
+// A ref is {kind, namespace, name, index}; index is the load-order position,
+// so a violation's ref designates one object even when the bundle defines it twice.
+
+// bundleInput is the converted, graph-derived part of the input. It is built
+// once per graph and shared by every policy and every concurrent evaluation.
+type bundleInput struct {
+	once  sync.Once
+	terms [][2]*ast.Term // key/value pairs of the object, without globals
+}
+
+// inputCache keeps the converted input of the most recent graphs. A lint has
+// one graph; the webhook has one per request, so the cache stays small and
+// old graphs are dropped.
+type inputCache struct {
+	mu      sync.Mutex
+	entries []*cacheEntry
+}
+
+type cacheEntry struct {
+	g  *graph.Graph
+	in *bundleInput
+}
+
+const inputCacheSize = 4
+
+var cache inputCache
+
+// get returns the converted input for g, converting it on first use. Callers
+// racing on the same graph wait for one conversion.
+func (c *inputCache) get(g *graph.Graph) *bundleInput {
+	c.mu.Lock()
+	var in *bundleInput
+	for _, e := range c.entries {
+		if e.g == g {
+			in = e.in
+			break
+		}
+	}
+	if in == nil {
+		in = &bundleInput{}
+		c.entries = append(c.entries, &cacheEntry{g: g, in: in})
+		if len(c.entries) > inputCacheSize {
+			c.entries = c.entries[len(c.entries)-inputCacheSize:]
+		}
+	}
+	c.mu.Unlock()
+	in.once.Do(func() { in.terms = convert(g) })
+	return in
+}
+
+// conversions counts graph conversions; tests use it to show the input is
+// built once per lint, not once per policy.
+var conversions struct {
+	sync.Mutex
+	n int
+}
+
+// value returns the full input for one evaluation: the cached bundle part plus
+// this run's globals.
+func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
+	pairs := make([][2]*ast.Term, 0, len(in.terms)+1)
+	pairs = append(pairs, in.terms...)
+	pairs = append(pairs, [2]*ast.Term{ast.StringTerm("globals"), ast.ObjectTerm(
+		[2]*ast.Term{ast.StringTerm("argocd"), ast.BooleanTerm(globals.ArgoCD)},
+		[2]*ast.Term{ast.StringTerm("istioVersion"), ast.StringTerm(globals.IstioVersion)},
+		[2]*ast.Term{ast.StringTerm("mode"), ast.StringTerm(string(mode))},
+	)})
+	return ast.NewObject(pairs...)
+}
+
+func convert(g *graph.Graph) [][2]*ast.Term {
+	conversions.Lock()
+	conversions.n++
+	conversions.Unlock()
+
+	refs := make([]*ast.Term, len(g.Resources))
+	for i, r := range g.Resources {
+		refs[i] = refTerm(r)
+	}
+	items := convertItems(g.Resources, refs)
+	c := &converter{g: g, refs: refs}
+	kinds := map[string][]*ast.Term{}
+	var kindOrder []string
+	objects := map[string]map[string]map[string]*ast.Term{}
+	for i, r := range g.Resources {
+		item := items[i]
+		if _, ok := kinds[r.Kind]; !ok {
+			kindOrder = append(kindOrder, r.Kind)
+		}
+		kinds[r.Kind] = append(kinds[r.Kind], item)
+		byNS := objects[r.Kind]
+		if byNS == nil {
+			byNS = map[string]map[string]*ast.Term{}
+			objects[r.Kind] = byNS
+		}
+		byName := byNS[r.Namespace]
+		if byName == nil {
+			byName = map[string]*ast.Term{}
+			byNS[r.Namespace] = byName
+		}
+		if _, dup := byName[r.Name]; !dup {
+			byName[r.Name] = item
+		}
+	}
+	kindsObj := ast.NewObject()
+	for _, k := range kindOrder {
+		kindsObj.Insert(ast.StringTerm(k), ast.ArrayTerm(kinds[k]...))
+	}
+	objectsObj := ast.NewObject()
+	for kind, byNS := range objects {
+		nsObj := ast.NewObject()
+		for ns, byName := range byNS {
+			nameObj := ast.NewObject()
+			for name, item := range byName {
+				nameObj.Insert(ast.StringTerm(name), item)
+			}
+			nsObj.Insert(ast.StringTerm(ns), ast.NewTerm(nameObj))
+		}
+		objectsObj.Insert(ast.StringTerm(kind), ast.NewTerm(nsObj))
+	}
+	rollouts := make([]*ast.Term, 0, len(g.Refs().Rollouts))
+	for _, rr := range g.Refs().Rollouts {
+		rollouts = append(rollouts, c.rolloutTerm(rr))
+	}
+	return [][2]*ast.Term{
+		{ast.StringTerm("resources"), ast.ArrayTerm(items...)},
+		{ast.StringTerm("kinds"), ast.NewTerm(kindsObj)},
+		{ast.StringTerm("objects"), ast.NewTerm(objectsObj)},
+		{ast.StringTerm("rollouts"), ast.ArrayTerm(rollouts...)},
+	}
+}
+
+// convertItems converts the resources' objects, the bulk of the work, on
+// every CPU: the items are independent and the result is in load order.
+func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
+	items := make([]*ast.Term, len(rs))
+	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			vc := newValueConverter()
+			for i := w; i < len(rs); i += workers {
+				items[i] = itemTerm(vc, rs[i], refs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return items
+}
+
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term) *ast.Term {
+	obj, err := vc.term(r.Object)
+	if err != nil {
+		// Object holds only YAML-decoded data, so this does not happen;
+		// keep the item (and its identity) usable if it ever does.
+		obj = ast.ObjectTerm()
+	}
+	return ast.ObjectTerm(
+		[2]*ast.Term{key("ref"), ref},
+		[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
+		[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
+		[2]*ast.Term{key("object"), obj},
+	)
+}
+
+func refTerm(r *graph.Resource) *ast.Term {
+	return ast.ObjectTerm(
+		[2]*ast.Term{key("kind"), ast.StringTerm(r.Kind)},
+		[2]*ast.Term{key("namespace"), ast.StringTerm(r.Namespace)},
+		[2]*ast.Term{key("name"), ast.StringTerm(r.Name)},
+		[2]*ast.Term{key("index"), ast.IntNumberTerm(r.Index())},
+	)
+}
+
+// keyTerms holds one immutable term per field name of the input's own
+// structure, so the thousands of refs and references share them.
+var keyTerms = func() map[string]*ast.Term {
+	m := map[string]*ast.Term{}
+	for _, k := range []string{
+		"ref", "apiVersion", "file", "object", "kind", "namespace", "name", "index",
+		"rollout", "strategy", "services", "virtualServices", "destinationRule", "templates",
+		"role", "path", "target", "routes", "stableSubset", "canarySubset", "additionalSubsets",
+		"cluster", "use", "step", "implicit", "vsPath", "destinations", "host", "subset",
+		"weight", "weightSet",
+	} {
+		m[k] = ast.StringTerm(k)
+	}
+	return m
+}()
+
+// key returns the shared term of a field name (a new one for names not in keyTerms).
+func key(k string) *ast.Term {
+	if t, ok := keyTerms[k]; ok {
+		return t
+	}
+	return ast.StringTerm(k)
+}
+
+// converter builds the reference part of the input, reusing the resources' ref terms.
+type converter struct {
+	g    *graph.Graph
+	refs []*ast.Term
+}
+
+// ref returns the shared ref term of a resource, or nil.
+func (c *converter) ref(r *graph.Resource) any {
+	if r == nil {
+		return nil
+	}
+	return c.refs[r.Index()]
+}
+
+// obj builds an object term, leaving out nil values so Rego sees an absent
+// field rather than null.
+func obj(kv ...any) *ast.Term {
+	pairs := make([][2]*ast.Term, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		var t *ast.Term
+		switch v := kv[i+1].(type) {
+		case nil:
+		case *ast.Term:
+			t = v
+		case string:
+			t = ast.StringTerm(v)
+		case bool:
+			t = ast.BooleanTerm(v)
+		case int:
+			t = ast.IntNumberTerm(v)
+		case int64:
+			t = ast.IntNumberTerm(int(v))
+		case []string:
+			ts := make([]*ast.Term, len(v))
+			for j, s := range v {
+				ts[j] = ast.StringTerm(s)
+			}
+			t = ast.ArrayTerm(ts...)
+		default:
+			panic("policies: unsupported input value")
+		}
+		if t != nil {
+			pairs = append(pairs, [2]*ast.Term{key(kv[i].(string)), t})
+		}
+	}
+	return ast.NewTerm(ast.NewObject(pairs...))
+}
+
+func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
+	svcs := make([]*ast.Term, len(rr.Services))
+	for i, s := range rr.Services {
+		svcs[i] = obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
+	}
+	vss := make([]*ast.Term, len(rr.VirtualServices))
+	for i := range rr.VirtualServices {
+		vs := &rr.VirtualServices[i]
+		routes := make([]*ast.Term, len(vs.Routes))
+		for j := range vs.Routes {
+			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
+		}
+		vss[i] = obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
+			"routes", ast.ArrayTerm(routes...))
+	}
+	var dr *ast.Term
+	if d := rr.DestinationRule; d != nil {
+		dr = obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
+			"stableSubset", d.StableSubset, "canarySubset", d.CanarySubset, "additionalSubsets", d.AdditionalSubsets)
+	}
+	tpls := make([]*ast.Term, len(rr.Templates))
+	for i, t := range rr.Templates {
+		tpls[i] = obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
+	}
+	strategy := "canary"
+	if rr.Spec.Spec.Strategy.BlueGreen != nil {
+		strategy = "blueGreen"
+	}
+	return obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
+		"virtualServices", ast.ArrayTerm(vss...), "destinationRule", dr, "templates", ast.ArrayTerm(tpls...))
+}
+
+// routeTerm exports one managed route with its destinations classified as
+// stable, canary or other, the way Argo Rollouts tells them apart: by subset
+// for subset-level splitting, else by the Service the host resolves to.
+func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.RouteRef) *ast.Term {
+	var dests []*ast.Term
+	vsPath := ""
+	if rt.Index >= 0 && vs.Target != nil {
+		vsPath = rt.VSPath()
+		for j, d := range routeDestinations(vs.Target, rt) {
+			path := graph.Index(vsPath+".route", j)
+			dests = append(dests, obj("index", j, "path", path, "host", d.host, "subset", d.subset,
+				"weight", int(d.weight), "weightSet", vs.Target.Exists(path+".weight"),
+				"role", destinationRole(c.g, rr, vs.Target.Namespace, d)))
+		}
+	}
+	var vsPathT any
+	if vsPath != "" {
+		vsPathT = vsPath
+	}
+	return obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
+		"vsPath", vsPathT, "destinations", ast.ArrayTerm(dests...))
+}
+
+type destination struct {
+	host, subset string
+	weight       int32
+}
+
+func routeDestinations(vs *graph.Resource, rt *graph.RouteRef) []destination {
+	o := vs.VirtualService()
+	if o == nil {
+		return nil
+	}
+	var out []destination
+	switch rt.Kind {
+	case graph.HTTP:
+		if rs := o.Spec.GetHttp(); rt.Index < len(rs) {
+			for _, d := range rs[rt.Index].GetRoute() {
+				out = append(out, destination{d.GetDestination().GetHost(), d.GetDestination().GetSubset(), d.GetWeight()})
+			}
+		}
+	case graph.TLS:
+		if rs := o.Spec.GetTls(); rt.Index < len(rs) {
+			for _, d := range rs[rt.Index].GetRoute() {
+				out = append(out, destination{d.GetDestination().GetHost(), d.GetDestination().GetSubset(), d.GetWeight()})
+			}
+		}
+	case graph.TCP:
+		if rs := o.Spec.GetTcp(); rt.Index < len(rs) {
+			for _, d := range rs[rt.Index].GetRoute() {
+				out = append(out, destination{d.GetDestination().GetHost(), d.GetDestination().GetSubset(), d.GetWeight()})
+			}
+		}
+	}
+	return out
+}
+
+func destinationRole(g *graph.Graph, rr *graph.RolloutRefs, ns string, d destination) string {
+	if dr := rr.DestinationRule; dr != nil {
+		switch d.subset {
+		case "":
+		case dr.StableSubset:
+			return "stable"
+		case dr.CanarySubset:
+			return "canary"
+		}
+		return "other"
+	}
+	svc := g.ServiceForHost(d.host, ns)
+	if svc == nil {
+		return "other"
+	}
+	if s := rr.Service(graph.RoleStable); s != nil && s.Target == svc {
+		return "stable"
+	}
+	if s := rr.Service(graph.RoleCanary); s != nil && s.Target == svc {
+		return "canary"
+	}
+	return "other"
+}
+
+// Conversions returns how many graphs have been converted to policy input
+// since the process started (tests and benchmarks use it to show the input is
+// built once per lint).
+func Conversions() int {
+	conversions.Lock()
+	defer conversions.Unlock()
+	return conversions.n
+}

@@ -1,0 +1,155 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/opa/v1/rego"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// DefaultTimeout bounds one policy's evaluation over one bundle. A policy
+// that runs longer (a runaway iteration) is stopped and reported as RL0009;
+// the other rules still report. The rule option `timeout` (a Go duration such
+// as "500ms") overrides it per rule.
+const DefaultTimeout = 10 * time.Second
+
+// run evaluates the policy over the pass's graph and reports its violations.
+func (p *policy) run(pass *rules.Pass) error {
+	timeout := DefaultTimeout
+	if s := pass.Options.String("timeout", ""); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("policy %s: option timeout %q is not a positive duration", p.pkg, s)
+		}
+		timeout = d
+	}
+	in := cache.get(pass.Graph).value(pass.Globals, pass.Mode)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in))
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("policy %s (%s) was stopped after %s: its evaluation does not finish (a runaway iteration?)", p.pkg, p.loc, timeout)
+		}
+		return fmt.Errorf("policy %s (%s): %w", p.pkg, p.loc, err)
+	}
+	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
+		return nil // violation is undefined: nothing to report
+	}
+	vs, ok := rs[0].Expressions[0].Value.([]any)
+	if !ok {
+		return fmt.Errorf("policy %s (%s): violation must be a set of objects, got %T", p.pkg, p.loc, rs[0].Expressions[0].Value)
+	}
+	for _, v := range vs {
+		d, err := p.diagnostic(pass.Graph, v)
+		if err != nil {
+			return fmt.Errorf("policy %s (%s): %w", p.pkg, p.loc, err)
+		}
+		pass.ReportDiag(d)
+	}
+	return nil
+}
+
+// diagnostic maps one violation object to a diagnostic.
+func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return rules.Diagnostic{}, fmt.Errorf("a violation must be an object {msg, ref, path}, got %v", v)
+	}
+	var d rules.Diagnostic
+	for k := range m {
+		switch k {
+		case "msg", "ref", "path", "related", "fix", "severity":
+		default:
+			return d, fmt.Errorf("violation has unknown field %q (known: msg, ref, path, related, fix, severity)", k)
+		}
+	}
+	msg, _ := m["msg"].(string)
+	if strings.TrimSpace(msg) == "" {
+		return d, fmt.Errorf("violation without msg: %v", m)
+	}
+	res, err := resolveRef(g, m["ref"])
+	if err != nil {
+		return d, fmt.Errorf("violation %q: %w", msg, err)
+	}
+	path, ok := m["path"].(string)
+	if !ok && m["path"] != nil {
+		return d, fmt.Errorf("violation %q: path must be a string such as spec.http[0].route[1].weight", msg)
+	}
+	d = rules.Diagnostic{Resource: res, Path: path, Message: msg}
+	if rel, ok := m["related"]; ok {
+		list, ok := rel.([]any)
+		if !ok {
+			return d, fmt.Errorf("violation %q: related must be a list of {ref, path, msg}", msg)
+		}
+		for _, x := range list {
+			rm, _ := x.(map[string]any)
+			rr, err := resolveRef(g, rm["ref"])
+			if err != nil {
+				return d, fmt.Errorf("violation %q: related: %w", msg, err)
+			}
+			rp, _ := rm["path"].(string)
+			rmsg, _ := rm["msg"].(string)
+			d.Related = append(d.Related, rules.RelatedAt(rr, rp, rmsg))
+		}
+	}
+	if fix, ok := m["fix"].(string); ok && fix != "" {
+		d.Fix = &rules.Fix{Description: fix}
+	}
+	if s, ok := m["severity"].(string); ok {
+		sev, err := rules.ParseSeverity(s)
+		if err != nil {
+			return d, fmt.Errorf("violation %q: %w", msg, err)
+		}
+		d.Severity = sev
+	}
+	return d, nil
+}
+
+// resolveRef finds the object a violation names: by load-order index when the
+// ref carries one (exact even for duplicates), else by kind, namespace and name.
+func resolveRef(g *graph.Graph, v any) (*graph.Resource, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("ref must be an object {kind, namespace, name} (use an item's .ref)")
+	}
+	kind, _ := m["kind"].(string)
+	name, _ := m["name"].(string)
+	ns, hasNS := m["namespace"].(string)
+	if kind == "" || name == "" {
+		return nil, fmt.Errorf("ref %v needs kind and name", m)
+	}
+	if idx, ok := asInt(m["index"]); ok && idx >= 0 && idx < len(g.Resources) {
+		if r := g.Resources[idx]; r.Kind == kind && r.Name == name && (!hasNS || r.Namespace == ns) {
+			return r, nil
+		}
+	}
+	if !hasNS {
+		ns = g.DefaultNamespace
+	}
+	if r := g.Get(kind, ns, name); r != nil {
+		return r, nil
+	}
+	return nil, fmt.Errorf("ref %s %s/%s names no object of the bundle", kind, ns, name)
+}
+
+func asInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), n == float64(int(n))
+	case interface{ Int64() (int64, error) }:
+		i, err := n.Int64()
+		return int(i), err == nil
+	}
+	return 0, false
+}
