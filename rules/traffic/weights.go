@@ -120,23 +120,25 @@ func heaviestAdditional(rr *graph.RolloutRefs) ([]int32, []graph.Destination, ma
 var InitialWeights = &rules.Rule{
 	ID: "RL2010", Name: "initial-weights", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
-	Summary: "A managed route's weights in git do not total 100, or give the canary a non-zero weight.",
-	Doc: `Between rollouts the controller keeps a managed route at stable 100 / canary 0 (less any
-additional-subset weights). Weights committed in git that differ are overwritten at the next
-reconcile, so a GitOps tool reports the VirtualService OutOfSync forever and, on every sync,
-briefly re-applies the git weights — sending live traffic to a canary nobody is rolling out.
-Weights that do not total 100 are also rejected or normalised by Istio in ways that differ
-between versions.
+	Summary: "A managed route's weights in git do not total 100.",
+	Doc: `Argo Rollouts computes a managed route's stable weight as 100 minus the canary, experiment
+and additional-subset weights, so a route committed with weights that total something else is
+not the route the controller will write: the first reconcile rewrites it, and until then Istio
+splits traffic in proportions nobody chose (a total above 100 is rejected by Istio's validation
+in some versions, normalised in others).
 
-Fix: commit the resting state: the stable destination at 100 (minus additional subsets), the
-canary at 0.
+A non-zero canary weight committed mid-rollout is a GitOps ownership problem and is reported
+by RL5001.
+
+Fix: commit weights that total 100: the stable destination at 100 (minus additional subsets),
+the canary at 0.
 
 Bad:
 
 ` + yamlBlock(`
 route:
 - destination: {host: checkout-stable}
-  weight: 90
+  weight: 70
 - destination: {host: checkout-canary}
   weight: 10
 `) + `
@@ -159,11 +161,6 @@ route:
 			var sum int32
 			for _, d := range m.Dests {
 				sum += d.Weight
-				if d.Weight != 0 && classify(m.Refs, d) == roleCanary {
-					p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.WeightPath(), Related: []rules.Related{rel},
-						Message: fmt.Sprintf("canary destination %q of %s has weight %d in git; the controller resets it to 0 between rollouts, and every sync re-sends %d%% of traffic to the canary",
-							d.Host, m.label(), d.Weight, d.Weight)})
-				}
 			}
 			if sum != weights.Total {
 				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: m.Dests[0].Path(), Related: []rules.Related{rel},
