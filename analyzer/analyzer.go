@@ -88,6 +88,9 @@ func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 	var out []*rules.Rule
 	for _, r := range opts.Rules {
 		s := opts.Config.For(r.ID)
+		if r.OptIn && !s.Explicit {
+			s.Enabled = false
+		}
 		for _, p := range opts.Enable {
 			if config.MatchRule(p, r.ID) {
 				s.Enabled = true

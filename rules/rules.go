@@ -74,6 +74,9 @@ type Rule struct {
 	Source   Source
 	// Tags group rules in SARIF and docs (for example "traffic", "istio").
 	Tags []string
+	// OptIn rules are advisory and off unless the config or --enable names
+	// them (an ID or a glob such as RL6*).
+	OptIn bool
 	// Run reports diagnostics through the pass. It returns an error only when
 	// the rule itself breaks; that becomes an RL0009 finding naming the rule.
 	Run func(*Pass) error

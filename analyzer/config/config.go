@@ -262,7 +262,9 @@ func (c *Config) parseRules(file string, v *yaml.Node) error {
 
 // Setting is the effective configuration of one rule.
 type Setting struct {
-	Enabled  bool
+	Enabled bool
+	// Explicit is true when an entry of the config matched the rule.
+	Explicit bool
 	Severity rules.Severity // 0: the rule's default
 	Options  rules.Options
 }
@@ -275,6 +277,7 @@ func (c *Config) For(id string) Setting {
 		return s
 	}
 	apply := func(r RuleSetting) {
+		s.Explicit = true
 		if r.Off {
 			s.Enabled = false
 			return

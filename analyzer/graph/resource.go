@@ -4,6 +4,8 @@
 package graph
 
 import (
+	"sync"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
@@ -30,9 +32,8 @@ type Resource struct {
 	// NamespaceExplicit is true when the manifest itself set metadata.namespace.
 	NamespaceExplicit bool
 
-	File string     // path as given on the command line (or "<stdin>")
-	Doc  int        // 0-based document index within the file
-	Node *yaml.Node // the document's top-level mapping; lines are absolute in the file
+	File string // path as given on the command line (or "<stdin>")
+	Doc  int    // 0-based document index within the file
 
 	// Object is the document as generic JSON-compatible data (maps, slices,
 	// strings, float64/int64, bools), the input Rego policies see.
@@ -44,6 +45,76 @@ type Resource struct {
 	Known bool
 
 	index int // position in the bundle's load order; ties broken by it
+
+	// The yaml node tree is the largest part of a loaded object and is only
+	// needed to position findings, so the loader releases it after decoding
+	// and Node rebuilds it from the document's source on demand.
+	mu   sync.Mutex
+	node *yaml.Node
+	src  *NodeSource
+}
+
+// NodeSource is where a resource's yaml node can be rebuilt from: the
+// document's text (a slice of the file, not a copy), the number of file lines
+// before it, and for an item of a `kind: List` its index (-1 otherwise).
+type NodeSource struct {
+	Data       []byte
+	LineOffset int
+	Item       int
+}
+
+// SetNode attaches the parsed node and the source it can be rebuilt from.
+func (r *Resource) SetNode(n *yaml.Node, src *NodeSource) {
+	r.mu.Lock()
+	r.node, r.src = n, src
+	r.mu.Unlock()
+}
+
+// ReleaseNode drops the node tree when it can be rebuilt from its source.
+func (r *Resource) ReleaseNode() {
+	r.mu.Lock()
+	if r.src != nil {
+		r.node = nil
+	}
+	r.mu.Unlock()
+}
+
+// Node returns the document's top-level mapping, with lines absolute in the
+// file, re-parsing the document if the node was released. It is safe for
+// concurrent use; nil only if the source no longer parses (it always did once).
+func (r *Resource) Node() *yaml.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.node == nil && r.src != nil {
+		r.node = r.src.parse()
+	}
+	return r.node
+}
+
+func (s *NodeSource) parse() *yaml.Node {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(s.Data, &doc); err != nil {
+		return nil
+	}
+	if s.LineOffset != 0 {
+		stack := []*yaml.Node{&doc}
+		for len(stack) > 0 {
+			cur := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			cur.Line += s.LineOffset
+			stack = append(stack, cur.Content...)
+		}
+	}
+	body := deref(&doc)
+	if s.Item >= 0 {
+		_, items := mapGet(body, "items")
+		items = deref(items)
+		if items == nil || items.Kind != yaml.SequenceNode || s.Item >= len(items.Content) {
+			return nil
+		}
+		body = deref(items.Content[s.Item])
+	}
+	return body
 }
 
 // Ref returns the object's identity for reports.
@@ -68,13 +139,40 @@ func (r *Resource) Pos(path string) Position {
 	case val != nil:
 		return NodePos(r.File, val)
 	}
-	return NodePos(r.File, r.Node)
+	return NodePos(r.File, r.Node())
 }
 
-// Exists reports whether the field path is present in the document.
+// Exists reports whether the field path is present in the document. It reads
+// the decoded object, so it never needs the node tree.
 func (r *Resource) Exists(path string) bool {
-	_, val := r.lookupExact(path)
-	return val != nil
+	_, ok := r.ValueAt(path)
+	return ok
+}
+
+// ValueAt returns the generic value at a field path of the decoded object.
+func (r *Resource) ValueAt(path string) (any, bool) {
+	var cur any = r.Object
+	for _, e := range ParsePath(path) {
+		switch c := cur.(type) {
+		case map[string]any:
+			if !e.IsKey {
+				return nil, false
+			}
+			v, ok := c[e.Key]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			if e.IsKey || e.Index < 0 || e.Index >= len(c) {
+				return nil, false
+			}
+			cur = c[e.Index]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // NodeAt returns the yaml value node at path, or nil.
@@ -88,7 +186,8 @@ func (r *Resource) NodeAt(path string) *yaml.Node {
 // stops early, key is the deepest key found (val nil for collections beyond).
 func (r *Resource) Lookup(path string) (key, val *yaml.Node) {
 	elems := ParsePath(path)
-	cur := deref(r.Node)
+	root := r.Node()
+	cur := deref(root)
 	var lastKey, lastVal *yaml.Node
 	for _, e := range elems {
 		if cur == nil {
@@ -116,7 +215,7 @@ func (r *Resource) Lookup(path string) (key, val *yaml.Node) {
 }
 
 func (r *Resource) lookupExact(path string) (key, val *yaml.Node) {
-	cur := deref(r.Node)
+	cur := deref(r.Node())
 	var k *yaml.Node
 	for _, e := range ParsePath(path) {
 		if cur == nil {
@@ -138,12 +237,13 @@ func (r *Resource) lookupExact(path string) (key, val *yaml.Node) {
 }
 
 func (r *Resource) namePos() (key, val *yaml.Node) {
-	if _, md := mapGet(deref(r.Node), "metadata"); md != nil {
+	root := r.Node()
+	if _, md := mapGet(deref(root), "metadata"); md != nil {
 		if k, v := mapGet(deref(md), "name"); v != nil {
 			return k, v
 		}
 	}
-	return nil, r.Node
+	return nil, root
 }
 
 func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {

@@ -28,9 +28,10 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 			mistyped = append(mistyped, p.Path)
 		}
 	}
-	kinds.CheckGo(reflect.TypeOf(typed), res.Node, "", report)
+	node := res.Node()
+	kinds.CheckGo(reflect.TypeOf(typed), node, "", report)
 	if k.Spec != nil {
-		if spec := childNode(res.Node, "spec"); spec != nil {
+		if spec := childNode(node, "spec"); spec != nil {
 			kinds.CheckProto(k.Spec(typed).ProtoReflect().Descriptor(), spec, "spec", report)
 		}
 	}

@@ -133,16 +133,17 @@ func (l *loader) document(in Input, doc int, c chunk) bool {
 	if !ok {
 		return false
 	}
-	l.object(in.Path, doc, body, obj, true)
+	l.object(in.Path, doc, body, obj, graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1})
 	return false
 }
 
 // object turns one decoded mapping into a resource; `kind: List` objects are
-// unpacked into their items.
-func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]any, top bool) {
+// unpacked into their items. src says how to rebuild the node later: the
+// node is released once the object is decoded (see graph.Resource.Node).
+func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]any, src graph.NodeSource) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	probe := &graph.Resource{File: file, Doc: doc, Node: node, Object: obj}
+	top := src.Item < 0
 	if apiVersion == "" || kind == "" {
 		var missing []string
 		if apiVersion == "" {
@@ -163,7 +164,9 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 			if !ok || itemsNode == nil || i >= len(itemsNode.Content) {
 				continue
 			}
-			l.object(file, doc, derefNode(itemsNode.Content[i]), m, false)
+			item := src
+			item.Item = i
+			l.object(file, doc, derefNode(itemsNode.Content[i]), m, item)
 		}
 		return
 	}
@@ -174,8 +177,10 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 	res := &graph.Resource{
 		APIVersion: apiVersion, Group: group, Version: version, Kind: kind,
 		Name: name, Namespace: ns, NamespaceExplicit: ns != "",
-		File: file, Doc: doc, Node: node, Object: obj,
+		File: file, Doc: doc, Object: obj,
 	}
+	res.SetNode(node, &src)
+	defer res.ReleaseNode()
 	if !kinds.IsNamespaced(group, kind) {
 		res.Namespace = ""
 	} else if res.Namespace == "" {
@@ -183,7 +188,7 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 	}
 	if name == "" {
 		if gen, _ := md["generateName"].(string); gen == "" {
-			l.problem(RuleNoKind, probe.Pos("metadata.name"), res, "metadata.name",
+			l.problem(RuleNoKind, res.Pos("metadata.name"), res, "metadata.name",
 				"%s has no metadata.name: other objects cannot reference it", kind)
 		}
 	}

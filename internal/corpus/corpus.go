@@ -68,11 +68,16 @@ func Objects(n int) int {
 	return hosts*6 + subsets*5
 }
 
-func steps(b *strings.Builder, rng *rand.Rand, mistake bool) {
+func steps(b *strings.Builder, rng *rand.Rand, mistake, subset bool) {
 	b.WriteString("      steps:\n")
 	w := 10 + rng.IntN(3)*10
 	fmt.Fprintf(b, "      - setWeight: %d\n      - pause: {duration: 5m}\n", w)
 	b.WriteString("      - analysis:\n          templates:\n          - templateName: TPL\n          args:\n          - name: service-name\n            value: SVC\n")
+	if subset {
+		// Stable and canary share the Service: the analysis selects the
+		// canary's pods by their template hash.
+		b.WriteString("          - name: canary-hash\n            valueFrom: {podTemplateHashValue: Latest}\n")
+	}
 	if mistake {
 		b.WriteString("      - setWeight: 120\n")
 	} else {
@@ -105,7 +110,7 @@ spec:
         istio:
           virtualService: {name: %[1]s, routes: [primary]}
 `, app, ns)
-	steps(&s, rng, mistake)
+	steps(&s, rng, mistake, false)
 	b.WriteString(strings.NewReplacer("SVC", app+"-canary", "TPL", app+"-success-rate").Replace(s.String()))
 	for _, role := range []string{"stable", "canary"} {
 		fmt.Fprintf(b, `---
@@ -141,7 +146,7 @@ spec:
   - port: {number: 80, name: http, protocol: HTTP}
     hosts: [%[1]s.%[2]s.example.com]
 `, app, ns)
-	writeTemplate(b, ns, app)
+	writeTemplate(b, ns, app, false)
 }
 
 func writeSubsetLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
@@ -167,7 +172,7 @@ spec:
           virtualService: {name: %[1]s, routes: [primary]}
           destinationRule: {name: %[1]s, stableSubsetName: stable, canarySubsetName: canary}
 `, app, ns)
-	steps(&s, rng, mistake)
+	steps(&s, rng, mistake, true)
 	b.WriteString(strings.NewReplacer("SVC", app, "TPL", app+"-success-rate").Replace(s.String()))
 	fmt.Fprintf(b, `---
 apiVersion: v1
@@ -201,17 +206,22 @@ spec:
   - name: canary
     labels: {app: %[1]s}
 `, app, ns)
-	writeTemplate(b, ns, app)
+	writeTemplate(b, ns, app, true)
 }
 
-func writeTemplate(b *strings.Builder, ns, app string) {
+func writeTemplate(b *strings.Builder, ns, app string, subset bool) {
+	args, selector := "", ""
+	if subset {
+		args = "\n  - name: canary-hash"
+		selector = `,destination_workload_label_rollouts_pod_template_hash="{{args.canary-hash}}"`
+	}
 	fmt.Fprintf(b, `---
 apiVersion: argoproj.io/v1alpha1
 kind: AnalysisTemplate
 metadata: {name: %[1]s-success-rate, namespace: %[2]s}
 spec:
   args:
-  - name: service-name
+  - name: service-name%[3]s
   metrics:
   - name: success-rate
     interval: 1m
@@ -221,7 +231,7 @@ spec:
     provider:
       prometheus:
         address: http://prometheus.monitoring.svc:9090
-        query: sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}",response_code!~"5.."}[2m])) / sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}"}[2m]))
+        query: sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}"%[4]s,response_code!~"5.."}[2m])) / sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}"%[4]s}[2m]))
 ---
-`, app, ns)
+`, app, ns, args, selector)
 }

@@ -48,7 +48,11 @@ func Table(rs []*rules.Rule, linkPrefix string) string {
 	var b strings.Builder
 	b.WriteString("| ID | name | severity | source | what it finds |\n|---|---|---|---|---|\n")
 	for _, r := range sorted {
-		fmt.Fprintf(&b, "| [%s](%s%s.md) | %s | %s | %s | %s |\n", r.ID, linkPrefix, r.ID, r.Name, r.Severity, r.Source, strings.ReplaceAll(r.Summary, "|", "\\|"))
+		summary := strings.ReplaceAll(r.Summary, "|", "\\|")
+		if r.OptIn {
+			summary = "(opt-in) " + summary
+		}
+		fmt.Fprintf(&b, "| [%s](%s%s.md) | %s | %s | %s | %s |\n", r.ID, linkPrefix, r.ID, r.Name, r.Severity, r.Source, summary)
 	}
 	return b.String()
 }

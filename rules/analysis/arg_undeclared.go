@@ -2,10 +2,10 @@ package analysis
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/promql"
@@ -47,7 +47,8 @@ spec:
 			for _, a := range spec.Args {
 				declared[a.Name] = true
 			}
-			eachScalar(t.NodeAt("spec.metrics"), "spec.metrics", func(path, value string) {
+			metrics, _ := t.ValueAt("spec.metrics")
+			eachString(metrics, "spec.metrics", func(path, value string) {
 				for _, ph := range promql.AllPlaceholders(value) {
 					var msg string
 					switch {
@@ -81,23 +82,25 @@ func nearest(name string, args []v1alpha1.Argument) string {
 	return best
 }
 
-// eachScalar calls fn for every string scalar under n with its field path.
-func eachScalar(n *yaml.Node, path string, fn func(path, value string)) {
-	if n == nil {
-		return
-	}
-	switch n.Kind {
-	case yaml.ScalarNode:
-		fn(path, n.Value)
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			eachScalar(n.Content[i+1], graph.Key(path, n.Content[i].Value), fn)
+// eachString calls fn for every string under a decoded value with its field
+// path, visiting mapping keys in sorted order so output does not depend on
+// map iteration.
+func eachString(v any, path string, fn func(path, value string)) {
+	switch t := v.(type) {
+	case string:
+		fn(path, t)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
 		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			eachScalar(c, graph.Index(path, i), fn)
+		sort.Strings(keys)
+		for _, k := range keys {
+			eachString(t[k], graph.Key(path, k), fn)
 		}
-	case yaml.AliasNode:
-		eachScalar(n.Alias, path, fn)
+	case []any:
+		for i, c := range t {
+			eachString(c, graph.Index(path, i), fn)
+		}
 	}
 }

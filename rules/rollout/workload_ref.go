@@ -38,8 +38,7 @@ spec:
 			if ro.Spec.WorkloadRef == nil {
 				return
 			}
-			n := r.NodeAt("spec.template")
-			if n == nil || len(n.Content) == 0 {
+			if t, _ := r.ValueAt("spec.template"); !nonEmpty(t) {
 				return // absent, {} or null: nothing to conflict with
 			}
 			p.Report(r, "spec.template", "Rollout "+ro.Name+" sets both workloadRef (Deployment "+ro.Spec.WorkloadRef.Name+") and a pod template; remove spec.template, the referenced workload provides it",
@@ -47,4 +46,15 @@ spec:
 		})
 		return nil
 	},
+}
+
+// nonEmpty reports whether a decoded value is a non-empty mapping or list.
+func nonEmpty(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		return len(t) > 0
+	case []any:
+		return len(t) > 0
+	}
+	return false
 }

@@ -80,7 +80,8 @@ func Files(dir string) ([]string, error) {
 // the testdata directory).
 type Setup func(dir string, opts *analyzer.Options) error
 
-// Run checks one rule against its testdata directory.
+// Run checks one rule against its testdata directory. The rule under test
+// is enabled even when it is opt-in.
 func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	t.Helper()
 	files, err := Files(dir)
@@ -105,7 +106,7 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 			t.Fatal(err)
 		}
 	}
-	opts := analyzer.Options{Rules: all, Config: cfg, Mode: rules.ModeCLI}
+	opts := analyzer.Options{Rules: all, Config: cfg, Mode: rules.ModeCLI, Enable: []string{ruleID}}
 	for _, s := range setups {
 		if err := s(dir, &opts); err != nil {
 			t.Fatalf("setup: %v", err)

@@ -66,7 +66,11 @@ func newRules(s *Streams) *cobra.Command {
 				// tabwriter buffers; write errors surface from Flush.
 				_, _ = fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tSOURCE\tSUMMARY")
 				for _, r := range rs {
-					_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Source, r.Summary)
+					summary := r.Summary
+					if r.OptIn {
+						summary = "(opt-in) " + summary
+					}
+					_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Source, summary)
 				}
 				return tw.Flush()
 			}
@@ -113,6 +117,9 @@ func RuleMarkdown(r *rules.Rule) string {
 	fmt.Fprintf(&b, "%s\n\n", r.Summary)
 	fmt.Fprintf(&b, "- Default severity: %s\n", r.Severity)
 	fmt.Fprintf(&b, "- Source: %s\n", r.Source)
+	if r.OptIn {
+		fmt.Fprintf(&b, "- Opt-in: off unless enabled with `--enable %s` or `rules: {%s: info}` in `.rolloutlint.yaml`\n", r.ID, r.ID)
+	}
 	if len(r.Kinds) > 0 {
 		fmt.Fprintf(&b, "- Reads: %s\n", strings.Join(r.Kinds, ", "))
 	}
