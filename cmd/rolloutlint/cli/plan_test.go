@@ -61,7 +61,7 @@ func TestPlanErrors(t *testing.T) {
 }
 
 func TestLintIstioVersion(t *testing.T) {
-	code, out, errs := runMain("lint", "--config", "/dev/null", "--istio-version", "1.30", "--format", "json", "../../../testdata/rules/RL6002/bad.yaml")
+	code, out, errs := runMain("lint", "--config", "/dev/null", "--enable", "RL6002", "--istio-version", "1.30", "--format", "json", "../../../testdata/rules/RL6002/bad.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
