@@ -249,6 +249,11 @@ func recount(s Summary, ds []rules.Diagnostic) Summary {
 // Add appends findings produced outside the rules (for example live
 // Prometheus checks), keeping the order and the summary right.
 func (r *Result) Add(ds ...rules.Diagnostic) {
+	for _, d := range ds {
+		for i := range d.Related {
+			d.Related[i].Resolve()
+		}
+	}
 	r.Diagnostics = append(r.Diagnostics, ds...)
 	sort.SliceStable(r.Diagnostics, func(i, j int) bool { return rules.Less(&r.Diagnostics[i], &r.Diagnostics[j]) })
 	r.Summary = recount(r.Summary, r.Diagnostics)

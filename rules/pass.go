@@ -105,5 +105,13 @@ func (p *Pass) ReportDiag(d Diagnostic) {
 		}
 		d.Object = d.Resource.Ref()
 	}
+	if len(d.Related) > 0 {
+		related := make([]Related, len(d.Related)) // callers may share the slice
+		copy(related, d.Related)
+		for i := range related {
+			related[i].Resolve()
+		}
+		d.Related = related
+	}
 	p.report(d)
 }

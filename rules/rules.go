@@ -110,12 +110,28 @@ type Related struct {
 	Line    int    `json:"line"`
 	Column  int    `json:"column"`
 	Message string `json:"message"`
+
+	// resource and path, when set, are resolved to File/Line/Column only if
+	// the diagnostic is reported: positions need the yaml node, which is
+	// rebuilt on demand, so rules may build related locations freely.
+	resource *graph.Resource
+	path     string
 }
 
-// RelatedAt builds a related location at a field of a resource.
+// RelatedAt builds a related location at a field of a resource. Its position
+// is resolved when the diagnostic carrying it is reported.
 func RelatedAt(r *graph.Resource, path, message string) Related {
-	p := r.Pos(path)
-	return Related{File: p.File, Line: p.Line, Column: p.Column, Message: message}
+	return Related{File: r.File, Message: message, resource: r, path: path}
+}
+
+// Resolve fills in the position of a related location built by RelatedAt.
+func (r *Related) Resolve() {
+	if r.resource == nil {
+		return
+	}
+	p := r.resource.Pos(r.path)
+	r.File, r.Line, r.Column = p.File, p.Line, p.Column
+	r.resource = nil
 }
 
 // Fix is a suggested mechanical change.
