@@ -200,12 +200,12 @@ for id in "${hook_ids[@]}"; do
 	#    the Rollout and Services come in as context from .rolloutlint.yaml.
 	sed -i 's/- name: primary/- name: main/' deploy/virtualservice.yaml
 	git add deploy/virtualservice.yaml
-	# What the whole bundle says about this change: a finding in the
+	# What the whole bundle says about this change: an error in the
 	# VirtualService or pointing at it must block the commit.
 	involved="$(rolloutlint lint --format json deploy | python3 -c '
 import json, sys
 ds = json.load(sys.stdin)["diagnostics"]
-print(sum(1 for d in ds if d["file"].endswith("virtualservice.yaml") or any(r["file"].endswith("virtualservice.yaml") for r in d["related"])))')"
+print(sum(1 for d in ds if d["severity"] == "error" and (d["file"].endswith("virtualservice.yaml") or any(r["file"].endswith("virtualservice.yaml") for r in d["related"]))))')"
 	commit "rename the route ($id)"
 	if ! grep -q "in 1 file, $objects objects" <<<"$out"; then
 		fail "VirtualService-only commit should be linted as 1 file with $objects objects loaded:"; echo "$out"
