@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/istio"
 	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/rules/tool"
 )
@@ -30,6 +31,13 @@ var goRules = []*rules.Rule{
 	// RL2xxx: Rollout ↔ traffic routing.
 
 	// RL3xxx: Istio hygiene.
+	istio.DestinationHostUnknown,
+	istio.DestinationPort,
+	istio.GatewayBypassesSplit,
+	istio.GatewayMissing,
+	istio.DuplicateMeshHost,
+	istio.DuplicateDestinationRule,
+	istio.NamespaceShortHost,
 
 	// RL4xxx: analysis.
 
