@@ -67,7 +67,7 @@ Good:
 				if g.ServiceForHost(host, r.Namespace) != nil || len(serviceEntriesFor(g, host, fqdn, wildcards)) > 0 {
 					continue
 				}
-				name, ns, ok := clusterLocalService(fqdn)
+				_, ns, ok := clusterLocalService(fqdn)
 				if !ok || !svcNamespaces[ns] {
 					continue
 				}
@@ -80,12 +80,12 @@ Good:
 				}
 				resolved := ""
 				if fqdn != host {
-					resolved = " resolves to " + fqdn + ", but"
+					resolved = " (" + fqdn + ")"
 				}
-				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s%s names no Service %q of namespace %q in the bundle, though the bundle holds that namespace's Services (nor a ServiceEntry for it): %s",
-					what, host, d.Route, objectName(r), resolved, name, ns, effect)
+				msg := fmt.Sprintf("%s host %q%s of %s in VirtualService %s matches no Service or ServiceEntry, while the bundle holds other Services of namespace %q: %s",
+					what, host, resolved, d.Route, objectName(r), ns, effect)
 				var related []rules.Related
-				if near := nearestName(name, byNS[ns]); near != nil {
+				if near := nearestName(graph.ShortHost(fqdn), byNS[ns]); near != nil {
 					msg += fmt.Sprintf("; did you mean %q?", near.Name)
 					related = append(related, relatedObject(near, fmt.Sprintf("Service %s has a similar name", objectName(near))))
 				}

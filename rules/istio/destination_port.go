@@ -70,14 +70,16 @@ Good:
 				if target == nil || len(ports) == 0 {
 					continue
 				}
-				what := fmt.Sprintf("%s %s", target.Kind, objectName(target))
-				related := relatedObject(target, fmt.Sprintf("%s exposes %s", what, portList(ports)))
+				what := target.Kind + " " + objectName(target)
+				related := func() rules.Related {
+					return relatedObject(target, fmt.Sprintf("%s exposes %s", what, portList(ports)))
+				}
 				want := d.Dest.GetPort().GetNumber()
 				if want == 0 {
 					if len(ports) < 2 {
 						continue
 					}
-					diag := rules.Diagnostic{Resource: r, Path: d.Path, Related: []rules.Related{related}}
+					diag := rules.Diagnostic{Resource: r, Path: d.Path, Related: []rules.Related{related()}}
 					if gatewayBound {
 						diag.Message = fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s: on the gateway Istio uses the listener port and ingress requests get 503 NC; set destination.port.number",
 							host, d.Route, what, portList(ports))
@@ -100,7 +102,7 @@ Good:
 						break
 					}
 				}
-				p.Report(r, d.Path+".port.number", msg, related)
+				p.Report(r, d.Path+".port.number", msg, related())
 			}
 		})
 		return nil

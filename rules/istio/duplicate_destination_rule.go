@@ -80,7 +80,7 @@ spec:
 			}
 			for _, other := range g.DestinationRulesForHost(host, r.Namespace) {
 				od := other.DestinationRule()
-				if other == r || od == nil || other.Namespace != r.Namespace || od.Spec.GetWorkloadSelector() != nil {
+				if sameObject(other, r) || od == nil || other.Namespace != r.Namespace || od.Spec.GetWorkloadSelector() != nil {
 					continue
 				}
 				if !scope.overlaps(exportScopeOf(od.Spec.GetExportTo(), other.Namespace)) {

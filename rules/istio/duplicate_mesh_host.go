@@ -74,7 +74,7 @@ spec:
 				seen := map[*graph.Resource]bool{r: true}
 				for _, o := range g.VirtualServicesForHost(host, r.Namespace) {
 					ov := o.VirtualService()
-					if seen[o] || ov == nil || !bindings(&ov.Spec).Mesh {
+					if seen[o] || sameObject(o, r) || ov == nil || !bindings(&ov.Spec).Mesh {
 						continue
 					}
 					seen[o] = true

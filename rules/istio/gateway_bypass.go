@@ -119,7 +119,7 @@ spec:
 // one for the destination host.
 func otherSubsetDest(ds []destination, self *graph.Resource) (destination, bool) {
 	for _, d := range ds {
-		if d.VS != self {
+		if !sameObject(d.VS, self) {
 			return d, true
 		}
 	}
@@ -132,7 +132,7 @@ func otherSubsetDest(ds []destination, self *graph.Resource) (destination, bool)
 func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (*graph.Resource, string) {
 	for _, mv := range g.VirtualServicesForHost(host, self.Namespace) {
 		o := mv.VirtualService()
-		if mv == self || o == nil || !bindings(&o.Spec).Mesh {
+		if sameObject(mv, self) || o == nil || !bindings(&o.Spec).Mesh {
 			continue
 		}
 		for i, h := range o.Spec.GetHttp() {

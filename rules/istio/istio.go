@@ -168,6 +168,13 @@ func (s exportScope) overlaps(o exportScope) bool {
 	return false
 }
 
+// sameObject reports whether a and b are the same object: the same resource,
+// or two definitions of one kind/namespace/name (the later apply replaces the
+// earlier; that is reported by the tool rules, not as two objects here).
+func sameObject(a, b *graph.Resource) bool {
+	return a == b || a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
 // objectName is `namespace/name`, the way messages name objects.
 func objectName(r *graph.Resource) string {
 	if r.Namespace == "" {
