@@ -38,6 +38,7 @@ var goRules = []*rules.Rule{
 	istio.DuplicateMeshHost,
 	istio.DuplicateDestinationRule,
 	istio.NamespaceShortHost,
+	istio.SubsetSelectsNoPods,
 
 	// RL4xxx: analysis.
 
