@@ -39,6 +39,8 @@ var goRules = []*rules.Rule{
 	istio.DuplicateDestinationRule,
 	istio.NamespaceShortHost,
 	istio.SubsetSelectsNoPods,
+	istio.RouteWeights,
+	istio.DuplicateRouteDestination,
 
 	// RL4xxx: analysis.
 
