@@ -57,6 +57,9 @@ spec:
 				return
 			}
 			name, ns := gatewayKey(ref, r.Namespace)
+			if name == "" || ns == "" {
+				return // malformed: Istio's validation rejects it
+			}
 			if g.Get("Gateway", ns, name) != nil {
 				return
 			}

@@ -142,3 +142,77 @@ func TestRulesScaleLinearly(t *testing.T) {
 		t.Errorf("allocations per object grow with the bundle: %.2f at 100 Rollouts, %.2f at 1,000", small, large)
 	}
 }
+
+// TestOddShapesDoNotBreakRules feeds half-written objects through the
+// hygiene rules: they must neither fail nor panic, and must not report
+// anything about fields that are absent.
+func TestOddShapesDoNotBreakRules(t *testing.T) {
+	g := load.Inputs([]load.Input{{Path: "odd.yaml", Data: []byte(`apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: empty}
+spec:
+  hosts: ["", "*", reviews.]
+  gateways: ["", mesh, /]
+  http:
+  - route:
+    - destination: {}
+    - destination: {host: ""}
+    - weight: 10
+  - mirror: {}
+    mirrors: [{}]
+  tcp:
+  - {}
+  tls:
+  - route: []
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: empty}
+spec:
+  subsets:
+  - name: nolabels
+---
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: empty-host}
+spec:
+  host: ""
+  subsets:
+  - name: a
+    labels: {}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: reviews}
+spec:
+  ports: []
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: reviews}
+spec:
+  template: {}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: reviews}
+spec:
+  template:
+    metadata:
+      labels: [not, a, map]
+`)}}, load.Options{})
+	for _, kind := range []string{"VirtualService", "DestinationRule", "Service", "Rollout"} {
+		for _, r := range g.OfKind(kind) {
+			if r.Typed == nil {
+				t.Fatalf("%s %s did not decode, so the rules would not see it", kind, r.Name)
+			}
+		}
+	}
+	for _, d := range runRules(t, g, hygieneRules(t)) {
+		switch d.RuleID {
+		case "RL3009": // two destinations with weights 0 and 10: a real finding
+			continue
+		}
+		t.Errorf("unexpected %s at %d:%d: %s", d.RuleID, d.Pos.Line, d.Pos.Column, d.Message)
+	}
+}
