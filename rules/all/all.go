@@ -41,6 +41,7 @@ var goRules = []*rules.Rule{
 	istio.SubsetSelectsNoPods,
 	istio.RouteWeights,
 	istio.DuplicateRouteDestination,
+	istio.GatewayHostShadowed,
 
 	// RL4xxx: analysis.
 
