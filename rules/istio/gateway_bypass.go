@@ -101,11 +101,11 @@ spec:
 						rules.RelatedAt(md.VS, md.Path+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
 					continue
 				}
-				if mv, route := splittingMeshVS(g, host, r); mv != nil {
+				if mv, route, routePath := splittingMeshVS(g, host, r); mv != nil {
 					p.Report(r, d.HostPath(), fmt.Sprintf(
 						"%s of gateway-bound VirtualService %s sends ingress traffic (gateways %s) straight to host %q, but mesh VirtualService %s splits %q across several destinations in %s%s: ingress requests bypass that split",
 						d.Route, objectName(r), strings.Join(b.Named, ", "), host, objectName(mv), host, route, managedBy(managers, mv)),
-						rules.RelatedAt(mv, "spec.hosts", fmt.Sprintf("mesh VirtualService %s handles %q for sidecars only", objectName(mv), host)))
+						rules.RelatedAt(mv, routePath, fmt.Sprintf("mesh VirtualService %s splits %q here, for sidecars only", objectName(mv), host)))
 				}
 			}
 		})
@@ -129,7 +129,7 @@ func otherSubsetDest(ds []destination, self *graph.Resource) (destination, bool)
 // splittingMeshVS returns a mesh-bound VirtualService other than self that
 // lists host in its hosts and splits one of its routes across several
 // destinations, with that route's name.
-func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (*graph.Resource, string) {
+func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (vs *graph.Resource, route, path string) {
 	for _, mv := range g.VirtualServicesForHost(host, self.Namespace) {
 		o := mv.VirtualService()
 		if sameObject(mv, self) || o == nil || !bindings(&o.Spec).Mesh {
@@ -137,21 +137,21 @@ func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (*graph.
 		}
 		for i, h := range o.Spec.GetHttp() {
 			if len(h.GetRoute()) > 1 {
-				return mv, routeName("http", i, h.GetName())
+				return mv, routeName("http", i, h.GetName()), graph.Index("spec.http", i) + ".route"
 			}
 		}
 		for i, t := range o.Spec.GetTcp() {
 			if len(t.GetRoute()) > 1 {
-				return mv, routeName("tcp", i, "")
+				return mv, routeName("tcp", i, ""), graph.Index("spec.tcp", i) + ".route"
 			}
 		}
 		for i, t := range o.Spec.GetTls() {
 			if len(t.GetRoute()) > 1 {
-				return mv, routeName("tls", i, "")
+				return mv, routeName("tls", i, ""), graph.Index("spec.tls", i) + ".route"
 			}
 		}
 	}
-	return nil, ""
+	return nil, "", ""
 }
 
 // rolloutsByVirtualService maps each VirtualService to the Rollouts that

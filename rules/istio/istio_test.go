@@ -216,3 +216,48 @@ spec:
 		t.Errorf("unexpected %s at %d:%d: %s", d.RuleID, d.Pos.Line, d.Pos.Column, d.Message)
 	}
 }
+
+// TestRelatedLocations checks that findings point at the other object
+// involved: the similarly named Service, the mesh subset, the other
+// VirtualService or DestinationRule, the pod template.
+func TestRelatedLocations(t *testing.T) {
+	cases := []struct {
+		rule    string
+		line    int   // line of the finding in bad.yaml
+		related []int // lines of its related locations in bad.yaml
+	}{
+		{"RL3001", 28, []int{10}},
+		{"RL3003", 64, []int{50}},
+		{"RL3003", 101, []int{87}},
+		{"RL3005", 6, []int{15, 28}},
+		{"RL3006", 18, []int{5, 26}},
+		{"RL3008", 41, []int{9}},
+	}
+	byRule := map[string]*rules.Rule{}
+	for _, r := range hygieneRules(t) {
+		byRule[r.ID] = r
+	}
+	for _, c := range cases {
+		g, err := load.Paths([]string{"../../testdata/rules/" + c.rule}, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, d := range runRules(t, g, []*rules.Rule{byRule[c.rule]}) {
+			if d.Pos.Line != c.line || !strings.HasSuffix(d.Pos.File, "bad.yaml") {
+				continue
+			}
+			found = true
+			var got []int
+			for _, r := range d.Related {
+				got = append(got, r.Line)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.related) {
+				t.Errorf("%s at line %d: related lines %v, want %v", c.rule, c.line, got, c.related)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no finding at bad.yaml:%d", c.rule, c.line)
+		}
+	}
+}
