@@ -42,6 +42,7 @@ var goRules = []*rules.Rule{
 	istio.RouteWeights,
 	istio.DuplicateRouteDestination,
 	istio.GatewayHostShadowed,
+	istio.VirtualServiceHostNotInGateway,
 
 	// RL4xxx: analysis.
 
