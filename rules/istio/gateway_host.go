@@ -131,6 +131,24 @@ func indexGatewayHosts(gw *graph.Resource) *gatewayHosts {
 	return gh
 }
 
+// narrowerThan reports whether a host of the set falls under a wildcard
+// VirtualService host (suffix ".example.com", or "" for `*`). Istio matches
+// wildcards both ways; this scans the set, which only wildcard VirtualService
+// hosts need.
+func (s *hostSet) narrowerThan(suffix string) bool {
+	for h := range s.exact {
+		if strings.HasSuffix(h, suffix) {
+			return true
+		}
+	}
+	for h := range s.suffixes {
+		if strings.HasSuffix(h, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
 // accepts reports whether a server admits a VirtualService host written in
 // namespace vsNS.
 func (gh *gatewayHosts) accepts(vsNS, host string) bool {
@@ -144,6 +162,9 @@ func (gh *gatewayHosts) accepts(vsNS, host string) bool {
 
 func (s *hostSet) matches(host, vsNS string) bool {
 	if s.any || s.exact[host] {
+		return true
+	}
+	if strings.HasPrefix(host, "*") && s.narrowerThan(host[1:]) {
 		return true
 	}
 	if !strings.Contains(host, ".") && host != "*" && s.exact[graph.ServiceFQDN(host, vsNS)] {

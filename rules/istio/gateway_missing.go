@@ -20,8 +20,8 @@ Gateways are usually owned by a platform team and kept in another repository, so
 to a Gateway outside the bundle is normal. The policy:
 
 - ` + "`mesh`" + ` is the sidecars, not a Gateway, and is never reported.
-- ` + "`name`" + ` resolves in the VirtualService's namespace, ` + "`namespace/name`" + ` in that namespace (the
-  legacy ` + "`name.namespace`" + ` form likewise).
+- ` + "`name`" + ` and ` + "`./name`" + ` resolve in the VirtualService's namespace, ` + "`namespace/name`" + ` in that
+  namespace, and the legacy ` + "`name.namespace`" + ` form as istiod resolves it (second label = namespace).
 - When the bundle defines **no** Gateway in the referenced namespace, the bundle is partial:
   **info**, so that you can see what was not checked.
 - When the bundle defines other Gateways in that namespace but not this one, the reference is most

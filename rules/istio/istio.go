@@ -107,12 +107,16 @@ func bindings(vs *networkingv1.VirtualService) gatewayRefs {
 }
 
 // gatewayKey resolves a gateway reference written in a VirtualService of
-// namespace ns: `name` is in ns, `ns/name` names its namespace. A legacy
-// `name.ns` or FQDN form is split the same way Istio does (first label =
-// name, second = namespace).
+// namespace ns the way istiod does: `name` and `./name` are in ns,
+// `namespace/name` names its namespace, and the legacy `name.namespace` (or
+// `name.namespace.svc.cluster.local`) form takes the second label as the
+// namespace.
 func gatewayKey(ref, ns string) (name, namespace string) {
-	if i := strings.IndexByte(ref, '/'); i >= 0 {
-		return ref[i+1:], ref[:i]
+	if before, after, ok := strings.Cut(ref, "/"); ok {
+		if before == "." {
+			return after, ns
+		}
+		return after, before
 	}
 	if i := strings.IndexByte(ref, '.'); i >= 0 {
 		rest := ref[i+1:]

@@ -1,0 +1,148 @@
+package istio_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// istioctlBuild is how to produce the binary this test compares against.
+const istioctlBuild = "in a module requiring istio.io/istio, go build -o ~/.cache/rolloutlint-build/istioctl istio.io/istio/istioctl/cmd/istioctl; or put istioctl on PATH; or set ISTIOCTL"
+
+// findIstioctl returns a real istioctl: $ISTIOCTL, the PATH, or the shared
+// build cache the integration tests use.
+func findIstioctl() (string, error) {
+	if p := os.Getenv("ISTIOCTL"); p != "" {
+		return p, nil
+	}
+	if p, err := exec.LookPath("istioctl"); err == nil {
+		return p, nil
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		p := filepath.Join(dir, "rolloutlint-build", "istioctl")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", errors.New("istioctl not found")
+}
+
+// TestParityWithIstioctl runs the real `istioctl analyze --use-kube=false`
+// over bundles and checks that the RL3xxx rules with an offline istioctl
+// counterpart flag exactly the objects istioctl flags: RL3005 ↔ IST0109,
+// RL3004 ↔ IST0101 (gateway), RL3012 ↔ IST0132 (for Gateways that exist:
+// istioctl also reports IST0132 against a missing Gateway, which is RL3004's).
+func TestParityWithIstioctl(t *testing.T) {
+	bin, err := findIstioctl()
+	if err != nil {
+		t.Skipf("skipping: no istioctl binary (%v); %s", err, istioctlBuild)
+	}
+	// The RL3004 testdata is left out on purpose: it uses the legacy
+	// `name.namespace` gateway form, which istiod resolves and istioctl's
+	// analyzer does not.
+	bundles := []string{"testdata/istioctl-parity.yaml", "../../testdata/rules/RL3005", "../../testdata/rules/RL3012"}
+	var rs []*rules.Rule
+	for _, r := range hygieneRules(t) {
+		if r.ID == "RL3004" || r.ID == "RL3005" || r.ID == "RL3012" {
+			rs = append(rs, r)
+		}
+	}
+	seen := map[string]bool{}
+	for _, bundle := range bundles {
+		want := istioctlFindings(t, bin, bundle)
+		g, err := load.Paths([]string{bundle}, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]string{}
+		for _, d := range runRules(t, g, rs) {
+			got[d.RuleID] = append(got[d.RuleID], d.Object.Kind+" "+d.Object.Namespace+"/"+d.Object.Name)
+		}
+		for _, id := range []string{"RL3004", "RL3005", "RL3012"} {
+			w, gt := sortedUnique(want[id]), sortedUnique(got[id])
+			seen[id] = seen[id] || len(w) > 0
+			if strings.Join(w, ";") != strings.Join(gt, ";") {
+				t.Errorf("%s: %s flags %v, istioctl flags %v", bundle, id, gt, w)
+			}
+		}
+	}
+	for _, id := range []string{"RL3004", "RL3005", "RL3012"} {
+		if !seen[id] {
+			t.Errorf("%s: istioctl reported its counterpart nowhere; the bundles no longer exercise it", id)
+		}
+	}
+}
+
+// gatewayNotFound extracts the gateway of an IST0101 gateway message.
+var gatewayNotFound = regexp.MustCompile(`Referenced gateway not found: "([^"]+)"`)
+
+// istioctlFindings runs istioctl analyze over a bundle and maps its messages
+// to the rolloutlint rules they correspond to, as "Kind namespace/name".
+func istioctlFindings(t *testing.T, bin, bundle string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command(bin, "analyze", "--use-kube=false", "--all-namespaces", "--output", "json", "--output-threshold", "Info", bundle).Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %s: %v", bin, err)
+	}
+	var msgs []struct {
+		Code    string `json:"code"`
+		Origin  string `json:"origin"`
+		Message string `json:"message"`
+	}
+	if err := json.Unmarshal(out, &msgs); err != nil {
+		t.Fatalf("istioctl output on %s is not the JSON list expected: %v\n%s", bundle, err, out)
+	}
+	missing := map[string][]string{} // origin → gateways not found, as written
+	for _, m := range msgs {
+		if sm := gatewayNotFound.FindStringSubmatch(m.Message); m.Code == "IST0101" && sm != nil {
+			missing[m.Origin] = append(missing[m.Origin], sm[1])
+		}
+	}
+	found := map[string][]string{}
+	for _, m := range msgs {
+		switch {
+		case m.Code == "IST0109":
+			found["RL3005"] = append(found["RL3005"], m.Origin)
+		case m.Code == "IST0101" && gatewayNotFound.MatchString(m.Message):
+			found["RL3004"] = append(found["RL3004"], m.Origin)
+		case m.Code == "IST0132":
+			if !missingGateway(missing, m.Origin, m.Message) {
+				found["RL3012"] = append(found["RL3012"], m.Origin)
+			}
+		}
+	}
+	return found
+}
+
+// missingGateway reports whether an IST0132 message is about a Gateway that
+// istioctl also reported as not found for the same VirtualService. IST0132
+// names it `namespace/name.`; IST0101 as written (`name` or `namespace/name`).
+func missingGateway(missing map[string][]string, origin, message string) bool {
+	for _, gw := range missing[origin] {
+		if strings.HasSuffix(message, " "+gw+".") || strings.HasSuffix(message, "/"+gw+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedUnique(ss []string) []string {
+	sort.Strings(ss)
+	var out []string
+	for i, s := range ss {
+		if i == 0 || s != ss[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
