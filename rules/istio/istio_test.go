@@ -226,7 +226,7 @@ func TestRelatedLocations(t *testing.T) {
 		line    int   // line of the finding in bad.yaml
 		related []int // lines of its related locations in bad.yaml
 	}{
-		{"RL3001", 28, []int{10}},
+		{"RL3001", 30, []int{10}},
 		{"RL3003", 64, []int{50}},
 		{"RL3003", 101, []int{87}},
 		{"RL3005", 6, []int{15, 28}},

@@ -89,19 +89,7 @@ var gatewayNotFound = regexp.MustCompile(`Referenced gateway not found: "([^"]+)
 // to the rolloutlint rules they correspond to, as "Kind namespace/name".
 func istioctlFindings(t *testing.T, bin, bundle string) map[string][]string {
 	t.Helper()
-	out, err := exec.Command(bin, "analyze", "--use-kube=false", "--all-namespaces", "--output", "json", "--output-threshold", "Info", bundle).Output()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("running %s: %v", bin, err)
-	}
-	var msgs []struct {
-		Code    string `json:"code"`
-		Origin  string `json:"origin"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(out, &msgs); err != nil {
-		t.Fatalf("istioctl output on %s is not the JSON list expected: %v\n%s", bundle, err, out)
-	}
+	msgs := istioctlMessages(t, bin, bundle)
 	missing := map[string][]string{} // origin → gateways not found, as written
 	for _, m := range msgs {
 		if sm := gatewayNotFound.FindStringSubmatch(m.Message); m.Code == "IST0101" && sm != nil {
@@ -145,4 +133,60 @@ func sortedUnique(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// istioctlMessages runs istioctl analyze over one path and returns its
+// messages.
+func istioctlMessages(t *testing.T, bin, path string) []istioctlMessage {
+	t.Helper()
+	out, err := exec.Command(bin, "analyze", "--use-kube=false", "--all-namespaces", "--output", "json", "--output-threshold", "Info", path).Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %s: %v", bin, err)
+	}
+	var msgs []istioctlMessage
+	if err := json.Unmarshal(out, &msgs); err != nil {
+		t.Fatalf("istioctl output on %s is not the JSON list expected: %v\n%s", path, err, out)
+	}
+	return msgs
+}
+
+// istioctlMessage is one entry of `istioctl analyze --output json`.
+type istioctlMessage struct {
+	Code    string `json:"code"`
+	Origin  string `json:"origin"`
+	Message string `json:"message"`
+}
+
+// TestCleanTestdataIsValidIstio makes sure the clean files of the RL3xxx
+// rules are configurations Istio accepts and fully uses: no schema error
+// (IST0106) and no unreachable or ineffective rule (IST0130, IST0131). A
+// clean file that Istio rejects would prove nothing about false alarms.
+// It also confirms RL3009's claim that an all-zero split is rejected.
+func TestCleanTestdataIsValidIstio(t *testing.T) {
+	bin, err := findIstioctl()
+	if err != nil {
+		t.Skipf("skipping: no istioctl binary (%v); %s", err, istioctlBuild)
+	}
+	dirs, err := filepath.Glob("../../testdata/rules/RL3*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no RL3xxx testdata: %v", err)
+	}
+	for _, dir := range dirs {
+		for _, m := range istioctlMessages(t, bin, filepath.Join(dir, "clean.yaml")) {
+			switch m.Code {
+			case "IST0106", "IST0130", "IST0131":
+				t.Errorf("%s/clean.yaml: istioctl %s on %s: %s", dir, m.Code, m.Origin, m.Message)
+			}
+		}
+	}
+	rejected := false
+	for _, m := range istioctlMessages(t, bin, "../../testdata/rules/RL3009/bad.yaml") {
+		if m.Code == "IST0106" && m.Origin == "VirtualService shop/reviews" && strings.Contains(m.Message, "total destination weight = 0") {
+			rejected = true
+		}
+	}
+	if !rejected {
+		t.Error("istioctl does not reject the all-zero split of RL3009/bad.yaml, which RL3009 reports as rejected")
+	}
 }
