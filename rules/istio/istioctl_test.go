@@ -3,6 +3,7 @@ package istio_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,25 +16,67 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// istioctlBuild is how to produce the binary this test compares against.
-const istioctlBuild = "in a module requiring istio.io/istio, go build -o ~/.cache/rolloutlint-build/istioctl istio.io/istio/istioctl/cmd/istioctl; or put istioctl on PATH; or set ISTIOCTL"
+// istioVersion is the istio.io/istio module version the parity tests build
+// istioctl from (the master of late August 2026, Istio 1.30 development).
+const istioVersion = "v0.0.0-20260827124520-eed52ebb66ad"
+
+// istioctlBuild says how to get the binary when it is missing.
+const istioctlBuild = "set ROLLOUTLINT_BUILD_ISTIOCTL=1 (and -timeout 60m) to build istioctl " + istioVersion +
+	" into the user cache (rolloutlint-build/istioctl), or put istioctl on PATH, or set ISTIOCTL"
 
 // findIstioctl returns a real istioctl: $ISTIOCTL, the PATH, or the shared
-// build cache the integration tests use.
-func findIstioctl() (string, error) {
+// build cache, which it fills when ROLLOUTLINT_BUILD_ISTIOCTL=1 (building
+// istioctl takes many minutes, so it is never done unasked).
+func findIstioctl(t *testing.T) (string, error) {
 	if p := os.Getenv("ISTIOCTL"); p != "" {
 		return p, nil
 	}
 	if p, err := exec.LookPath("istioctl"); err == nil {
 		return p, nil
 	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		p := filepath.Join(dir, "rolloutlint-build", "istioctl")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("istioctl not found and no cache directory: %w", err)
 	}
-	return "", errors.New("istioctl not found")
+	p := filepath.Join(dir, "rolloutlint-build", "istioctl")
+	if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		return p, nil
+	}
+	if os.Getenv("ROLLOUTLINT_BUILD_ISTIOCTL") != "1" {
+		return "", errors.New("istioctl not found")
+	}
+	if err := buildIstioctl(t, p); err != nil {
+		return "", fmt.Errorf("building istioctl: %w", err)
+	}
+	return p, nil
+}
+
+// buildIstioctl builds istioctl from the pinned istio.io/istio module into
+// dest, in a throw-away module so that the project's go.mod is untouched.
+func buildIstioctl(t *testing.T, dest string) error {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module istioctlbuild\n\ngo 1.26.10\n"), 0o644); err != nil {
+		return err
+	}
+	run := func(args ...string) error {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return err
+	}
+	const pkg = "istio.io/istio/istioctl/cmd/istioctl"
+	if err := run("get", pkg+"@"+istioVersion); err != nil {
+		return err
+	}
+	if err := run("build", "-o", dest+".tmp", pkg); err != nil {
+		return err
+	}
+	return os.Rename(dest+".tmp", dest)
 }
 
 // TestParityWithIstioctl runs the real `istioctl analyze --use-kube=false`
@@ -42,7 +85,7 @@ func findIstioctl() (string, error) {
 // RL3004 ↔ IST0101 (gateway), RL3012 ↔ IST0132 (for Gateways that exist:
 // istioctl also reports IST0132 against a missing Gateway, which is RL3004's).
 func TestParityWithIstioctl(t *testing.T) {
-	bin, err := findIstioctl()
+	bin, err := findIstioctl(t)
 	if err != nil {
 		t.Skipf("skipping: no istioctl binary (%v); %s", err, istioctlBuild)
 	}
@@ -164,7 +207,7 @@ type istioctlMessage struct {
 // clean file that Istio rejects would prove nothing about false alarms.
 // It also confirms RL3009's claim that an all-zero split is rejected.
 func TestCleanTestdataIsValidIstio(t *testing.T) {
-	bin, err := findIstioctl()
+	bin, err := findIstioctl(t)
 	if err != nil {
 		t.Skipf("skipping: no istioctl binary (%v); %s", err, istioctlBuild)
 	}
