@@ -43,6 +43,7 @@ var goRules = []*rules.Rule{
 	istio.DuplicateRouteDestination,
 	istio.GatewayHostShadowed,
 	istio.VirtualServiceHostNotInGateway,
+	istio.DestinationRuleHostUnknown,
 
 	// RL4xxx: analysis.
 
