@@ -145,6 +145,7 @@ func destinationPorts(g *graph.Graph, host, ns string, wildcards map[string]*gra
 	return ses[0], out
 }
 
+// findPort returns the port numbered n, or nil.
 func findPort(ports []servicePort, n uint32) *servicePort {
 	for i := range ports {
 		if ports[i].number == int64(n) {

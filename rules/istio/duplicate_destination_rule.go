@@ -128,6 +128,7 @@ func commonSubsets(a, b []*networkingv1.Subset) []string {
 	return out
 }
 
+// uniqueSorted sorts ss in place and drops repeats.
 func uniqueSorted(ss []string) []string {
 	sort.Strings(ss)
 	out := ss[:0]

@@ -101,6 +101,7 @@ type hostSet struct {
 	any      bool
 }
 
+// indexGatewayHosts reads a Gateway's server hosts once.
 func indexGatewayHosts(gw *graph.Resource) *gatewayHosts {
 	gh := &gatewayHosts{gwNamespace: gw.Namespace, byNS: map[string]*hostSet{}}
 	for _, s := range gw.Gateway().Spec.GetServers() {
@@ -160,6 +161,8 @@ func (gh *gatewayHosts) accepts(vsNS, host string) bool {
 	return false
 }
 
+// matches reports whether the set admits a VirtualService host written in
+// namespace vsNS (short names expanded there).
 func (s *hostSet) matches(host, vsNS string) bool {
 	if s.any || s.exact[host] {
 		return true

@@ -74,6 +74,8 @@ func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destinat
 	return out
 }
 
+// routeName names a route for messages: `http route "primary"`, or `tcp[0]`
+// when it has no name.
 func routeName(kind string, i int, name string) string {
 	if name != "" {
 		return kind + " route \"" + name + "\""
@@ -135,6 +137,7 @@ type exportScope struct {
 	ns  map[string]bool
 }
 
+// exportScopeOf resolves an exportTo list written in namespace own.
 func exportScopeOf(exportTo []string, own string) exportScope {
 	if len(exportTo) == 0 {
 		return exportScope{all: true}

@@ -117,6 +117,7 @@ func (w *workload) carries(k, v string) bool {
 // workloadIndex finds workloads by namespace and one template label.
 type workloadIndex map[string]map[string][]*workload // ns → "k=v" → workloads
 
+// indexWorkloads reads every workload's pod template labels once.
 func indexWorkloads(g *graph.Graph) workloadIndex {
 	idx := workloadIndex{}
 	for _, kind := range workloadKinds {
