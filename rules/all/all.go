@@ -7,6 +7,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/analysis"
+	"github.com/rolloutlint/rolloutlint/rules/istio"
 	"github.com/rolloutlint/rolloutlint/rules/plan"
 	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/rules/tool"
@@ -69,6 +70,19 @@ var goRules = []*rules.Rule{
 	traffic.ManagedRouteClash,
 
 	// RL3xxx: Istio hygiene.
+	istio.DestinationHostUnknown,
+	istio.DestinationPort,
+	istio.GatewayBypassesSplit,
+	istio.GatewayMissing,
+	istio.DuplicateMeshHost,
+	istio.DuplicateDestinationRule,
+	istio.NamespaceShortHost,
+	istio.SubsetSelectsNoPods,
+	istio.RouteWeights,
+	istio.DuplicateRouteDestination,
+	istio.GatewayHostShadowed,
+	istio.VirtualServiceHostNotInGateway,
+	istio.DestinationRuleHostUnknown,
 
 	// RL4xxx: analysis.
 	analysis.TemplateNotFound,

@@ -1,0 +1,80 @@
+package istio
+
+import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// DuplicateRouteDestination reports a host+subset+port that appears twice in
+// one route's destinations.
+var DuplicateRouteDestination = &rules.Rule{
+	ID: "RL3010", Name: "duplicate-route-destination", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
+	Summary: "One route lists the same destination (host, subset and port) twice.",
+	Doc: `Istio turns a route's destinations into one weighted cluster entry each; the same destination
+listed twice is the same cluster twice, and the effective share is the sum of both weights, which
+is not what either line says. With Argo Rollouts it is worse: the controller writes the stable (or
+canary) weight into *every* matching destination, so a duplicated stable destination doubles the
+stable share and the canary receives far less than the step's ` + "`setWeight`" + ` (for ` + "`setWeight: 10`" + `,
+10/(90+90+10) ≈ 5%). Hosts are compared fully qualified. ` + "`istioctl analyze`" + ` does not check this.
+
+Fix: keep one entry per destination.
+
+Bad:
+
+` + "```yaml" + `
+  http:
+  - name: primary
+    route:
+    - destination: {host: reviews, subset: stable}
+      weight: 90
+    - destination: {host: reviews.shop.svc.cluster.local, subset: stable}
+      weight: 0
+    - destination: {host: reviews, subset: canary}
+      weight: 10
+` + "```" + `
+
+Good:
+
+` + "```yaml" + `
+  http:
+  - name: primary
+    route:
+    - destination: {host: reviews, subset: stable}
+      weight: 90
+    - destination: {host: reviews, subset: canary}
+      weight: 10
+` + "```",
+	Run: func(p *rules.Pass) error {
+		type key struct {
+			fqdn, subset string
+			port         uint32
+		}
+		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+			for _, e := range routes(vs) {
+				if len(e.dests) < 2 {
+					continue
+				}
+				first := make(map[key]routeDest, len(e.dests))
+				for _, d := range e.dests {
+					if d.host == "" {
+						continue
+					}
+					k := key{graph.FQDN(d.host, r.Namespace), d.subset, d.port}
+					prev, dup := first[k]
+					if !dup {
+						first[k] = d
+						continue
+					}
+					p.Report(r, d.path+".destination.host", fmt.Sprintf(
+						"%s of VirtualService %s lists destination %s twice (weights %d and %d): both entries feed the same cluster, so its share is their sum",
+						e.name, objectName(r), destLabel(d), prev.weight, d.weight),
+						rules.RelatedAt(r, prev.path+".destination.host", "first entry for "+destLabel(prev)))
+				}
+			}
+		})
+		return nil
+	},
+}

@@ -1,0 +1,263 @@
+// Package istio holds the RL3xxx rules: Istio hygiene inside the bundle that
+// offline `istioctl analyze` skips or gets wrong (hosts, ports, gateways,
+// duplicate VirtualServices and DestinationRules, ingress bypassing a split).
+package istio
+
+import (
+	"strings"
+
+	networkingv1 "istio.io/api/networking/v1"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// meshGateway is the reserved gateway name for the sidecars of the mesh.
+const meshGateway = "mesh"
+
+// destination is one route destination (or mirror) of a VirtualService.
+type destination struct {
+	VS     *graph.Resource
+	Dest   *networkingv1.Destination
+	Path   string // field path of the destination object
+	Route  string // human name of the route, e.g. `http route "primary"` or `tcp[0]`
+	Mirror bool
+	// Split is true when the destination's route sends traffic to more than
+	// one destination (a weighted split, for example one Argo manages).
+	Split bool
+}
+
+// HostPath is the field path of the destination's host.
+func (d destination) HostPath() string { return d.Path + ".host" }
+
+// networkingVS is the Istio VirtualService spec.
+type networkingVS = networkingv1.VirtualService
+
+// eachVirtualService calls fn for every typed VirtualService of the bundle.
+func eachVirtualService(g *graph.Graph, fn func(r *graph.Resource, vs *networkingv1.VirtualService)) {
+	for _, r := range g.OfKind("VirtualService") {
+		if o := r.VirtualService(); o != nil {
+			fn(r, &o.Spec)
+		}
+	}
+}
+
+// destinations lists a VirtualService's route and mirror destinations in
+// document order, with their field paths.
+func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destination {
+	var out []destination
+	add := func(d *networkingv1.Destination, path, route string, mirror, split bool) {
+		if d != nil {
+			out = append(out, destination{VS: r, Dest: d, Path: path, Route: route, Mirror: mirror, Split: split})
+		}
+	}
+	for i, h := range vs.GetHttp() {
+		base := graph.Index("spec.http", i)
+		name := routeName("http", i, h.GetName())
+		for j, rd := range h.GetRoute() {
+			add(rd.GetDestination(), graph.Index(base+".route", j)+".destination", name, false, len(h.GetRoute()) > 1)
+		}
+		add(h.GetMirror(), base+".mirror", name, true, false)
+		for j, m := range h.GetMirrors() {
+			add(m.GetDestination(), graph.Index(base+".mirrors", j)+".destination", name, true, false)
+		}
+	}
+	for i, t := range vs.GetTls() {
+		base := graph.Index("spec.tls", i)
+		for j, rd := range t.GetRoute() {
+			add(rd.GetDestination(), graph.Index(base+".route", j)+".destination", routeName("tls", i, ""), false, len(t.GetRoute()) > 1)
+		}
+	}
+	for i, t := range vs.GetTcp() {
+		base := graph.Index("spec.tcp", i)
+		for j, rd := range t.GetRoute() {
+			add(rd.GetDestination(), graph.Index(base+".route", j)+".destination", routeName("tcp", i, ""), false, len(t.GetRoute()) > 1)
+		}
+	}
+	return out
+}
+
+// routeName names a route for messages: `http route "primary"`, or `tcp[0]`
+// when it has no name.
+func routeName(kind string, i int, name string) string {
+	if name != "" {
+		return kind + " route \"" + name + "\""
+	}
+	return graph.Index(kind, i)
+}
+
+// gatewayRefs is how a VirtualService is bound: to the mesh sidecars, and to
+// which named gateways (as written).
+type gatewayRefs struct {
+	Mesh  bool
+	Named []string
+}
+
+// bindings returns the VirtualService's binding: no `gateways` means the mesh
+// only; `mesh` in the list adds the sidecars to the named gateways.
+func bindings(vs *networkingv1.VirtualService) gatewayRefs {
+	gws := vs.GetGateways()
+	if len(gws) == 0 {
+		return gatewayRefs{Mesh: true}
+	}
+	var b gatewayRefs
+	for _, gw := range gws {
+		if gw == meshGateway {
+			b.Mesh = true
+		} else {
+			b.Named = append(b.Named, gw)
+		}
+	}
+	return b
+}
+
+// gatewayKey resolves a gateway reference written in a VirtualService of
+// namespace ns the way istiod does: `name` and `./name` are in ns,
+// `namespace/name` names its namespace, and the legacy `name.namespace` (or
+// `name.namespace.svc.cluster.local`) form takes the second label as the
+// namespace.
+func gatewayKey(ref, ns string) (name, namespace string) {
+	if before, after, ok := strings.Cut(ref, "/"); ok {
+		if before == "." {
+			return after, ns
+		}
+		return after, before
+	}
+	if i := strings.IndexByte(ref, '.'); i >= 0 {
+		rest := ref[i+1:]
+		if j := strings.IndexByte(rest, '.'); j >= 0 {
+			rest = rest[:j]
+		}
+		return ref[:i], rest
+	}
+	return ref, ns
+}
+
+// exportScope is the set of namespaces an Istio object is visible in: all
+// (`*` or no exportTo), none (`~`), or a list (`.` resolved to its own).
+type exportScope struct {
+	all bool
+	ns  map[string]bool
+}
+
+// exportScopeOf resolves an exportTo list written in namespace own.
+func exportScopeOf(exportTo []string, own string) exportScope {
+	if len(exportTo) == 0 {
+		return exportScope{all: true}
+	}
+	s := exportScope{ns: map[string]bool{}}
+	for _, e := range exportTo {
+		switch e {
+		case "*":
+			s.all = true
+		case ".":
+			s.ns[own] = true
+		case "~":
+		default:
+			s.ns[e] = true
+		}
+	}
+	return s
+}
+
+// overlaps reports whether two objects are visible in a common namespace.
+func (s exportScope) overlaps(o exportScope) bool {
+	switch {
+	case s.all && o.all:
+		return true
+	case s.all:
+		return len(o.ns) > 0
+	case o.all:
+		return len(s.ns) > 0
+	}
+	for n := range s.ns {
+		if o.ns[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// sameObject reports whether a and b are the same object: the same resource,
+// or two definitions of one kind/namespace/name (the later apply replaces the
+// earlier; that is reported by the tool rules, not as two objects here).
+func sameObject(a, b *graph.Resource) bool {
+	return a == b || a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
+}
+
+// objectName is `namespace/name`, the way messages name objects.
+func objectName(r *graph.Resource) string {
+	if r.Namespace == "" {
+		return r.Name
+	}
+	return r.Namespace + "/" + r.Name
+}
+
+// namespacesWith returns the set of namespaces holding objects of a kind.
+func namespacesWith(g *graph.Graph, kind string) map[string]bool {
+	out := map[string]bool{}
+	for _, ns := range g.Namespaces(kind) {
+		out[ns] = true
+	}
+	return out
+}
+
+// clusterLocalService splits a fully qualified `name.ns.svc.cluster.local`
+// host into its Service name and namespace.
+func clusterLocalService(fqdn string) (name, namespace string, ok bool) {
+	rest, found := strings.CutSuffix(fqdn, ".svc."+graph.ClusterDomain)
+	if !found {
+		return "", "", false
+	}
+	parts := strings.Split(rest, ".")
+	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return "", "", false
+	}
+	return parts[0], parts[1], true
+}
+
+// serviceEntriesFor returns the ServiceEntries declaring host (as written or
+// fully qualified), else the wildcard entry (`*.example.com`) with the longest
+// matching suffix.
+func serviceEntriesFor(g *graph.Graph, host, fqdn string, wildcards map[string]*graph.Resource) []*graph.Resource {
+	if ses := g.ServiceEntriesForHost(host); len(ses) > 0 {
+		return ses
+	}
+	if ses := g.ServiceEntriesForHost(fqdn); len(ses) > 0 {
+		return ses
+	}
+	for i := strings.IndexByte(fqdn, '.'); i >= 0; {
+		if se := wildcards[fqdn[i:]]; se != nil {
+			return []*graph.Resource{se}
+		}
+		j := strings.IndexByte(fqdn[i+1:], '.')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return nil
+}
+
+// wildcardServiceEntries indexes the wildcard hosts of every ServiceEntry by
+// suffix (`*.example.com` → `.example.com`); the first entry in load order wins.
+func wildcardServiceEntries(g *graph.Graph) map[string]*graph.Resource {
+	out := map[string]*graph.Resource{}
+	for _, r := range g.OfKind("ServiceEntry") {
+		spec, _ := r.Object["spec"].(map[string]any)
+		hosts, _ := spec["hosts"].([]any)
+		for _, h := range hosts {
+			if s, ok := h.(string); ok && strings.HasPrefix(s, "*.") {
+				if _, dup := out[s[1:]]; !dup {
+					out[s[1:]] = r
+				}
+			}
+		}
+	}
+	return out
+}
+
+// relatedObject points at an object's metadata.name.
+func relatedObject(r *graph.Resource, msg string) rules.Related {
+	return rules.RelatedAt(r, "metadata.name", msg)
+}
