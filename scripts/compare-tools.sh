@@ -21,7 +21,7 @@ build_tool() { # name module@version
 	fi
 }
 build_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
-build_tool conftest github.com/open-policy-agent/conftest@v0.62.0
+build_tool conftest github.com/open-policy-agent/conftest@v0.71.1
 build_tool istioctl istio.io/istio/istioctl/cmd/istioctl@v0.0.0-20260827124520-eed52ebb66ad
 
 make -s build
@@ -44,7 +44,7 @@ echo
 echo "| tool | wall (best of 3) | peak RSS |"
 echo "|---|---|---|"
 measure "rolloutlint lint" ./bin/rolloutlint lint --color never "$WORK/corpus"
-measure "istioctl analyze --use-kube=false" "$TOOLS_DIR/istioctl" analyze --use-kube=false -A -R "$WORK/corpus"
+measure "istioctl analyze --use-kube=false" "$TOOLS_DIR/istioctl" analyze --use-kube=false -A "$WORK/corpus"
 measure "conftest test --combine" "$TOOLS_DIR/conftest" test --combine -p scripts/bench/conftest-policy "$WORK/corpus"
 measure "kubeconform (schemas skipped)" "$TOOLS_DIR/kubeconform" -ignore-missing-schemas -schema-location "$WORK/none" -summary "$WORK/corpus"
 go run ./internal/tools/gencorpus -rollouts 2 -out "$WORK/small"
