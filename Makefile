@@ -9,7 +9,7 @@ GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
 
-.PHONY: all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit
+.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit
 
 all: build
 
@@ -35,6 +35,14 @@ vet:
 	$(GO) vet ./...
 
 check: fmt-check vet lint test ## everything CI checks
+
+FUZZTIME ?= 10s
+fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./analyzer/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./analyzer/graph/
+	$(GO) test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./analyzer/promql/
+	$(GO) test -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME) ./report/
+	$(GO) test -run '^$$' -fuzz '^FuzzRules$$' -fuzztime $(FUZZTIME) ./rules/all/
 
 bench: ## benchmarks (see docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -31,7 +31,7 @@ func lintDir(t *testing.T, dir string) *analyzer.Result {
 
 // sarifSchema compiles the official SARIF 2.1.0 schema (OASIS errata01),
 // vendored in testdata.
-func sarifSchema(t *testing.T) *jsonschema.Schema {
+func sarifSchema(t testing.TB) *jsonschema.Schema {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	sch, err := c.Compile("testdata/sarif-schema-2.1.0.json")
