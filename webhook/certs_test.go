@@ -35,7 +35,9 @@ func TestServesTLSAndReloadsCertificate(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeListener(ctx, ln, newTestHandler(Options{}), certs, slog.New(slog.DiscardHandler)) }()
+	go func() {
+		done <- ServeListener(ctx, ln, newTestHandler(Options{}), certs, slog.New(slog.DiscardHandler))
+	}()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
