@@ -57,7 +57,10 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 	if apiserverBin == "" || etcdBin == "" {
 		t.Skip("KUBE_APISERVER and ETCD are not set: run webhook/e2e/run.sh (make test-webhook-e2e), which builds and installs them")
 	}
-	dir := t.TempDir()
+	dir := os.Getenv("E2E_DIR") // keep logs and state for debugging
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -257,7 +260,7 @@ func freePort(t testing.TB) int {
 
 // start runs a process with its output in a log file and stops it (by its
 // PID) when the test ends; on failure the log's tail is printed.
-func start(t *testing.T, name, logFile string, bin string, args ...string) {
+func start(t *testing.T, name, logFile string, bin string, args ...string) <-chan struct{} {
 	t.Helper()
 	f, err := os.Create(logFile)
 	if err != nil {
@@ -287,13 +290,19 @@ func start(t *testing.T, name, logFile string, bin string, args ...string) {
 			t.Logf("--- %s log tail (%s) ---\n%s", name, logFile, data)
 		}
 	})
+	return done
 }
 
-func waitHTTP(t *testing.T, what string, client *http.Client, url, token string, within time.Duration) {
+func waitHTTP(t *testing.T, what string, exited <-chan struct{}, client *http.Client, url, token string, within time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	var last string
 	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			t.Fatalf("%s exited before it was ready", what)
+		default:
+		}
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
@@ -316,13 +325,13 @@ func waitHTTP(t *testing.T, what string, client *http.Client, url, token string,
 func startEtcd(t *testing.T, bin, dir string) string {
 	client, peer := freePort(t), freePort(t)
 	u := fmt.Sprintf("http://127.0.0.1:%d", client)
-	start(t, "etcd", filepath.Join(dir, "etcd.log"), bin,
+	exited := start(t, "etcd", filepath.Join(dir, "etcd.log"), bin,
 		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
 		"--listen-client-urls="+u, "--advertise-client-urls="+u,
 		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peer),
 		fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peer),
 		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peer))
-	waitHTTP(t, "etcd", http.DefaultClient, u+"/health", "", 30*time.Second)
+	waitHTTP(t, "etcd", exited, http.DefaultClient, u+"/health", "", 30*time.Second)
 	return u
 }
 
@@ -342,9 +351,9 @@ func startAPIServer(t *testing.T, bin, dir, etcdURL string) string {
 	}
 	port := freePort(t)
 	certDir := filepath.Join(dir, "apiserver-certs")
-	start(t, "kube-apiserver", filepath.Join(dir, "kube-apiserver.log"), bin,
+	exited := start(t, "kube-apiserver", filepath.Join(dir, "kube-apiserver.log"), bin,
 		"--etcd-servers="+etcdURL,
-		fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1",
 		"--cert-dir="+certDir,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
@@ -355,7 +364,7 @@ func startAPIServer(t *testing.T, bin, dir, etcdURL string) string {
 	host := fmt.Sprintf("https://127.0.0.1:%d", port)
 	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	began := time.Now()
-	waitHTTP(t, "kube-apiserver", insecure, host+"/readyz", adminToken, 90*time.Second)
+	waitHTTP(t, "kube-apiserver", exited, insecure, host+"/readyz", adminToken, 90*time.Second)
 	t.Logf("kube-apiserver ready in %s", time.Since(began).Round(100*time.Millisecond))
 	return host
 }
@@ -506,13 +515,13 @@ current-context: e2e
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	start(t, "rolloutlint webhook", filepath.Join(dir, "webhook.log"), bin, "webhook",
+	exited := start(t, "rolloutlint webhook", filepath.Join(dir, "webhook.log"), bin, "webhook",
 		"--listen="+addr, "--cert-file="+pair.CertFile, "--key-file="+pair.KeyFile,
 		"--kubeconfig="+kubeconfig, "--config="+cfg, "--log-format=text", "--timeout=4s")
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pair.CAPEM)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	waitHTTP(t, "rolloutlint webhook", client, "https://"+addr+"/readyz", "", 60*time.Second)
+	waitHTTP(t, "rolloutlint webhook", exited, client, "https://"+addr+"/readyz", "", 60*time.Second)
 	return "https://" + addr + "/validate", pair.CAPEM
 }
 
