@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -77,8 +78,8 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	url, caPEM := startWebhook(t, dir, host)
-	registerWebhook(ctx, t, kube, url, caPEM)
+	wh := startWebhook(t, dir, host)
+	registerWebhook(ctx, t, kube, wh.base+"/validate", wh.caPEM)
 
 	// A client that records the warnings the API server relays.
 	warns := &warningRecorder{}
@@ -187,6 +188,30 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 		_, err := user.Resource(rolloutsGVR).Namespace("shop").Get(ctx, "dry", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
 			t.Fatalf("dry-run object was persisted (get: %v)", err)
+		}
+	})
+
+	t.Run("metrics count the API server's reviews", func(t *testing.T) {
+		resp, err := wh.client.Get(wh.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			`rolloutlint_webhook_decisions_total{decision="denied",dry_run="true"}`,
+			`rolloutlint_webhook_decisions_total{decision="denied",dry_run="false"}`,
+			`rolloutlint_webhook_decisions_total{decision="warned",dry_run="false"} 1`,
+			`rolloutlint_webhook_findings_total{rule="RL1001",severity="error"}`,
+			`rolloutlint_webhook_requests_total{kind="Rollout",operation="CREATE"}`,
+			`rolloutlint_webhook_request_duration_seconds_bucket{decision="allowed"`,
+		} {
+			if !bytes.Contains(body, []byte(want)) {
+				t.Errorf("/metrics lacks %s", want)
+			}
 		}
 	})
 
@@ -484,7 +509,7 @@ func grantWebhookRBAC(ctx context.Context, t *testing.T, kube kubernetes.Interfa
 // startWebhook builds rolloutlint and runs `rolloutlint webhook` with a
 // serving certificate from a CA made here, a kubeconfig for the RBAC-limited
 // user and deploy/config.yaml's .rolloutlint.yaml.
-func startWebhook(t *testing.T, dir, apiHost string) (string, []byte) {
+func startWebhook(t *testing.T, dir, apiHost string) *webhookProcess {
 	bin := filepath.Join(dir, "rolloutlint")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/rolloutlint")
 	build.Dir = filepath.Join("..", "..")
@@ -522,7 +547,14 @@ current-context: e2e
 	pool.AppendCertsFromPEM(pair.CAPEM)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	waitHTTP(t, "rolloutlint webhook", exited, client, "https://"+addr+"/readyz", "", 60*time.Second)
-	return "https://" + addr + "/validate", pair.CAPEM
+	return &webhookProcess{base: "https://" + addr, caPEM: pair.CAPEM, client: client}
+}
+
+// webhookProcess is the running `rolloutlint webhook`.
+type webhookProcess struct {
+	base   string
+	caPEM  []byte
+	client *http.Client
 }
 
 // registerWebhook installs deploy/webhook.yaml with its clientConfig pointed
