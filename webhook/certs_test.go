@@ -53,7 +53,7 @@ func TestServesTLSAndReloadsCertificate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		if b, _ := io.ReadAll(resp.Body); string(b) != "ok\n" {
 			t.Fatalf("healthz: %q", b)
 		}

@@ -147,14 +147,17 @@ func TestLoad(t *testing.T) {
 			return 0, err
 		}
 		data, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		el := time.Since(began)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("HTTP %d %v", resp.StatusCode, err)
+		if err != nil {
+			return 0, fmt.Errorf("reading response: %w", err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
 		}
 		var review admissionv1.AdmissionReview
 		if err := json.Unmarshal(data, &review); err != nil || review.Response == nil {
-			return 0, fmt.Errorf("bad response: %v", err)
+			return 0, fmt.Errorf("bad response: %w", err)
 		}
 		return el, nil
 	}

@@ -196,7 +196,7 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
 			t.Fatal(err)
@@ -279,7 +279,7 @@ func freePort(t testing.TB) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
@@ -306,7 +306,7 @@ func start(t *testing.T, name, logFile string, bin string, args ...string) <-cha
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		f.Close()
+		_ = f.Close()
 		if t.Failed() {
 			data, _ := os.ReadFile(logFile)
 			if len(data) > 6000 {
@@ -334,7 +334,7 @@ func waitHTTP(t *testing.T, what string, exited <-chan struct{}, client *http.Cl
 		}
 		resp, err := client.Do(req)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return
 			}

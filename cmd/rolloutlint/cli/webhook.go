@@ -159,7 +159,7 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 				log.Error("metrics listener failed", "addr", f.metricsAddr, "err", err)
 			}
 		}()
-		defer plain.Close()
+		defer func() { _ = plain.Close() }()
 	}
 	return webhook.Serve(ctx, f.listen, h, certs, log)
 }
