@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
@@ -23,6 +24,17 @@ type Linter struct {
 	Globals rules.Globals
 	// View supplies the related cluster objects; nil lints the object alone.
 	View *View
+
+	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
+}
+
+// Reconfigure swaps the rules and configuration used by later reviews (for
+// example after the mounted .rolloutlint.yaml changed); reviews in flight
+// finish with the previous ones.
+func (l *Linter) Reconfigure(rs []*rules.Rule, cfg *config.Config, globals rules.Globals) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Rules, l.Config, l.Globals = rs, cfg, globals
 }
 
 // Finding is one diagnostic that involves the incoming object.
@@ -57,13 +69,14 @@ func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Res
 	for _, o := range related {
 		inputs = append(inputs, load.Input{Path: "cluster:" + o.Key.String(), Data: o.JSON})
 	}
+	l.mu.RLock()
+	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1}
+	l.mu.RUnlock()
 	g := load.Inputs(inputs, load.Options{Namespace: ns})
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
 		return nil, fmt.Errorf("the object of %s could not be loaded", self)
 	}
-	res := analyzer.Run(g, analyzer.Options{
-		Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1,
-	})
+	res := analyzer.Run(g, opts)
 	out := &Result{Related: len(related)}
 	for _, d := range res.Active() {
 		onSelf := d.Pos.File == incomingFile

@@ -215,6 +215,26 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 		}
 	})
 
+	t.Run("config change applies without restart", func(t *testing.T) {
+		if err := os.WriteFile(wh.config, []byte("rules:\n  RL1001: warning\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			_, w, err := apply(badRollout, true)
+			if err == nil {
+				if !strings.Contains(strings.Join(w, " "), "RL1001") {
+					t.Fatalf("RL1001 at warning level: want a warning, got %q", w)
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("config change not applied within 20s: %v", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
 	t.Run("own namespace excluded", func(t *testing.T) {
 		own := strings.Replace(badRollout, "namespace: shop", "namespace: rolloutlint", 1)
 		if _, _, err := apply(own, false); err != nil {
@@ -542,12 +562,12 @@ current-context: e2e
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	exited := start(t, "rolloutlint webhook", filepath.Join(dir, "webhook.log"), bin, "webhook",
 		"--listen="+addr, "--cert-file="+pair.CertFile, "--key-file="+pair.KeyFile,
-		"--kubeconfig="+kubeconfig, "--config="+cfg, "--log-format=text", "--timeout=4s")
+		"--kubeconfig="+kubeconfig, "--config="+cfg, "--config-poll=200ms", "--log-format=text", "--timeout=4s")
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pair.CAPEM)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	waitHTTP(t, "rolloutlint webhook", exited, client, "https://"+addr+"/readyz", "", 60*time.Second)
-	return &webhookProcess{base: "https://" + addr, caPEM: pair.CAPEM, client: client}
+	return &webhookProcess{base: "https://" + addr, caPEM: pair.CAPEM, client: client, config: cfg}
 }
 
 // webhookProcess is the running `rolloutlint webhook`.
@@ -555,6 +575,7 @@ type webhookProcess struct {
 	base   string
 	caPEM  []byte
 	client *http.Client
+	config string // the .rolloutlint.yaml it reads
 }
 
 // registerWebhook installs deploy/webhook.yaml with its clientConfig pointed

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
 
@@ -32,6 +34,7 @@ type webhookFlags struct {
 	timeout                      time.Duration
 	maxBody                      int64
 	logFormat, logLevel          string
+	configPoll                   time.Duration
 }
 
 func newWebhook(s *Streams) *cobra.Command {
@@ -51,7 +54,7 @@ everything and only logs, counts and attaches findings as an audit annotation.
 When a review cannot be linted (malformed, time-out), --failure-mode allow admits the object
 with a warning and deny rejects it.
 
-The certificate and key files are re-read when they change. /healthz, /readyz (cluster view
+The certificate and key files are re-read when they change, and so is --config. /healthz, /readyz (cluster view
 synced) and /metrics (Prometheus) are served on the same port, and on --metrics-addr over
 plain HTTP when set. See docs/webhook.md and deploy/.`,
 		Example: `  rolloutlint webhook --cert-file /tls/tls.crt --key-file /tls/tls.key --config /config/.rolloutlint.yaml
@@ -75,6 +78,7 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 	fl.Int64Var(&f.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.DurationVar(&f.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
 	return c
 }
 
@@ -123,6 +127,9 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	defer stop()
 
 	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
+	if cfg != nil && cfg.File != "" {
+		go watchConfig(ctx, cfg.File, f.configPoll, linter, log)
+	}
 	var ready func() bool
 	if f.clusterView {
 		rc, err := restConfig(f.kubeconfig)
@@ -191,4 +198,46 @@ func configFile(cfg *config.Config) string {
 		return ""
 	}
 	return cfg.File
+}
+
+// watchConfig reloads the config (and the rule set it selects) when the file
+// changes, keeping the previous one when the new one does not load. It polls:
+// kubelet updates a mounted ConfigMap by swapping a symlink, which polling sees.
+func watchConfig(ctx context.Context, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
+	if every <= 0 {
+		return
+	}
+	stamp := fileStamp(path)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := fileStamp(path)
+		if now == stamp {
+			continue
+		}
+		stamp = now
+		cfg, err := loadConfig(path)
+		if err == nil {
+			var rs []*rules.Rule
+			if rs, err = ruleSet(cfg); err == nil {
+				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
+				log.Info("config reloaded", "config", path, "rules", len(rs))
+				continue
+			}
+		}
+		log.Error("config not reloaded; keeping the previous one", "config", path, "err", err)
+	}
+}
+
+func fileStamp(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%d/%d", st.Size(), st.ModTime().UnixNano())
 }
