@@ -214,6 +214,7 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 		}
 	}()
 	answer := func(decision string, allowed bool) *admissionv1.AdmissionReview {
+		log.Debug("decision", "decision", decision, "elapsed", time.Since(start))
 		h.opts.Metrics.decisions.WithLabelValues(decision, strconv.FormatBool(dry)).Inc()
 		h.opts.Metrics.latency.WithLabelValues(decision).Observe(time.Since(start).Seconds())
 		return &admissionv1.AdmissionReview{
@@ -338,7 +339,7 @@ func (h *Handler) fail(w http.ResponseWriter, start time.Time, uid string, log *
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
 		Response: &admissionv1.AdmissionResponse{UID: types.UID(uid)},
 	}
-	if h.opts.Failure == FailOpen {
+	if h.opts.Failure == FailOpen || h.opts.Enforce == EnforceOff { // audit mode never denies
 		out.Response.Allowed = true
 		out.Response.Warnings = []string{truncate("rolloutlint did not check this object: "+msg, MaxWarningLen)}
 	} else {

@@ -288,6 +288,15 @@ func TestTimeoutAndInternalErrorsFollowFailureMode(t *testing.T) {
 	}
 }
 
+func TestAuditModeNeverDenies(t *testing.T) {
+	h := newTestHandler(Options{Enforce: EnforceOff, Failure: FailClosed, Timeout: 50 * time.Millisecond,
+		Linter: &Linter{Rules: append(all.Rules(), slowRule)}})
+	_, resp := post(t, h, reviewJSON(t, "a", "CREATE", badRollout, false))
+	if resp == nil || !resp.Allowed {
+		t.Fatalf("enforce=off denied a review that timed out: %+v", resp)
+	}
+}
+
 func TestHealthAndReadiness(t *testing.T) {
 	ready := false
 	h := newTestHandler(Options{Ready: func() bool { return ready }})
