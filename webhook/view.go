@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
@@ -43,8 +43,13 @@ type View struct {
 	apps    map[string]map[Key]struct{}
 
 	maxRelated int
-	synced     []cache.InformerSynced
-	watched    []string
+	// RediscoverEvery is how often Start looks again for kinds the cluster
+	// did not serve (0: DefaultRediscoverEvery; negative: never).
+	RediscoverEvery time.Duration
+
+	smu     sync.Mutex // guards synced and watched
+	synced  []cache.InformerSynced
+	watched []string
 }
 
 // NewView returns an empty view; Set and Delete fill it, or Start wires it to informers.
@@ -224,6 +229,8 @@ func lessKey(a, b Key) bool {
 
 // Synced reports whether every started informer has listed its kind.
 func (v *View) Synced() bool {
+	v.smu.Lock()
+	defer v.smu.Unlock()
 	for _, s := range v.synced {
 		if !s() {
 			return false
@@ -233,7 +240,11 @@ func (v *View) Synced() bool {
 }
 
 // Watched returns the resources the view watches (group/version/resource).
-func (v *View) Watched() []string { return v.watched }
+func (v *View) Watched() []string {
+	v.smu.Lock()
+	defer v.smu.Unlock()
+	return append([]string(nil), v.watched...)
+}
 
 // watchedResource is one kind the view watches, with the group's versions in
 // order of preference.
@@ -254,28 +265,71 @@ var watchedResources = []watchedResource{
 	{"argoproj.io", []string{"v1alpha1"}, "applications", KindApplication},
 }
 
+// Discovery is the part of client-go's discovery client the view uses.
+type Discovery interface {
+	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
+}
+
+// DefaultRediscoverEvery is how often kinds whose CRD was missing are looked for again.
+const DefaultRediscoverEvery = time.Minute
+
 // Start discovers which of the watched kinds the cluster serves, starts an
-// informer for each (kinds whose CRD is not installed are skipped with a log
-// line) and feeds the view. It returns once the informers are started; Synced
-// tells when they have listed.
-func (v *View) Start(ctx context.Context, disc discovery.DiscoveryInterface, client dynamic.Interface, log *slog.Logger) error {
+// informer for each and feeds the view. Kinds whose CRD is not installed are
+// skipped with a log line and looked for again every RediscoverEvery, so a CRD
+// installed later is picked up without a restart (its informer does not gate
+// readiness: all replicas turning unready at once would leave the webhook
+// without endpoints). Start returns once the informers are started; Synced
+// tells when the first ones have listed.
+func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interface, log *slog.Logger) error {
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 10*time.Minute)
+	pending, err := v.watch(factory, disc, watchedResources, true, log)
+	if err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	every := v.RediscoverEvery
+	if every == 0 {
+		every = DefaultRediscoverEvery
+	}
+	if len(pending) > 0 && every > 0 {
+		go func() {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for len(pending) > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				if pending, err = v.watch(factory, disc, pending, false, log); err != nil {
+					log.Error("cannot watch a newly served kind", "err", err)
+				}
+				factory.Start(ctx.Done())
+			}
+		}()
+	}
+	return nil
+}
+
+// watch starts informers for the resources the cluster serves and returns
+// the ones it does not. Informers started initially gate Synced.
+func (v *View) watch(factory dynamicinformer.DynamicSharedInformerFactory, disc Discovery, list []watchedResource, initial bool, log *slog.Logger) ([]watchedResource, error) {
 	served := map[string]map[string]bool{} // group/version → resources
 	servedResources := func(gv string) map[string]bool {
 		if m, ok := served[gv]; ok {
 			return m
 		}
 		m := map[string]bool{}
-		list, err := disc.ServerResourcesForGroupVersion(gv)
-		if err == nil {
-			for _, r := range list.APIResources {
+		if l, err := disc.ServerResourcesForGroupVersion(gv); err == nil {
+			for _, r := range l.APIResources {
 				m[r.Name] = true
 			}
 		}
 		served[gv] = m
 		return m
 	}
-	for _, w := range watchedResources {
+	var pending []watchedResource
+	for _, w := range list {
 		var gvr schema.GroupVersionResource
 		for _, ver := range w.versions {
 			gv := schema.GroupVersion{Group: w.group, Version: ver}
@@ -285,12 +339,15 @@ func (v *View) Start(ctx context.Context, disc discovery.DiscoveryInterface, cli
 			}
 		}
 		if gvr.Resource == "" {
-			log.Info("kind not served by the cluster; not watched", "kind", w.kind, "group", w.group, "resource", w.resource)
+			if initial {
+				log.Info("kind not served by the cluster; not watched until it is", "kind", w.kind, "group", w.group, "resource", w.resource)
+			}
+			pending = append(pending, w)
 			continue
 		}
 		inf := factory.ForResource(gvr).Informer()
 		if err := inf.SetTransform(stripManagedFields); err != nil {
-			return fmt.Errorf("watching %s: %w", gvr, err)
+			return pending, fmt.Errorf("watching %s: %w", gvr, err)
 		}
 		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { v.onSet(obj, log) },
@@ -298,14 +355,17 @@ func (v *View) Start(ctx context.Context, disc discovery.DiscoveryInterface, cli
 			DeleteFunc: func(obj any) { v.onDelete(obj) },
 		})
 		if err != nil {
-			return fmt.Errorf("watching %s: %w", gvr, err)
+			return pending, fmt.Errorf("watching %s: %w", gvr, err)
 		}
-		v.synced = append(v.synced, inf.HasSynced)
+		v.smu.Lock()
+		if initial {
+			v.synced = append(v.synced, inf.HasSynced)
+		}
 		v.watched = append(v.watched, gvr.String())
+		v.smu.Unlock()
 		log.Info("watching", "resource", gvr.String())
 	}
-	factory.Start(ctx.Done())
-	return nil
+	return pending, nil
 }
 
 func stripManagedFields(obj any) (any, error) {

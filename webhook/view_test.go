@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,9 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
 )
 
@@ -160,9 +160,32 @@ func TestRelatedIsBounded(t *testing.T) {
 	}
 }
 
-// TestInformersFeedTheView runs the real informer machinery against client-go's
-// fake dynamic client: kinds the fake discovery does not serve are skipped,
-// the others are listed, watched and indexed.
+// fakeDiscovery serves a changeable set of resources.
+type fakeDiscovery struct {
+	mu     sync.Mutex
+	served map[string][]metav1.APIResource // group/version → resources
+}
+
+func (f *fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rs, ok := f.served[gv]
+	if !ok {
+		return nil, fmt.Errorf("the server could not find the requested resource (%s)", gv)
+	}
+	return &metav1.APIResourceList{GroupVersion: gv, APIResources: rs}, nil
+}
+
+func (f *fakeDiscovery) serve(gv, resource, kind string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.served[gv] = append(f.served[gv], metav1.APIResource{Name: resource, Kind: kind, Namespaced: true})
+}
+
+// TestInformersFeedTheView runs client-go's real informer machinery against
+// its fake dynamic client: kinds discovery does not serve are skipped, the
+// others listed, watched and indexed, and a kind served later (a CRD
+// installed after start) is picked up without gating readiness.
 func TestInformersFeedTheView(t *testing.T) {
 	scheme := runtime.NewScheme()
 	listKinds := map[schema.GroupVersionResource]string{}
@@ -173,23 +196,28 @@ func TestInformersFeedTheView(t *testing.T) {
 	}
 	a := mustObj(t, rolloutA)
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds, a, mustObj(t, svc("a-stable")))
-	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}
-	disc.Resources = []*metav1.APIResourceList{
-		{GroupVersion: "argoproj.io/v1alpha1", APIResources: []metav1.APIResource{{Name: "rollouts", Kind: KindRollout, Namespaced: true}}},
-		{GroupVersion: "v1", APIResources: []metav1.APIResource{{Name: "services", Kind: KindService, Namespaced: true}}},
-		{GroupVersion: "networking.istio.io/v1beta1", APIResources: []metav1.APIResource{{Name: "virtualservices", Kind: KindVirtualService, Namespaced: true}}},
-	}
+	disc := &fakeDiscovery{served: map[string][]metav1.APIResource{}}
+	disc.serve("argoproj.io/v1alpha1", "rollouts", KindRollout)
+	disc.serve("v1", "services", KindService)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	v := NewView()
+	v.RediscoverEvery = 20 * time.Millisecond
 	if err := v.Start(ctx, disc, client, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
 	}
-	wantWatched := []string{"argoproj.io/v1alpha1, Resource=rollouts", "/v1, Resource=services", "networking.istio.io/v1beta1, Resource=virtualservices"}
+	wantWatched := []string{"argoproj.io/v1alpha1, Resource=rollouts", "/v1, Resource=services"}
 	if !reflect.DeepEqual(v.Watched(), wantWatched) {
 		t.Fatalf("watched %q, want %q", v.Watched(), wantWatched)
 	}
 	waitFor(t, func() bool { return v.Synced() && v.Len() == 2 })
+
+	// The VirtualService CRD gets installed (at v1beta1) after start.
+	disc.serve("networking.istio.io/v1beta1", "virtualservices", KindVirtualService)
+	waitFor(t, func() bool { return len(v.Watched()) == 3 })
+	if !v.Synced() {
+		t.Fatal("a kind found later made the view unready")
+	}
 	vs := mustObj(t, vsObj)
 	gvr := schema.GroupVersionResource{Group: "networking.istio.io", Version: "v1beta1", Resource: "virtualservices"}
 	if _, err := client.Resource(gvr).Namespace("shop").Create(ctx, vs, metav1.CreateOptions{}); err != nil {
@@ -201,6 +229,11 @@ func TestInformersFeedTheView(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("related after watch:\n got %v\nwant %v", got, want)
 	}
+	// Deletes reach the view too.
+	if err := client.Resource(gvr).Namespace("shop").Delete(ctx, "vs", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return v.Len() == 2 })
 }
 
 func waitFor(t *testing.T, cond func() bool) {
