@@ -108,6 +108,7 @@ type Options struct {
 type Handler struct {
 	opts Options
 	mux  *http.ServeMux
+	obs  *http.ServeMux
 }
 
 // ValidatePath is where the API server sends reviews.
@@ -133,22 +134,31 @@ func NewHandler(opts Options) *Handler {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
-	h := &Handler{opts: opts, mux: http.NewServeMux()}
-	h.mux.HandleFunc(ValidatePath, h.validate)
-	h.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	h.mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	h := &Handler{opts: opts, mux: http.NewServeMux(), obs: http.NewServeMux()}
+	healthz := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
+	readyz := func(w http.ResponseWriter, _ *http.Request) {
 		if opts.Ready != nil && !opts.Ready() {
 			http.Error(w, "cluster view not synced", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, "ok\n")
-	})
-	h.mux.Handle("/metrics", promhttp.HandlerFor(opts.Metrics.Registry, promhttp.HandlerOpts{}))
+	}
+	metrics := promhttp.HandlerFor(opts.Metrics.Registry, promhttp.HandlerOpts{})
+	for _, m := range []*http.ServeMux{h.mux, h.obs} {
+		m.HandleFunc("/healthz", healthz)
+		m.HandleFunc("/readyz", readyz)
+		m.Handle("/metrics", metrics)
+	}
+	h.mux.HandleFunc(ValidatePath, h.validate)
 	return h
 }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Observability serves /healthz, /readyz and /metrics only, for a plain-HTTP
+// listener: admission reviews are served over HTTPS alone.
+func (h *Handler) Observability() http.Handler { return h.obs }
 
 // decision labels.
 const (

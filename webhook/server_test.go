@@ -312,4 +312,13 @@ func TestHealthAndReadiness(t *testing.T) {
 	if get("/readyz") != 200 {
 		t.Fatal("after sync: readyz not 200")
 	}
+	// The plain-HTTP side serves health and metrics but never reviews.
+	obs := h.Observability()
+	for p, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200, ValidatePath: 404} {
+		rec := httptest.NewRecorder()
+		obs.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, p, bytes.NewReader(reviewJSON(t, "p", "CREATE", badRollout, false))))
+		if rec.Code != want {
+			t.Errorf("observability %s: HTTP %d, want %d", p, rec.Code, want)
+		}
+	}
 }

@@ -160,7 +160,7 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
 		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg))
 	if f.metricsAddr != "" {
-		plain := &http.Server{Addr: f.metricsAddr, Handler: h, ReadHeaderTimeout: 5 * time.Second}
+		plain := &http.Server{Addr: f.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := plain.ListenAndServe(); err != nil && err != http.ErrServerClosed {
 				log.Error("metrics listener failed", "addr", f.metricsAddr, "err", err)
