@@ -83,6 +83,7 @@ const (
 	// MaxWarningLen is the length Kubernetes asks warnings to stay within.
 	MaxWarningLen = 120
 	maxWarnings   = 20
+	maxAuditLen   = 4096
 	maxDenyItems  = 10
 )
 
@@ -264,11 +265,12 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	var errs, warns []Finding
 	for _, f := range res.Findings {
 		h.opts.Metrics.findings.WithLabelValues(f.RuleID, f.Severity.String()).Inc()
-		if f.Severity == rules.Error {
+		switch f.Severity {
+		case rules.Error:
 			errs = append(errs, f)
-		} else {
+		case rules.Warning:
 			warns = append(warns, f)
-		}
+		} // info-level findings are logged and counted only
 	}
 	if len(res.Findings) > 0 {
 		log.Info("findings", "enforce", string(h.opts.Enforce), "errors", len(errs), "warnings", len(warns),
@@ -278,7 +280,7 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	case EnforceOff:
 		out := answer(decAllowed, true)
 		if len(res.Findings) > 0 {
-			out.Response.AuditAnnotations = map[string]string{"findings": strings.Join(findingList(res.Findings), "; ")}
+			out.Response.AuditAnnotations = map[string]string{"findings": truncate(strings.Join(findingList(res.Findings), "; "), maxAuditLen)}
 		}
 		return out
 	case EnforceWarning:
