@@ -36,7 +36,7 @@ type Enforce string
 const (
 	// EnforceError denies on error-level findings and warns on the rest.
 	EnforceError Enforce = "error"
-	// EnforceWarning never denies: every finding is returned as a warning.
+	// EnforceWarning never denies: errors and warnings are returned as warnings.
 	EnforceWarning Enforce = "warning"
 	// EnforceOff is audit mode: everything is allowed, findings are only
 	// logged, counted and attached as an audit annotation.

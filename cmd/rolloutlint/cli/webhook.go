@@ -49,7 +49,7 @@ cluster objects it references or is referenced by (kept in memory by informers),
 only findings that involve the object are reported, by rule ID and field path.
 
 --enforce error denies (HTTP status 403 in the review) on error-level findings and returns
-the rest as warnings; warning returns every finding as a warning; off (audit) allows
+warning-level ones as warnings; warning returns both as warnings; off (audit) allows
 everything and only logs, counts and attaches findings as an audit annotation.
 When a review cannot be linted (malformed, time-out), --failure-mode allow admits the object
 with a warning and deny rejects it.
