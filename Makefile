@@ -9,7 +9,7 @@ GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
 
-.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit
+.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
 
 all: build
 
@@ -21,6 +21,12 @@ test: ## run every test (rules, Rego, golden outputs, integrations whose tools a
 
 test-short: ## unit tests only
 	$(GO) test -short ./...
+
+test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-apiserver once, cached; see docs/webhook.md)
+	bash webhook/e2e/run.sh
+
+bench-webhook: ## admission latency at 200 req/s with a 1,000-object cluster view (see docs/webhook.md)
+	WEBHOOK_LOAD=1 $(GO) test -count=1 -run TestLoad -v ./webhook/
 
 lint: ## golangci-lint at a pinned version (config: .golangci.yml)
 	$(GOLANGCI) run ./...

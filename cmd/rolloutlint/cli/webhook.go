@@ -1,0 +1,243 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/webhook"
+)
+
+func init() { extraCommands = append(extraCommands, newWebhook) }
+
+type webhookFlags struct {
+	listen, metricsAddr          string
+	certFile, keyFile            string
+	kubeconfig                   string
+	clusterView                  bool
+	configPath                   string
+	enforce, failure             string
+	exemptNamespaces, exemptObjs []string
+	timeout                      time.Duration
+	maxBody                      int64
+	logFormat, logLevel          string
+	configPoll                   time.Duration
+}
+
+func newWebhook(s *Streams) *cobra.Command {
+	var f webhookFlags
+	c := &cobra.Command{
+		Use:   "webhook",
+		Short: "Run the validating admission webhook (HTTPS)",
+		Long: `webhook serves admission.k8s.io/v1 AdmissionReviews on ` + webhook.ValidatePath + ` over HTTPS for
+Rollouts, Services, VirtualServices, DestinationRules and (Cluster)AnalysisTemplates. Each
+object is linted with the same rules and .rolloutlint.yaml as 'lint', together with the
+cluster objects it references or is referenced by (kept in memory by informers), and
+only findings that involve the object are reported, by rule ID and field path.
+
+--enforce error denies (HTTP status 403 in the review) on error-level findings and returns
+warning-level ones as warnings; warning returns both as warnings; off (audit) allows
+everything and only logs, counts and attaches findings as an audit annotation.
+When a review cannot be linted (malformed, time-out), --failure-mode allow admits the object
+with a warning and deny rejects it.
+
+The certificate and key files are re-read when they change, and so is --config. /healthz, /readyz (cluster view
+synced) and /metrics (Prometheus) are served on the same port, and on --metrics-addr over
+plain HTTP when set. See docs/webhook.md and deploy/.`,
+		Example: `  rolloutlint webhook --cert-file /tls/tls.crt --key-file /tls/tls.key --config /config/.rolloutlint.yaml
+  rolloutlint webhook --kubeconfig ~/.kube/config --enforce warning --exempt-namespace 'kube-*'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd.Context(), s, &f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
+	fl.StringVar(&f.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
+	fl.StringVar(&f.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: in-cluster config)")
+	fl.BoolVar(&f.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
+	fl.StringVar(&f.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
+	fl.StringVar(&f.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
+	fl.StringVar(&f.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
+	fl.StringArrayVar(&f.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
+	fl.StringArrayVar(&f.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
+	fl.DurationVar(&f.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
+	fl.Int64Var(&f.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
+	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
+	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.DurationVar(&f.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	return c
+}
+
+func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var log *slog.Logger
+	switch f.logFormat {
+	case "json":
+		log = slog.New(slog.NewJSONHandler(s.Err, hopts))
+	case "text":
+		log = slog.New(slog.NewTextHandler(s.Err, hopts))
+	default:
+		return fmt.Errorf("--log-format: unknown format %q (want json or text)", f.logFormat)
+	}
+	enforce, err := webhook.ParseEnforce(f.enforce)
+	if err != nil {
+		return fmt.Errorf("--enforce: %w", err)
+	}
+	failure, err := webhook.ParseFailureMode(f.failure)
+	if err != nil {
+		return fmt.Errorf("--failure-mode: %w", err)
+	}
+	if f.certFile == "" || f.keyFile == "" {
+		return fmt.Errorf("--cert-file and --key-file are required: the webhook serves HTTPS only")
+	}
+	if f.timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive")
+	}
+	cfg, err := loadConfig(f.configPath)
+	if err != nil {
+		return err
+	}
+	ruleList, err := ruleSet(cfg)
+	if err != nil {
+		return err
+	}
+	certs, err := webhook.NewCertReloader(f.certFile, f.keyFile, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(orBackground(parent), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
+	if cfg != nil && cfg.File != "" {
+		go watchConfig(ctx, cfg.File, f.configPoll, linter, log)
+	}
+	var ready func() bool
+	if f.clusterView {
+		rc, err := restConfig(f.kubeconfig)
+		if err != nil {
+			return err
+		}
+		dyn, err := dynamic.NewForConfig(rc)
+		if err != nil {
+			return fmt.Errorf("cluster client: %w", err)
+		}
+		disc, err := discovery.NewDiscoveryClientForConfig(rc)
+		if err != nil {
+			return fmt.Errorf("discovery client: %w", err)
+		}
+		view := webhook.NewView()
+		if err := view.Start(ctx, disc, dyn, log); err != nil {
+			return err
+		}
+		linter.View = view
+		ready = view.Synced
+	}
+	metrics := webhook.NewMetrics(linter.View)
+	h := webhook.NewHandler(webhook.Options{
+		Linter: linter, Enforce: enforce, Failure: failure,
+		ExemptNamespaces: f.exemptNamespaces, ExemptObjects: f.exemptObjs,
+		Timeout: f.timeout, MaxBodyBytes: f.maxBody, Log: log, Metrics: metrics, Ready: ready,
+	})
+	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
+		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg))
+	if f.metricsAddr != "" {
+		plain := &http.Server{Addr: f.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := plain.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+				log.Error("metrics listener failed", "addr", f.metricsAddr, "err", err)
+			}
+		}()
+		defer func() { _ = plain.Close() }()
+	}
+	return webhook.Serve(ctx, f.listen, h, certs, log)
+}
+
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --kubeconfig and not in a cluster: %w (use --cluster-view=false to lint objects alone)", err)
+		}
+		return rc, nil
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	}
+	return rc, nil
+}
+
+func configFile(cfg *config.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	return cfg.File
+}
+
+// watchConfig reloads the config (and the rule set it selects) when the file
+// changes, keeping the previous one when the new one does not load. It polls:
+// kubelet updates a mounted ConfigMap by swapping a symlink, which polling sees.
+func watchConfig(ctx context.Context, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
+	if every <= 0 {
+		return
+	}
+	stamp := fileStamp(path)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := fileStamp(path)
+		if now == stamp {
+			continue
+		}
+		stamp = now
+		cfg, err := loadConfig(path)
+		if err == nil {
+			var rs []*rules.Rule
+			if rs, err = ruleSet(cfg); err == nil {
+				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
+				log.Info("config reloaded", "config", path, "rules", len(rs))
+				continue
+			}
+		}
+		log.Error("config not reloaded; keeping the previous one", "config", path, "err", err)
+	}
+}
+
+func fileStamp(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%d/%d", st.Size(), st.ModTime().UnixNano())
+}

@@ -1,0 +1,594 @@
+// Package e2e runs the webhook behind a real kube-apiserver (with etcd) on
+// loopback: the API server's own TLS, time-outs and AdmissionReview encoding
+// call the real `rolloutlint webhook` process. run.sh (make test-webhook-e2e)
+// provides the binaries; without them the test skips.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rolloutlint/rolloutlint/internal/testcert"
+	"github.com/rolloutlint/rolloutlint/rules/all"
+)
+
+// sharedRouteRuleName is the name of the RL2xxx rule that reports a
+// VirtualService route managed by two Rollouts. While no rule of that name is
+// registered, the shared-route case is skipped (and says so); the
+// VirtualService denial is still proven with the schema rule RL0003.
+const sharedRouteRuleName = "shared-route"
+
+const (
+	adminToken   = "e2e-admin-token"
+	webhookToken = "e2e-webhook-token"
+	webhookUser  = "rolloutlint-webhook"
+)
+
+func TestWebhookBehindRealAPIServer(t *testing.T) {
+	apiserverBin, etcdBin := os.Getenv("KUBE_APISERVER"), os.Getenv("ETCD")
+	if apiserverBin == "" || etcdBin == "" {
+		t.Skip("KUBE_APISERVER and ETCD are not set: run webhook/e2e/run.sh (make test-webhook-e2e), which builds and installs them")
+	}
+	dir := os.Getenv("E2E_DIR") // keep logs and state for debugging
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	etcdURL := startEtcd(t, etcdBin, dir)
+	host := startAPIServer(t, apiserverBin, dir, etcdURL)
+	admin := &rest.Config{Host: host, BearerToken: adminToken, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
+	kube := kubernetes.NewForConfigOrDie(admin)
+	dyn := dynamic.NewForConfigOrDie(admin)
+
+	installCRDs(ctx, t, dyn)
+	grantWebhookRBAC(ctx, t, kube)
+	for _, ns := range []string{"shop", "rolloutlint"} {
+		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wh := startWebhook(t, dir, host)
+	registerWebhook(ctx, t, kube, wh.base+"/validate", wh.caPEM)
+
+	// A client that records the warnings the API server relays.
+	warns := &warningRecorder{}
+	userCfg := rest.CopyConfig(admin)
+	userCfg.WarningHandler = warns
+	user := dynamic.NewForConfigOrDie(userCfg)
+	apply := func(manifest string, dryRun bool) (*unstructured.Unstructured, []string, error) {
+		t.Helper()
+		obj := parse(t, manifest)
+		opts := metav1.CreateOptions{}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		warns.reset()
+		out, err := user.Resource(gvrOf(obj)).Namespace(obj.GetNamespace()).Create(ctx, obj, opts)
+		return out, warns.get(), err
+	}
+
+	// The API server picks up a new webhook configuration asynchronously:
+	// wait until the bad Rollout is denied.
+	t.Run("bad Rollout denied with rule ID", func(t *testing.T) {
+		var err error
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, _, err = apply(badRollout, true)
+			if err != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		_, _, err = apply(badRollout, false)
+		if err == nil {
+			t.Fatal("bad Rollout was admitted")
+		}
+		if !apierrors.IsForbidden(err) {
+			t.Fatalf("want 403 Forbidden, got %v", err)
+		}
+		for _, want := range []string{"RL1001", "spec.strategy.canary.steps[1].setWeight", `denied the request`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("denial lacks %q: %v", want, err)
+			}
+		}
+		t.Logf("denial: %v", err)
+	})
+
+	t.Run("good bundle allowed in any order", func(t *testing.T) {
+		// The VirtualService and DestinationRule come before the Services and
+		// the Rollout that they name: creation order must not deny.
+		for _, m := range goodBundle {
+			if _, w, err := apply(m, false); err != nil {
+				t.Fatalf("good object denied: %v\n%s", err, m)
+			} else if len(w) > 0 {
+				t.Errorf("good object warned: %q\n%s", w, m)
+			}
+		}
+	})
+
+	t.Run("VirtualService denied", func(t *testing.T) {
+		_, _, err := apply(typoVirtualService, false)
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "RL0003") || !strings.Contains(err.Error(), "spec.http[0].rout") {
+			t.Fatalf("VirtualService with an unknown field: want a 403 naming RL0003 and spec.http[0].rout, got %v", err)
+		}
+	})
+
+	t.Run("VirtualService whose route another Rollout manages denied", func(t *testing.T) {
+		id := ruleIDByName(sharedRouteRuleName)
+		if id == "" {
+			t.Skipf("no rule named %q is registered yet; the case switches on when it is", sharedRouteRuleName)
+		}
+		for _, m := range []string{sharedRolloutA, sharedRolloutB} {
+			if _, _, err := apply(m, false); err != nil {
+				t.Fatalf("Rollout naming a VirtualService that does not exist yet must be admitted: %v", err)
+			}
+		}
+		_, _, err := apply(sharedVirtualService, false)
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), id) {
+			t.Fatalf("want the VirtualService denied with %s, got %v", id, err)
+		}
+	})
+
+	t.Run("warning-only object allowed with warnings", func(t *testing.T) {
+		_, w, err := apply(warnRollout, false)
+		if err != nil {
+			t.Fatalf("warning-only Rollout denied: %v", err)
+		}
+		joined := strings.Join(w, "\n")
+		if !strings.Contains(joined, "RL0007") || !strings.Contains(joined, "RL0008") {
+			t.Fatalf("want RL0007 and RL0008 warnings relayed to the client, got %q", w)
+		}
+		for _, s := range w {
+			if len([]rune(s)) > 120 {
+				t.Errorf("warning over 120 chars: %q", s)
+			}
+		}
+	})
+
+	t.Run("dryRun", func(t *testing.T) {
+		if _, _, err := apply(badRollout, true); err == nil || !apierrors.IsForbidden(err) {
+			t.Fatalf("dry run of a bad Rollout: want 403, got %v", err)
+		}
+		dry := strings.Replace(badRollout, "setWeight: 150", "setWeight: 50", 1)
+		dry = strings.Replace(dry, "name: bad", "name: dry", 1)
+		if _, _, err := apply(dry, true); err != nil {
+			t.Fatalf("dry run of a good Rollout denied: %v", err)
+		}
+		_, err := user.Resource(rolloutsGVR).Namespace("shop").Get(ctx, "dry", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Fatalf("dry-run object was persisted (get: %v)", err)
+		}
+	})
+
+	t.Run("metrics count the API server's reviews", func(t *testing.T) {
+		resp, err := wh.client.Get(wh.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{
+			`rolloutlint_webhook_decisions_total{decision="denied",dry_run="true"}`,
+			`rolloutlint_webhook_decisions_total{decision="denied",dry_run="false"}`,
+			`rolloutlint_webhook_decisions_total{decision="warned",dry_run="false"} 1`,
+			`rolloutlint_webhook_findings_total{rule="RL1001",severity="error"}`,
+			`rolloutlint_webhook_requests_total{kind="Rollout",operation="CREATE"}`,
+			`rolloutlint_webhook_request_duration_seconds_bucket{decision="allowed"`,
+		} {
+			if !bytes.Contains(body, []byte(want)) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+	})
+
+	t.Run("config change applies without restart", func(t *testing.T) {
+		if err := os.WriteFile(wh.config, []byte("rules:\n  RL1001: warning\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			_, w, err := apply(badRollout, true)
+			if err == nil {
+				if !strings.Contains(strings.Join(w, " "), "RL1001") {
+					t.Fatalf("RL1001 at warning level: want a warning, got %q", w)
+				}
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("config change not applied within 20s: %v", err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
+
+	t.Run("own namespace excluded", func(t *testing.T) {
+		own := strings.Replace(badRollout, "namespace: shop", "namespace: rolloutlint", 1)
+		if _, _, err := apply(own, false); err != nil {
+			t.Fatalf("object in the webhook's namespace was reviewed: %v", err)
+		}
+	})
+}
+
+func ruleIDByName(name string) string {
+	for _, r := range all.Rules() {
+		if r.Name == name {
+			return r.ID
+		}
+	}
+	return ""
+}
+
+type warningRecorder struct {
+	mu sync.Mutex
+	w  []string
+}
+
+func (r *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.w = append(r.w, text)
+}
+
+func (r *warningRecorder) reset() { r.mu.Lock(); r.w = nil; r.mu.Unlock() }
+
+func (r *warningRecorder) get() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.w...)
+}
+
+var (
+	rolloutsGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
+	resources   = map[string]schema.GroupVersionResource{
+		"Rollout":          rolloutsGVR,
+		"AnalysisTemplate": {Group: "argoproj.io", Version: "v1alpha1", Resource: "analysistemplates"},
+		"VirtualService":   {Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"},
+		"DestinationRule":  {Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"},
+		"Service":          {Version: "v1", Resource: "services"},
+	}
+)
+
+func gvrOf(u *unstructured.Unstructured) schema.GroupVersionResource { return resources[u.GetKind()] }
+
+func parse(t testing.TB, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ln.Close() }()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// start runs a process with its output in a log file and stops it (by its
+// PID) when the test ends; on failure the log's tail is printed.
+func start(t *testing.T, name, logFile string, bin string, args ...string) <-chan struct{} {
+	t.Helper()
+	f, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = f.Close()
+		if t.Failed() {
+			data, _ := os.ReadFile(logFile)
+			if len(data) > 6000 {
+				data = data[len(data)-6000:]
+			}
+			t.Logf("--- %s log tail (%s) ---\n%s", name, logFile, data)
+		}
+	})
+	return done
+}
+
+func waitHTTP(t *testing.T, what string, exited <-chan struct{}, client *http.Client, url, token string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var last string
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			t.Fatalf("%s exited before it was ready", what)
+		default:
+		}
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := client.Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = resp.Status
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s not ready within %s: %s", what, within, last)
+}
+
+func startEtcd(t *testing.T, bin, dir string) string {
+	client, peer := freePort(t), freePort(t)
+	u := fmt.Sprintf("http://127.0.0.1:%d", client)
+	exited := start(t, "etcd", filepath.Join(dir, "etcd.log"), bin,
+		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
+		"--listen-client-urls="+u, "--advertise-client-urls="+u,
+		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peer),
+		fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peer),
+		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peer))
+	waitHTTP(t, "etcd", exited, http.DefaultClient, u+"/health", "", 30*time.Second)
+	return u
+}
+
+func startAPIServer(t *testing.T, bin, dir, etcdURL string) string {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saKey := filepath.Join(dir, "sa.key")
+	if err := os.WriteFile(saKey, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	csv := fmt.Sprintf("%s,admin,1,\"system:masters\"\n%s,%s,2\n", adminToken, webhookToken, webhookUser)
+	if err := os.WriteFile(tokens, []byte(csv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	certDir := filepath.Join(dir, "apiserver-certs")
+	exited := start(t, "kube-apiserver", filepath.Join(dir, "kube-apiserver.log"), bin,
+		"--etcd-servers="+etcdURL,
+		fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1",
+		"--cert-dir="+certDir,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
+		"--token-auth-file="+tokens,
+		"--authorization-mode=RBAC",
+		"--service-cluster-ip-range=10.96.0.0/16",
+	)
+	host := fmt.Sprintf("https://127.0.0.1:%d", port)
+	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	began := time.Now()
+	waitHTTP(t, "kube-apiserver", exited, insecure, host+"/readyz", adminToken, 90*time.Second)
+	t.Logf("kube-apiserver ready in %s", time.Since(began).Round(100*time.Millisecond))
+	return host
+}
+
+var crdsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+func crd(group, kind, plural, scope string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group, "scope": scope,
+			"names": map[string]any{"kind": kind, "plural": plural, "singular": strings.ToLower(kind), "listKind": kind + "List"},
+			"versions": []any{map[string]any{
+				"name": versionOf(group), "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+}
+
+func versionOf(group string) string {
+	if group == "networking.istio.io" {
+		return "v1"
+	}
+	return "v1alpha1"
+}
+
+func installCRDs(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
+	defs := []*unstructured.Unstructured{
+		crd("argoproj.io", "Rollout", "rollouts", "Namespaced"),
+		crd("argoproj.io", "AnalysisTemplate", "analysistemplates", "Namespaced"),
+		crd("networking.istio.io", "VirtualService", "virtualservices", "Namespaced"),
+		crd("networking.istio.io", "DestinationRule", "destinationrules", "Namespaced"),
+	}
+	for _, d := range defs {
+		if _, err := dyn.Resource(crdsGVR).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating CRD %s: %v", d.GetName(), err)
+		}
+	}
+	for _, d := range defs {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			got, err := dyn.Resource(crdsGVR).Get(ctx, d.GetName(), metav1.GetOptions{})
+			if err == nil && established(got) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("CRD %s not established: %v", d.GetName(), err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}
+
+func established(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// repoFile reads a file of the repository (tests run in webhook/e2e).
+func repoFile(t testing.TB, rel string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// grantWebhookRBAC installs deploy/rbac.yaml's ClusterRole and binds it to the
+// user the webhook process authenticates as, so the test proves that
+// get/list/watch is all the cluster view needs.
+func grantWebhookRBAC(ctx context.Context, t *testing.T, kube kubernetes.Interface) {
+	var role *rbacv1.ClusterRole
+	for _, doc := range strings.Split(string(repoFile(t, "deploy/rbac.yaml")), "\n---") {
+		var probe metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &probe); err != nil {
+			t.Fatal(err)
+		}
+		if probe.Kind == "ClusterRole" {
+			role = &rbacv1.ClusterRole{}
+			if err := yaml.UnmarshalStrict([]byte(doc), role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if role == nil {
+		t.Fatal("deploy/rbac.yaml has no ClusterRole")
+	}
+	for _, r := range role.Rules {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" && v != "watch" {
+				t.Fatalf("deploy/rbac.yaml grants %q; the webhook needs get/list/watch only", v)
+			}
+		}
+	}
+	if _, err := kube.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "rolloutlint-webhook-e2e"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: webhookUser}},
+	}
+	if _, err := kube.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// startWebhook builds rolloutlint and runs `rolloutlint webhook` with a
+// serving certificate from a CA made here, a kubeconfig for the RBAC-limited
+// user and deploy/config.yaml's .rolloutlint.yaml.
+func startWebhook(t *testing.T, dir, apiHost string) *webhookProcess {
+	bin := filepath.Join(dir, "rolloutlint")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/rolloutlint")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building rolloutlint: %v\n%s", err, out)
+	}
+	pair, err := testcert.New(dir, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "webhook.kubeconfig")
+	kc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: webhook, user: {token: %q}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: webhook}}]
+current-context: e2e
+`, apiHost, webhookToken)
+	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := yaml.UnmarshalStrict(repoFile(t, "deploy/config.yaml"), &cm); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, ".rolloutlint.yaml")
+	if err := os.WriteFile(cfg, []byte(cm.Data[".rolloutlint.yaml"]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	exited := start(t, "rolloutlint webhook", filepath.Join(dir, "webhook.log"), bin, "webhook",
+		"--listen="+addr, "--cert-file="+pair.CertFile, "--key-file="+pair.KeyFile,
+		"--kubeconfig="+kubeconfig, "--config="+cfg, "--config-poll=200ms", "--log-format=text", "--timeout=4s")
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pair.CAPEM)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	waitHTTP(t, "rolloutlint webhook", exited, client, "https://"+addr+"/readyz", "", 60*time.Second)
+	return &webhookProcess{base: "https://" + addr, caPEM: pair.CAPEM, client: client, config: cfg}
+}
+
+// webhookProcess is the running `rolloutlint webhook`.
+type webhookProcess struct {
+	base   string
+	caPEM  []byte
+	client *http.Client
+	config string // the .rolloutlint.yaml it reads
+}
+
+// registerWebhook installs deploy/webhook.yaml with its clientConfig pointed
+// at the local process and the test CA.
+func registerWebhook(ctx context.Context, t *testing.T, kube kubernetes.Interface, url string, caPEM []byte) {
+	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := yaml.UnmarshalStrict(repoFile(t, "deploy/webhook.yaml"), &vwc); err != nil {
+		t.Fatal(err)
+	}
+	for i := range vwc.Webhooks {
+		vwc.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: bytes.TrimSpace(caPEM)}
+	}
+	if _, err := kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &vwc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("registering the webhook: %v", err)
+	}
+}

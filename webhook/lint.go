@@ -1,0 +1,101 @@
+package webhook
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// incomingFile is the file name the incoming object is loaded under; findings
+// are kept when they land on it or point at it.
+const incomingFile = "<admission>"
+
+// Linter lints one incoming object together with the cluster objects it is
+// related to, with the same rules, configuration and suppressions as the CLI.
+type Linter struct {
+	// Rules is the registry (rules/all.Rules() plus user policies).
+	Rules  []*rules.Rule
+	Config *config.Config
+	// Globals are the run-wide rule settings derived from the config.
+	Globals rules.Globals
+	// View supplies the related cluster objects; nil lints the object alone.
+	View *View
+
+	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
+}
+
+// Reconfigure swaps the rules and configuration used by later reviews (for
+// example after the mounted .rolloutlint.yaml changed); reviews in flight
+// finish with the previous ones.
+func (l *Linter) Reconfigure(rs []*rules.Rule, cfg *config.Config, globals rules.Globals) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Rules, l.Config, l.Globals = rs, cfg, globals
+}
+
+// Finding is one diagnostic that involves the incoming object.
+type Finding struct {
+	RuleID   string
+	Severity rules.Severity
+	// Object is where the finding lands; it is the incoming object unless
+	// OnOther is set (a finding on a related object that points back at the
+	// incoming one, such as the other Rollout of a shared route).
+	Object  Key
+	OnOther bool
+	// Path is the field path on Object.
+	Path    string
+	Message string
+}
+
+// Result is the outcome of linting one object.
+type Result struct {
+	Findings []Finding
+	// Related is how many cluster objects were loaded with the incoming one.
+	Related int
+}
+
+// Lint lints raw (the object of an AdmissionReview, JSON) of the given
+// identity. ns is the request's namespace, used when the object sets none.
+func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
+	inputs := []load.Input{{Path: incomingFile, Data: raw}}
+	var related []Object
+	if l.View != nil {
+		related = l.View.Related(self, obj)
+	}
+	for _, o := range related {
+		inputs = append(inputs, load.Input{Path: "cluster:" + o.Key.String(), Data: o.JSON})
+	}
+	l.mu.RLock()
+	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1}
+	l.mu.RUnlock()
+	g := load.Inputs(inputs, load.Options{Namespace: ns})
+	if len(g.Resources) == 0 && len(g.Problems) == 0 {
+		return nil, fmt.Errorf("the object of %s could not be loaded", self)
+	}
+	res := analyzer.Run(g, opts)
+	out := &Result{Related: len(related)}
+	for _, d := range res.Active() {
+		onSelf := d.Pos.File == incomingFile
+		pointsAtSelf := false
+		for _, r := range d.Related {
+			if r.File == incomingFile {
+				pointsAtSelf = true
+				break
+			}
+		}
+		if !onSelf && !pointsAtSelf {
+			continue
+		}
+		f := Finding{RuleID: d.RuleID, Severity: d.Severity, Path: d.Path, Message: d.Message, Object: self}
+		if !onSelf {
+			f.OnOther = true
+			f.Object = Key{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
+		}
+		out.Findings = append(out.Findings, f)
+	}
+	return out, nil
+}
