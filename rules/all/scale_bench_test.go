@@ -25,7 +25,7 @@ import (
 // GC included), which is steadier on a shared machine.
 func BenchmarkLintScale(b *testing.B) {
 	rs := all.Rules()
-	for _, n := range []int{500, 5000} {
+	for _, n := range []int{100, 1000, 10000} {
 		inputs := corpus.Generate(corpus.Options{Rollouts: n, MistakeRate: 0.05, Seed: 1})
 		objects := corpus.Objects(n)
 		b.Run(fmt.Sprintf("lint/rollouts=%d", n), func(b *testing.B) {
