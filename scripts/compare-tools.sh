@@ -29,12 +29,18 @@ go run ./internal/tools/gencorpus -rollouts "$N" -out "$WORK/corpus"
 objects=$(grep -c '^kind:' "$WORK"/corpus/*.yaml | awk -F: '{s+=$2} END {print s}')
 echo "corpus: $N rollouts, $objects objects, $(du -sh "$WORK/corpus" | cut -f1)"
 
+LIMIT=${LIMIT:-300} # seconds one run of a tool may take
 measure() { # label command...
 	local label=$1; shift
 	local best_wall=999999 best_rss=0
 	for _ in 1 2 3; do
-		/usr/bin/time -f '%e %M' -o "$WORK/time" "$@" > /dev/null 2>&1 || true
-		read -r wall rss < "$WORK/time"
+		if ! /usr/bin/time -f '%e %M' -o "$WORK/time" timeout "$LIMIT" "$@" > /dev/null 2>&1; then
+			if [ "$(tail -c 4 "$WORK/time" 2>/dev/null)" = "" ] || grep -q "status 124" "$WORK/time"; then
+				printf '| %s | over %s s (stopped) | - |\n' "$label" "$LIMIT"
+				return
+			fi
+		fi
+		read -r wall rss < <(tail -1 "$WORK/time")
 		if awk "BEGIN {exit !($wall < $best_wall)}"; then best_wall=$wall; best_rss=$rss; fi
 	done
 	printf '| %s | %s s | %d MB |\n' "$label" "$best_wall" "$((best_rss / 1024))"
