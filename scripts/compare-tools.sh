@@ -32,23 +32,25 @@ echo "corpus: $N rollouts, $objects objects, $(du -sh "$WORK/corpus" | cut -f1)"
 LIMIT=${LIMIT:-300} # seconds one run of a tool may take
 measure() { # label command...
 	local label=$1; shift
-	local best_wall=999999 best_rss=0
+	local best_wall=999999 best_rss=0 best_cpu=0
 	for _ in 1 2 3; do
-		if ! /usr/bin/time -f '%e %M' -o "$WORK/time" timeout "$LIMIT" "$@" > /dev/null 2>&1; then
+		if ! /usr/bin/time -f '%e %M %U %S' -o "$WORK/time" timeout "$LIMIT" "$@" > /dev/null 2>&1; then
 			if [ "$(tail -c 4 "$WORK/time" 2>/dev/null)" = "" ] || grep -q "status 124" "$WORK/time"; then
 				printf '| %s | over %s s (stopped) | - |\n' "$label" "$LIMIT"
 				return
 			fi
 		fi
-		read -r wall rss < <(tail -1 "$WORK/time")
-		if awk "BEGIN {exit !($wall < $best_wall)}"; then best_wall=$wall; best_rss=$rss; fi
+		read -r wall rss user sys < <(tail -1 "$WORK/time")
+		if awk "BEGIN {exit !($wall < $best_wall)}"; then
+			best_wall=$wall; best_rss=$rss; best_cpu=$(awk "BEGIN {print $user + $sys}")
+		fi
 	done
-	printf '| %s | %s s | %d MB |\n' "$label" "$best_wall" "$((best_rss / 1024))"
+	printf '| %s | %s s | %s s | %d MB |\n' "$label" "$best_wall" "$best_cpu" "$((best_rss / 1024))"
 }
 
 echo
-echo "| tool | wall (best of 3) | peak RSS |"
-echo "|---|---|---|"
+echo "| tool | wall (best of 3) | CPU (user+sys) | peak RSS |"
+echo "|---|---|---|---|"
 measure "rolloutlint lint" ./bin/rolloutlint lint --color never "$WORK/corpus"
 measure "istioctl analyze --use-kube=false" "$TOOLS_DIR/istioctl" analyze --use-kube=false -A "$WORK/corpus"
 measure "conftest test --combine" "$TOOLS_DIR/conftest" test --combine -p scripts/bench/conftest-policy "$WORK/corpus"
