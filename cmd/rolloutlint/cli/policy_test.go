@@ -81,10 +81,14 @@ func TestPolicyTestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustWriteFile(t, filepath.Join(dir, "p.rego"), data)
-	mustWriteFile(t, filepath.Join(dir, "p_test.rego"), []byte("package acme.managed_route_timeout_test\n\ntest_wrong if {\n\t1 == 2\n}\n"))
+	mustWriteFile(t, filepath.Join(dir, "p_test.rego"), []byte("package acme.managed_route_timeout_test\n\ntest_wrong if {\n\tprint(\"weight\", 40 + 2)\n\t1 == 2\n}\n"))
 	code, out, _ = runMain("policy", "test", dir)
 	if code != ExitFindings || !strings.Contains(out, "p_test.rego:3: data.acme.managed_route_timeout_test.test_wrong") {
 		t.Errorf("failing test: exit %d:\n%s", code, out)
+	}
+	// A failing test shows what it printed.
+	if !strings.Contains(out, "weight 42\n") {
+		t.Errorf("print() output of the failing test missing:\n%s", out)
 	}
 }
 
