@@ -187,7 +187,9 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			}
 		}
 		for _, a := range m.Annotations {
-			if a.Scope != "package" && !(a.Scope == "rule" && isViolationAnnotation(m, a)) {
+			// Rule metadata sits on the package or on its violation rule.
+			declaresMetadata := a.Scope == "package" || a.Scope == "rule" && isViolationAnnotation(m, a)
+			if !declaresMetadata {
 				continue
 			}
 			if a.Custom["id"] == nil {

@@ -53,7 +53,12 @@ func runTests(ctx context.Context, srcs []Source) ([]TestResult, error) {
 	if _, err := compileModules(mods); err != nil {
 		return nil, err
 	}
-	ch, err := tester.NewRunner().SetCompiler(newCompiler()).CapturePrintOutput(true).RaiseBuiltinErrors(true).Run(ctx, mods)
+	// A nil transaction lets each test evaluation open its own read transaction
+	// on the runner's empty in-memory store: the policies read only their input.
+	// The runner only enables print() on a compiler it builds itself, so the
+	// sandbox compiler enables it here; lint-time compiles keep it off.
+	ch, err := tester.NewRunner().SetCompiler(newCompiler().WithEnablePrintStatements(true)).
+		CapturePrintOutput(true).RaiseBuiltinErrors(true).SetModules(mods).RunTests(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("running Rego tests: %w", err)
 	}

@@ -319,8 +319,12 @@ func TestSARIFTruncatesToGitHubLimits(t *testing.T) {
 		}
 		var z bytes.Buffer
 		zw := gzip.NewWriter(&z)
-		zw.Write(out)
-		zw.Close()
+		if _, err := zw.Write(out); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		if n := z.Len(); n > report.MaxSARIFGzipBytes {
 			t.Errorf("gzip size %d exceeds %d", n, report.MaxSARIFGzipBytes)
 		}

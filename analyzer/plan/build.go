@@ -406,7 +406,7 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 func basicCanary(r, w int32, maxSurge *intstr.IntOrString) (stable, canary int32) {
 	canary = replicasFor(r, w)
 	stable = replicasFor(r, 100-w)
-	surge := int32(replicasFor(r, 25))
+	surge := replicasFor(r, 25)
 	if maxSurge != nil {
 		if v, err := intstr.GetScaledValueFromIntOrPercent(maxSurge, int(r), true); err == nil {
 			surge = int32(v)

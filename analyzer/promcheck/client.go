@@ -134,9 +134,10 @@ func (c *Client) Query(ctx context.Context, query string) (*Result, error) {
 		if ctx.Err() != nil {
 			return nil, &APIError{Type: "timeout", Message: fmt.Sprintf("no answer within %s", c.budget)}
 		}
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
 	}
-	defer resp.Body.Close()
+	// The body is read in full below; a close error cannot change the answer.
+	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
 	if err != nil {
 		return nil, fmt.Errorf("reading prometheus answer: %w", err)

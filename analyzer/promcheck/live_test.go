@@ -2,6 +2,7 @@ package promcheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -62,7 +63,10 @@ func startPrometheus(t *testing.T, target string) string {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	// Free the port for Prometheus; a listener still open would make it fail to bind.
+	if err := l.Close(); err != nil {
+		t.Fatalf("releasing port %s: %v", addr, err)
+	}
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr, "--log.level=warn")
 	var logs strings.Builder
@@ -82,7 +86,7 @@ func startPrometheus(t *testing.T, target string) string {
 	for {
 		resp, err := http.Get(base + "/-/ready")
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close() // only the status matters
 			if resp.StatusCode == http.StatusOK {
 				break
 			}
@@ -239,7 +243,9 @@ func TestUnreachableStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close() // nothing listens there now
+	if err := l.Close(); err != nil { // nothing listens there now
+		t.Fatalf("releasing port %s: %v", addr, err)
+	}
 	c, err := NewClient(Config{URL: "http://" + addr, Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -276,7 +282,8 @@ func TestBearerTokenAndAPIError(t *testing.T) {
 	if gotAuth != "Bearer s3cret" || gotQuery != "up" {
 		t.Errorf("sent Authorization %q and query %q", gotAuth, gotQuery)
 	}
-	if ae, ok := err.(*APIError); !ok || ae.Type != "bad_data" {
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Type != "bad_data" {
 		t.Errorf("want a bad_data APIError, got %v", err)
 	}
 	if _, err := NewClient(Config{URL: "prometheus:9090"}); err == nil {

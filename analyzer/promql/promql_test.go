@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -107,8 +108,8 @@ func TestRuntimeValueAndThreshold(t *testing.T) {
 func TestParseErrorOffset(t *testing.T) {
 	q := "up{job=\"a\"\n"
 	_, err := Parse(q)
-	pe, ok := err.(*Error)
-	if !ok {
+	var pe *Error
+	if !errors.As(err, &pe) {
 		t.Fatalf("want *Error, got %v", err)
 	}
 	if pe.Offset < 9 || pe.Offset > len(q) || !strings.Contains(pe.Msg, "unexpected") {

@@ -266,7 +266,9 @@ func imports(scs []*kinds.SidecarObject, sidecarNS, hostNS string, hosts []strin
 				if !ok {
 					continue
 				}
-				if !(ns == "*" || ns == hostNS || ns == "." && sidecarNS == hostNS) {
+				// "*/" imports from every namespace, "<ns>/" from that one, "./" from the Sidecar's own.
+				importsNS := ns == "*" || ns == hostNS || ns == "." && sidecarNS == hostNS
+				if !importsNS {
 					continue
 				}
 				for _, h := range hosts {

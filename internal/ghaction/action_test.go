@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,14 @@ func repoRoot(t *testing.T) string {
 // files the runner reads step outputs and the summary from.
 type runner struct {
 	root, workspace, temp, output, summary string
+}
+
+// resetOutputs empties GITHUB_OUTPUT, as a fresh step starts with an empty file.
+func (r *runner) resetOutputs(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(r.output, nil, 0o644); err != nil {
+		t.Fatalf("resetting GITHUB_OUTPUT: %v", err)
+	}
 }
 
 func newRunner(t *testing.T) *runner {
@@ -68,7 +77,8 @@ func (r *runner) step(t *testing.T, script string, env map[string]string) (strin
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if err != nil {
 		t.Fatalf("running %s: %v", script, err)
@@ -80,17 +90,19 @@ func (r *runner) step(t *testing.T, script string, env map[string]string) (strin
 // the runner.
 func (r *runner) outputs(t *testing.T) map[string]string {
 	t.Helper()
-	f, err := os.Open(r.output)
+	data, err := os.ReadFile(r.output)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	out := map[string]string{}
-	s := bufio.NewScanner(f)
+	s := bufio.NewScanner(bytes.NewReader(data))
 	for s.Scan() {
 		if k, v, ok := strings.Cut(s.Text(), "="); ok {
 			out[k] = v
 		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("reading GITHUB_OUTPUT: %v", err)
 	}
 	return out
 }
@@ -162,7 +174,7 @@ func TestActionSteps(t *testing.T) {
 	}
 
 	t.Run("findings fail the step after the SARIF is written", func(t *testing.T) {
-		os.WriteFile(r.output, nil, 0o644)
+		r.resetOutputs(t)
 		out, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "deploy/broken\ndeploy/checkout\n", "INPUT_FAIL_LEVEL", "error",
 			"INPUT_SARIF_FILE", "reports/rolloutlint.sarif"))
 		if code != 1 {
@@ -221,7 +233,7 @@ func TestActionSteps(t *testing.T) {
 	})
 
 	t.Run("fail-level none passes with findings", func(t *testing.T) {
-		os.WriteFile(r.output, nil, 0o644)
+		r.resetOutputs(t)
 		out, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "deploy/broken", "INPUT_FAIL_LEVEL", "none"))
 		o := r.outputs(t)
 		if code != 0 || o["findings"] == "0" || o["sarif-file"] != "rolloutlint.sarif" {
@@ -233,7 +245,7 @@ func TestActionSteps(t *testing.T) {
 	})
 
 	t.Run("warning level fails on warnings only", func(t *testing.T) {
-		os.WriteFile(r.output, nil, 0o644)
+		r.resetOutputs(t)
 		// The clean Rollout has no finding at all; broken-canary has warnings.
 		_, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "deploy/clean.yaml", "INPUT_FAIL_LEVEL", "warning"))
 		if code != 0 || r.outputs(t)["findings"] != "0" {
@@ -242,9 +254,11 @@ func TestActionSteps(t *testing.T) {
 	})
 
 	t.Run("config paths when paths is empty", func(t *testing.T) {
-		os.WriteFile(r.output, nil, 0o644)
+		r.resetOutputs(t)
 		cfg := filepath.Join(r.workspace, "ci.rolloutlint.yaml")
-		os.WriteFile(cfg, []byte("paths: [deploy/clean.yaml]\n"), 0o644)
+		if err := os.WriteFile(cfg, []byte("paths: [deploy/clean.yaml]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		out, code := r.step(t, "action-run.sh", env("INPUT_CONFIG", "ci.rolloutlint.yaml"))
 		if code != 0 || r.outputs(t)["findings"] != "0" {
 			t.Errorf("exit %d, outputs %v:\n%s", code, r.outputs(t), out)
@@ -252,7 +266,7 @@ func TestActionSteps(t *testing.T) {
 	})
 
 	t.Run("inputs are data, not shell", func(t *testing.T) {
-		os.WriteFile(r.output, nil, 0o644)
+		r.resetOutputs(t)
 		marker := filepath.Join(r.workspace, "pwned")
 		out, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "$(touch pwned) `touch pwned`; touch pwned",
 			"INPUT_SARIF_FILE", "x.sarif"))

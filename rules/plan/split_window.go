@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	aplan "github.com/rolloutlint/rolloutlint/analyzer/plan"
@@ -102,10 +103,13 @@ func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp
 					if graph.ShortHost(d.Host) != sel.Object.Name || fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, rt.Index, d.Index) != w.Field {
 						continue
 					}
-					var old int32
-					fmt.Sscan(w.Old, &old)
-					if d.Weight > old {
-						gained += d.Weight - old
+					// A weight write's Old is the previous weight, printed by the plan.
+					old, err := strconv.ParseInt(w.Old, 10, 32)
+					if err != nil {
+						continue
+					}
+					if d.Weight > int32(old) {
+						gained += d.Weight - int32(old)
 						weightWindow = windowOf(j, false)
 						route = rt
 					}

@@ -76,18 +76,25 @@ func TestPolicyTestCommand(t *testing.T) {
 		t.Errorf("policy test (exit %d):\n%s%s", code, out, errw)
 	}
 	dir := t.TempDir()
-	data, _ := os.ReadFile(filepath.Join(examplePolicies, "managed_route_timeout.rego"))
-	os.WriteFile(filepath.Join(dir, "p.rego"), data, 0o644)
-	os.WriteFile(filepath.Join(dir, "p_test.rego"), []byte("package acme.managed_route_timeout_test\n\ntest_wrong if {\n\t1 == 2\n}\n"), 0o644)
+	data, err := os.ReadFile(filepath.Join(examplePolicies, "managed_route_timeout.rego"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWriteFile(t, filepath.Join(dir, "p.rego"), data)
+	mustWriteFile(t, filepath.Join(dir, "p_test.rego"), []byte("package acme.managed_route_timeout_test\n\ntest_wrong if {\n\tprint(\"weight\", 40 + 2)\n\t1 == 2\n}\n"))
 	code, out, _ = runMain("policy", "test", dir)
 	if code != ExitFindings || !strings.Contains(out, "p_test.rego:3: data.acme.managed_route_timeout_test.test_wrong") {
 		t.Errorf("failing test: exit %d:\n%s", code, out)
+	}
+	// A failing test shows what it printed.
+	if !strings.Contains(out, "weight 42\n") {
+		t.Errorf("print() output of the failing test missing:\n%s", out)
 	}
 }
 
 func TestPolicyCallingHTTPSendIsRejectedByLint(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "x.rego"), []byte(`# METADATA
+	mustWriteFile(t, filepath.Join(dir, "x.rego"), []byte(`# METADATA
 # title: Phones home.
 # description: Bad and Good.
 # custom:
@@ -99,7 +106,7 @@ package acme.x
 violation contains {"msg": r.body, "ref": {"kind": "Rollout", "name": "x"}} if {
 	r := http.send({"method": "GET", "url": "http://127.0.0.1:9/"})
 }
-`), 0o644)
+`))
 	code, _, errw := runMain("lint", "--policy", dir, exampleBundle)
 	want := filepath.Join(dir, "x.rego") + ":11: http.send is not allowed in rolloutlint policies"
 	if code != ExitFailure || !strings.Contains(errw, want) {
@@ -123,6 +130,14 @@ func findDiag(t *testing.T, out, id string) map[string]any {
 	return nil
 }
 
+// mustWriteFile writes a test input, failing the test when it cannot.
+func mustWriteFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func regexpMatch(pattern, s string) bool {
 	return regexp.MustCompile(pattern).MatchString(s)
 }
@@ -133,7 +148,7 @@ func TestArgoCDFromConfig(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), ".rolloutlint.yaml")
 	bundle := "../../../testdata/rules/RL5001/clean.yaml"
 	for _, argocd := range []bool{false, true} {
-		os.WriteFile(cfg, []byte("argocd: "+map[bool]string{true: "true", false: "false"}[argocd]+"\n"), 0o644)
+		mustWriteFile(t, cfg, []byte("argocd: "+map[bool]string{true: "true", false: "false"}[argocd]+"\n"))
 		_, out, errw := runMain("lint", "--config", cfg, "--format", "json", "--fail-level", "none", bundle)
 		d := findDiag(t, out, "RL5003")
 		switch {
