@@ -3,5 +3,10 @@
 // sarif, and the output is compared with text.golden, json.golden and
 // sarif.golden beside the bundle. `go test ./internal/golden -update`
 // rewrites them. Golden files use the .golden extension so that linting a
-// bundle directory does not read them as manifests.
+// bundle directory does not read them as manifests. A bundle's own
+// .rolloutlint.yaml is passed with --config, so it can enable opt-in rules and
+// user policies.
+//
+// TestEveryRuleFiresInBundles lints the same bundles and fails naming each
+// registered rule that reports no active finding in any of them.
 package golden

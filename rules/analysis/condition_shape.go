@@ -46,6 +46,13 @@ not supported by the provider at all.`, `
 			if q.Expr == nil || q.Metric.Provider.Prometheus.RangeQuery != nil {
 				continue
 			}
+			// With several providers (RL4021) the run fails before any
+			// condition is evaluated, and the condition may well be written
+			// for the other provider's result: judging it against the
+			// Prometheus shape would be a second, misleading finding.
+			if len(providers(&q.Metric.Provider)) > 1 {
+				continue
+			}
 			var result any
 			vector := false
 			switch typ := q.Expr.Type(); typ {

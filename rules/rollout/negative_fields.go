@@ -62,6 +62,7 @@ spec:
 			}
 			if bg := s.Strategy.BlueGreen; bg != nil {
 				check("spec.strategy.blueGreen.scaleDownDelaySeconds", bg.ScaleDownDelaySeconds)
+				check("spec.strategy.blueGreen.abortScaleDownDelaySeconds", bg.AbortScaleDownDelaySeconds)
 				check("spec.strategy.blueGreen.autoPromotionSeconds", &bg.AutoPromotionSeconds)
 			}
 		})
