@@ -52,6 +52,7 @@ type policy struct {
 	loc   string // file:line of the METADATA block
 	file  string
 	rule  *rules.Rule
+	kinds kindSet // custom.kinds: only these kinds' objects are converted for it
 	query rego.PreparedEvalQuery
 }
 
@@ -130,8 +131,12 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKindsRead(c, pols); err != nil {
+		return nil, err
+	}
 	out := &compiled{compiler: c, policies: pols}
 	for _, p := range pols {
+		declareKinds(p.kinds)
 		q := ast.NewBody(ast.NewExpr(ast.NewTerm(ast.MustParseRef("data." + p.pkg + ".violation"))))
 		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(c)).PrepareForEval(context.Background())
 		if err != nil {
@@ -226,7 +231,7 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			continue
 		}
 		seenID[r.ID] = path
-		out = append(out, &policy{pkg: path, loc: loc, file: pi.annFile, rule: r})
+		out = append(out, &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds)})
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)

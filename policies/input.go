@@ -25,6 +25,7 @@ import (
 // once per graph and shared by every policy and every concurrent evaluation.
 type bundleInput struct {
 	once  sync.Once
+	kinds kindSet        // the kinds whose objects are converted
 	terms [][2]*ast.Term // key/value pairs of the object, without globals
 }
 
@@ -45,26 +46,28 @@ const inputCacheSize = 4
 
 var cache inputCache
 
-// get returns the converted input for g, converting it on first use. Callers
-// racing on the same graph wait for one conversion.
-func (c *inputCache) get(g *graph.Graph) *bundleInput {
+// get returns the converted input for g with the objects of at least the
+// kinds need, converting it on first use. A conversion covers every kind the
+// policies loaded so far declare (declaredKinds), so all the policies of a
+// lint share one. Callers racing on the same graph wait for one conversion.
+func (c *inputCache) get(g *graph.Graph, need kindSet) *bundleInput {
 	c.mu.Lock()
 	var in *bundleInput
 	for _, e := range c.entries {
-		if e.g == g {
+		if e.g == g && e.in.kinds.covers(need) {
 			in = e.in
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{}
+		in = &bundleInput{kinds: declaredKinds().union(need)}
 		c.entries = append(c.entries, &cacheEntry{g: g, in: in})
 		if len(c.entries) > inputCacheSize {
 			c.entries = c.entries[len(c.entries)-inputCacheSize:]
 		}
 	}
 	c.mu.Unlock()
-	in.once.Do(func() { in.terms = convert(g) })
+	in.once.Do(func() { in.terms = convert(g, in.kinds) })
 	return in
 }
 
@@ -88,7 +91,10 @@ func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 	return ast.NewObject(pairs...)
 }
 
-func convert(g *graph.Graph) [][2]*ast.Term {
+// convert builds the bundle part of the input. Only the objects of the kinds
+// in ks are converted (the bulk of the work); the items of other kinds keep
+// their ref, apiVersion and file.
+func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -97,7 +103,7 @@ func convert(g *graph.Graph) [][2]*ast.Term {
 	for i, r := range g.Resources {
 		refs[i] = refTerm(r)
 	}
-	items := convertItems(g.Resources, refs)
+	items := convertItems(g.Resources, refs, ks)
 	c := &converter{g: g, refs: refs}
 	kinds := map[string][]*ast.Term{}
 	var kindOrder []string
@@ -152,7 +158,7 @@ func convert(g *graph.Graph) [][2]*ast.Term {
 
 // convertItems converts the resources' objects, the bulk of the work, on
 // every CPU: the items are independent and the result is in load order.
-func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
+func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Term {
 	items := make([]*ast.Term, len(rs))
 	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
 	var wg sync.WaitGroup
@@ -160,7 +166,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 		wg.Go(func() {
 			vc := newValueConverter()
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(vc, rs[i], refs[i])
+				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind))
 			}
 		})
 	}
@@ -168,7 +174,14 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 	return items
 }
 
-func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term) *ast.Term {
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool) *ast.Term {
+	if !withObject {
+		return ast.ObjectTerm(
+			[2]*ast.Term{key("ref"), ref},
+			[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
+			[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
+		)
+	}
 	obj, err := vc.term(r.Object)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;

@@ -1,0 +1,150 @@
+package policies
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// kindsMeta is goodMeta with the kinds line replaced.
+func kindsMeta(kinds string) string {
+	return strings.Replace(goodMeta, "#   kinds: [Rollout]\n", "#   kinds: "+kinds+"\n", 1)
+}
+
+// TestUndeclaredKindReadIsRejectedAtLoad: a policy naming a kind it does not
+// declare where it reads that kind's objects fails to load, with file:line.
+func TestUndeclaredKindReadIsRejectedAtLoad(t *testing.T) {
+	cases := []struct{ name, kinds, body, want string }{
+		{"lib.resources", "[Rollout]", `violation contains {"msg": "x", "ref": t.ref} if {
+	some t in lib.resources("AnalysisTemplate")
+	not t.object.spec.metrics
+}`, "p.rego:14: policy acme.p reads kind AnalysisTemplate (lib.resources) but custom.kinds [Rollout] does not declare it"},
+		{"lib.get", "[Rollout]", `violation contains {"msg": "x", "ref": ro.rollout} if {
+	some ro in input.rollouts
+	lib.get("Gateway", ro.rollout.namespace, "gw")
+}`, "p.rego:15: policy acme.p reads kind Gateway (lib.get) but custom.kinds [Rollout] does not declare it"},
+		{"input.kinds", "[Rollout, Service]", `violation contains {"msg": "x", "ref": g.ref} if {
+	some g in input.kinds.Gateway
+	not g.object.spec.servers
+}`, "p.rego:14: policy acme.p reads kind Gateway (input.kinds) but custom.kinds [Rollout, Service] does not declare it"},
+		{"computed kind", "[Rollout]", `violation contains {"msg": "x", "ref": i.ref} if {
+	some k in {"Rollout", "Gateway"}
+	some i in input.kinds[k]
+	not i.object.spec
+}`, "p.rego:15: policy acme.p reads input.kinds[...] with a kind computed at run time (any kind: declare \"*\") but custom.kinds [Rollout] does not declare it"},
+		{"lib.applications", "[Rollout]", `violation contains {"msg": "x", "ref": app.ref} if {
+	some app in lib.applications
+	lib.automated(app)
+}`, "p.rego:14: policy acme.p reads kind Application (lib.applications) but custom.kinds [Rollout] does not declare it"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writePolicy(t, "p.rego", kindsMeta(c.kinds)+"package acme.p\n\nimport data.rolloutlint.lib\n\n"+c.body+"\n")
+			_, err := LoadDirs([]string{dir})
+			if err == nil {
+				t.Fatal("the policy loaded")
+			}
+			if !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), filepath.Join(dir, "p.rego")) {
+				t.Errorf("error:\n%v\nwant it to contain %q and the file", err, c.want)
+			}
+		})
+	}
+}
+
+// TestDeclaredKindsLoad: the reads load when the kind is declared; a kind
+// computed at run time loads with "*".
+func TestDeclaredKindsLoad(t *testing.T) {
+	for _, c := range []struct{ kinds, body string }{
+		{"[Rollout, AnalysisTemplate]", `violation contains {"msg": "x", "ref": t.ref} if {
+	some t in lib.resources("AnalysisTemplate")
+	not t.object.spec.metrics
+}`},
+		{`["*"]`, `violation contains {"msg": "x", "ref": t.ref} if {
+	some k in {"AnalysisTemplate", "Gateway"}
+	some t in input.kinds[k]
+	not t.object.spec
+}`},
+	} {
+		dir := writePolicy(t, "p.rego", kindsMeta(c.kinds)+"package acme.p\n\nimport data.rolloutlint.lib\n\n"+c.body+"\n")
+		if _, err := LoadDirs([]string{dir}); err != nil {
+			t.Errorf("kinds %s: %v", c.kinds, err)
+		}
+	}
+}
+
+// TestFindingOnUndeclaredKindIsAnError: a policy that reaches an object of a
+// kind it does not declare through input.resources (which the load-time check
+// cannot see) does not pass silently: its findings on that kind turn into an
+// RL0009 naming the kind to declare. Declaring the kind (or "*") gives the
+// policy the objects and its finding.
+func TestFindingOnUndeclaredKindIsAnError(t *testing.T) {
+	body := `package acme.p
+
+violation contains {"msg": sprintf("template %s has %d metrics", [item.ref.name, count(item.object.spec.metrics)]), "ref": item.ref, "path": "spec.metrics"} if {
+	some item in input.resources
+	item.ref.kind == "AnalysisTemplate"
+}
+`
+	g, err := load.Paths([]string{"../examples/checkout"}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ kinds, rl0009, finding string }{
+		{"[Rollout]", "it names AnalysisTemplate shop/success-rate, but custom.kinds declares only Rollout: add AnalysisTemplate", ""},
+		{"[Rollout, AnalysisTemplate]", "", "template success-rate has 1 metrics"},
+		{`["*"]`, "", "template success-rate has 1 metrics"},
+	} {
+		dir := writePolicy(t, "p.rego", kindsMeta(c.kinds)+body)
+		rs, err := LoadDirs([]string{dir})
+		if err != nil {
+			t.Fatalf("kinds %s: %v", c.kinds, err)
+		}
+		res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
+		errs, found := messages(res, "RL0009"), messages(res, "RL9100")
+		switch {
+		case c.rl0009 != "" && (len(errs) != 1 || !strings.Contains(errs[0], c.rl0009) || len(found) != 0):
+			t.Errorf("kinds %s: RL0009 %q, findings %q; want one RL0009 containing %q", c.kinds, errs, found, c.rl0009)
+		case c.finding != "" && (len(errs) != 0 || len(found) != 1 || found[0] != c.finding):
+			t.Errorf("kinds %s: RL0009 %q, findings %q; want %q", c.kinds, errs, found, c.finding)
+		}
+	}
+}
+
+// TestInputHoldsOnlyDeclaredKindsObjects: the conversion leaves out the
+// objects of kinds outside the set, and keeps every item's identity.
+func TestInputHoldsOnlyDeclaredKindsObjects(t *testing.T) {
+	g, err := load.Paths([]string{"../examples/checkout"}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms := convert(g, newKindSet([]string{"Rollout", "Service"}))
+	var resources []any
+	for _, kv := range terms {
+		if kv[0].Value.Compare(key("resources").Value) == 0 {
+			v, err := ast.JSON(kv[1].Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resources = v.([]any)
+		}
+	}
+	if len(resources) != len(g.Resources) {
+		t.Fatalf("%d items for %d resources", len(resources), len(g.Resources))
+	}
+	for i, r := range g.Resources {
+		item := resources[i].(map[string]any)
+		_, has := item["object"]
+		if want := r.Kind == "Rollout" || r.Kind == "Service"; has != want {
+			t.Errorf("%s %s: object present %v, want %v", r.Kind, r.Name, has, want)
+		}
+		if ref := item["ref"].(map[string]any); ref["kind"] != r.Kind || ref["name"] != r.Name {
+			t.Errorf("item %d: ref %v for %s %s", i, ref, r.Kind, r.Name)
+		}
+	}
+}
