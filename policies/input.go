@@ -99,12 +99,13 @@ func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
 	conversions.n++
 	conversions.Unlock()
 
+	vc := newValueConverter()
 	refs := make([]*ast.Term, len(g.Resources))
 	for i, r := range g.Resources {
-		refs[i] = refTerm(r)
+		refs[i] = refTerm(vc, r)
 	}
 	items := convertItems(g.Resources, refs, ks)
-	c := &converter{g: g, refs: refs}
+	c := &converter{g: g, refs: refs, vc: vc}
 	kinds := map[string][]*ast.Term{}
 	var kindOrder []string
 	objects := map[string]map[string]map[string]*ast.Term{}
@@ -178,8 +179,8 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 	if !withObject {
 		return ast.ObjectTerm(
 			[2]*ast.Term{key("ref"), ref},
-			[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
-			[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
+			[2]*ast.Term{key("apiVersion"), vc.str(r.APIVersion)},
+			[2]*ast.Term{key("file"), vc.str(r.File)},
 		)
 	}
 	obj, err := vc.term(r.Object)
@@ -190,17 +191,17 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 	}
 	return ast.ObjectTerm(
 		[2]*ast.Term{key("ref"), ref},
-		[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
-		[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
+		[2]*ast.Term{key("apiVersion"), vc.str(r.APIVersion)},
+		[2]*ast.Term{key("file"), vc.str(r.File)},
 		[2]*ast.Term{key("object"), obj},
 	)
 }
 
-func refTerm(r *graph.Resource) *ast.Term {
+func refTerm(vc *valueConverter, r *graph.Resource) *ast.Term {
 	return ast.ObjectTerm(
-		[2]*ast.Term{key("kind"), ast.StringTerm(r.Kind)},
-		[2]*ast.Term{key("namespace"), ast.StringTerm(r.Namespace)},
-		[2]*ast.Term{key("name"), ast.StringTerm(r.Name)},
+		[2]*ast.Term{key("kind"), vc.str(r.Kind)},
+		[2]*ast.Term{key("namespace"), vc.str(r.Namespace)},
+		[2]*ast.Term{key("name"), vc.str(r.Name)},
 		[2]*ast.Term{key("index"), ast.IntNumberTerm(r.Index())},
 	)
 }
@@ -233,6 +234,7 @@ func key(k string) *ast.Term {
 type converter struct {
 	g    *graph.Graph
 	refs []*ast.Term
+	vc   *valueConverter // shares the terms of repeated strings (names, paths)
 }
 
 // ref returns the shared ref term of a resource, or nil.
@@ -245,7 +247,7 @@ func (c *converter) ref(r *graph.Resource) any {
 
 // obj builds an object term, leaving out nil values so Rego sees an absent
 // field rather than null.
-func obj(kv ...any) *ast.Term {
+func (c *converter) obj(kv ...any) *ast.Term {
 	pairs := make([][2]*ast.Term, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		var t *ast.Term
@@ -254,17 +256,17 @@ func obj(kv ...any) *ast.Term {
 		case *ast.Term:
 			t = v
 		case string:
-			t = ast.StringTerm(v)
+			t = c.vc.str(v)
 		case bool:
 			t = ast.BooleanTerm(v)
 		case int:
-			t = ast.IntNumberTerm(v)
+			t = c.vc.num(int64(v))
 		case int64:
-			t = ast.IntNumberTerm(int(v))
+			t = c.vc.num(v)
 		case []string:
 			ts := make([]*ast.Term, len(v))
 			for j, s := range v {
-				ts[j] = ast.StringTerm(s)
+				ts[j] = c.vc.str(s)
 			}
 			t = ast.ArrayTerm(ts...)
 		default:
@@ -280,7 +282,7 @@ func obj(kv ...any) *ast.Term {
 func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	svcs := make([]*ast.Term, len(rr.Services))
 	for i, s := range rr.Services {
-		svcs[i] = obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
+		svcs[i] = c.obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
 	}
 	vss := make([]*ast.Term, len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
@@ -289,23 +291,23 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 		for j := range vs.Routes {
 			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
-		vss[i] = obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
+		vss[i] = c.obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
 			"routes", ast.ArrayTerm(routes...))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
-		dr = obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
+		dr = c.obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
 			"stableSubset", d.StableSubset, "canarySubset", d.CanarySubset, "additionalSubsets", d.AdditionalSubsets)
 	}
 	tpls := make([]*ast.Term, len(rr.Templates))
 	for i, t := range rr.Templates {
-		tpls[i] = obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
+		tpls[i] = c.obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
+	return c.obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
 		"virtualServices", ast.ArrayTerm(vss...), "destinationRule", dr, "templates", ast.ArrayTerm(tpls...))
 }
 
@@ -317,10 +319,11 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 	vsPath := ""
 	if rt.Index >= 0 && vs.Target != nil {
 		vsPath = rt.VSPath()
+		entries := routeEntries(vs.Target, rt)
 		for j, d := range routeDestinations(vs.Target, rt) {
 			path := graph.Index(vsPath+".route", j)
-			dests = append(dests, obj("index", j, "path", path, "host", d.host, "subset", d.subset,
-				"weight", int(d.weight), "weightSet", vs.Target.Exists(path+".weight"),
+			dests = append(dests, c.obj("index", j, "path", path, "host", d.host, "subset", d.subset,
+				"weight", int(d.weight), "weightSet", hasKey(entries, j, "weight"),
 				"role", destinationRole(c.g, rr, vs.Target.Namespace, d)))
 		}
 	}
@@ -328,8 +331,32 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 	if vsPath != "" {
 		vsPathT = vsPath
 	}
-	return obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
+	return c.obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
 		"vsPath", vsPathT, "destinations", ast.ArrayTerm(dests...))
+}
+
+// routeEntries returns the generic `route` list of a VirtualService route,
+// read straight from the decoded object (a field path lookup per destination
+// costs more than the rest of the reference conversion).
+func routeEntries(vs *graph.Resource, rt *graph.RouteRef) []any {
+	spec, _ := vs.Object["spec"].(map[string]any)
+	routes, _ := spec[string(rt.Kind)].([]any)
+	if rt.Index < 0 || rt.Index >= len(routes) {
+		return nil
+	}
+	route, _ := routes[rt.Index].(map[string]any)
+	entries, _ := route["route"].([]any)
+	return entries
+}
+
+// hasKey reports whether list[i] is a mapping that sets key.
+func hasKey(list []any, i int, key string) bool {
+	if i >= len(list) {
+		return false
+	}
+	m, _ := list[i].(map[string]any)
+	_, ok := m[key]
+	return ok
 }
 
 type destination struct {

@@ -1,7 +1,10 @@
 package policies
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -146,5 +149,78 @@ func TestInputHoldsOnlyDeclaredKindsObjects(t *testing.T) {
 		if ref := item["ref"].(map[string]any); ref["kind"] != r.Kind || ref["name"] != r.Name {
 			t.Errorf("item %d: ref %v for %s %s", i, ref, r.Kind, r.Name)
 		}
+	}
+}
+
+// TestRouteDestinationsWeightSet: input.rollouts marks which destinations of a
+// managed route set a weight in the file.
+func TestRouteDestinationsWeightSet(t *testing.T) {
+	dir := t.TempDir()
+	bundle := `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web:1}]}
+  strategy:
+    canary:
+      stableService: web-stable
+      canaryService: web-canary
+      trafficRouting:
+        istio:
+          virtualService: {name: web, routes: [primary]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web-stable, namespace: shop}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web-canary, namespace: shop}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [web]
+  http:
+  - name: primary
+    route:
+    - destination: {host: web-stable}
+      weight: 100
+    - destination: {host: web-canary}
+`
+	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := load.Paths([]string{dir}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rollouts []any
+	for _, kv := range convert(g, newKindSet([]string{AllKinds})) {
+		if kv[0].Value.Compare(key("rollouts").Value) == 0 {
+			v, err := ast.JSON(kv[1].Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rollouts = v.([]any)
+		}
+	}
+	if len(rollouts) != 1 {
+		t.Fatalf("rollouts = %v", rollouts)
+	}
+	route := rollouts[0].(map[string]any)["virtualServices"].([]any)[0].(map[string]any)["routes"].([]any)[0].(map[string]any)
+	var got []string
+	for _, d := range route["destinations"].([]any) {
+		d := d.(map[string]any)
+		got = append(got, fmt.Sprintf("%s %s %v", d["host"], d["role"], d["weightSet"]))
+	}
+	if want := []string{"web-stable stable true", "web-canary canary false"}; !slices.Equal(got, want) {
+		t.Errorf("destinations %q, want %q", got, want)
 	}
 }
