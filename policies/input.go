@@ -12,7 +12,8 @@ import (
 
 // The input document every policy sees (see docs/policies.md):
 //
-//	input.resources               every object in load order: {ref, apiVersion, file, object}
+//	input.resources               every object in load order: {ref, apiVersion, file, object},
+//	                              object only for the kinds the loaded policies declare
 //	input.kinds[kind]             the same items grouped by kind, in load order
 //	input.objects[kind][ns][name] the first item with that identity
 //	input.rollouts                each Rollout's resolved references (graph.RolloutRefs)
