@@ -13,7 +13,7 @@ import (
 // The input document every policy sees (see docs/policies.md):
 //
 //	input.resources               every object in load order: {ref, apiVersion, file, object},
-//	                              object only for the kinds the loaded policies declare
+//	                              object only for the kinds the loaded policies need (kinds.go)
 //	input.kinds[kind]             the same items grouped by kind, in load order
 //	input.objects[kind][ns][name] the first item with that identity
 //	input.rollouts                each Rollout's resolved references (graph.RolloutRefs)
@@ -49,8 +49,8 @@ var cache inputCache
 
 // get returns the converted input for g with the objects of at least the
 // kinds need, converting it on first use. A conversion covers every kind the
-// policies loaded so far declare (declaredKinds), so all the policies of a
-// lint share one. Callers racing on the same graph wait for one conversion.
+// policies loaded so far need (declaredKinds), so all the policies of a lint
+// share one. Callers racing on the same graph wait for one conversion.
 func (c *inputCache) get(g *graph.Graph, need kindSet) *bundleInput {
 	c.mu.Lock()
 	var in *bundleInput

@@ -17,7 +17,8 @@ const AllKinds = "*"
 
 // kindSet is the set of kinds whose objects a policy reads, as declared in its
 // custom.kinds metadata. Converting the manifests into Rego values is most of
-// the cost of a Rego lint, so only the declared kinds' objects are converted.
+// the cost of a Rego lint, so for the built-in policies only the declared
+// kinds' objects are converted (user policies get every kind).
 type kindSet struct {
 	all   bool
 	kinds map[string]bool
@@ -75,14 +76,16 @@ func (s kindSet) String() string {
 	return strings.Join(slices.Compact(ks), ", ")
 }
 
-// declared is the union of the kinds every policy compiled in this process
-// declares: one conversion per graph then serves every policy of a lint.
+// declared is the union of the kinds the inputs of the policies compiled in
+// this process need (policy.input): one conversion per graph then serves
+// every policy of a lint.
 var declared struct {
 	sync.Mutex
 	kinds kindSet
 }
 
-// declareKinds adds a compiled policy's kinds to the process-wide union.
+// declareKinds adds the kinds a compiled policy's input needs to the
+// process-wide union.
 func declareKinds(s kindSet) {
 	declared.Lock()
 	defer declared.Unlock()
@@ -96,6 +99,8 @@ func declaredKinds() kindSet {
 	return declared.kinds.union(kindSet{})
 }
 
+var libRef = ast.MustParseRef(LibPackage)
+
 // applicationRules are the library rules that read the bundle's Argo CD
 // Applications: a policy using one reads Applications.
 var applicationRules = map[string]bool{"applications": true, "argocd_managed": true, "config_only": true}
@@ -104,8 +109,9 @@ var applicationRules = map[string]bool{"applications": true, "argocd_managed": t
 // custom.kinds does not declare in a place where it reads that kind's objects:
 // lib.resources("K"), lib.get("K", ...), input.kinds.K, input.objects.K, or
 // the library's Application rules. input.kinds[x] and input.objects[x] with a
-// computed x need "*". Without the check such a policy would silently see no
-// objects of the undeclared kind.
+// computed x need "*". It keeps custom.kinds truthful (it is shown by
+// `rolloutlint rules` and explain) and guards the built-in policies, whose
+// input holds only their declared kinds' objects.
 func checkKindsRead(c *ast.Compiler, pols []*policy) error {
 	byPkg := make(map[string]*policy, len(pols))
 	for _, p := range pols {
@@ -123,19 +129,19 @@ func checkKindsRead(c *ast.Compiler, pols []*policy) error {
 		if p == nil || p.kinds.all || strings.HasSuffix(name, "_test.rego") {
 			continue
 		}
-		report := func(loc *ast.Location, _, how string) {
+		report := func(loc *ast.Location, how string) {
 			row := 0
 			if loc != nil {
 				row = loc.Row
 			}
-			errs = append(errs, fmt.Sprintf("%s:%d: policy %s reads %s but custom.kinds [%s] does not declare it: only the declared kinds' objects are in a policy's input; add it (or %q for every kind)",
+			errs = append(errs, fmt.Sprintf("%s:%d: policy %s reads %s but custom.kinds [%s] does not declare it: custom.kinds lists every kind a policy reads; add it (or %q for every kind)",
 				name, row, p.pkg, how, p.kinds, AllKinds))
 		}
 		checkCall := func(loc *ast.Location, op ast.Ref, args []*ast.Term) {
 			fn := op.String()
 			if (fn == LibPackage+".resources" || fn == LibPackage+".get") && len(args) > 0 {
 				if k, ok := args[0].Value.(ast.String); ok && !p.kinds.has(string(k)) {
-					report(loc, string(k), fmt.Sprintf("kind %s (lib.%s)", string(k), fn[len(LibPackage)+1:]))
+					report(loc, fmt.Sprintf("kind %s (lib.%s)", string(k), fn[len(LibPackage)+1:]))
 				}
 			}
 		}
@@ -168,22 +174,22 @@ func checkKindsRead(c *ast.Compiler, pols []*policy) error {
 
 // checkRef checks one reference of a policy: input.kinds/objects by kind and
 // the library's Application rules.
-func checkRef(p *policy, r ast.Ref, loc *ast.Location, report func(*ast.Location, string, string)) {
+func checkRef(p *policy, r ast.Ref, loc *ast.Location, report func(*ast.Location, string)) {
 	if len(r) >= 3 && r[0].Equal(ast.InputRootDocument) {
 		if f, ok := r[1].Value.(ast.String); ok && (f == "kinds" || f == "objects") {
 			switch k := r[2].Value.(type) {
 			case ast.String:
 				if !p.kinds.has(string(k)) {
-					report(loc, string(k), fmt.Sprintf("kind %s (input.%s)", string(k), string(f)))
+					report(loc, fmt.Sprintf("kind %s (input.%s)", string(k), string(f)))
 				}
 			default:
-				report(loc, "", fmt.Sprintf("input.%s[...] with a kind computed at run time (any kind: declare \"*\")", string(f)))
+				report(loc, fmt.Sprintf("input.%s[...] with a kind computed at run time (any kind: declare \"*\")", string(f)))
 			}
 		}
 	}
-	if len(r) >= 4 && r[:3].Equal(ast.MustParseRef(LibPackage)) && !p.kinds.has("Application") {
+	if len(r) >= 4 && r[:3].Equal(libRef) && !p.kinds.has("Application") {
 		if f, ok := r[3].Value.(ast.String); ok && applicationRules[string(f)] {
-			report(loc, "Application", fmt.Sprintf("kind Application (lib.%s)", string(f)))
+			report(loc, fmt.Sprintf("kind Application (lib.%s)", string(f)))
 		}
 	}
 }

@@ -81,19 +81,22 @@ func TestDeclaredKindsLoad(t *testing.T) {
 	}
 }
 
-// TestFindingOnUndeclaredKindIsAnError: a policy that reaches an object of a
-// kind it does not declare through input.resources (which the load-time check
-// cannot see) does not pass silently: its findings on that kind turn into an
-// RL0009 naming the kind to declare. Declaring the kind (or "*") gives the
-// policy the objects and its finding.
-func TestFindingOnUndeclaredKindIsAnError(t *testing.T) {
-	body := `package acme.p
+// undeclaredKindPolicy reaches AnalysisTemplates through input.resources,
+// which the load-time check cannot see.
+const undeclaredKindPolicy = `package acme.p
 
 violation contains {"msg": sprintf("template %s has %d metrics", [item.ref.name, count(item.object.spec.metrics)]), "ref": item.ref, "path": "spec.metrics"} if {
 	some item in input.resources
 	item.ref.kind == "AnalysisTemplate"
 }
 `
+
+// TestBuiltinFindingOnUndeclaredKindIsAnError: a built-in policy's input
+// holds only its declared kinds' objects, so a built-in policy that reaches an
+// undeclared kind does not pass silently: its findings on that kind turn into
+// an RL0009 naming the kind to declare. Declaring the kind (or "*") gives the
+// policy the objects and its finding.
+func TestBuiltinFindingOnUndeclaredKindIsAnError(t *testing.T) {
 	g, err := load.Paths([]string{"../examples/checkout"}, load.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -103,12 +106,11 @@ violation contains {"msg": sprintf("template %s has %d metrics", [item.ref.name,
 		{"[Rollout, AnalysisTemplate]", "", "template success-rate has 1 metrics"},
 		{`["*"]`, "", "template success-rate has 1 metrics"},
 	} {
-		dir := writePolicy(t, "p.rego", kindsMeta(c.kinds)+body)
-		rs, err := LoadDirs([]string{dir})
+		set, err := compile([]Source{{Name: "p.rego", Text: kindsMeta(c.kinds) + undeclaredKindPolicy}}, rules.SourceRego)
 		if err != nil {
 			t.Fatalf("kinds %s: %v", c.kinds, err)
 		}
-		res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
+		res := analyzer.Run(g, analyzer.Options{Rules: set.rules, Mode: rules.ModeCLI})
 		errs, found := messages(res, "RL0009"), messages(res, "RL9100")
 		switch {
 		case c.rl0009 != "" && (len(errs) != 1 || !strings.Contains(errs[0], c.rl0009) || len(found) != 0):
@@ -116,6 +118,23 @@ violation contains {"msg": sprintf("template %s has %d metrics", [item.ref.name,
 		case c.finding != "" && (len(errs) != 0 || len(found) != 1 || found[0] != c.finding):
 			t.Errorf("kinds %s: RL0009 %q, findings %q; want %q", c.kinds, errs, found, c.finding)
 		}
+	}
+}
+
+// TestUserPolicySeesEveryKind: a user policy's input holds every object,
+// whatever it declares, so it cannot miss one because of its declaration.
+func TestUserPolicySeesEveryKind(t *testing.T) {
+	g, err := load.Paths([]string{"../examples/checkout"}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := LoadDirs([]string{writePolicy(t, "p.rego", kindsMeta("[Rollout]")+undeclaredKindPolicy)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
+	if errs, found := messages(res, "RL0009"), messages(res, "RL9100"); len(errs) != 0 || len(found) != 1 || found[0] != "template success-rate has 1 metrics" {
+		t.Errorf("RL0009 %q, findings %q; want the template's finding", errs, found)
 	}
 }
 

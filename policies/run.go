@@ -29,7 +29,7 @@ func (p *policy) run(pass *rules.Pass) error {
 		}
 		timeout = d
 	}
-	in := cache.get(pass.Graph, p.kinds).value(pass.Globals, pass.Mode)
+	in := cache.get(pass.Graph, p.input).value(pass.Globals, pass.Mode)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in))
@@ -112,16 +112,17 @@ func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
 	return d, nil
 }
 
-// resolveRef resolves a violation's ref and checks that the policy declares
-// the object's kind: the policy's input holds only the declared kinds'
-// objects, so a finding on another kind shows the declaration is incomplete
-// (and that the policy may be missing findings) instead of passing silently.
+// resolveRef resolves a violation's ref and checks that the policy's input
+// holds the object's kind: a built-in policy's input holds only its declared
+// kinds' objects, so a finding on another kind shows the declaration is
+// incomplete (and that the policy may be missing findings) instead of
+// passing silently.
 func (p *policy) resolveRef(g *graph.Graph, v any) (*graph.Resource, error) {
 	r, err := resolveRef(g, v)
 	if err != nil {
 		return nil, err
 	}
-	if !p.kinds.has(r.Kind) {
+	if !p.input.has(r.Kind) {
 		return nil, fmt.Errorf("it names %s %s/%s, but custom.kinds declares only %s: add %s (or %q for every kind) to custom.kinds, since only the declared kinds' objects are in the policy's input",
 			r.Kind, r.Namespace, r.Name, p.kinds, r.Kind, AllKinds)
 	}
