@@ -73,7 +73,7 @@ func (s kindSet) String() string {
 		ks = append(ks, k)
 	}
 	sort.Strings(ks)
-	return strings.Join(slices.Compact(ks), ", ")
+	return strings.Join(ks, ", ")
 }
 
 // declared is the union of the kinds the inputs of the policies compiled in
