@@ -52,6 +52,11 @@ type policy struct {
 	loc   string // file:line of the METADATA block
 	file  string
 	rule  *rules.Rule
+	kinds kindSet // custom.kinds, as declared
+	// input is the kinds whose objects the policy's input must hold: the
+	// declared ones for a built-in policy, every kind for a user policy, so
+	// that a user policy never misses an object because of its declaration.
+	input kindSet
 	query rego.PreparedEvalQuery
 }
 
@@ -130,8 +135,12 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKindsRead(c, pols); err != nil {
+		return nil, err
+	}
 	out := &compiled{compiler: c, policies: pols}
 	for _, p := range pols {
+		declareKinds(p.input)
 		q := ast.NewBody(ast.NewExpr(ast.NewTerm(ast.MustParseRef("data." + p.pkg + ".violation"))))
 		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(c)).PrepareForEval(context.Background())
 		if err != nil {
@@ -228,7 +237,11 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			continue
 		}
 		seenID[r.ID] = path
-		out = append(out, &policy{pkg: path, loc: loc, file: pi.annFile, rule: r})
+		p := &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds), input: newKindSet(r.Kinds)}
+		if source == rules.SourceUser {
+			p.input = newKindSet([]string{AllKinds})
+		}
+		out = append(out, p)
 	}
 	if len(errs) > 0 {
 		sort.Strings(errs)

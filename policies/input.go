@@ -12,7 +12,8 @@ import (
 
 // The input document every policy sees (see docs/policies.md):
 //
-//	input.resources               every object in load order: {ref, apiVersion, file, object}
+//	input.resources               every object in load order: {ref, apiVersion, file, object},
+//	                              object only for the kinds the loaded policies need (kinds.go)
 //	input.kinds[kind]             the same items grouped by kind, in load order
 //	input.objects[kind][ns][name] the first item with that identity
 //	input.rollouts                each Rollout's resolved references (graph.RolloutRefs)
@@ -25,6 +26,7 @@ import (
 // once per graph and shared by every policy and every concurrent evaluation.
 type bundleInput struct {
 	once  sync.Once
+	kinds kindSet        // the kinds whose objects are converted
 	terms [][2]*ast.Term // key/value pairs of the object, without globals
 }
 
@@ -45,26 +47,28 @@ const inputCacheSize = 4
 
 var cache inputCache
 
-// get returns the converted input for g, converting it on first use. Callers
-// racing on the same graph wait for one conversion.
-func (c *inputCache) get(g *graph.Graph) *bundleInput {
+// get returns the converted input for g with the objects of at least the
+// kinds need, converting it on first use. A conversion covers every kind the
+// policies loaded so far need (declaredKinds), so all the policies of a lint
+// share one. Callers racing on the same graph wait for one conversion.
+func (c *inputCache) get(g *graph.Graph, need kindSet) *bundleInput {
 	c.mu.Lock()
 	var in *bundleInput
 	for _, e := range c.entries {
-		if e.g == g {
+		if e.g == g && e.in.kinds.covers(need) {
 			in = e.in
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{}
+		in = &bundleInput{kinds: declaredKinds().union(need)}
 		c.entries = append(c.entries, &cacheEntry{g: g, in: in})
 		if len(c.entries) > inputCacheSize {
 			c.entries = c.entries[len(c.entries)-inputCacheSize:]
 		}
 	}
 	c.mu.Unlock()
-	in.once.Do(func() { in.terms = convert(g) })
+	in.once.Do(func() { in.terms = convert(g, in.kinds) })
 	return in
 }
 
@@ -88,17 +92,21 @@ func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 	return ast.NewObject(pairs...)
 }
 
-func convert(g *graph.Graph) [][2]*ast.Term {
+// convert builds the bundle part of the input. Only the objects of the kinds
+// in ks are converted (the bulk of the work); the items of other kinds keep
+// their ref, apiVersion and file.
+func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
 
+	vc := newValueConverter()
 	refs := make([]*ast.Term, len(g.Resources))
 	for i, r := range g.Resources {
-		refs[i] = refTerm(r)
+		refs[i] = refTerm(vc, r)
 	}
-	items := convertItems(g.Resources, refs)
-	c := &converter{g: g, refs: refs}
+	items := convertItems(g.Resources, refs, ks)
+	c := &converter{g: g, refs: refs, vc: vc}
 	kinds := map[string][]*ast.Term{}
 	var kindOrder []string
 	objects := map[string]map[string]map[string]*ast.Term{}
@@ -152,7 +160,7 @@ func convert(g *graph.Graph) [][2]*ast.Term {
 
 // convertItems converts the resources' objects, the bulk of the work, on
 // every CPU: the items are independent and the result is in load order.
-func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
+func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Term {
 	items := make([]*ast.Term, len(rs))
 	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
 	var wg sync.WaitGroup
@@ -160,7 +168,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 		wg.Go(func() {
 			vc := newValueConverter()
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(vc, rs[i], refs[i])
+				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind))
 			}
 		})
 	}
@@ -168,7 +176,14 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term) []*ast.Term {
 	return items
 }
 
-func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term) *ast.Term {
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool) *ast.Term {
+	if !withObject {
+		return ast.ObjectTerm(
+			[2]*ast.Term{key("ref"), ref},
+			[2]*ast.Term{key("apiVersion"), vc.str(r.APIVersion)},
+			[2]*ast.Term{key("file"), vc.str(r.File)},
+		)
+	}
 	obj, err := vc.term(r.Object)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
@@ -177,17 +192,17 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term) *ast.Term {
 	}
 	return ast.ObjectTerm(
 		[2]*ast.Term{key("ref"), ref},
-		[2]*ast.Term{key("apiVersion"), ast.StringTerm(r.APIVersion)},
-		[2]*ast.Term{key("file"), ast.StringTerm(r.File)},
+		[2]*ast.Term{key("apiVersion"), vc.str(r.APIVersion)},
+		[2]*ast.Term{key("file"), vc.str(r.File)},
 		[2]*ast.Term{key("object"), obj},
 	)
 }
 
-func refTerm(r *graph.Resource) *ast.Term {
+func refTerm(vc *valueConverter, r *graph.Resource) *ast.Term {
 	return ast.ObjectTerm(
-		[2]*ast.Term{key("kind"), ast.StringTerm(r.Kind)},
-		[2]*ast.Term{key("namespace"), ast.StringTerm(r.Namespace)},
-		[2]*ast.Term{key("name"), ast.StringTerm(r.Name)},
+		[2]*ast.Term{key("kind"), vc.str(r.Kind)},
+		[2]*ast.Term{key("namespace"), vc.str(r.Namespace)},
+		[2]*ast.Term{key("name"), vc.str(r.Name)},
 		[2]*ast.Term{key("index"), ast.IntNumberTerm(r.Index())},
 	)
 }
@@ -220,6 +235,7 @@ func key(k string) *ast.Term {
 type converter struct {
 	g    *graph.Graph
 	refs []*ast.Term
+	vc   *valueConverter // shares the terms of repeated strings (names, paths)
 }
 
 // ref returns the shared ref term of a resource, or nil.
@@ -232,7 +248,7 @@ func (c *converter) ref(r *graph.Resource) any {
 
 // obj builds an object term, leaving out nil values so Rego sees an absent
 // field rather than null.
-func obj(kv ...any) *ast.Term {
+func (c *converter) obj(kv ...any) *ast.Term {
 	pairs := make([][2]*ast.Term, 0, len(kv)/2)
 	for i := 0; i+1 < len(kv); i += 2 {
 		var t *ast.Term
@@ -241,17 +257,17 @@ func obj(kv ...any) *ast.Term {
 		case *ast.Term:
 			t = v
 		case string:
-			t = ast.StringTerm(v)
+			t = c.vc.str(v)
 		case bool:
 			t = ast.BooleanTerm(v)
 		case int:
-			t = ast.IntNumberTerm(v)
+			t = c.vc.num(int64(v))
 		case int64:
-			t = ast.IntNumberTerm(int(v))
+			t = c.vc.num(v)
 		case []string:
 			ts := make([]*ast.Term, len(v))
 			for j, s := range v {
-				ts[j] = ast.StringTerm(s)
+				ts[j] = c.vc.str(s)
 			}
 			t = ast.ArrayTerm(ts...)
 		default:
@@ -267,7 +283,7 @@ func obj(kv ...any) *ast.Term {
 func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	svcs := make([]*ast.Term, len(rr.Services))
 	for i, s := range rr.Services {
-		svcs[i] = obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
+		svcs[i] = c.obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
 	}
 	vss := make([]*ast.Term, len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
@@ -276,23 +292,23 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 		for j := range vs.Routes {
 			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
-		vss[i] = obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
+		vss[i] = c.obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
 			"routes", ast.ArrayTerm(routes...))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
-		dr = obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
+		dr = c.obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
 			"stableSubset", d.StableSubset, "canarySubset", d.CanarySubset, "additionalSubsets", d.AdditionalSubsets)
 	}
 	tpls := make([]*ast.Term, len(rr.Templates))
 	for i, t := range rr.Templates {
-		tpls[i] = obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
+		tpls[i] = c.obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
+	return c.obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
 		"virtualServices", ast.ArrayTerm(vss...), "destinationRule", dr, "templates", ast.ArrayTerm(tpls...))
 }
 
@@ -304,10 +320,11 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 	vsPath := ""
 	if rt.Index >= 0 && vs.Target != nil {
 		vsPath = rt.VSPath()
+		entries := routeEntries(vs.Target, rt)
 		for j, d := range routeDestinations(vs.Target, rt) {
 			path := graph.Index(vsPath+".route", j)
-			dests = append(dests, obj("index", j, "path", path, "host", d.host, "subset", d.subset,
-				"weight", int(d.weight), "weightSet", vs.Target.Exists(path+".weight"),
+			dests = append(dests, c.obj("index", j, "path", path, "host", d.host, "subset", d.subset,
+				"weight", int(d.weight), "weightSet", hasKey(entries, j, "weight"),
 				"role", destinationRole(c.g, rr, vs.Target.Namespace, d)))
 		}
 	}
@@ -315,8 +332,32 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 	if vsPath != "" {
 		vsPathT = vsPath
 	}
-	return obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
+	return c.obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
 		"vsPath", vsPathT, "destinations", ast.ArrayTerm(dests...))
+}
+
+// routeEntries returns the generic `route` list of a VirtualService route,
+// read straight from the decoded object (a field path lookup per destination
+// costs more than the rest of the reference conversion).
+func routeEntries(vs *graph.Resource, rt *graph.RouteRef) []any {
+	spec, _ := vs.Object["spec"].(map[string]any)
+	routes, _ := spec[string(rt.Kind)].([]any)
+	if rt.Index < 0 || rt.Index >= len(routes) {
+		return nil
+	}
+	route, _ := routes[rt.Index].(map[string]any)
+	entries, _ := route["route"].([]any)
+	return entries
+}
+
+// hasKey reports whether list[i] is a mapping that sets key.
+func hasKey(list []any, i int, key string) bool {
+	if i >= len(list) {
+		return false
+	}
+	m, _ := list[i].(map[string]any)
+	_, ok := m[key]
+	return ok
 }
 
 type destination struct {

@@ -29,7 +29,7 @@ func (p *policy) run(pass *rules.Pass) error {
 		}
 		timeout = d
 	}
-	in := cache.get(pass.Graph).value(pass.Globals, pass.Mode)
+	in := cache.get(pass.Graph, p.input).value(pass.Globals, pass.Mode)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in))
@@ -74,7 +74,7 @@ func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
 	if strings.TrimSpace(msg) == "" {
 		return d, fmt.Errorf("violation without msg: %v", m)
 	}
-	res, err := resolveRef(g, m["ref"])
+	res, err := p.resolveRef(g, m["ref"])
 	if err != nil {
 		return d, fmt.Errorf("violation %q: %w", msg, err)
 	}
@@ -90,7 +90,7 @@ func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
 		}
 		for _, x := range list {
 			rm, _ := x.(map[string]any)
-			rr, err := resolveRef(g, rm["ref"])
+			rr, err := p.resolveRef(g, rm["ref"])
 			if err != nil {
 				return d, fmt.Errorf("violation %q: related: %w", msg, err)
 			}
@@ -110,6 +110,23 @@ func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
 		d.Severity = sev
 	}
 	return d, nil
+}
+
+// resolveRef resolves a violation's ref and checks that the policy's input
+// holds the object's kind: a built-in policy's input holds only its declared
+// kinds' objects, so a finding on another kind shows the declaration is
+// incomplete (and that the policy may be missing findings) instead of
+// passing silently.
+func (p *policy) resolveRef(g *graph.Graph, v any) (*graph.Resource, error) {
+	r, err := resolveRef(g, v)
+	if err != nil {
+		return nil, err
+	}
+	if !p.input.has(r.Kind) {
+		return nil, fmt.Errorf("it names %s %s/%s, but custom.kinds declares only %s: add %s (or %q for every kind) to custom.kinds, since only the declared kinds' objects are in the policy's input",
+			r.Kind, r.Namespace, r.Name, p.kinds, r.Kind, AllKinds)
+	}
+	return r, nil
 }
 
 // resolveRef finds the object a violation names: by load-order index when the

@@ -1,19 +1,36 @@
 package policies
 
-import "github.com/open-policy-agent/opa/v1/ast"
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+)
 
 // valueConverter turns a resource's generic object (maps, slices, strings,
 // int64/float64, bools, as the loader decodes YAML) into Rego terms. It does
-// what ast.InterfaceToValue does, but shares one term per distinct string:
-// manifests repeat the same keys and values (apiVersion, metadata, name, app,
-// http, ...) thousands of times, and terms are immutable, so sharing them cuts
-// the allocations of a conversion substantially. One converter per goroutine.
+// what ast.InterfaceToValue does, but builds each distinct value once and
+// shares its term: manifests repeat the same keys, values and whole
+// sub-documents (ports, pauses, selectors, resource requests, ...) many times
+// over a bundle, terms are immutable, and building an OPA object (a hash map
+// with a hash per entry) is the expensive part of the conversion. One
+// converter per goroutine.
 type valueConverter struct {
 	strings map[string]*ast.Term
+	numbers map[int64]*ast.Term
+	// composites maps the identity of a built object or array (objectHash,
+	// arrayHash) to its shared term.
+	composites map[uint64]*ast.Term
+	pairs      [][2]*ast.Term // scratch stack of object entries being built
+	elems      []*ast.Term    // scratch stack of array elements being built
 }
 
 func newValueConverter() *valueConverter {
-	return &valueConverter{strings: make(map[string]*ast.Term, 1024)}
+	return &valueConverter{
+		strings:    make(map[string]*ast.Term, 1024),
+		numbers:    make(map[int64]*ast.Term, 64),
+		composites: make(map[uint64]*ast.Term, 1024),
+	}
 }
 
 func (c *valueConverter) str(s string) *ast.Term {
@@ -25,36 +42,126 @@ func (c *valueConverter) str(s string) *ast.Term {
 	return t
 }
 
+func (c *valueConverter) num(n int64) *ast.Term {
+	if t, ok := c.numbers[n]; ok {
+		return t
+	}
+	t := ast.InternedTerm(n)
+	c.numbers[n] = t
+	return t
+}
+
+// mix scrambles a term's address into a well-spread 64-bit value.
+func mix(t *ast.Term) uint64 {
+	x := uint64(uintptr(unsafe.Pointer(t)))
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// The identity of an object or array is a hash of the addresses of its
+// (already shared) key and element terms: every part is built through this
+// converter, so equal values are made of the same terms. Go does not move heap
+// objects and the converter keeps the terms alive, so addresses are stable.
+// A hash match is confirmed part by part before a term is shared.
+
+func objectHash(pairs [][2]*ast.Term) uint64 {
+	h := uint64(len(pairs))
+	for _, p := range pairs {
+		h += mix(p[0]) ^ (mix(p[1]) * 31) // order-independent: maps have no order
+	}
+	return h
+}
+
+func arrayHash(elems []*ast.Term) uint64 {
+	h := uint64(len(elems)) | 1<<63
+	for _, e := range elems {
+		h = h*1099511628211 ^ mix(e)
+	}
+	return h
+}
+
+func sameObject(t *ast.Term, pairs [][2]*ast.Term) bool {
+	o, ok := t.Value.(ast.Object)
+	if !ok || o.Len() != len(pairs) {
+		return false
+	}
+	for _, p := range pairs {
+		if o.Get(p[0]) != p[1] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameArray(t *ast.Term, elems []*ast.Term) bool {
+	a, ok := t.Value.(*ast.Array)
+	if !ok || a.Len() != len(elems) {
+		return false
+	}
+	for i, e := range elems {
+		if a.Elem(i) != e {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *valueConverter) term(x any) (*ast.Term, error) {
 	switch v := x.(type) {
 	case string:
 		return c.str(v), nil
 	case map[string]any:
-		pairs := make([][2]*ast.Term, 0, len(v))
+		base := len(c.pairs)
 		for k, e := range v {
 			t, err := c.term(e)
 			if err != nil {
+				c.pairs = c.pairs[:base]
 				return nil, err
 			}
-			pairs = append(pairs, [2]*ast.Term{c.str(k), t})
+			c.pairs = append(c.pairs, [2]*ast.Term{c.str(k), t})
 		}
-		return ast.NewTerm(ast.NewObject(pairs...)), nil
+		pairs := c.pairs[base:]
+		h := objectHash(pairs)
+		t, ok := c.composites[h]
+		if !ok || !sameObject(t, pairs) {
+			t = ast.NewTerm(ast.NewObject(pairs...)) // NewObject copies the entries
+			if !ok {
+				c.composites[h] = t
+			}
+		}
+		c.pairs = c.pairs[:base]
+		return t, nil
 	case []any:
-		ts := make([]*ast.Term, len(v))
-		for i, e := range v {
+		base := len(c.elems)
+		for _, e := range v {
 			t, err := c.term(e)
 			if err != nil {
+				c.elems = c.elems[:base]
 				return nil, err
 			}
-			ts[i] = t
+			c.elems = append(c.elems, t)
 		}
-		return ast.ArrayTerm(ts...), nil
+		elems := c.elems[base:]
+		h := arrayHash(elems)
+		t, ok := c.composites[h]
+		if !ok || !sameArray(t, elems) {
+			t = ast.ArrayTerm(slices.Clone(elems)...) // the array keeps its slice
+			if !ok {
+				c.composites[h] = t
+			}
+		}
+		c.elems = c.elems[:base]
+		return t, nil
 	case bool:
 		return ast.InternedTerm(v), nil
 	case int64:
-		return ast.InternedTerm(v), nil
+		return c.num(v), nil
 	case int:
-		return ast.InternedTerm(v), nil
+		return c.num(int64(v)), nil
 	}
 	// float64, nil and anything unexpected: OPA's own conversion.
 	val, err := ast.InterfaceToValue(x)
