@@ -13,8 +13,9 @@ require (
 	istio.io/api v1.32.0
 	k8s.io/api v0.37.2
 	k8s.io/client-go v0.37.2
-	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 )
+
+require sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 
 require (
 	github.com/agnivade/levenshtein v1.2.2 // indirect

@@ -1,10 +1,9 @@
 package load
 
 import (
-	"encoding/json"
 	"reflect"
 
-	kjson "sigs.k8s.io/json"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/kinds"
@@ -39,10 +38,11 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	if len(mistyped) > 0 {
 		obj = pruned(res.Object, mistyped)
 	}
-	data, err := json.Marshal(obj)
-	if err == nil {
-		err = kjson.UnmarshalCaseSensitivePreserveInts(data, typed)
-	}
+	// Converting the already-decoded maps by reflection avoids a JSON round
+	// trip; types with their own JSON decoding (Istio protos, quantities)
+	// are still handed JSON by the converter.
+	m, _ := obj.(map[string]any)
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed)
 	if err != nil && len(mistyped) == 0 {
 		// The schema walk accepted the document but decoding did not (a custom
 		// decoder's own rule, e.g. a malformed quantity): report it on the object.
