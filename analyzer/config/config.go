@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -114,7 +115,7 @@ func Parse(file string, data []byte) (*Config, error) {
 		if m := regexp.MustCompile(`^line (\d+): (.*)$`).FindStringSubmatch(msg); m != nil {
 			msg = m[2]
 		}
-		return nil, &Error{File: file, Line: firstFailingLine(data), Msg: "invalid YAML: " + msg}
+		return nil, &Error{File: file, Line: load.SyntaxErrorLine(data), Msg: "invalid YAML: " + msg}
 	}
 	if len(doc.Content) == 0 {
 		return c, nil
@@ -159,30 +160,6 @@ func Parse(file string, data []byte) (*Config, error) {
 		}
 	}
 	return c, nil
-}
-
-// firstFailingLine returns the line that makes the text invalid: the end of
-// the shortest failing prefix. yaml.v3's own line numbers are 0-based for
-// parser errors, name the start of the enclosing construct, or are missing.
-func firstFailingLine(data []byte) int {
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	fails := func(k int) bool {
-		var n yaml.Node
-		return yaml.Unmarshal(bytes.Join(lines[:k], nil), &n) != nil
-	}
-	lo, hi := 1, len(lines)
-	if !fails(hi) {
-		return hi
-	}
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if fails(mid) {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	return lo
 }
 
 func decodeScalar(v *yaml.Node, out *string) error {

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 )
 
 var (
@@ -181,7 +183,7 @@ func lastName(path string) string {
 func suggestName(name string, fields map[string]reflect.Type) string {
 	best, bestDist := "", 3
 	for cand := range fields {
-		d := Distance(strings.ToLower(name), strings.ToLower(cand))
+		d := textdist.Distance(strings.ToLower(name), strings.ToLower(cand))
 		if d < bestDist || d == bestDist && cand < best {
 			best, bestDist = cand, d
 		}

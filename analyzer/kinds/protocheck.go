@@ -7,6 +7,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 )
 
 // FieldProblem is a schema violation found while walking a yaml node against a
@@ -246,33 +248,11 @@ func suggest(name string, fields protoreflect.FieldDescriptors) string {
 	best, bestDist := "", 3
 	for i := 0; i < fields.Len(); i++ {
 		cand := fields.Get(i).JSONName()
-		if d := Distance(strings.ToLower(name), strings.ToLower(cand)); d < bestDist {
+		if d := textdist.Distance(strings.ToLower(name), strings.ToLower(cand)); d < bestDist {
 			best, bestDist = cand, d
 		}
 	}
 	return best
-}
-
-// Distance is the Levenshtein edit distance between two strings.
-func Distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 func describe(n *yaml.Node) string {

@@ -84,7 +84,7 @@ func (l *loader) document(in Input, doc int, c chunk) bool {
 				"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", tl)
 			return true
 		}
-		l.problem(RuleSyntax, lineStart(in.Path, c.line+errorLine(c.data)-1), nil, "", "invalid YAML: %s", msg)
+		l.problem(RuleSyntax, lineStart(in.Path, c.line+SyntaxErrorLine(c.data)-1), nil, "", "invalid YAML: %s", msg)
 		return false
 	}
 	shiftLines(&root, c.line-1)
@@ -261,11 +261,11 @@ func shiftLines(n *yaml.Node, by int) {
 	}
 }
 
-// errorLine finds the 1-based line of a syntax error inside data: the fewest
-// leading lines that already fail to parse. yaml.v3 reports the line where the
+// SyntaxErrorLine finds the 1-based line of a syntax error inside data: the
+// fewest leading lines that already fail to parse. yaml.v3 reports the line where the
 // enclosing construct starts (and 0-based for parser errors), which is seldom
 // the line to fix.
-func errorLine(data []byte) int {
+func SyntaxErrorLine(data []byte) int {
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	fails := func(k int) bool {
 		var n yaml.Node

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/promql"
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -75,7 +76,7 @@ spec:
 func nearest(name string, args []v1alpha1.Argument) string {
 	best, bestD := "", -1
 	for _, a := range args {
-		if d := editDistance(a.Name, name); similar(a.Name, name) && (bestD < 0 || d < bestD) {
+		if d := textdist.Distance(a.Name, name); similar(a.Name, name) && (bestD < 0 || d < bestD) {
 			best, bestD = a.Name, d
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -99,26 +100,5 @@ func similar(a, b string) bool {
 	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
 		return true
 	}
-	return editDistance(a, b) <= max(3, max(len(a), len(b))/2)
-}
-
-// editDistance is the Levenshtein distance of two short names.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return textdist.Distance(a, b) <= max(3, max(len(a), len(b))/2)
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -114,7 +115,7 @@ func nearestName(name string, candidates []*graph.Resource) *graph.Resource {
 	}
 	var best []scored
 	for _, c := range candidates {
-		if d := editDistance(name, c.Name); d <= 2 {
+		if d := textdist.Distance(name, c.Name); d <= 2 {
 			best = append(best, scored{c, d})
 		}
 	}
@@ -123,25 +124,4 @@ func nearestName(name string, candidates []*graph.Resource) *graph.Resource {
 	}
 	sort.SliceStable(best, func(i, j int) bool { return best[i].d < best[j].d })
 	return best[0].r
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
