@@ -53,6 +53,22 @@ type Run struct {
 	Queries []*Query
 }
 
+// DistinctTemplates returns the run's templates that are in the bundle, each
+// once, in reference order.
+func (r *Run) DistinctTemplates() []*graph.Resource {
+	var out []*graph.Resource
+	seen := map[*graph.Resource]bool{}
+	for _, ref := range r.Templates {
+		t := ref.Target
+		if t == nil || seen[t] || t.AnalysisTemplateSpec() == nil {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out
+}
+
 // TriggerPath is where the Rollout starts the run: the first templateName.
 func (r *Run) TriggerPath() string {
 	if len(r.Templates) > 0 {

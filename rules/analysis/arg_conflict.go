@@ -50,13 +50,7 @@ func templateConflicts(c *collector, run *analysisrun.Run) {
 		value string
 	}
 	seen := map[string]first{}
-	done := map[*graph.Resource]bool{}
-	for _, ref := range run.Templates {
-		t := ref.Target
-		if t == nil || done[t] || t.AnalysisTemplateSpec() == nil {
-			continue
-		}
-		done[t] = true
+	for _, t := range run.DistinctTemplates() {
 		for i, a := range t.AnalysisTemplateSpec().Args {
 			if a.Value == nil {
 				continue

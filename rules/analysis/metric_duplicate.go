@@ -58,13 +58,7 @@ func acrossTemplates(c *collector, run *analysisrun.Run) {
 		path string
 	}
 	seen := map[string]owner{}
-	done := map[*graph.Resource]bool{}
-	for _, ref := range run.Templates {
-		t := ref.Target
-		if t == nil || done[t] || t.AnalysisTemplateSpec() == nil {
-			continue
-		}
-		done[t] = true
+	for _, t := range run.DistinctTemplates() {
 		local := map[string]bool{}
 		for i, m := range t.AnalysisTemplateSpec().Metrics {
 			path := graph.Index("spec.metrics", i) + ".name"

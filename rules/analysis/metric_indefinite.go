@@ -36,13 +36,7 @@ as background analysis.`, `
 			default:
 				continue
 			}
-			done := map[*graph.Resource]bool{}
-			for _, ref := range run.Templates {
-				t := ref.Target
-				if t == nil || done[t] || t.AnalysisTemplateSpec() == nil {
-					continue
-				}
-				done[t] = true
+			for _, t := range run.DistinctTemplates() {
 				for i := range t.AnalysisTemplateSpec().Metrics {
 					m := &t.AnalysisTemplateSpec().Metrics[i]
 					if _, known := intValue(m.Count); m.Count != nil && !known {
