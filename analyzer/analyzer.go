@@ -163,12 +163,16 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 	return out
 }
 
-// internalError reports a rule that broke, at the start of the first file, so
-// that the other rules' findings still stand and the failure is visible.
+// internalError reports a rule that broke — at the user policy's definition,
+// or for a built-in rule at the start of the first file — so that the other
+// rules' findings still stand and the failure is visible.
 func internalError(g *graph.Graph, r *rules.Rule, msg string) rules.Diagnostic {
-	pos := graph.Position{File: "<bundle>", Line: 1, Column: 1, EndLine: 1, EndColumn: 1}
-	if len(g.Files) > 0 {
-		pos.File = g.Files[0].Path
+	pos := r.Defined
+	if !pos.IsValid() { // a built-in rule: no user file to point at
+		pos = graph.Position{File: "<bundle>", Line: 1, Column: 1, EndLine: 1, EndColumn: 1}
+		if len(g.Files) > 0 {
+			pos.File = g.Files[0].Path
+		}
 	}
 	return rules.Diagnostic{RuleID: RuleInternal, Name: "internal-error", Severity: rules.Error, Pos: pos,
 		Message: fmt.Sprintf("rule %s (%s) failed and its findings are missing: %s", r.ID, r.Name, msg)}

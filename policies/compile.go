@@ -13,6 +13,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -240,6 +241,8 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 		p := &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds), input: newKindSet(r.Kinds)}
 		if source == rules.SourceUser {
 			p.input = newKindSet([]string{AllKinds})
+			row := pi.line // the package clause
+			r.Defined = graph.Position{File: pi.annFile, Line: row, Column: 1, EndLine: row, EndColumn: 2}
 		}
 		out = append(out, p)
 	}

@@ -77,6 +77,10 @@ type Rule struct {
 	// OptIn rules are advisory and off unless the config or --enable names
 	// them (an ID or a glob such as RL6*).
 	OptIn bool
+	// Defined is where a user policy's rule is declared (its package clause),
+	// so a failure of the rule is reported where the user can fix it. Zero
+	// for built-in rules.
+	Defined graph.Position
 	// Run reports diagnostics through the pass. It returns an error only when
 	// the rule itself breaks; that becomes an RL0009 finding naming the rule.
 	Run func(*Pass) error

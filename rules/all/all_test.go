@@ -56,6 +56,15 @@ func TestRuleMetadata(t *testing.T) {
 			continue
 		}
 		wants, clean := 0, 0
+		regos, _ := filepath.Glob(filepath.Join(testdataRoot, r.ID, ruletest.UserPoliciesDir, "*.rego"))
+		for _, f := range regos { // a user policy may carry the wants (RL0009)
+			data, _ := os.ReadFile(f)
+			ws, err := ruletest.ParseWants(f, data)
+			if err != nil {
+				t.Error(err)
+			}
+			wants += len(ws)
+		}
 		for _, f := range files {
 			data, _ := os.ReadFile(f)
 			ws, err := ruletest.ParseWants(f, data)

@@ -89,7 +89,10 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 		t.Fatalf("reading testdata: %v", err)
 	}
 	var wants []*Want
-	for _, f := range files {
+	// Findings about a user policy itself (RL0009) land in its .rego file:
+	// `# want` comments there count too.
+	regos, _ := filepath.Glob(filepath.Join(dir, UserPoliciesDir, "*.rego"))
+	for _, f := range append(append([]string(nil), files...), regos...) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
