@@ -187,7 +187,7 @@ too so references resolve, but findings are reported only for the given files.`,
 			var failAt rules.Severity
 			if level != "none" {
 				if failAt, err = rules.ParseSeverity(level); err != nil {
-					return fmt.Errorf("--fail-level: %w", err)
+					return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 				}
 			}
 			all, err := ruleSet(b.cfg)
