@@ -85,7 +85,10 @@ func steps(b *strings.Builder, rng *rand.Rand, mistake, subset bool) {
 	}
 }
 
-func writeHostLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
+// writeRollout writes an application's Rollout: the shared head, the
+// strategy's routing lines, then the steps (with the analysis args of its
+// routing level).
+func writeRollout(b *strings.Builder, ns, app, routing string, subset, mistake bool, rng *rand.Rand) {
 	var s strings.Builder
 	fmt.Fprintf(&s, `apiVersion: argoproj.io/v1alpha1
 kind: Rollout
@@ -104,14 +107,22 @@ spec:
         ports: [{name: http, containerPort: 8080}]
   strategy:
     canary:
-      stableService: %[1]s-stable
+%[3]s`, app, ns, routing)
+	steps(&s, rng, mistake, subset)
+	svc := app + "-canary"
+	if subset {
+		svc = app
+	}
+	b.WriteString(strings.NewReplacer("SVC", svc, "TPL", app+"-success-rate").Replace(s.String()))
+}
+
+func writeHostLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
+	writeRollout(b, ns, app, fmt.Sprintf(`      stableService: %[1]s-stable
       canaryService: %[1]s-canary
       trafficRouting:
         istio:
           virtualService: {name: %[1]s, routes: [primary]}
-`, app, ns)
-	steps(&s, rng, mistake, false)
-	b.WriteString(strings.NewReplacer("SVC", app+"-canary", "TPL", app+"-success-rate").Replace(s.String()))
+`, app), false, mistake, rng)
 	for _, role := range []string{"stable", "canary"} {
 		fmt.Fprintf(b, `---
 apiVersion: v1
@@ -150,30 +161,11 @@ spec:
 }
 
 func writeSubsetLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
-	var s strings.Builder
-	fmt.Fprintf(&s, `apiVersion: argoproj.io/v1alpha1
-kind: Rollout
-metadata: {name: %[1]s, namespace: %[2]s}
-spec:
-  replicas: 4
-  selector:
-    matchLabels: {app: %[1]s}
-  template:
-    metadata:
-      labels: {app: %[1]s}
-    spec:
-      containers:
-      - name: app
-        image: registry.example.com/%[1]s:1.0.0
-  strategy:
-    canary:
-      trafficRouting:
+	writeRollout(b, ns, app, fmt.Sprintf(`      trafficRouting:
         istio:
           virtualService: {name: %[1]s, routes: [primary]}
           destinationRule: {name: %[1]s, stableSubsetName: stable, canarySubsetName: canary}
-`, app, ns)
-	steps(&s, rng, mistake, true)
-	b.WriteString(strings.NewReplacer("SVC", app, "TPL", app+"-success-rate").Replace(s.String()))
+`, app), true, mistake, rng)
 	fmt.Fprintf(b, `---
 apiVersion: v1
 kind: Service
