@@ -113,8 +113,9 @@ normalize_jq(e) := replace(trim_space(e), " ", "")
 # --- Rollout references --------------------------------------------------
 
 # managed_routes are the VirtualService routes the Rollouts of the bundle
-# manage, one entry per route and Rollout: {vs, kind, index, vsPath,
-# destinations, rollout, rolloutPath} (rolloutPath: where the Rollout names it).
+# manage, one entry per route and Rollout: {vs, kind, index, name, vsPath,
+# destinations, rollout, rolloutPath} (name: the route name the Rollout gave, ""
+# for an implicit or tls/tcp route; rolloutPath: where the Rollout names it).
 managed_routes contains r if {
 	some rr in input.rollouts
 	some vs in rr.virtualServices
@@ -122,7 +123,7 @@ managed_routes contains r if {
 	some route in vs.routes
 	route.index >= 0
 	r := {
-		"vs": vs.target, "kind": route.kind, "index": route.index, "vsPath": route.vsPath,
+		"vs": vs.target, "kind": route.kind, "index": route.index, "name": object.get(route, "name", ""), "vsPath": route.vsPath,
 		"destinations": route.destinations, "rollout": rr.rollout,
 		"rolloutPath": route.path,
 	}
@@ -178,8 +179,11 @@ summarize(names) := concat(", ", names) if {
 # route two Rollouts manage counts once: {vs, kind, index, vsPath, destinations}.
 routes contains object.remove(r, ["rollout", "rolloutPath"]) if some r in managed_routes
 
-# route_label names a route for messages: VirtualService ns/name http[0].
-route_label(r) := sprintf("VirtualService %s/%s %s[%d]", [r.vs.namespace, r.vs.name, r.kind, r.index])
+# route_label names a route for messages: VirtualService ns/name http route
+# "primary" when the route has a name, else VirtualService ns/name http[0].
+route_label(r) := sprintf("VirtualService %s/%s %s route %q", [r.vs.namespace, r.vs.name, r.kind, r.name]) if {
+	object.get(r, "name", "") != ""
+} else := sprintf("VirtualService %s/%s %s[%d]", [r.vs.namespace, r.vs.name, r.kind, r.index])
 
 # sync_mode describes an Application's automated sync for messages.
 sync_mode(app) := "automated sync with selfHeal" if {
