@@ -156,7 +156,7 @@ func TestArgoCDFromConfig(t *testing.T) {
 			t.Errorf("RL5003 without Argo CD: %v", d)
 		case argocd && d == nil:
 			t.Errorf("no RL5003 with argocd: true:\n%s%s", out, errw)
-		case argocd && (d["severity"] != "info" || d["line"] != 46.0 || !strings.Contains(d["message"].(string), "VirtualService shop/search http[0]")):
+		case argocd && (d["severity"] != "info" || d["line"] != 46.0 || !strings.Contains(d["message"].(string), "VirtualService shop/search http route \"primary\"")):
 			t.Errorf("RL5003 = %v", d)
 		}
 	}
