@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 )
@@ -26,3 +27,19 @@ func BenchmarkLoad(b *testing.B) {
 
 // The whole lint (load, graph and every rule) is measured by
 // rules/all.BenchmarkLintScale, which needs the full rule registry.
+
+// BenchmarkGraph measures building the graph (indexes and every resolved
+// reference) over already-loaded resources.
+func BenchmarkGraph(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: n, Seed: 1}), load.Options{})
+		objects := len(g.Resources)
+		b.Run(fmt.Sprintf("rollouts=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				graph.New(g.DefaultNamespace, g.Resources, g.Files, g.Problems)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(objects), "ns/object")
+		})
+	}
+}

@@ -84,3 +84,35 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkRuleFamilies runs each theme's rules (RL0xxx … RL6xxx, opt-in ones
+// included) alone over a fresh graph of 1,000 Rollouts, so a slow family shows
+// by itself. The graph is rebuilt outside the timer each round because rules
+// share work through the graph's memo.
+func BenchmarkRuleFamilies(b *testing.B) {
+	inputs := corpus.Generate(corpus.Options{Rollouts: 1000, MistakeRate: 0.05, Seed: 1})
+	objects := corpus.Objects(1000)
+	all := all.Rules()
+	for _, family := range []string{"RL0", "RL1", "RL2", "RL3", "RL4", "RL5", "RL6"} {
+		var rs []*rules.Rule
+		for _, r := range all {
+			if r.ID[:3] == family {
+				rs = append(rs, r)
+			}
+		}
+		b.Run(family+"xxx", func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				g := load.Inputs(inputs, load.Options{})
+				runtime.GC()
+				b.StartTimer()
+				c0 := cpuTime()
+				analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI, Enable: []string{family + "*"}})
+				cpu += cpuTime() - c0
+			}
+			per := float64(b.N) * float64(objects)
+			b.ReportMetric(float64(cpu.Nanoseconds())/per, "cpu-ns/object")
+		})
+	}
+}
