@@ -10,6 +10,7 @@ import (
 type Destination struct {
 	Host   string
 	Subset string
+	Port   uint32 // destination.port.number, 0 when unset
 	Weight int32
 
 	// The route's kind and index and the destination's index locate it; the
@@ -55,7 +56,7 @@ func RouteDestinations(vs *networkingv1.VirtualService, kind RouteKind, index in
 	}
 	var out []Destination
 	add := func(i int, d *networkingv1.Destination, w int32) {
-		out = append(out, Destination{Host: d.GetHost(), Subset: d.GetSubset(), Weight: w, kind: kind, route: index, idx: i})
+		out = append(out, Destination{Host: d.GetHost(), Subset: d.GetSubset(), Port: d.GetPort().GetNumber(), Weight: w, kind: kind, route: index, idx: i})
 	}
 	switch kind {
 	case HTTP:

@@ -57,21 +57,21 @@ Good:
 				if len(e.dests) < 2 {
 					continue
 				}
-				first := make(map[key]routeDest, len(e.dests))
+				first := make(map[key]graph.Destination, len(e.dests))
 				for _, d := range e.dests {
-					if d.host == "" {
+					if d.Host == "" {
 						continue
 					}
-					k := key{graph.FQDN(d.host, r.Namespace), d.subset, d.port}
+					k := key{graph.FQDN(d.Host, r.Namespace), d.Subset, d.Port}
 					prev, dup := first[k]
 					if !dup {
 						first[k] = d
 						continue
 					}
-					p.Report(r, d.path+".destination.host", fmt.Sprintf(
+					p.Report(r, d.HostPath(), fmt.Sprintf(
 						"%s of VirtualService %s lists destination %s twice (weights %d and %d): both entries feed the same cluster, so its share is their sum",
-						e.name, objectName(r), destLabel(d), prev.weight, d.weight),
-						rules.RelatedAt(r, prev.path+".destination.host", "first entry for "+destLabel(prev)))
+						e.name, objectName(r), destLabel(d), prev.Weight, d.Weight),
+						rules.RelatedAt(r, prev.HostPath(), "first entry for "+destLabel(prev)))
 				}
 			}
 		})

@@ -8,49 +8,27 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// routeDest is one weighted destination of a route.
-type routeDest struct {
-	host, subset string
-	port         uint32
-	weight       int32
-	path         string // field path of the route destination entry
-}
-
 // routeEntry is one http/tls/tcp route with its weighted destinations.
 type routeEntry struct {
 	kind  graph.RouteKind
 	index int
 	name  string
 	path  string
-	dests []routeDest
+	dests []graph.Destination
 }
 
 // routes lists a VirtualService's http, tls and tcp routes in order.
 func routes(vs *networkingVS) []routeEntry {
 	var out []routeEntry
-	for i, h := range vs.GetHttp() {
-		e := routeEntry{kind: graph.HTTP, index: i, name: routeName("http", i, h.GetName()), path: graph.Index("spec.http", i)}
-		for j, rd := range h.GetRoute() {
-			d := rd.GetDestination()
-			e.dests = append(e.dests, routeDest{d.GetHost(), d.GetSubset(), d.GetPort().GetNumber(), rd.GetWeight(), graph.Index(e.path+".route", j)})
+	for _, kind := range []graph.RouteKind{graph.HTTP, graph.TLS, graph.TCP} {
+		for i := 0; i < graph.RouteCount(vs, kind); i++ {
+			name := ""
+			if kind == graph.HTTP {
+				name = vs.GetHttp()[i].GetName()
+			}
+			out = append(out, routeEntry{kind: kind, index: i, name: routeName(string(kind), i, name),
+				path: graph.Index("spec."+string(kind), i), dests: graph.RouteDestinations(vs, kind, i)})
 		}
-		out = append(out, e)
-	}
-	for i, t := range vs.GetTls() {
-		e := routeEntry{kind: graph.TLS, index: i, name: routeName("tls", i, ""), path: graph.Index("spec.tls", i)}
-		for j, rd := range t.GetRoute() {
-			d := rd.GetDestination()
-			e.dests = append(e.dests, routeDest{d.GetHost(), d.GetSubset(), d.GetPort().GetNumber(), rd.GetWeight(), graph.Index(e.path+".route", j)})
-		}
-		out = append(out, e)
-	}
-	for i, t := range vs.GetTcp() {
-		e := routeEntry{kind: graph.TCP, index: i, name: routeName("tcp", i, ""), path: graph.Index("spec.tcp", i)}
-		for j, rd := range t.GetRoute() {
-			d := rd.GetDestination()
-			e.dests = append(e.dests, routeDest{d.GetHost(), d.GetSubset(), d.GetPort().GetNumber(), rd.GetWeight(), graph.Index(e.path+".route", j)})
-		}
-		out = append(out, e)
 	}
 	return out
 }
@@ -110,7 +88,7 @@ Good:
 				var sum int64
 				var parts []string
 				for _, d := range e.dests {
-					sum += int64(d.weight)
+					sum += int64(d.Weight)
 				}
 				if sum == 0 {
 					p.ReportDiag(rules.Diagnostic{Resource: r, Path: e.path + ".route", Severity: rules.Error, Message: fmt.Sprintf(
@@ -122,9 +100,9 @@ Good:
 					continue
 				}
 				for _, d := range e.dests {
-					parts = append(parts, fmt.Sprintf("%s %d → %.4g%%", destLabel(d), d.weight, float64(d.weight)*100/float64(sum)))
+					parts = append(parts, fmt.Sprintf("%s %d → %.4g%%", destLabel(d), d.Weight, float64(d.Weight)*100/float64(sum)))
 				}
-				p.Reportf(r, e.dests[0].path+".weight",
+				p.Reportf(r, e.dests[0].WeightPath(),
 					"weights of %s in VirtualService %s sum to %d, not 100: Istio rescales them, so the split is %s; make them sum to 100",
 					e.name, objectName(r), sum, strings.Join(parts, ", "))
 			}
@@ -134,13 +112,13 @@ Good:
 }
 
 // destLabel names a destination as host[/subset][:port].
-func destLabel(d routeDest) string {
-	s := d.host
-	if d.subset != "" {
-		s += "/" + d.subset
+func destLabel(d graph.Destination) string {
+	s := d.Host
+	if d.Subset != "" {
+		s += "/" + d.Subset
 	}
-	if d.port != 0 {
-		s += fmt.Sprintf(":%d", d.port)
+	if d.Port != 0 {
+		s += fmt.Sprintf(":%d", d.Port)
 	}
 	return s
 }
