@@ -21,6 +21,7 @@ func FuzzWriters(f *testing.F) {
 	f.Add("step 2: setWeight 120", "deploy/rollout.yaml", "spec.strategy.canary.steps[2]", 12, 9, "RL1001")
 	f.Add("multi\nline %0A ::error:: message, with: colons", "dir with space/ü.yaml", "metadata.annotations[\"a/b\"]", 0, -3, "RL2001")
 	f.Add("", "", "", 1<<30, 1<<30, "")
+	f.Add("colon", ":", "", 1, 1, "RL0001") // found by the fuzzer: ":" read as a URI scheme
 	f.Add("\x00\xff\xfe invalid utf-8 \u2028", "C:\\\\win\\path.yaml", "", 1, 1, "RL0001")
 	sch := sarifSchema(f)
 	f.Fuzz(func(t *testing.T, msg, file, path string, line, col int, id string) {

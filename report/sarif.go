@@ -351,11 +351,11 @@ func (b *sarifBuilder) artifact(file string) *sarif.ArtifactLocation {
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return sarif.NewArtifactLocation().WithURI(escapePath(filepath.ToSlash(file)))
+		return sarif.NewArtifactLocation().WithURI(relativeURI(filepath.ToSlash(file)))
 	}
 	if b.root != "" {
 		if rel, err := filepath.Rel(b.root, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return sarif.NewArtifactLocation().WithURI(escapePath(filepath.ToSlash(rel))).WithURIBaseID(srcRoot)
+			return sarif.NewArtifactLocation().WithURI(relativeURI(filepath.ToSlash(rel))).WithURIBaseID(srcRoot)
 		}
 	}
 	return sarif.NewArtifactLocation().WithURI(fileURI(abs))
@@ -386,6 +386,16 @@ func fileURI(abs string) string {
 }
 
 func escapePath(p string) string { return (&url.URL{Path: p}).EscapedPath() }
+
+// relativeURI escapes a relative path as a URI reference. A colon in its first
+// segment would read as a scheme (RFC 3986 §4.2), so such a path gets "./".
+func relativeURI(p string) string {
+	e := escapePath(p)
+	if first, _, _ := strings.Cut(e, "/"); strings.Contains(first, ":") {
+		e = "./" + e
+	}
+	return e
+}
 
 // level maps a severity to a SARIF level.
 func level(s rules.Severity) string {
