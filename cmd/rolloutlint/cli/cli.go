@@ -49,11 +49,16 @@ type Streams struct {
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	s := &Streams{In: in, Out: out, Err: errw}
 	root := newRoot(s)
+	var prof profiler
+	prof.register(root)
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(errw)
 	err := root.Execute()
+	if perr := prof.stop(); perr != nil && err == nil {
+		err = perr
+	}
 	var ee exitError
 	switch {
 	case err == nil:
