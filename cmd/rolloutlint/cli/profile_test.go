@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // A lint that exits 1 (it has findings) still writes both profiles, each a
