@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 )
@@ -206,39 +207,80 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 		ns = "default"
 	}
 	limits := opts.Limits.withDefaults()
-	// Files are independent until the graph links them, so each is loaded by
-	// its own loader on a worker; results are joined in input order, which
-	// keeps the output deterministic whatever the scheduling.
-	loaders := make([]*loader, len(inputs))
-	work := make(chan int)
+	// Each file is read and cut into documents first (cheap); the documents,
+	// independent until the graph links them, are then decoded on parallel
+	// workers, so one large file (helm template output, a generated bundle)
+	// uses every core too. Results are joined in input order, which keeps the
+	// output deterministic whatever the scheduling.
+	files := make([]*fileWork, len(inputs))
+	var docs []docWork
+	for i, in := range inputs {
+		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
+		fw.chunks = fw.prepare(in)
+		files[i] = fw
+		for j := range fw.chunks {
+			docs = append(docs, docWork{file: i, doc: j})
+		}
+	}
+	results := make([]docResult, len(docs))
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(inputs)); w++ {
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(docs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(docs) {
+					return
+				}
+				d := docs[k]
 				l := &loader{ns: ns, limits: limits}
-				l.file(inputs[i])
-				loaders[i] = l
+				stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
+				results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
 			}
 		}()
 	}
-	for i := range inputs {
-		work <- i
-	}
-	close(work)
 	wg.Wait()
 	var (
-		resources []*graph.Resource
-		files     []*graph.File
-		problems  []graph.Problem
+		resources  []*graph.Resource
+		graphFiles []*graph.File
+		problems   []graph.Problem
 	)
-	for _, l := range loaders {
-		resources = append(resources, l.resources...)
-		files = append(files, l.files...)
-		problems = append(problems, l.problems...)
+	k := 0
+	for _, fw := range files {
+		graphFiles = append(graphFiles, fw.files...)
+		problems = append(problems, fw.problems...)
+		stopped := false
+		for range fw.chunks {
+			r := results[k]
+			k++
+			if stopped {
+				continue // the file is a template: documents after the first sign of it are not linted
+			}
+			resources = append(resources, r.resources...)
+			problems = append(problems, r.problems...)
+			stopped = r.stop
+		}
 	}
-	return graph.New(ns, resources, files, problems)
+	return graph.New(ns, resources, graphFiles, problems)
+}
+
+// fileWork is one input file cut into documents, with the file-level
+// problems (size and document limits) found while cutting it.
+type fileWork struct {
+	loader
+	chunks []chunk
+}
+
+// docWork names one document: the index of its file and its index there.
+type docWork struct{ file, doc int }
+
+// docResult is what decoding one document produced.
+type docResult struct {
+	resources []*graph.Resource
+	problems  []graph.Problem
+	stop      bool // the file is a template; skip its later documents
 }
 
 type loader struct {
@@ -253,14 +295,16 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-func (l *loader) file(in Input) {
+// prepare records the file, checks the file-level limits and cuts it into
+// documents, which are decoded afterwards (see Inputs).
+func (l *loader) prepare(in Input) []chunk {
 	data := in.Data
 	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1}
 	l.files = append(l.files, f)
 	if int64(len(data)) > l.limits.MaxFileBytes {
 		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
 			"file is larger than the %d MiB limit; it was not read (raise it with --max-file-size)", l.limits.MaxFileBytes>>20)
-		return
+		return nil
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 	f.Source = data
@@ -271,9 +315,5 @@ func (l *loader) file(in Input) {
 			"file has %d documents, more than the limit of %d; the rest were not read (raise it with --max-documents)", len(chunks), l.limits.MaxDocuments)
 		chunks = chunks[:l.limits.MaxDocuments]
 	}
-	for doc, c := range chunks {
-		if stop := l.document(in, doc, c); stop {
-			return
-		}
-	}
+	return chunks
 }

@@ -306,3 +306,34 @@ func TestDeepNestingIsALimitFinding(t *testing.T) {
 		t.Errorf("problems %v %+v, want one RL0005 about nesting", problems(g), g.Problems)
 	}
 }
+
+// Documents of one file are decoded in parallel but joined in document order,
+// and a template found mid-file still stops the documents after it (their
+// problems included), as a sequential load would.
+func TestOneFileParallelDocumentsKeepOrder(t *testing.T) {
+	var b strings.Builder
+	const n = 200
+	for i := range n {
+		fmt.Fprintf(&b, "---\n"+svc, fmt.Sprintf("s%03d", i), 80+i)
+		if i == 150 {
+			b.WriteString("---\napiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Values.name }}\n")
+			b.WriteString("---\n: : bad yaml after the template\n")
+		}
+	}
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		g := loadOne(t, "big.yaml", b.String())
+		runtime.GOMAXPROCS(prev)
+		if len(g.Resources) != 151 {
+			t.Fatalf("GOMAXPROCS=%d: %d resources, want the 151 before the template", procs, len(g.Resources))
+		}
+		for i, r := range g.Resources {
+			if want := fmt.Sprintf("s%03d", i); r.Name != want || r.Doc != i {
+				t.Fatalf("GOMAXPROCS=%d: resource %d is %s (doc %d), want %s (doc %d)", procs, i, r.Name, r.Doc, want, i)
+			}
+		}
+		if got := problems(g); len(got) != 1 || !strings.HasPrefix(got[0], "RL0004@") {
+			t.Fatalf("GOMAXPROCS=%d: problems %v, want only the template finding (RL0004)", procs, got)
+		}
+	}
+}
