@@ -71,6 +71,12 @@ func TestDecodeProtoTable(t *testing.T) {
 			check: func(t *testing.T, m proto.Message) { eq(t, m.(*networkingv1.VirtualService).GetExportTo()[0], "x") }},
 		{name: "json name wins over proto name", new: vs, in: obj{"export_to": []any{"x"}, "exportTo": []any{"y"}},
 			check: func(t *testing.T, m proto.Message) { eq(t, m.(*networkingv1.VirtualService).GetExportTo()[0], "y") }},
+		{name: "null json name discards the proto name", new: vs, in: obj{"export_to": []any{"x"}, "exportTo": nil},
+			check: func(t *testing.T, m proto.Message) { eq(t, len(m.(*networkingv1.VirtualService).GetExportTo()), 0) }},
+		{name: "proto name of a message field", new: dr, in: policy(obj{"connection_pool": obj{"http": obj{"http1_max_pending_requests": int64(9)}}}),
+			check: func(t *testing.T, m proto.Message) {
+				eq(t, m.(*networkingv1.DestinationRule).GetTrafficPolicy().GetConnectionPool().GetHttp().GetHttp1MaxPendingRequests(), int32(9))
+			}},
 		{name: "unknown fields ignored", new: vs, in: obj{"hostz": []any{"a"}, "hosts": []any{"b"}},
 			check: func(t *testing.T, m proto.Message) { eq(t, m.(*networkingv1.VirtualService).GetHosts()[0], "b") }},
 		{name: "extension key declined", new: vs, in: obj{"[google.api.http]": obj{}}, fail: true, unsupported: true},
