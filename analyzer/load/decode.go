@@ -39,16 +39,39 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 		obj = pruned(res.Object, mistyped)
 	}
 	// Converting the already-decoded maps by reflection avoids a JSON round
-	// trip; types with their own JSON decoding (Istio protos, quantities)
-	// are still handed JSON by the converter.
+	// trip; types with their own JSON decoding (quantities) are still handed
+	// JSON by the converter, Istio specs too when decodeDirect declines.
 	m, _ := obj.(map[string]any)
-	err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed)
+	typed, err := decodeDirect(k, m, typed)
 	if err != nil && len(mistyped) == 0 {
 		// The schema walk accepted the document but decoding did not (a custom
 		// decoder's own rule, e.g. a malformed quantity): report it on the object.
 		l.problem(RuleSchema, res.Pos("metadata.name"), res, "", "%s could not be decoded: %v", res.Kind, err)
 	}
 	res.Typed = typed
+}
+
+// decodeDirect decodes m into typed. For kinds with an Istio proto spec it
+// converts the object without its spec, then decodes the spec straight from
+// the generic values (kinds.DecodeProto) instead of through JSON text and
+// jsonpb. If either step fails it starts over on a fresh object the reference
+// way (the converter on the whole object), so results and error messages are
+// exactly those of the converter. It returns the object to keep.
+func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, error) {
+	if spec, ok := m["spec"].(map[string]any); ok && k.Spec != nil {
+		rest := make(map[string]any, len(m))
+		for key, v := range m {
+			if key != "spec" {
+				rest[key] = v
+			}
+		}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(rest, typed) == nil &&
+			kinds.DecodeProto(k.Spec(typed), spec) == nil {
+			return typed, nil
+		}
+		typed = k.New()
+	}
+	return typed, runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed)
 }
 
 // pruned returns a copy of obj with the values at paths replaced by null.
