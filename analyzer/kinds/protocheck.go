@@ -107,46 +107,65 @@ func checkSingle(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, rep
 }
 
 func scalarMismatch(fd protoreflect.FieldDescriptor, v *yaml.Node) string {
-	tag := v.ShortTag()
-	bad := func() string {
+	switch protoScalarFit(fd, nodeClass(v), v.Value) {
+	case fitBadType:
 		return fmt.Sprintf("%s must be %s, found %s", fd.JSONName(), scalarName(fd.Kind()), describe(v))
+	case fitBadEnum:
+		names := enumNames(fd.Enum())
+		return fmt.Sprintf("%s must be one of %s, found %q", fd.JSONName(), strings.Join(names, ", "), v.Value)
+	case fitNegative:
+		return fmt.Sprintf("%s must not be negative, found %s", fd.JSONName(), v.Value)
 	}
+	return ""
+}
+
+// fit is the verdict on one scalar against a schema type.
+type fit uint8
+
+const (
+	fitOK fit = iota
+	fitBadType
+	fitBadEnum
+	fitNegative
+)
+
+// protoScalarFit judges a scalar of class c and text text against a scalar
+// proto field the way the Istio CRD schema does. The text is consulted only to
+// accept a value its class alone does not (a quoted number, an enum name), so
+// an empty text is the cautious stand-in when the text is unknown.
+func protoScalarFit(fd protoreflect.FieldDescriptor, c scalarClass, text string) fit {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
-		if tag != "!!bool" {
-			return bad()
+		if c != clsBool {
+			return fitBadType
 		}
 	case protoreflect.StringKind, protoreflect.BytesKind:
 		// Kubernetes' structural schema would reject a number here, but YAML
 		// writers often leave short strings unquoted; only collections are wrong.
 	case protoreflect.EnumKind:
-		if tag == "!!int" {
-			return ""
-		}
-		if fd.Enum().Values().ByName(protoreflect.Name(v.Value)) == nil {
-			names := enumNames(fd.Enum())
-			return fmt.Sprintf("%s must be one of %s, found %q", fd.JSONName(), strings.Join(names, ", "), v.Value)
+		if c&intTags == 0 && fd.Enum().Values().ByName(protoreflect.Name(text)) == nil {
+			return fitBadEnum
 		}
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		if tag != "!!int" && tag != "!!float" {
-			if _, err := strconv.ParseFloat(v.Value, 64); err != nil {
-				return bad()
+		if c&(intTags|floatTags) == 0 {
+			if _, err := strconv.ParseFloat(text, 64); err != nil {
+				return fitBadType
 			}
 		}
-	default: // integers
-		if tag == "!!int" {
-			if _, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64); err == nil {
-				if strings.HasPrefix(v.Value, "-") && isUnsigned(fd.Kind()) {
-					return fmt.Sprintf("%s must not be negative, found %s", fd.JSONName(), v.Value)
-				}
-				return ""
+	default: // integers; an integral float reaches the decoder as an integer
+		switch {
+		case c&(clsInt|clsWholeFloat) != 0:
+		case c&(clsNegInt|clsNegWholeFloat) != 0:
+			if isUnsigned(fd.Kind()) {
+				return fitNegative
 			}
-		}
-		if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
-			return bad()
+		default:
+			if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+				return fitBadType
+			}
 		}
 	}
-	return ""
+	return fitOK
 }
 
 func isUnsigned(k protoreflect.Kind) bool {
@@ -190,12 +209,36 @@ func checkWellKnown(name string, n *yaml.Node, path string, report func(FieldPro
 			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
 			return
 		}
-		if _, err := strconv.ParseFloat(n.Value, 64); err != nil {
+		switch wrapperFit(name, nodeClass(n), n.Value) {
+		case fitBadType:
 			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
-		} else if strings.HasPrefix(name, "UInt") && strings.HasPrefix(n.Value, "-") {
+		case fitNegative:
 			report(FieldProblem{Path: path, Node: n, Message: "expected a non-negative number, found " + n.Value})
 		}
 	}
+}
+
+// wrapperFit judges a scalar against a numeric wrapper type (Int32Value,
+// UInt32Value, DoubleValue, ...): any finite number, or text that reads as
+// one; never a negative number for the unsigned ones. As for protoScalarFit,
+// the text only ever accepts.
+func wrapperFit(name string, c scalarClass, text string) fit {
+	unsigned := strings.HasPrefix(name, "UInt")
+	switch {
+	case c&negatives != 0:
+		if unsigned {
+			return fitNegative
+		}
+	case c&(clsInt|clsBigInt|clsWholeFloat|clsFloat) != 0:
+	default:
+		if _, err := strconv.ParseFloat(text, 64); err != nil {
+			return fitBadType
+		}
+		if unsigned && strings.HasPrefix(text, "-") {
+			return fitNegative
+		}
+	}
+	return fitOK
 }
 
 // validDuration accepts protobuf JSON durations ("1.5s") and, as Istio's CRD
@@ -204,12 +247,9 @@ func validDuration(s string) bool {
 	if s == "" {
 		return false
 	}
-	if strings.HasSuffix(s, "s") {
-		if _, err := strconv.ParseFloat(strings.TrimSuffix(s, "s"), 64); err == nil {
-			return true
-		}
-	}
-	for _, unit := range []string{"ms", "us", "ns", "m", "h"} {
+	// The other units come before "s" so that a valid "100ms" is never first
+	// read as "100m" + "s": a failed parse allocates its error.
+	for _, unit := range [...]string{"ms", "us", "ns", "m", "h", "s"} {
 		if strings.HasSuffix(s, unit) {
 			if _, err := strconv.ParseFloat(strings.TrimSuffix(s, unit), 64); err == nil {
 				return true
