@@ -1,0 +1,193 @@
+package kinds
+
+import (
+	"reflect"
+
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// The value walks below answer "would the schema walk report anything?" for a
+// document that is only available as generic values (map[string]any, []any,
+// string, int64, float64, bool, nil: what the loader's converter makes of a
+// yaml node). They share the field tables and scalar rules of CheckGo and
+// CheckProto, build no paths and allocate nothing.
+//
+// A value forgets some of what its node said. Where that matters the walks
+// say "not clean" (the caller then runs the node walk): a number such as 5 may
+// have been written 5 or 5.0, a 0 may have been -0, a string .inf may have
+// been a plain float. A few node details cannot be seen at all, so the
+// contract only holds for documents without them; the fast decoder must fall
+// back to nodes when it meets one:
+//   - local tags and ill-fitting standard tags on scalars (`!foo x`,
+//     `!!int abc`, `!!float x`): the text decodes to a string and is taken
+//     for a !!str;
+//   - merge keys (`<<: *base`): the node walks skip them in objects but check
+//     them as a value in maps, and the value holds the merged keys instead;
+//   - duplicate keys: the node walks check every copy, the value keeps the
+//     last;
+//   - aliases used as keys: the node walks read the alias, the value its
+//     target.
+
+// GoClean reports whether CheckGo(t, n, ...) would report no problem for the
+// node n that v was converted from. It never says true when CheckGo would
+// report (for documents within the contract above); it may say false for a
+// document CheckGo accepts when the value cannot tell (see above).
+func GoClean(t reflect.Type, v any) bool {
+	return goClean(goSchemaOf(t), v)
+}
+
+func goClean(s *goSchema, v any) bool {
+	if v == nil {
+		return true
+	}
+	if s.custom {
+		return !s.text || !isCollection(v)
+	}
+	switch s.kind {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, x := range m {
+			if k == "<<" {
+				continue // skipped by CheckGo too
+			}
+			f, ok := s.fields[k]
+			if !ok || !goClean(f, x) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, x := range m {
+			if !goClean(s.elem, x) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		if s.bytes {
+			return true
+		}
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range l {
+			if !goClean(s.elem, x) {
+				return false
+			}
+		}
+		return true
+	case reflect.Interface:
+		return true
+	}
+	set, ok := valueClasses(v)
+	return ok && set&^s.accept == 0
+}
+
+// ProtoClean reports whether CheckProto(md, n, ...) would report no problem
+// for the node n that v was converted from, with the same contract as GoClean.
+func ProtoClean(md protoreflect.MessageDescriptor, v any) bool {
+	if v == nil {
+		return true
+	}
+	if wk := wellKnown(md); wk != "" {
+		return wellKnownClean(wk, v)
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	fields := md.Fields()
+	for k, x := range m {
+		if k == "<<" {
+			continue // skipped by CheckProto too
+		}
+		fd := fields.ByJSONName(k)
+		if fd == nil || !protoFieldClean(fd, x) {
+			return false
+		}
+	}
+	return true
+}
+
+func protoFieldClean(fd protoreflect.FieldDescriptor, v any) bool {
+	switch {
+	case v == nil:
+		return true
+	case fd.IsMap():
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, x := range m {
+			if !protoSingleClean(fd.MapValue(), x) {
+				return false
+			}
+		}
+		return true
+	case fd.IsList():
+		l, ok := v.([]any)
+		if !ok {
+			return false
+		}
+		for _, x := range l {
+			if !protoSingleClean(fd, x) {
+				return false
+			}
+		}
+		return true
+	}
+	return protoSingleClean(fd, v)
+}
+
+func protoSingleClean(fd protoreflect.FieldDescriptor, v any) bool {
+	if v == nil {
+		return true
+	}
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return ProtoClean(fd.Message(), v)
+	}
+	set, ok := valueClasses(v)
+	if !ok {
+		return false
+	}
+	text, _ := v.(string) // only a string's text is known
+	return set.each(func(c scalarClass) bool { return protoScalarFit(fd, c, text) == fitOK })
+}
+
+func wellKnownClean(name string, v any) bool {
+	switch name {
+	case "Struct", "Value", "ListValue", "Any", "Empty":
+		return true
+	case "Duration":
+		s, ok := v.(string) // a number's text never ends in a unit
+		return ok && validDuration(s)
+	case "BoolValue":
+		_, ok := v.(bool)
+		return ok
+	case "Timestamp", "StringValue", "BytesValue":
+		return !isCollection(v)
+	}
+	set, ok := valueClasses(v)
+	if !ok {
+		return false
+	}
+	text, _ := v.(string)
+	return set.each(func(c scalarClass) bool { return wrapperFit(name, c, text) == fitOK })
+}
+
+func isCollection(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
+}
