@@ -149,16 +149,19 @@ func indirect(t reflect.Type) reflect.Type {
 // key and scalars of the wrong type at their value. Types with their own JSON
 // decoding (quantities, IntOrString, raw JSON, times) are accepted as they come.
 func CheckGo(t reflect.Type, n *yaml.Node, path string, report func(FieldProblem)) {
-	checkGo(goSchemaOf(t), n, path, report)
+	var links [maxInlineDepth]pathLink
+	root := fieldPath{root: path, links: links[:0]}
+	checkGo(goSchemaOf(t), n, root, report)
 }
 
-func checkGo(s *goSchema, n *yaml.Node, path string, report func(FieldProblem)) {
+func checkGo(s *goSchema, n *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	n = deref(n)
 	if n == nil || isNull(n) {
 		return
 	}
 	if s.custom {
 		if s.text && n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("%s must be a string, found %s", lastName(path), describe(n))})
 		}
 		return
@@ -166,6 +169,7 @@ func checkGo(s *goSchema, n *yaml.Node, path string, report func(FieldProblem)) 
 	switch s.kind {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("%s must be an object, found %s", lastName(path), describe(n))})
 			return
 		}
@@ -174,42 +178,47 @@ func checkGo(s *goSchema, n *yaml.Node, path string, report func(FieldProblem)) 
 			if k.Value == "<<" {
 				continue
 			}
-			childPath := joinKey(path, k.Value)
+			child := p.key(k.Value)
 			fs, ok := s.fields[k.Value]
 			if !ok {
 				hint := ""
 				if sug := suggestName(k.Value, s.fields); sug != "" {
 					hint = fmt.Sprintf(" (did you mean %q?)", sug)
 				}
-				report(FieldProblem{Path: childPath, Node: k, Unknown: true,
+				report(FieldProblem{Path: child.String(), Node: k, Unknown: true,
 					Message: fmt.Sprintf("unknown field %q in %s%s", k.Value, s.name, hint)})
 				continue
 			}
-			checkGo(fs, v, childPath, report)
+			checkGo(fs, v, child, report)
 		}
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("%s must be a map, found %s", lastName(path), describe(n))})
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			checkGo(s.elem, n.Content[i+1], joinKey(path, n.Content[i].Value), report)
+			child := p.key(n.Content[i].Value)
+			checkGo(s.elem, n.Content[i+1], child, report)
 		}
 	case reflect.Slice, reflect.Array:
 		if s.bytes { // []byte is base64 text
 			return
 		}
 		if n.Kind != yaml.SequenceNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("%s must be a list, found %s", lastName(path), describe(n))})
 			return
 		}
 		for i, c := range n.Content {
-			checkGo(s.elem, c, fmt.Sprintf("%s[%d]", path, i), report)
+			child := p.at(i)
+			checkGo(s.elem, c, child, report)
 		}
 	case reflect.Interface:
 		return
 	default:
 		if n.Kind != yaml.ScalarNode || nodeClass(n)&s.accept == 0 {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("%s must be %s, found %s", lastName(path), goKindName(s.kind), describe(n))})
 		}
 	}

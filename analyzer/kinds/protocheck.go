@@ -25,15 +25,22 @@ type FieldProblem struct {
 // prunes snake_case names), well-known wrapper types as plain scalars. It
 // reports every unknown field at its key and every mistyped scalar at its value.
 func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, report func(FieldProblem)) {
+	var links [maxInlineDepth]pathLink
+	root := fieldPath{root: path, links: links[:0]}
+	checkProto(md, n, root, report)
+}
+
+func checkProto(md protoreflect.MessageDescriptor, n *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	n = deref(n)
 	if n == nil || isNull(n) {
 		return
 	}
 	if wk := wellKnown(md); wk != "" {
-		checkWellKnown(wk, n, path, report)
+		checkWellKnown(wk, n, p, report)
 		return
 	}
 	if n.Kind != yaml.MappingNode {
+		path := p.String()
 		report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("expected an object for %s, found %s", md.Name(), describe(n))})
 		return
 	}
@@ -44,7 +51,7 @@ func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, re
 			continue
 		}
 		fd := fields.ByJSONName(k.Value)
-		childPath := joinKey(path, k.Value)
+		child := p.key(k.Value)
 		if fd == nil {
 			hint := ""
 			if alt := fields.ByName(protoreflect.Name(k.Value)); alt != nil {
@@ -52,15 +59,15 @@ func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, re
 			} else if s := suggest(k.Value, fields); s != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			report(FieldProblem{Path: childPath, Node: k, Unknown: true,
+			report(FieldProblem{Path: child.String(), Node: k, Unknown: true,
 				Message: fmt.Sprintf("unknown field %q in %s%s", k.Value, md.Name(), hint)})
 			continue
 		}
-		checkField(fd, v, childPath, report)
+		checkField(fd, v, child, report)
 	}
 }
 
-func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, report func(FieldProblem)) {
+func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	v = deref(v)
 	if v == nil || isNull(v) {
 		return
@@ -68,40 +75,46 @@ func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, repo
 	switch {
 	case fd.IsMap():
 		if v.Kind != yaml.MappingNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected a map for %s, found %s", fd.JSONName(), describe(v))})
 			return
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
-			checkSingle(fd.MapValue(), v.Content[i+1], joinKey(path, v.Content[i].Value), report)
+			child := p.key(v.Content[i].Value)
+			checkSingle(fd.MapValue(), v.Content[i+1], child, report)
 		}
 	case fd.IsList():
 		if v.Kind != yaml.SequenceNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected a list for %s, found %s", fd.JSONName(), describe(v))})
 			return
 		}
 		for i, item := range v.Content {
-			checkSingle(fd, item, fmt.Sprintf("%s[%d]", path, i), report)
+			child := p.at(i)
+			checkSingle(fd, item, child, report)
 		}
 	default:
-		checkSingle(fd, v, path, report)
+		checkSingle(fd, v, p, report)
 	}
 }
 
-func checkSingle(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, report func(FieldProblem)) {
+func checkSingle(fd protoreflect.FieldDescriptor, v *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	v = deref(v)
 	if v == nil || isNull(v) {
 		return
 	}
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		CheckProto(fd.Message(), v, path, report)
+		checkProto(fd.Message(), v, p, report)
 		return
 	}
 	if v.Kind != yaml.ScalarNode {
+		path := p.String()
 		report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected %s for %s, found %s", scalarName(fd.Kind()), fd.JSONName(), describe(v))})
 		return
 	}
 	if msg := scalarMismatch(fd, v); msg != "" {
+		path := p.String()
 		report(FieldProblem{Path: path, Node: v, Message: msg})
 	}
 }
@@ -184,35 +197,42 @@ func wellKnown(md protoreflect.MessageDescriptor) string {
 	return ""
 }
 
-func checkWellKnown(name string, n *yaml.Node, path string, report func(FieldProblem)) {
+func checkWellKnown(name string, n *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	switch name {
 	case "Struct", "Value", "ListValue", "Any", "Empty":
 		return // free-form
 	case "Duration":
 		if n.Kind != yaml.ScalarNode || !validDuration(n.Value) {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("expected a duration such as \"5s\" or \"1.5s\", found %s", describe(n))})
 		}
 	case "Timestamp":
 		if n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected an RFC 3339 timestamp, found " + describe(n)})
 		}
 	case "BoolValue":
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected true or false, found " + describe(n)})
 		}
 	case "StringValue", "BytesValue":
 		if n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a string, found " + describe(n)})
 		}
 	default: // numeric wrappers
 		if n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
 			return
 		}
 		switch wrapperFit(name, nodeClass(n), n.Value) {
 		case fitBadType:
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
 		case fitNegative:
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a non-negative number, found " + n.Value})
 		}
 	}
@@ -325,14 +345,4 @@ func deref(n *yaml.Node) *yaml.Node {
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-func joinKey(base, key string) string {
-	if strings.ContainsAny(key, ".[]\"' /") || key == "" {
-		return base + "[" + strconv.Quote(key) + "]"
-	}
-	if base == "" {
-		return key
-	}
-	return base + "." + key
 }
