@@ -191,3 +191,37 @@ func isCollection(v any) bool {
 	}
 	return false
 }
+
+// kindSchema is what the schema walks need of a typed kind, computed once.
+type kindSchema struct {
+	goType reflect.Type
+	spec   protoreflect.MessageDescriptor // nil unless the spec is an Istio proto
+}
+
+var kindSchemas = func() map[*Kind]kindSchema {
+	m := make(map[*Kind]kindSchema, len(table))
+	for _, k := range table {
+		if k.New == nil {
+			continue
+		}
+		obj := k.New()
+		s := kindSchema{goType: reflect.TypeOf(obj)}
+		if k.Spec != nil {
+			s.spec = k.Spec(obj).ProtoReflect().Descriptor()
+		}
+		m[k] = s
+	}
+	return m
+}()
+
+// SchemaClean reports whether the loader's strict schema walk of an object
+// of this kind (CheckGo over the whole object, CheckProto over an Istio spec)
+// would report no problem, given the object as generic values; see GoClean
+// for the contract. Untyped kinds have no schema walk and are always clean.
+func (k *Kind) SchemaClean(obj map[string]any) bool {
+	s, ok := kindSchemas[k]
+	if !ok {
+		return true
+	}
+	return GoClean(s.goType, obj) && (s.spec == nil || ProtoClean(s.spec, obj["spec"]))
+}

@@ -26,6 +26,7 @@ import (
 // converter makes of it.
 type schemaDoc struct {
 	where string
+	kind  *kinds.Kind
 	t     reflect.Type
 	spec  protoreflect.MessageDescriptor // nil for kinds without a proto spec
 	node  *yaml.Node
@@ -45,9 +46,9 @@ func (d schemaDoc) slow() []string {
 	return out
 }
 
-// fast is the value walks' verdict.
+// fast is the value walks' verdict, through the entry point the loader uses.
 func (d schemaDoc) fast() bool {
-	return kinds.GoClean(d.t, d.value) && (d.spec == nil || kinds.ProtoClean(d.spec, d.value["spec"]))
+	return d.kind.SchemaClean(d.value)
 }
 
 func childOf(m *yaml.Node, key string) *yaml.Node {
@@ -106,7 +107,7 @@ func known(where string, n *yaml.Node) []schemaDoc {
 		return nil
 	}
 	typed := k.New()
-	d := schemaDoc{where: where + " " + kind, t: reflect.TypeOf(typed), node: n, value: obj}
+	d := schemaDoc{where: where + " " + kind, kind: k, t: reflect.TypeOf(typed), node: n, value: obj}
 	if k.Spec != nil {
 		d.spec = k.Spec(typed).ProtoReflect().Descriptor()
 	}
