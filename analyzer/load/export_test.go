@@ -6,7 +6,7 @@ import "go.yaml.in/yaml/v3"
 // tests: the generic value the fast path would decode for n, and false when
 // the conversion ran out of budget.
 func ConvertNode(n *yaml.Node) (any, bool) {
-	c := converter{budget: 1 << 22}
+	c := converter{budget: 1 << 16}
 	v := c.value(n, 0)
 	return v, c.budget >= 0
 }

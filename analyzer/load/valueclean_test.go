@@ -326,3 +326,22 @@ func cloneNode(n *yaml.Node, seen map[*yaml.Node]*yaml.Node) *yaml.Node {
 	c.Alias = cloneNode(n.Alias, seen)
 	return &c
 }
+
+// FuzzSchemaClean: for any document within the value contract, the value
+// walk never calls clean what the node walk reports.
+func FuzzSchemaClean(f *testing.F) {
+	for _, c := range valueCleanCases {
+		f.Add([]byte(c.doc))
+	}
+	f.Add([]byte("apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: a}\nspec: {host: a, trafficPolicy: {outlierDetection: {consecutive5xxErrors: 0x10, interval: 1.5s}, tls: {mode: SIMPLE}}}\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, d := range docsOf("fuzz", data) {
+			if outsideContract(d.node) != "" {
+				continue
+			}
+			if problems := d.slow(); len(problems) > 0 && d.fast() {
+				t.Fatalf("%s: value walk says clean, node walk reports %q", d.where, problems)
+			}
+		}
+	})
+}
