@@ -6,18 +6,18 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// The value walks below answer "would the schema walk report anything?" for a
-// document that is only available as generic values (map[string]any, []any,
-// string, int64, float64, bool, nil: what the loader's converter makes of a
-// yaml node). They share the field tables and scalar rules of CheckGo and
-// CheckProto, build no paths and allocate nothing.
+// GoClean reports whether CheckGo(t, n, ...) would report no problem for the
+// yaml node n that the generic value v was converted from (map[string]any,
+// []any, string, int64, float64, bool, nil: what the loader's converter
+// makes of a node). It shares the field tables and scalar rules of CheckGo,
+// builds no paths and allocates nothing.
 //
-// A value forgets some of what its node said. Where that matters the walks
-// say "not clean" (the caller then runs the node walk): a number such as 5 may
-// have been written 5 or 5.0, a 0 may have been -0, a string .inf may have
-// been a plain float. A few node details cannot be seen at all, so the
-// contract only holds for documents without them; the fast decoder must fall
-// back to nodes when it meets one:
+// It never says true when CheckGo would report. Where the value forgot what
+// the node said it says false, and the caller runs the node walk: a number 5
+// may have been written 5.0 (no enum takes that), a string .inf may have been
+// a plain float. A few node details cannot be seen in a value at all, so the
+// contract holds only for documents without them, and the fast decoder must
+// fall back to nodes when it meets one:
 //   - local tags and ill-fitting standard tags on scalars (`!foo x`,
 //     `!!int abc`, `!!float x`): the text decodes to a string and is taken
 //     for a !!str;
@@ -27,11 +27,6 @@ import (
 //     last;
 //   - aliases used as keys: the node walks read the alias, the value its
 //     target.
-
-// GoClean reports whether CheckGo(t, n, ...) would report no problem for the
-// node n that v was converted from. It never says true when CheckGo would
-// report (for documents within the contract above); it may say false for a
-// document CheckGo accepts when the value cannot tell (see above).
 func GoClean(t reflect.Type, v any) bool {
 	return goClean(goSchemaOf(t), v)
 }
@@ -92,7 +87,8 @@ func goClean(s *goSchema, v any) bool {
 }
 
 // ProtoClean reports whether CheckProto(md, n, ...) would report no problem
-// for the node n that v was converted from, with the same contract as GoClean.
+// for the node n that the generic value v was converted from, with the same
+// contract as GoClean.
 func ProtoClean(md protoreflect.MessageDescriptor, v any) bool {
 	if v == nil {
 		return true

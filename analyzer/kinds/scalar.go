@@ -31,15 +31,19 @@ const (
 	clsNegFloat                              // other finite !!float, < 0
 	clsOddFloat                              // !!float that is not a finite number: .inf, .nan
 	clsOther                                 // any other tag, e.g. a local tag such as !foo
-
-	intTags     = clsInt | clsNegInt | clsBigInt | clsOddInt
-	floatTags   = clsWholeFloat | clsNegWholeFloat | clsFloat | clsNegFloat | clsOddFloat
-	negatives   = clsNegInt | clsNegWholeFloat | clsNegFloat
-	anyScalar   = ^scalarClass(0)
-	noClass     = scalarClass(0)
-	int64Limit  = 1 << 63
-	wholeLimitF = float64(int64Limit)
 )
+
+// Sets of classes.
+const (
+	intTags   = clsInt | clsNegInt | clsBigInt | clsOddInt
+	floatTags = clsWholeFloat | clsNegWholeFloat | clsFloat | clsNegFloat | clsOddFloat
+	negatives = clsNegInt | clsNegWholeFloat | clsNegFloat
+	anyScalar = ^scalarClass(0)
+	noClass   = scalarClass(0)
+)
+
+// twoTo63 bounds the floats that convert to int64 exactly.
+const twoTo63 = float64(1 << 63)
 
 // nodeClass classifies a scalar node by its (implicit or explicit) tag and text.
 func nodeClass(n *yaml.Node) scalarClass {
@@ -75,7 +79,7 @@ func floatClass(f float64) scalarClass {
 	switch {
 	case math.IsInf(f, 0) || math.IsNaN(f):
 		return clsOddFloat
-	case f == math.Trunc(f) && f >= -wholeLimitF && f < wholeLimitF:
+	case f == math.Trunc(f) && f >= -twoTo63 && f < twoTo63:
 		if f < 0 {
 			return clsNegWholeFloat
 		}
@@ -109,7 +113,7 @@ func valueClasses(v any) (scalarClass, bool) {
 		return clsInt | clsWholeFloat, true
 	case float64: // a !!float, or a !!int beyond int64
 		c := floatClass(x)
-		if x >= wholeLimitF {
+		if x >= twoTo63 {
 			c |= clsBigInt
 		}
 		return c, true
