@@ -25,15 +25,22 @@ type FieldProblem struct {
 // prunes snake_case names), well-known wrapper types as plain scalars. It
 // reports every unknown field at its key and every mistyped scalar at its value.
 func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, report func(FieldProblem)) {
+	var links [maxInlineDepth]pathLink
+	root := fieldPath{root: path, links: links[:0]}
+	checkProto(md, n, root, report)
+}
+
+func checkProto(md protoreflect.MessageDescriptor, n *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	n = deref(n)
 	if n == nil || isNull(n) {
 		return
 	}
 	if wk := wellKnown(md); wk != "" {
-		checkWellKnown(wk, n, path, report)
+		checkWellKnown(wk, n, p, report)
 		return
 	}
 	if n.Kind != yaml.MappingNode {
+		path := p.String()
 		report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("expected an object for %s, found %s", md.Name(), describe(n))})
 		return
 	}
@@ -44,7 +51,7 @@ func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, re
 			continue
 		}
 		fd := fields.ByJSONName(k.Value)
-		childPath := joinKey(path, k.Value)
+		child := p.key(k.Value)
 		if fd == nil {
 			hint := ""
 			if alt := fields.ByName(protoreflect.Name(k.Value)); alt != nil {
@@ -52,15 +59,15 @@ func CheckProto(md protoreflect.MessageDescriptor, n *yaml.Node, path string, re
 			} else if s := suggest(k.Value, fields); s != "" {
 				hint = fmt.Sprintf(" (did you mean %q?)", s)
 			}
-			report(FieldProblem{Path: childPath, Node: k, Unknown: true,
+			report(FieldProblem{Path: child.String(), Node: k, Unknown: true,
 				Message: fmt.Sprintf("unknown field %q in %s%s", k.Value, md.Name(), hint)})
 			continue
 		}
-		checkField(fd, v, childPath, report)
+		checkField(fd, v, child, report)
 	}
 }
 
-func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, report func(FieldProblem)) {
+func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	v = deref(v)
 	if v == nil || isNull(v) {
 		return
@@ -68,85 +75,110 @@ func checkField(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, repo
 	switch {
 	case fd.IsMap():
 		if v.Kind != yaml.MappingNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected a map for %s, found %s", fd.JSONName(), describe(v))})
 			return
 		}
 		for i := 0; i+1 < len(v.Content); i += 2 {
-			checkSingle(fd.MapValue(), v.Content[i+1], joinKey(path, v.Content[i].Value), report)
+			child := p.key(v.Content[i].Value)
+			checkSingle(fd.MapValue(), v.Content[i+1], child, report)
 		}
 	case fd.IsList():
 		if v.Kind != yaml.SequenceNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected a list for %s, found %s", fd.JSONName(), describe(v))})
 			return
 		}
 		for i, item := range v.Content {
-			checkSingle(fd, item, fmt.Sprintf("%s[%d]", path, i), report)
+			child := p.at(i)
+			checkSingle(fd, item, child, report)
 		}
 	default:
-		checkSingle(fd, v, path, report)
+		checkSingle(fd, v, p, report)
 	}
 }
 
-func checkSingle(fd protoreflect.FieldDescriptor, v *yaml.Node, path string, report func(FieldProblem)) {
+func checkSingle(fd protoreflect.FieldDescriptor, v *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	v = deref(v)
 	if v == nil || isNull(v) {
 		return
 	}
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
-		CheckProto(fd.Message(), v, path, report)
+		checkProto(fd.Message(), v, p, report)
 		return
 	}
 	if v.Kind != yaml.ScalarNode {
+		path := p.String()
 		report(FieldProblem{Path: path, Node: v, Message: fmt.Sprintf("expected %s for %s, found %s", scalarName(fd.Kind()), fd.JSONName(), describe(v))})
 		return
 	}
 	if msg := scalarMismatch(fd, v); msg != "" {
+		path := p.String()
 		report(FieldProblem{Path: path, Node: v, Message: msg})
 	}
 }
 
 func scalarMismatch(fd protoreflect.FieldDescriptor, v *yaml.Node) string {
-	tag := v.ShortTag()
-	bad := func() string {
+	switch protoScalarFit(fd, nodeClass(v), v.Value) {
+	case fitBadType:
 		return fmt.Sprintf("%s must be %s, found %s", fd.JSONName(), scalarName(fd.Kind()), describe(v))
+	case fitBadEnum:
+		names := enumNames(fd.Enum())
+		return fmt.Sprintf("%s must be one of %s, found %q", fd.JSONName(), strings.Join(names, ", "), v.Value)
+	case fitNegative:
+		return fmt.Sprintf("%s must not be negative, found %s", fd.JSONName(), v.Value)
 	}
+	return ""
+}
+
+// fit is the verdict on one scalar against a schema type.
+type fit uint8
+
+const (
+	fitOK fit = iota
+	fitBadType
+	fitBadEnum
+	fitNegative
+)
+
+// protoScalarFit judges a scalar of class c and text text against a scalar
+// proto field the way the Istio CRD schema does. The text is consulted only to
+// accept a value its class alone does not (a quoted number, an enum name), so
+// an empty text is the cautious stand-in when the text is unknown.
+func protoScalarFit(fd protoreflect.FieldDescriptor, c scalarClass, text string) fit {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
-		if tag != "!!bool" {
-			return bad()
+		if c != clsBool {
+			return fitBadType
 		}
 	case protoreflect.StringKind, protoreflect.BytesKind:
 		// Kubernetes' structural schema would reject a number here, but YAML
 		// writers often leave short strings unquoted; only collections are wrong.
 	case protoreflect.EnumKind:
-		if tag == "!!int" {
-			return ""
-		}
-		if fd.Enum().Values().ByName(protoreflect.Name(v.Value)) == nil {
-			names := enumNames(fd.Enum())
-			return fmt.Sprintf("%s must be one of %s, found %q", fd.JSONName(), strings.Join(names, ", "), v.Value)
+		if c&intTags == 0 && fd.Enum().Values().ByName(protoreflect.Name(text)) == nil {
+			return fitBadEnum
 		}
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		if tag != "!!int" && tag != "!!float" {
-			if _, err := strconv.ParseFloat(v.Value, 64); err != nil {
-				return bad()
+		if c&(intTags|floatTags) == 0 {
+			if _, err := strconv.ParseFloat(text, 64); err != nil {
+				return fitBadType
 			}
 		}
-	default: // integers
-		if tag == "!!int" {
-			if _, err := strconv.ParseInt(strings.ReplaceAll(v.Value, "_", ""), 0, 64); err == nil {
-				if strings.HasPrefix(v.Value, "-") && isUnsigned(fd.Kind()) {
-					return fmt.Sprintf("%s must not be negative, found %s", fd.JSONName(), v.Value)
-				}
-				return ""
+	default: // integers; an integral float reaches the decoder as an integer
+		switch {
+		case c&(clsInt|clsWholeFloat) != 0:
+		case c&(clsNegInt|clsNegWholeFloat) != 0:
+			if isUnsigned(fd.Kind()) {
+				return fitNegative
 			}
-		}
-		if _, err := strconv.ParseInt(v.Value, 10, 64); err != nil {
-			return bad()
+		default:
+			if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+				return fitBadType
+			}
 		}
 	}
-	return ""
+	return fitOK
 }
 
 func isUnsigned(k protoreflect.Kind) bool {
@@ -165,37 +197,68 @@ func wellKnown(md protoreflect.MessageDescriptor) string {
 	return ""
 }
 
-func checkWellKnown(name string, n *yaml.Node, path string, report func(FieldProblem)) {
+func checkWellKnown(name string, n *yaml.Node, p fieldPath, report func(FieldProblem)) {
 	switch name {
 	case "Struct", "Value", "ListValue", "Any", "Empty":
 		return // free-form
 	case "Duration":
 		if n.Kind != yaml.ScalarNode || !validDuration(n.Value) {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: fmt.Sprintf("expected a duration such as \"5s\" or \"1.5s\", found %s", describe(n))})
 		}
 	case "Timestamp":
 		if n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected an RFC 3339 timestamp, found " + describe(n)})
 		}
 	case "BoolValue":
 		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected true or false, found " + describe(n)})
 		}
 	case "StringValue", "BytesValue":
 		if n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a string, found " + describe(n)})
 		}
 	default: // numeric wrappers
 		if n.Kind != yaml.ScalarNode {
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
 			return
 		}
-		if _, err := strconv.ParseFloat(n.Value, 64); err != nil {
+		switch wrapperFit(name, nodeClass(n), n.Value) {
+		case fitBadType:
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a number, found " + describe(n)})
-		} else if strings.HasPrefix(name, "UInt") && strings.HasPrefix(n.Value, "-") {
+		case fitNegative:
+			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected a non-negative number, found " + n.Value})
 		}
 	}
+}
+
+// wrapperFit judges a scalar against a numeric wrapper type (Int32Value,
+// UInt32Value, DoubleValue, ...): any finite number, or text that reads as
+// one; never a negative number for the unsigned ones. As for protoScalarFit,
+// the text only ever accepts.
+func wrapperFit(name string, c scalarClass, text string) fit {
+	unsigned := strings.HasPrefix(name, "UInt")
+	switch {
+	case c&negatives != 0:
+		if unsigned {
+			return fitNegative
+		}
+	case c&(clsInt|clsBigInt|clsWholeFloat|clsFloat) != 0:
+	default:
+		if _, err := strconv.ParseFloat(text, 64); err != nil {
+			return fitBadType
+		}
+		if unsigned && strings.HasPrefix(text, "-") {
+			return fitNegative
+		}
+	}
+	return fitOK
 }
 
 // validDuration accepts protobuf JSON durations ("1.5s") and, as Istio's CRD
@@ -204,12 +267,9 @@ func validDuration(s string) bool {
 	if s == "" {
 		return false
 	}
-	if strings.HasSuffix(s, "s") {
-		if _, err := strconv.ParseFloat(strings.TrimSuffix(s, "s"), 64); err == nil {
-			return true
-		}
-	}
-	for _, unit := range []string{"ms", "us", "ns", "m", "h"} {
+	// The other units come before "s" so that a valid "100ms" is never first
+	// read as "100m" + "s": a failed parse allocates its error.
+	for _, unit := range [...]string{"ms", "us", "ns", "m", "h", "s"} {
 		if strings.HasSuffix(s, unit) {
 			if _, err := strconv.ParseFloat(strings.TrimSuffix(s, unit), 64); err == nil {
 				return true
@@ -285,14 +345,4 @@ func deref(n *yaml.Node) *yaml.Node {
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-func joinKey(base, key string) string {
-	if strings.ContainsAny(key, ".[]\"' /") || key == "" {
-		return base + "[" + strconv.Quote(key) + "]"
-	}
-	if base == "" {
-		return key
-	}
-	return base + "." + key
 }
