@@ -1,0 +1,47 @@
+package load
+
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Chunks exposes splitDocuments to the external tests: the document chunks
+// of a file, as the loader parses them.
+func Chunks(data []byte) [][]byte {
+	var out [][]byte
+	for _, c := range splitDocuments(data) {
+		out = append(out, c.data)
+	}
+	return out
+}
+
+// SlowDecode runs the loader's slow path on one chunk, as document does:
+// yaml.v3 nodes, the template, duplicate-key, root-kind and node-budget
+// checks, then the converter. clean is false when the slow path would report
+// a problem or skip the document; obj is the converted root mapping.
+func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
+	var root yaml.Node
+	err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root)
+	if errors.Is(err, io.EOF) || err != nil {
+		return nil, false
+	}
+	body := &root
+	if body.Kind == yaml.DocumentNode {
+		if len(body.Content) == 0 {
+			return nil, false
+		}
+		body = body.Content[0]
+	}
+	if body.Kind != yaml.MappingNode || templateNode(body) != nil || len(duplicateKeys(body)) > 0 {
+		return nil, false
+	}
+	conv := converter{budget: maxNodes}
+	obj, ok := conv.value(body, 0).(map[string]any)
+	if conv.budget < 0 || !ok {
+		return nil, false
+	}
+	return obj, true
+}
