@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
@@ -291,6 +292,49 @@ func TestFastYAMLAccepts(t *testing.T) {
 	}
 }
 
+// TestFastYAMLMutations damages real documents one edit at a time (an
+// indicator, a comment, a quote, a break, an indentation change inserted at
+// each position, or a byte removed) and checks the contract on every result:
+// most mutants must be declined or decoded exactly like the slow path.
+func TestFastYAMLMutations(t *testing.T) {
+	docs := []string{
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: a # c\n  labels: {app: b, 'x': \"y\"}\nspec:\n  ports:\n  - name: http\n    port: 80\n",
+		"a:\n- b: |\n    x\n     y\n\n  c: >-\n    p\n    q\n- [1, 2.5, -3]\nd: 'e'\n",
+	}
+	for i, in := range corpus.Generate(corpus.Options{Rollouts: 2, Seed: 11}) {
+		for j, c := range load.Chunks(in.Data) {
+			if (i+j)%3 == 0 {
+				docs = append(docs, string(c))
+			}
+		}
+	}
+	edits := []string{" ", "  ", "#", " #", ":", ": ", "- ", "-", "'", "\"", "|", ">", "{", "[", "]", ",", "\n", "\n  ", "\r\n", "&a ", "*a", "!t ", "? ", "<<: ", "\\", "{{ .x }}", "\t", "\u00e9", "---\n", "~"}
+	step := 3 // every position takes 11 s on a shared 2-core machine
+	if testing.Short() {
+		step = 9
+	}
+	var checked, accepted int
+	for d, doc := range docs {
+		for pos := 0; pos <= len(doc); pos += step {
+			for _, e := range edits {
+				m := doc[:pos] + e + doc[pos:]
+				checked++
+				if checkChunk(t, fmt.Sprintf("doc %d insert %q at %d", d, e, pos), []byte(m), load.DefaultMaxNodes) {
+					accepted++
+				}
+			}
+			if pos < len(doc) {
+				m := doc[:pos] + doc[pos+1:]
+				checked++
+				if checkChunk(t, fmt.Sprintf("doc %d delete at %d", d, pos), []byte(m), load.DefaultMaxNodes) {
+					accepted++
+				}
+			}
+		}
+	}
+	t.Logf("%d mutants, %d accepted by the fast path", checked, accepted)
+}
+
 // TestFastYAMLNodeBudget checks the node count against the slow path's
 // converter: a budget one below the count declines, the count itself passes.
 func TestFastYAMLNodeBudget(t *testing.T) {
@@ -350,6 +394,46 @@ func FuzzFastYAML(f *testing.F) {
 		if bytes.Count(data, []byte("\n")) > 2000 {
 			return
 		}
+		start := time.Now()
+		fastyaml.DecodeLimit(data, 5000)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("fast path took %v", d)
+		}
+		start = time.Now()
+		load.SlowDecode(data, 5000)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("slow path took %v", d)
+		}
 		checkChunk(t, "fuzz", data, 5000)
+	})
+}
+
+// BenchmarkFastYAML compares the fast decoder with the slow path (yaml.v3
+// nodes, the loader's checks and conversion) on generated corpus documents;
+// one op is one document, so ns/op, B/op and allocs/op are per document.
+func BenchmarkFastYAML(b *testing.B) {
+	var chunks [][]byte
+	for _, in := range corpus.Generate(corpus.Options{Rollouts: 400, Seed: 7, MistakeRate: 0.1}) {
+		for _, c := range load.Chunks(in.Data) {
+			if _, clean := load.SlowDecode(c, load.DefaultMaxNodes); clean {
+				chunks = append(chunks, c) // not the empty chunk after a final ---
+			}
+		}
+	}
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, ok := fastyaml.Decode(chunks[i%len(chunks)]); !ok {
+				b.Fatal("declined a corpus document")
+			}
+		}
+	})
+	b.Run("slow", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, ok := load.SlowDecode(chunks[i%len(chunks)], load.DefaultMaxNodes); !ok {
+				b.Fatal("slow path rejected a corpus document")
+			}
+		}
 	})
 }

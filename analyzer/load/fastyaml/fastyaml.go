@@ -126,6 +126,8 @@ type parser struct {
 	pairs  []pair // entries of the mappings being built, innermost last
 	items  []any  // items of the sequences being built, innermost last
 	buf    []byte // scratch for scalars that need rewriting
+	cache  line   // the line peek found last, valid while it starts at pos
+	cached bool
 }
 
 type pair struct {
@@ -136,11 +138,8 @@ type pair struct {
 // rawLine returns the line starting at off.
 func (p *parser) rawLine(off int) line {
 	end, next := len(p.src), len(p.src)
-	for i := off; i < len(p.src); i++ {
-		if p.src[i] == '\n' {
-			end, next = i, i+1
-			break
-		}
+	if i := strings.IndexByte(p.src[off:], '\n'); i >= 0 {
+		end, next = off+i, off+i+1
 	}
 	if end > off && p.src[end-1] == '\r' {
 		end--
@@ -155,6 +154,9 @@ func (p *parser) rawLine(off int) line {
 // peek returns the next line with content, skipping blank and comment-only
 // lines, without consuming it. A document marker there cannot be handled.
 func (p *parser) peek() (line, bool) {
+	if p.cached && p.cache.start == p.pos {
+		return p.cache, true
+	}
 	for off := p.pos; off < len(p.src); {
 		l := p.rawLine(off)
 		t := l.text(p.src)
@@ -167,6 +169,7 @@ func (p *parser) peek() (line, bool) {
 			p.failed = true
 			return line{}, false
 		}
+		p.cache, p.cached = l, true
 		return l, true
 	}
 	return line{}, false
