@@ -9,6 +9,7 @@ package fastyaml
 
 import (
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -40,7 +41,9 @@ func DecodeLimit(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 	if !validText(data) {
 		return nil, false
 	}
-	p := parser{src: string(data), budget: maxNodes}
+	p := scratch.Get().(*parser)
+	defer p.release()
+	*p = parser{src: string(data), budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0]}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -105,6 +108,21 @@ func validText(data []byte) bool {
 		i += size
 	}
 	return true
+}
+
+// scratch recycles parsers for their scratch slices, which grow to the
+// widest mapping and sequence seen and are reused by later documents.
+var scratch = sync.Pool{New: func() any { return new(parser) }}
+
+// release clears what the parser still references and returns it to scratch.
+func (p *parser) release() {
+	clear(p.pairs[:cap(p.pairs)])
+	clear(p.items[:cap(p.items)])
+	if cap(p.buf) > 64<<10 {
+		p.buf = nil // a huge block scalar: do not keep its buffer
+	}
+	p.src = ""
+	scratch.Put(p)
 }
 
 // line is one line of the document: [start, end) without its line break.
