@@ -336,6 +336,14 @@ func TestFastYAMLMutations(t *testing.T) {
 	t.Logf("%d mutants, %d accepted by the fast path", checked, accepted)
 }
 
+// TestFastYAMLDefaultBudget keeps Decode's budget equal to the loader's
+// default limit, so Decode accepts only what the default slow path accepts.
+func TestFastYAMLDefaultBudget(t *testing.T) {
+	if fastyaml.DefaultMaxNodes != load.DefaultMaxNodes {
+		t.Fatalf("fastyaml.DefaultMaxNodes = %d, load.DefaultMaxNodes = %d", fastyaml.DefaultMaxNodes, load.DefaultMaxNodes)
+	}
+}
+
 // TestFastYAMLNodeBudget checks the node count against the slow path's
 // converter: a budget one below the count declines, the count itself passes.
 func TestFastYAMLNodeBudget(t *testing.T) {
@@ -378,6 +386,15 @@ func FuzzFastYAML(f *testing.F) {
 		"a: [x, {y: [z]}]\n",
 		"a: {\"b\":1}\n",
 		"a: \"\\x41\\u00e9\"\n",
+		"a: \xe2\x82\nb: \xf0\x9f\x98\n",
+		"a: " + strings.Repeat("[", 120) + strings.Repeat("]", 120) + "\n",
+		"a: |\n    x\n  y\n    z\n",
+		"a: |\n  x\n\ty\n",
+		"a: >\n\n  x\n  \n   y\nb: |+\n",
+		"a: \"q#\" #c\nb: 'q #' # c\nc: q#q #c\n",
+		"a: b   \n- c  \n",
+		"a:\n -x\n - y\n",
+		"\r\n\r\na: 1\r\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
