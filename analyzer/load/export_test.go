@@ -1,6 +1,12 @@
 package load
 
-import "go.yaml.in/yaml/v3"
+import (
+	"bytes"
+	"errors"
+	"io"
+
+	"go.yaml.in/yaml/v3"
+)
 
 // ConvertNode exposes the loader's node-to-value conversion to the external
 // tests: the generic value the fast path would decode for n, and false when
@@ -11,11 +17,40 @@ func ConvertNode(n *yaml.Node) (any, bool) {
 	return v, c.budget >= 0
 }
 
-// SplitDocuments exposes the document splitter: the chunks of a stream.
+// SplitDocuments exposes the document splitter to the external tests: the
+// document chunks of a file, as the loader parses them.
 func SplitDocuments(data []byte) [][]byte {
 	var out [][]byte
 	for _, c := range splitDocuments(data) {
 		out = append(out, c.data)
 	}
 	return out
+}
+
+// SlowDecode runs the loader's slow path on one chunk, as document does:
+// yaml.v3 nodes, the template, duplicate-key, root-kind and node-budget
+// checks, then the converter. clean is false when the slow path would report
+// a problem or skip the document; obj is the converted root mapping.
+func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
+	var root yaml.Node
+	err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&root)
+	if errors.Is(err, io.EOF) || err != nil {
+		return nil, false
+	}
+	body := &root
+	if body.Kind == yaml.DocumentNode {
+		if len(body.Content) == 0 {
+			return nil, false
+		}
+		body = body.Content[0]
+	}
+	if body.Kind != yaml.MappingNode || templateNode(body) != nil || len(duplicateKeys(body)) > 0 {
+		return nil, false
+	}
+	conv := converter{budget: maxNodes}
+	obj, ok := conv.value(body, 0).(map[string]any)
+	if conv.budget < 0 || !ok {
+		return nil, false
+	}
+	return obj, true
 }

@@ -1,11 +1,9 @@
 package load
 
 import (
-	"math"
-	"strconv"
-	"strings"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 )
 
 // maxDepth bounds nesting; deeper documents are treated like alias bombs.
@@ -101,38 +99,8 @@ func keyString(k *yaml.Node) string {
 }
 
 // scalar resolves a scalar by its (implicit or explicit) tag, as a JSON decoder
-// would see the value after YAML-to-JSON conversion.
+// would see the value after YAML-to-JSON conversion; the conversion is shared
+// with the fast decoder.
 func scalar(n *yaml.Node) any {
-	switch n.ShortTag() {
-	case "!!null":
-		return nil
-	case "!!bool":
-		switch strings.ToLower(n.Value) {
-		case "true", "yes", "on", "y":
-			return true
-		}
-		return false
-	case "!!int":
-		v := strings.ReplaceAll(n.Value, "_", "")
-		if i, err := strconv.ParseInt(v, 0, 64); err == nil {
-			return i
-		}
-		if u, err := strconv.ParseUint(v, 0, 64); err == nil {
-			return float64(u)
-		}
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			return f
-		}
-		return n.Value
-	case "!!float":
-		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-			return n.Value // .inf and .nan have no JSON form
-		}
-		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-			return int64(f)
-		}
-		return f
-	}
-	return n.Value
+	return fastyaml.Scalar(n.ShortTag(), n.Value)
 }
