@@ -12,6 +12,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/kinds"
+	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 )
 
 // chunk is one YAML document of a file and the 1-based line it starts on.
@@ -68,6 +69,9 @@ var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // document loads one chunk. It returns true when the rest of the file should
 // be skipped (the file is a template, not a manifest).
 func (l *loader) document(in Input, doc int, c chunk) bool {
+	if fastPath && l.fast(in.Path, doc, c) {
+		return false
+	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(c.data))
 	err := dec.Decode(&root)
@@ -170,23 +174,12 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 		}
 		return
 	}
-	group, version := splitAPIVersion(apiVersion)
-	md, _ := obj["metadata"].(map[string]any)
-	name, _ := md["name"].(string)
-	ns, _ := md["namespace"].(string)
-	res := &graph.Resource{
-		APIVersion: apiVersion, Group: group, Version: version, Kind: kind,
-		Name: name, Namespace: ns, NamespaceExplicit: ns != "",
-		File: file, Doc: doc, Object: obj,
-	}
+	res := l.newResource(file, doc, obj)
 	res.SetNode(node, &src)
 	defer res.ReleaseNode()
-	if !kinds.IsNamespaced(group, kind) {
-		res.Namespace = ""
-	} else if res.Namespace == "" {
-		res.Namespace = l.ns
-	}
-	if name == "" {
+	group, version := res.Group, res.Version
+	if res.Name == "" {
+		md, _ := obj["metadata"].(map[string]any)
 		if gen, _ := md["generateName"].(string); gen == "" {
 			l.problem(RuleNoKind, res.Pos("metadata.name"), res, "metadata.name",
 				"%s has no metadata.name: other objects cannot reference it", kind)
@@ -205,6 +198,70 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 		return
 	}
 	l.decode(res, k)
+}
+
+// newResource builds the resource of a decoded object with apiVersion and kind.
+func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Resource {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group, version := splitAPIVersion(apiVersion)
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	res := &graph.Resource{
+		APIVersion: apiVersion, Group: group, Version: version, Kind: kind,
+		Name: name, Namespace: ns, NamespaceExplicit: ns != "",
+		File: file, Doc: doc, Object: obj,
+	}
+	if !kinds.IsNamespaced(group, kind) {
+		res.Namespace = ""
+	} else if res.Namespace == "" {
+		res.Namespace = l.ns
+	}
+	return res
+}
+
+// fastPath enables the node-free path; tests turn it off to compare.
+var fastPath = true
+
+// fast loads a document without ever building its yaml node tree, when the
+// fast decoder accepts it (it declines anything it cannot decode exactly as
+// the full path would) and the object is clean: it has an apiVersion, a kind
+// and a name, is not a List, has a served apiVersion, and neither the schema
+// walk nor typed decoding would report anything. It returns false, having
+// changed nothing, for every other document, which then takes the full path
+// and gets its problems reported at their lines. A resource loaded here
+// rebuilds its node from the source only when a finding needs a position.
+func (l *loader) fast(file string, doc int, c chunk) bool {
+	obj, ok := fastyaml.DecodeLimit(c.data, l.limits.MaxNodes)
+	if !ok {
+		return false
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if apiVersion == "" || kind == "" || strings.HasSuffix(kind, "List") && obj["items"] != nil {
+		return false
+	}
+	res := l.newResource(file, doc, obj)
+	if res.Name == "" {
+		return false
+	}
+	if k := kinds.Lookup(res.Group, res.Kind); k != nil {
+		if !k.SupportsVersion(res.Version) || !k.SchemaClean(obj) {
+			return false
+		}
+		if k.New != nil {
+			typed, err := decodeDirect(k, obj, k.New())
+			if err != nil {
+				return false
+			}
+			res.Typed = typed
+		}
+		res.Known = true
+	}
+	res.SetNode(nil, &graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1})
+	l.resources = append(l.resources, res)
+	return true
 }
 
 func versionsOf(group string, versions []string) []string {

@@ -54,3 +54,7 @@ func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
 	}
 	return obj, true
 }
+
+// SetFastPath turns the node-free fast path on or off, for tests that compare
+// it with the full path.
+func SetFastPath(on bool) { fastPath = on }

@@ -1,0 +1,86 @@
+package load_test
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
+)
+
+// The node-free fast path must load exactly what the full path loads: the
+// same resources (identity, generic object, typed object, known flag), the
+// same problems at the same positions, and positions of fields rebuilt on
+// demand equal to those of the kept node. Every manifest of the repository
+// and a generated corpus with mistakes are loaded both ways.
+func TestFastPathLoadsWhatTheFullPathLoads(t *testing.T) {
+	var inputs []load.Input
+	for _, root := range []string{"../../testdata", "../../examples"} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !load.IsManifestName(path) {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			inputs = append(inputs, load.Input{Path: path, Data: data})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7}) {
+		inputs = append(inputs, c)
+	}
+	fast := load.Inputs(inputs, load.Options{})
+	load.SetFastPath(false)
+	full := load.Inputs(inputs, load.Options{})
+	load.SetFastPath(true)
+
+	if len(fast.Resources) != len(full.Resources) {
+		t.Fatalf("fast path loaded %d resources, full path %d", len(fast.Resources), len(full.Resources))
+	}
+	viaFast := 0
+	for i, a := range fast.Resources {
+		b := full.Resources[i]
+		where := a.File + ": " + a.Kind + "/" + a.Name
+		if a.APIVersion != b.APIVersion || a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name ||
+			a.NamespaceExplicit != b.NamespaceExplicit || a.File != b.File || a.Doc != b.Doc || a.Known != b.Known {
+			t.Fatalf("%s: identity differs: %+v vs %+v", where, a.Ref(), b.Ref())
+		}
+		if !reflect.DeepEqual(a.Object, b.Object) {
+			t.Errorf("%s: generic objects differ", where)
+		}
+		if !reflect.DeepEqual(a.Typed, b.Typed) {
+			t.Errorf("%s: typed objects differ", where)
+		}
+		for _, path := range []string{"metadata.name", "spec", "kind", "spec.strategy.canary.steps[0]", "spec.http[0].route[0].weight"} {
+			if pa, pb := a.Pos(path), b.Pos(path); pa != pb {
+				t.Errorf("%s: %s at %v, full path says %v", where, path, pa, pb)
+			}
+		}
+		if !strings.HasSuffix(a.Kind, "List") {
+			viaFast++
+		}
+	}
+	if !reflect.DeepEqual(problemKeys(fast.Problems), problemKeys(full.Problems)) {
+		t.Errorf("problems differ:\nfast: %v\nfull: %v", problemKeys(fast.Problems), problemKeys(full.Problems))
+	}
+	if len(fast.Problems) == 0 || viaFast < 500 {
+		t.Fatalf("the comparison is too weak: %d problems, %d resources", len(fast.Problems), viaFast)
+	}
+}
+
+func problemKeys(ps []graph.Problem) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.RuleID + " " + p.Pos.String() + " " + p.Path + " " + p.Message
+	}
+	return out
+}
