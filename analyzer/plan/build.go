@@ -32,6 +32,8 @@ type builder struct {
 	ownRoutes, ownLabels bool
 	// dests is scratch space for a route's next destinations.
 	dests []Destination
+	// noWrites skips recording the writes between states (StatesOf).
+	noWrites bool
 
 	stable  *graph.ServiceRef
 	canaryS *graph.ServiceRef
@@ -80,15 +82,15 @@ func (b *builder) setLabel(l *RevisionLabel) {
 			if x.Hash == l.Hash {
 				return
 			}
-			kind := WriteServiceSelector
-			if l.Object.Kind == "DestinationRule" {
-				kind = WriteDRSubsetLabel
+			if !b.noWrites {
+				kind := WriteServiceSelector
+				if l.Object.Kind == "DestinationRule" {
+					kind = WriteDRSubsetLabel
+				}
+				b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: l.Object, Field: l.Field, Old: x.Hash, New: l.Hash, Batch: b.batch,
+					Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name), Hosts: b.hostsOf(l)})
 			}
-			w := Write{Kind: kind, Object: l.Object, Field: l.Field, Old: x.Hash, New: l.Hash, Batch: b.batch,
-				Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name)}
 			b.ownedLabels()[i].Hash = l.Hash
-			w.Hosts = b.hostsOf(l)
-			b.cur.Writes = append(b.cur.Writes, w)
 			return
 		}
 	}
@@ -118,8 +120,9 @@ func (b *builder) ownedRoutes() []RouteState {
 // restart makes s, an emitted state, the current state again (the abort
 // paths start from an earlier state); its slices stay shared with s.
 func (b *builder) restart(s State) {
+	buf := b.cur.Writes[:0]
 	b.cur = s
-	b.cur.Writes = nil
+	b.cur.Writes = buf
 	b.ownRoutes, b.ownLabels = false, false
 	b.batch = 1
 }
@@ -157,22 +160,22 @@ func (b *builder) revisionHosts(hash string) []string {
 // scale records ReplicaSet replica changes.
 func (b *builder) scale(stable, canary int32, stableHash, canaryHash string) {
 	ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
-	if canary != b.cur.CanaryReplicas {
+	if canary != b.cur.CanaryReplicas && !b.noWrites {
 		b.cur.Writes = append(b.cur.Writes, Write{
 			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + canaryHash},
 			Field: "spec.replicas", Old: itoa(b.cur.CanaryReplicas), New: itoa(canary), Batch: b.batch,
 			Hosts: b.revisionHosts(canaryHash),
 		})
-		b.cur.CanaryReplicas = canary
 	}
-	if stable != b.cur.StableReplicas {
+	b.cur.CanaryReplicas = canary
+	if stable != b.cur.StableReplicas && !b.noWrites {
 		b.cur.Writes = append(b.cur.Writes, Write{
 			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + stableHash},
 			Field: "spec.replicas", Old: itoa(b.cur.StableReplicas), New: itoa(stable), Batch: b.batch,
 			Hosts: b.revisionHosts(stableHash),
 		})
-		b.cur.StableReplicas = stable
 	}
+	b.cur.StableReplicas = stable
 }
 
 // itoa formats a replica count or weight in decimal.
@@ -180,25 +183,28 @@ func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
 
 // emit closes the current state and starts the next one from it. The emitted
 // state and the next share routes, labels and managed routes until the
-// builder changes them (see ownedRoutes); only the writes are the state's own.
+// builder changes them (see ownedRoutes); the writes are copied out at their
+// exact size and the builder reuses its buffer for the next state's.
 func (b *builder) emit(list *[]State, phase Phase, step int, path, action string) {
 	b.cur.Phase, b.cur.Step, b.cur.Path, b.cur.Action = phase, step, path, action
-	// Number the reconciles that wrote something 1, 2, ... (no-op batches vanish).
-	renum, next := map[int]int{}, 0
+	// Number the reconciles that wrote something 1, 2, ... (no-op batches
+	// vanish). Batches only grow within a state, so a change of batch from
+	// one write to the next is a new reconcile.
+	prev, next := 0, 0
 	for i := range b.cur.Writes {
 		w := &b.cur.Writes[i]
-		if _, ok := renum[w.Batch]; !ok {
+		if i == 0 || w.Batch != prev {
 			next++
-			renum[w.Batch] = next
 		}
-		w.Batch = renum[w.Batch]
+		prev, w.Batch = w.Batch, next
 	}
 	s := b.cur
-	if cap(s.Writes) > len(s.Writes) {
-		s.Writes = slices.Clone(s.Writes) // do not keep append's spare capacity alive
+	s.Writes = nil
+	if len(b.cur.Writes) > 0 {
+		s.Writes = slices.Clone(b.cur.Writes)
 	}
 	*list = append(*list, s)
-	b.cur.Writes = nil
+	b.cur.Writes = b.cur.Writes[:0]
 	b.ownRoutes, b.ownLabels = false, false
 	b.batch = 1
 }
@@ -563,7 +569,9 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 			next = append(next, Destination{Host: "<experiment:" + t.Name + ">", Role: RoleExperiment, Weight: *t.Weight, Index: -1})
 		}
 		b.dests = next
-		b.diffRoute(rt, next)
+		if !b.noWrites {
+			b.diffRoute(rt, next)
+		}
 		if !slices.Equal(next, rt.Dests) { // else the route stays shared with the emitted states
 			b.ownedRoutes()[ri].Dests = slices.Clone(next)
 		}
@@ -624,6 +632,7 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 	}
 	for _, vs := range b.vsKeys() {
 		switch {
+		case b.noWrites:
 		case on:
 			old := "absent"
 			if idx >= 0 {
