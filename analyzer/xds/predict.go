@@ -93,7 +93,7 @@ type windowEvent struct {
 	ev    Event
 	key   string
 	hosts []string
-	obj   plan.Write
+	obj   *plan.Write // in the state's writes: a copy per event would cost ~170 bytes each
 }
 
 // StatePushes groups the writes of one state into debounce windows and
@@ -113,7 +113,7 @@ func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
 			continue
 		}
 		for _, ev := range ch.Events {
-			we := windowEvent{write: i, ev: ev, obj: w}
+			we := windowEvent{write: i, ev: ev, obj: &writes[i]}
 			switch ev.Kind {
 			case KindVirtualService, KindDestinationRule:
 				we.key = fmt.Sprintf("%s/%s/%s", ev.Kind, w.Object.Namespace, w.Object.Name)
@@ -185,10 +185,10 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 			eff[t] = true
 		}
 		cites[shortCite(kr.Cite)] = true
-		if ch := m.change(we.obj); ch != nil {
+		if ch := m.change(*we.obj); ch != nil {
 			cites[shortCite(ch.Cite)] = true
 		}
-		s := sc.For(we.ev.Kind, we.obj, kr.AllGateways)
+		s := sc.For(we.ev.Kind, *we.obj, kr.AllGateways)
 		if scope == nil {
 			scope = &s
 		} else {
