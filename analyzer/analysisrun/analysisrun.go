@@ -115,11 +115,19 @@ type Query struct {
 	// MetricPath is spec.metrics[i]; Path is the query's field path.
 	MetricPath, Path string
 	Sub              *promql.Substitution
-	Expr             parser.Expr   // nil when the query does not parse
-	Err              *promql.Error // the parse error, offsets in Sub.Query
-	// Matchers are the label matchers of Expr, offsets in Sub.Query.
+	// Type is the value type of the parsed query (vector, scalar, …), ""
+	// when it does not parse. The syntax tree itself is not kept: every
+	// query of the bundle stays in memory until the lint ends, and the rules
+	// need only the type and the matchers (promql.Parse(q.Sub.Query) gives
+	// the tree back to code that needs more).
+	Type parser.ValueType
+	Err  *promql.Error // the parse error, offsets in Sub.Query
+	// Matchers are the label matchers of the query, offsets in Sub.Query.
 	Matchers []promql.Matcher
 }
+
+// Parsed reports whether the query, placeholders substituted, is valid PromQL.
+func (q *Query) Parsed() bool { return q.Type != "" }
 
 // Analysis is every run and query of a bundle.
 type Analysis struct {
@@ -294,7 +302,7 @@ func queriesOf(t *graph.Resource, run *Run, lookup func(string) (promql.Value, b
 		if errors.As(err, &perr) {
 			q.Err = perr
 		} else {
-			q.Expr = expr
+			q.Type = expr.Type()
 			q.Matchers = promql.Matchers(expr, q.Sub.Query)
 		}
 		out = append(out, q)

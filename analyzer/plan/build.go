@@ -2,7 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -22,7 +24,17 @@ type builder struct {
 	rr *graph.RolloutRefs
 	p  *Plan
 
-	cur     State // the state the next step starts from
+	cur State // the state the next step starts from
+	// ownRoutes and ownLabels say whether cur's Routes and Labels are the
+	// builder's own. Emitted states share them with cur, and the builder
+	// copies a shared slice before it first changes it (copy-on-write), so
+	// a step that leaves the routes or labels as they were costs no copy.
+	ownRoutes, ownLabels bool
+	// dests is scratch space for a route's next destinations.
+	dests []Destination
+	// noWrites skips recording the writes between states (StatesOf).
+	noWrites bool
+
 	stable  *graph.ServiceRef
 	canaryS *graph.ServiceRef
 	dr      *graph.DRRef
@@ -70,19 +82,49 @@ func (b *builder) setLabel(l *RevisionLabel) {
 			if x.Hash == l.Hash {
 				return
 			}
-			kind := WriteServiceSelector
-			if l.Object.Kind == "DestinationRule" {
-				kind = WriteDRSubsetLabel
+			if !b.noWrites {
+				kind := WriteServiceSelector
+				if l.Object.Kind == "DestinationRule" {
+					kind = WriteDRSubsetLabel
+				}
+				b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: l.Object, Field: l.Field, Old: x.Hash, New: l.Hash, Batch: b.batch,
+					Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name), Hosts: b.hostsOf(l)})
 			}
-			w := Write{Kind: kind, Object: l.Object, Field: l.Field, Old: x.Hash, New: l.Hash, Batch: b.batch,
-				Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name)}
-			x.Hash = l.Hash
-			w.Hosts = b.hostsOf(l)
-			b.cur.Writes = append(b.cur.Writes, w)
+			b.ownedLabels()[i].Hash = l.Hash
 			return
 		}
 	}
-	b.cur.Labels = append(b.cur.Labels, *l)
+	b.cur.Labels = append(b.ownedLabels(), *l)
+}
+
+// ownedLabels returns cur's labels, copied first when an emitted state shares them.
+func (b *builder) ownedLabels() []RevisionLabel {
+	if !b.ownLabels {
+		b.cur.Labels = slices.Clone(b.cur.Labels)
+		b.ownLabels = true
+	}
+	return b.cur.Labels
+}
+
+// ownedRoutes returns cur's routes, copied first when an emitted state shares
+// them. The copy shares each route's destinations, which are replaced, never
+// changed in place.
+func (b *builder) ownedRoutes() []RouteState {
+	if !b.ownRoutes {
+		b.cur.Routes = slices.Clone(b.cur.Routes)
+		b.ownRoutes = true
+	}
+	return b.cur.Routes
+}
+
+// restart makes s, an emitted state, the current state again (the abort
+// paths start from an earlier state); its slices stay shared with s.
+func (b *builder) restart(s State) {
+	buf := b.cur.Writes[:0]
+	b.cur = s
+	b.cur.Writes = buf
+	b.ownRoutes, b.ownLabels = false, false
+	b.batch = 1
 }
 
 // hostsOf returns the FQDN whose endpoints a label decides.
@@ -100,77 +142,71 @@ func (b *builder) hostsOf(l *RevisionLabel) []string {
 
 // revisionHosts returns the hosts whose endpoints include a revision's pods in
 // the current state: Services whose hash label selects it, or the
-// DestinationRule host (its Service selects every revision).
+// DestinationRule host (its Service selects every revision). Sorted, each once.
 func (b *builder) revisionHosts(hash string) []string {
-	set := map[string]bool{}
+	out := []string{}
 	for _, l := range b.cur.Labels {
 		if l.Object.Kind == "Service" && l.Hash == hash {
-			set[graph.ServiceFQDN(l.Object.Name, l.Object.Namespace)] = true
+			out = append(out, graph.ServiceFQDN(l.Object.Name, l.Object.Namespace))
 		}
 		if l.Object.Kind == "DestinationRule" {
-			for _, h := range b.hostsOf(&l) {
-				set[h] = true
-			}
+			out = append(out, b.hostsOf(&l)...)
 		}
 	}
-	out := make([]string, 0, len(set))
-	for h := range set {
-		out = append(out, h)
-	}
-	sort.Strings(out)
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // scale records ReplicaSet replica changes.
 func (b *builder) scale(stable, canary int32, stableHash, canaryHash string) {
 	ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
-	if canary != b.cur.CanaryReplicas {
+	if canary != b.cur.CanaryReplicas && !b.noWrites {
 		b.cur.Writes = append(b.cur.Writes, Write{
 			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + canaryHash},
-			Field: "spec.replicas", Old: fmt.Sprint(b.cur.CanaryReplicas), New: fmt.Sprint(canary), Batch: b.batch,
+			Field: "spec.replicas", Old: itoa(b.cur.CanaryReplicas), New: itoa(canary), Batch: b.batch,
 			Hosts: b.revisionHosts(canaryHash),
 		})
-		b.cur.CanaryReplicas = canary
 	}
-	if stable != b.cur.StableReplicas {
+	b.cur.CanaryReplicas = canary
+	if stable != b.cur.StableReplicas && !b.noWrites {
 		b.cur.Writes = append(b.cur.Writes, Write{
 			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + stableHash},
-			Field: "spec.replicas", Old: fmt.Sprint(b.cur.StableReplicas), New: fmt.Sprint(stable), Batch: b.batch,
+			Field: "spec.replicas", Old: itoa(b.cur.StableReplicas), New: itoa(stable), Batch: b.batch,
 			Hosts: b.revisionHosts(stableHash),
 		})
-		b.cur.StableReplicas = stable
 	}
+	b.cur.StableReplicas = stable
 }
 
-// emit closes the current state and starts the next one from a copy of it.
+// itoa formats a replica count or weight in decimal.
+func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
+
+// emit closes the current state and starts the next one from it. The emitted
+// state and the next share routes, labels and managed routes until the
+// builder changes them (see ownedRoutes); the writes are copied out at their
+// exact size and the builder reuses its buffer for the next state's.
 func (b *builder) emit(list *[]State, phase Phase, step int, path, action string) {
 	b.cur.Phase, b.cur.Step, b.cur.Path, b.cur.Action = phase, step, path, action
-	// Number the reconciles that wrote something 1, 2, ... (no-op batches vanish).
-	renum, next := map[int]int{}, 0
+	// Number the reconciles that wrote something 1, 2, ... (no-op batches
+	// vanish). Batches only grow within a state, so a change of batch from
+	// one write to the next is a new reconcile.
+	prev, next := 0, 0
 	for i := range b.cur.Writes {
 		w := &b.cur.Writes[i]
-		if _, ok := renum[w.Batch]; !ok {
+		if i == 0 || w.Batch != prev {
 			next++
-			renum[w.Batch] = next
 		}
-		w.Batch = renum[w.Batch]
+		prev, w.Batch = w.Batch, next
 	}
-	*list = append(*list, b.cur.clone())
-	b.cur.Writes = nil
+	s := b.cur
+	s.Writes = nil
+	if len(b.cur.Writes) > 0 {
+		s.Writes = slices.Clone(b.cur.Writes)
+	}
+	*list = append(*list, s)
+	b.cur.Writes = b.cur.Writes[:0]
+	b.ownRoutes, b.ownLabels = false, false
 	b.batch = 1
-}
-
-func (s State) clone() State {
-	c := s
-	c.Routes = make([]RouteState, len(s.Routes))
-	for i, r := range s.Routes {
-		r.Dests = append([]Destination(nil), r.Dests...)
-		c.Routes[i] = r
-	}
-	c.Managed = append([]ManagedRoute(nil), s.Managed...)
-	c.Labels = append([]RevisionLabel(nil), s.Labels...)
-	c.Writes = append([]Write(nil), s.Writes...)
-	return c
 }
 
 func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
@@ -186,6 +222,9 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	default:
 		p.Split = SplitNone
 	}
+	// Before, start, one state per step, promotion and scale-down; the abort
+	// path has two. Sized up front: no spare capacity to keep alive.
+	p.States = make([]State, 0, len(c.Steps)+4)
 	// The committed state: stable everywhere.
 	b.batch = 1
 	b.cur = State{StableReplicas: p.Replicas}
@@ -322,9 +361,8 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 		return
 	}
 	p.AbortFrom = maxAt
-	b.cur = p.States[maxAt].clone()
-	b.cur.Writes = nil
-	b.batch = 1
+	p.Abort = make([]State, 0, 2)
+	b.restart(p.States[maxAt])
 	if dynamic && b.cur.StableReplicas < p.Replicas {
 		// A dynamically scaled stable comes back to full size before traffic
 		// returns to it.
@@ -357,6 +395,8 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	p := b.p
 	active, preview := b.rr.Service(graph.RoleActive), b.rr.Service(graph.RolePreview)
+	p.States = make([]State, 0, 4) // before, start, promote, scale-down
+	p.Abort = make([]State, 0, 1)
 	b.batch = 1
 	b.cur = State{StableReplicas: p.Replicas}
 	b.setLabel(b.serviceLabel(active, OldHash))
@@ -374,7 +414,7 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	b.setLabel(b.serviceLabel(preview, NewHash))
 	b.emit(&p.States, PhaseStart, -1, "spec.strategy.blueGreen", "new ReplicaSet, preview → new hash")
 	p.AbortFrom = len(p.States) - 1
-	start := b.cur.clone()
+	start := p.States[len(p.States)-1]
 
 	b.scale(p.Replicas, p.Replicas, OldHash, NewHash)
 	b.batch++
@@ -391,9 +431,7 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	// Abort before promotion: the active Service never moved. We assume the
 	// preview Service is pointed back at the stable ReplicaSet before the new
 	// one is scaled down (not verified in Argo's source).
-	b.cur = start
-	b.cur.Writes = nil
-	b.batch = 1
+	b.restart(start)
 	b.setLabel(b.serviceLabel(preview, OldHash))
 	b.batch++
 	b.scale(p.Replicas, 0, OldHash, NewHash)
@@ -514,7 +552,7 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 			}
 		}
 		stable, clamped := StableWeight(w, expSum, additional)
-		var next []Destination
+		next := b.dests[:0]
 		for _, d := range rt.Dests {
 			switch d.Role {
 			case RoleCanary:
@@ -530,34 +568,44 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 		for _, t := range exps {
 			next = append(next, Destination{Host: "<experiment:" + t.Name + ">", Role: RoleExperiment, Weight: *t.Weight, Index: -1})
 		}
-		b.diffRoute(rt, next)
-		rt.Dests = next
+		b.dests = next
+		if !b.noWrites {
+			b.diffRoute(rt, next)
+		}
+		if !slices.Equal(next, rt.Dests) { // else the route stays shared with the emitted states
+			b.ownedRoutes()[ri].Dests = slices.Clone(next)
+		}
 	}
 }
 
 // diffRoute records one write per destination weight that changes.
+// Destinations match by host, subset and role (the last of duplicates); a
+// route has a handful, so linear scans beat building maps.
 func (b *builder) diffRoute(rt *RouteState, next []Destination) {
-	key := func(d Destination) string { return d.Host + "|" + d.Subset + "|" + string(d.Role) }
-	old := map[string]Destination{}
-	for _, d := range rt.Dests {
-		old[key(d)] = d
-	}
-	seen := map[string]bool{}
 	for _, d := range next {
-		seen[key(d)] = true
-		o, had := old[key(d)]
+		o, had := lastDest(rt.Dests, d)
 		switch {
 		case !had:
 			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[+]", rt.Kind, rt.Index), "absent", destText(d))
 		case o.Weight != d.Weight:
-			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, rt.Index, d.Index), fmt.Sprint(o.Weight), fmt.Sprint(d.Weight))
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, rt.Index, d.Index), itoa(o.Weight), itoa(d.Weight))
 		}
 	}
 	for _, d := range rt.Dests {
-		if !seen[key(d)] {
+		if _, kept := lastDest(next, d); !kept {
 			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d]", rt.Kind, rt.Index, d.Index), destText(d), "removed")
 		}
 	}
+}
+
+// lastDest returns the last destination of ds with d's host, subset and role.
+func lastDest(ds []Destination, d Destination) (Destination, bool) {
+	for i := len(ds) - 1; i >= 0; i-- {
+		if x := ds[i]; x.Host == d.Host && x.Subset == d.Subset && x.Role == d.Role {
+			return x, true
+		}
+	}
+	return Destination{}, false
 }
 
 // vsWrite records a write to a managed VirtualService route.
@@ -584,6 +632,7 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 	}
 	for _, vs := range b.vsKeys() {
 		switch {
+		case b.noWrites:
 		case on:
 			old := "absent"
 			if idx >= 0 {
@@ -598,7 +647,9 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 		b.cur.Managed = append(b.cur.Managed[:idx:idx], b.cur.Managed[idx+1:]...)
 	}
 	if on {
-		b.cur.Managed = append(b.cur.Managed, m)
+		// Clipped, so that append copies instead of writing into an array
+		// emitted states share.
+		b.cur.Managed = append(slices.Clip(b.cur.Managed), m)
 	}
 }
 

@@ -37,7 +37,7 @@ func Check(ctx context.Context, g *graph.Graph, c *Client) ([]rules.Diagnostic, 
 	var out []rules.Diagnostic
 	seen := map[string]int{} // finding key -> index in out
 	for _, q := range analysisrun.Of(g).Queries {
-		if q.Expr == nil { // a parse error: RL4011 reports it
+		if !q.Parsed() { // a parse error: RL4011 reports it
 			continue
 		}
 		if !sendable(q) {

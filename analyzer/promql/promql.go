@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +39,9 @@ type Value struct {
 // braces is trimmed, as Argo does.
 func Placeholders(q string) []Placeholder {
 	var out []Placeholder
+	if n := strings.Count(q, "{{"); n > 0 {
+		out = make([]Placeholder, 0, n) // every tag opens with {{: no regrowth
+	}
 	var quote byte
 	for i := 0; i < len(q); i++ {
 		c := q[i]
@@ -69,6 +73,9 @@ func Placeholders(q string) []Placeholder {
 				i = len(q)
 			}
 		}
+	}
+	if len(out) == 0 {
+		return nil // "{{" without a closing "}}"
 	}
 	return out
 }
@@ -105,7 +112,18 @@ const standInRuntime = "runtime-value"
 func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
 	s := &Substitution{Original: q, Placeholders: Placeholders(q)}
 	s.Values = make([]Value, len(s.Placeholders))
+	// Every query of a bundle is kept until the lint ends, so the text and the
+	// segments are sized exactly: the replacement texts first, then one pass
+	// writes them.
+	texts := make([]string, len(s.Placeholders))
+	size := len(q)
+	for i := range s.Placeholders {
+		texts[i] = s.replacement(q, i, lookup)
+		size += len(texts[i]) - (s.Placeholders[i].End - s.Placeholders[i].Start)
+	}
+	s.segs = make([]segment, 0, 2*len(s.Placeholders)+1)
 	var b strings.Builder
+	b.Grow(size)
 	prev := 0
 	for i := range s.Placeholders {
 		ph := &s.Placeholders[i]
@@ -113,30 +131,7 @@ func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
 			s.segs = append(s.segs, segment{newStart: b.Len(), origStart: prev, newLen: ph.Start - prev, origLen: ph.Start - prev})
 			b.WriteString(q[prev:ph.Start])
 		}
-		v, ok := Value{}, false
-		if lookup != nil {
-			v, ok = lookup(ph.Tag)
-		}
-		var text string
-		switch {
-		case !ok:
-			s.Unresolved = append(s.Unresolved, *ph)
-			if ph.InString {
-				text = q[ph.Start:ph.End]
-			} else {
-				text = standIn(q, ph.Start, ph.End)
-			}
-		case v.Runtime:
-			s.Values[i] = v
-			if ph.InString {
-				text = standInRuntime
-			} else {
-				text = standIn(q, ph.Start, ph.End)
-			}
-		default:
-			s.Values[i] = v
-			text = v.Text
-		}
+		text := texts[i]
 		s.segs = append(s.segs, segment{newStart: b.Len(), origStart: ph.Start, newLen: len(text), origLen: ph.End - ph.Start, ph: ph})
 		b.WriteString(text)
 		prev = ph.End
@@ -147,6 +142,33 @@ func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
 	}
 	s.Query = b.String()
 	return s
+}
+
+// replacement returns the text that replaces placeholder i of q, recording
+// its value (or that it has none).
+func (s *Substitution) replacement(q string, i int, lookup func(tag string) (Value, bool)) string {
+	ph := &s.Placeholders[i]
+	v, ok := Value{}, false
+	if lookup != nil {
+		v, ok = lookup(ph.Tag)
+	}
+	switch {
+	case !ok:
+		s.Unresolved = append(s.Unresolved, *ph)
+		if ph.InString {
+			return q[ph.Start:ph.End]
+		}
+		return standIn(q, ph.Start, ph.End)
+	case v.Runtime:
+		s.Values[i] = v
+		if ph.InString {
+			return standInRuntime
+		}
+		return standIn(q, ph.Start, ph.End)
+	default:
+		s.Values[i] = v
+		return v.Text
+	}
 }
 
 var (
@@ -360,6 +382,9 @@ func Matchers(expr parser.Expr, q string) []Matcher {
 		return nil
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	if cap(out) > len(out) {
+		out = slices.Clone(out) // kept for the whole lint: drop append's spare capacity
+	}
 	return out
 }
 

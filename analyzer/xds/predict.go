@@ -2,6 +2,7 @@ package xds
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -92,7 +93,7 @@ type windowEvent struct {
 	ev    Event
 	key   string
 	hosts []string
-	obj   plan.Write
+	obj   *plan.Write // in the state's writes: a copy per event would cost ~170 bytes each
 }
 
 // StatePushes groups the writes of one state into debounce windows and
@@ -112,7 +113,7 @@ func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
 			continue
 		}
 		for _, ev := range ch.Events {
-			we := windowEvent{write: i, ev: ev, obj: w}
+			we := windowEvent{write: i, ev: ev, obj: &writes[i]}
 			switch ev.Kind {
 			case KindVirtualService, KindDestinationRule:
 				we.key = fmt.Sprintf("%s/%s/%s", ev.Kind, w.Object.Namespace, w.Object.Name)
@@ -184,10 +185,10 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 			eff[t] = true
 		}
 		cites[shortCite(kr.Cite)] = true
-		if ch := m.change(we.obj); ch != nil {
+		if ch := m.change(*we.obj); ch != nil {
 			cites[shortCite(ch.Cite)] = true
 		}
-		s := sc.For(we.ev.Kind, we.obj, kr.AllGateways)
+		s := sc.For(we.ev.Kind, *we.obj, kr.AllGateways)
 		if scope == nil {
 			scope = &s
 		} else {
@@ -276,13 +277,42 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
+// typeList returns the types of m in push order. A prediction keeps three
+// such lists per push for as long as the RL6xxx rules run, and there are only
+// sixteen different ones, so pushes share them (typeLists): callers must not
+// modify a returned list.
 func typeList(m map[Type]bool) []Type {
-	out := make([]Type, 0, len(m))
+	mask := 0
 	for t := range m {
-		out = append(out, t)
+		i, known := typeOrder[t]
+		if !known || 1<<i >= len(typeLists) { // a type the table does not hold: a list of its own
+			out := make([]Type, 0, len(m))
+			for t := range m {
+				out = append(out, t)
+			}
+			return sortTypes(out)
+		}
+		mask |= 1 << i
 	}
-	return sortTypes(out)
+	return typeLists[mask]
 }
+
+// typeLists holds every list of the four xDS types in push order, by the
+// bitmask of their typeOrder positions. The empty list is not nil: pushes
+// list no types as [] in JSON.
+var typeLists = func() (out [1 << 4][]Type) {
+	all := sortTypes([]Type{CDS, EDS, LDS, RDS})
+	for mask := range out {
+		out[mask] = []Type{}
+		for _, t := range all {
+			if mask&(1<<typeOrder[t]) != 0 {
+				out[mask] = append(out[mask], t)
+			}
+		}
+		out[mask] = slices.Clip(out[mask])
+	}
+	return out
+}()
 
 // FQDNKey formats a host key the way the prediction names it.
 func FQDNKey(kind ConfigKind, host string) string { return string(kind) + "/" + host }

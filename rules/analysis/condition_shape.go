@@ -43,7 +43,7 @@ not supported by the provider at all.`, `
 		}
 		compiled := map[key]error{} // templates shared by many Rollouts compile once
 		for _, q := range analysisrun.Of(p.Graph).Queries {
-			if q.Expr == nil || q.Metric.Provider.Prometheus.RangeQuery != nil {
+			if !q.Parsed() || q.Metric.Provider.Prometheus.RangeQuery != nil {
 				continue
 			}
 			// With several providers (RL4021) the run fails before any
@@ -55,7 +55,7 @@ not supported by the provider at all.`, `
 			}
 			var result any
 			vector := false
-			switch typ := q.Expr.Type(); typ {
+			switch typ := q.Type; typ {
 			case parser.ValueTypeVector:
 				result, vector = condition.Vector, true
 			case parser.ValueTypeScalar:
@@ -79,7 +79,7 @@ not supported by the provider at all.`, `
 				if err != nil {
 					c.add(rules.Diagnostic{Resource: q.Template, Path: q.MetricPath + "." + f.field,
 						Message: fmt.Sprintf("metric %s: %s %q cannot evaluate the %s the query returns (result is %s): %s; every measurement would error",
-							q.Metric.Name, f.field, f.cond, q.Expr.Type(), shapeName(vector), firstLine(err.Error())),
+							q.Metric.Name, f.field, f.cond, q.Type, shapeName(vector), firstLine(err.Error())),
 						Related: users(p.Graph, q.Template)})
 				}
 			}

@@ -42,7 +42,7 @@ canary Service (a canary-versus-stable comparison) is not reported.`, `
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, q := range analysisrun.Of(p.Graph).Queries {
-			if q.Run == nil || q.Expr == nil || (q.Run.Use != graph.UseStep && q.Run.Use != graph.UseBackground) {
+			if q.Run == nil || !q.Parsed() || (q.Run.Use != graph.UseStep && q.Run.Use != graph.UseBackground) {
 				continue
 			}
 			stable, canary := q.Run.Refs.Service(graph.RoleStable), q.Run.Refs.Service(graph.RoleCanary)

@@ -39,7 +39,7 @@ pods through `+"`canaryMetadata`"+` and match `+"`destination_version`"+`/`+"`de
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, q := range analysisrun.Of(p.Graph).Queries {
-			if q.Run == nil || q.Expr == nil || q.Run.Refs.DestinationRule == nil ||
+			if q.Run == nil || !q.Parsed() || q.Run.Refs.DestinationRule == nil ||
 				(q.Run.Use != graph.UseStep && q.Run.Use != graph.UseBackground) {
 				continue
 			}

@@ -24,7 +24,7 @@ func parsedPos(g *graph.Graph, q *analysisrun.Query, start, end int) graph.Posit
 // forEachMatcher calls fn for every label matcher of every query that parses.
 func forEachMatcher(g *graph.Graph, fn func(q *analysisrun.Query, m promql.Matcher)) {
 	for _, q := range analysisrun.Of(g).Queries {
-		if q.Expr == nil {
+		if !q.Parsed() {
 			continue
 		}
 		for _, m := range q.Matchers {

@@ -51,14 +51,19 @@ spec:
     labels: {app: reviews}
 ` + "```",
 	Run: func(p *rules.Pass) error {
-		// Only the Argo side matters here: the plans, not the xDS prediction,
-		// which is computed only when an opt-in push rule asks for it.
+		// Only the Argo side matters here: the plans' states, not their
+		// writes nor the xDS prediction, which is computed only when an
+		// opt-in push rule asks for it. Each plan is built, checked and
+		// dropped, not kept for the whole run (aplan.ForGraph would hold
+		// every Rollout's states until the end).
 		serviceNS := map[string]bool{}
 		for _, ns := range p.Graph.Namespaces("Service") {
 			serviceNS[ns] = true
 		}
-		for _, pl := range aplan.ForGraph(p.Graph) {
-			checkMissing(p, pl, serviceNS)
+		for _, rr := range p.Graph.Refs().Rollouts {
+			if pl := aplan.StatesOf(p.Graph, rr); pl != nil {
+				checkMissing(p, pl, serviceNS)
+			}
 		}
 		return nil
 	},

@@ -1,0 +1,61 @@
+package plan_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/analyzer/plan"
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
+)
+
+// BenchmarkBuild plans every Rollout of a generated corpus of 1,000 Rollouts
+// (half host-level, half subset-level), with their writes (ForRollout, what
+// `plan` and the push rules use) and without (StatesOf, what RL6001 uses).
+// Besides the allocations of building (-benchmem), it reports the heap the
+// plans keep alive per Rollout, which is what a caller holding them pays.
+func BenchmarkBuild(b *testing.B) {
+	const n = 1000
+	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: n, Seed: 1}), load.Options{})
+	for _, c := range []struct {
+		name  string
+		build func(*graph.Graph, *graph.RolloutRefs) *plan.Plan
+	}{{"ForRollout", plan.ForRollout}, {"StatesOf", plan.StatesOf}} {
+		b.Run(c.name, func(b *testing.B) {
+			all := func() []*plan.Plan {
+				var out []*plan.Plan
+				for _, rr := range g.Refs().Rollouts {
+					out = append(out, c.build(g, rr))
+				}
+				return out
+			}
+			kept := retained(func() any { return all() }) // measured first: no earlier result is alive
+			var plans []*plan.Plan
+			for b.Loop() {
+				plans = all()
+			}
+			if len(plans) != n {
+				b.Fatalf("got %d plans, want %d", len(plans), n)
+			}
+			b.ReportMetric(float64(kept)/n, "retained-B/rollout")
+		})
+	}
+}
+
+// retained returns the bytes of heap that what f returns keeps alive.
+func retained(f func() any) int64 {
+	before := liveHeap()
+	v := f()
+	after := liveHeap()
+	runtime.KeepAlive(v)
+	return after - before
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() int64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
