@@ -184,7 +184,7 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 			[2]*ast.Term{key("file"), vc.str(r.File)},
 		)
 	}
-	obj, err := vc.term(r.Object)
+	obj, err := vc.term(r.Object())
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
 		// keep the item (and its identity) usable if it ever does.
@@ -340,7 +340,7 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 // read straight from the decoded object (a field path lookup per destination
 // costs more than the rest of the reference conversion).
 func routeEntries(vs *graph.Resource, rt *graph.RouteRef) []any {
-	spec, _ := vs.Object["spec"].(map[string]any)
+	spec, _ := vs.Object()["spec"].(map[string]any)
 	routes, _ := spec[string(rt.Kind)].([]any)
 	if rt.Index < 0 || rt.Index >= len(routes) {
 		return nil

@@ -16,11 +16,11 @@ func TestValueConverterMatchesOPA(t *testing.T) {
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: 40, MistakeRate: 0.3, Seed: 3}), load.Options{})
 	vc := newValueConverter()
 	for _, r := range g.Resources {
-		got, err := vc.term(r.Object)
+		got, err := vc.term(r.Object())
 		if err != nil {
 			t.Fatalf("%s %s: %v", r.Kind, r.Name, err)
 		}
-		want, err := ast.InterfaceToValue(r.Object)
+		want, err := ast.InterfaceToValue(r.Object())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestValueConverterMatchesOPA(t *testing.T) {
 	// Every Service of the bundle declares the same ports.
 	var ports []*ast.Term
 	for _, r := range g.OfKind("Service") {
-		p, _ := vc.term(r.Object)
+		p, _ := vc.term(r.Object())
 		ports = append(ports, p.Value.(ast.Object).Get(ast.StringTerm("spec")).Value.(ast.Object).Get(ast.StringTerm("ports")))
 	}
 	if len(ports) < 2 || ports[0] != ports[1] {

@@ -40,13 +40,13 @@ func clusterFromCorpus(t testing.TB, n int) (*View, [][]byte) {
 	v := NewView()
 	var bodies [][]byte
 	for i, r := range g.Resources {
-		if err := v.Set(&unstructured.Unstructured{Object: r.Object}); err != nil {
+		if err := v.Set(&unstructured.Unstructured{Object: r.Object()}); err != nil {
 			t.Fatal(err)
 		}
 		if !linted(r.Kind) {
 			continue
 		}
-		raw, err := json.Marshal(r.Object)
+		raw, err := json.Marshal(r.Object())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func buildHostIndex(g *Graph) *hostIndex {
 }
 
 func (r *Resource) specList(key string) ([]any, bool) {
-	spec, _ := r.Object["spec"].(map[string]any)
+	spec, _ := r.Object()["spec"].(map[string]any)
 	l, ok := spec[key].([]any)
 	return l, ok
 }

@@ -46,7 +46,7 @@ func (g *Graph) PodLabels(r *Resource) (labels map[string]string, ok bool) {
 	if w == nil {
 		return nil, false
 	}
-	spec, _ := w.Object["spec"].(map[string]any)
+	spec, _ := w.Object()["spec"].(map[string]any)
 	tmpl, _ := spec["template"].(map[string]any)
 	md, _ := tmpl["metadata"].(map[string]any)
 	raw, _ := md["labels"].(map[string]any)

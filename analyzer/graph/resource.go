@@ -4,6 +4,7 @@
 package graph
 
 import (
+	"math"
 	"sync"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/kinds"
+	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 )
 
 // ObjectRef identifies an object in findings and in the JSON output.
@@ -35,9 +37,9 @@ type Resource struct {
 	File string // path as given on the command line (or "<stdin>")
 	Doc  int    // 0-based document index within the file
 
-	// Object is the document as generic JSON-compatible data (maps, slices,
-	// strings, float64/int64, bools), the input Rego policies see.
-	Object map[string]any
+	// object is the document as generic JSON-compatible data, or nil when
+	// it is not kept (see Object).
+	object map[string]any
 	// Typed is the decoded API object (*v1alpha1.Rollout, *corev1.Service,
 	// *kinds.VirtualServiceObject, ...) or nil for kinds kept untyped.
 	Typed any
@@ -61,7 +63,28 @@ type NodeSource struct {
 	Data       []byte
 	LineOffset int
 	Item       int
+	// Fast is set when the document was decoded by the fast decoder, which
+	// then decodes its generic object again on demand (see Resource.Object).
+	Fast bool
 }
+
+// Object returns the document as generic JSON-compatible data (maps, slices,
+// strings, int64/float64, bools, nil), the input Rego policies see. Objects
+// of typed kinds loaded by the loader's fast path do not keep it: it is the
+// largest part of a loaded bundle and few rules read it, so it is decoded
+// again from the document's source on each call. Callers that read it more
+// than once should keep the returned map. It must not be modified.
+func (r *Resource) Object() map[string]any {
+	if r.object != nil || r.src == nil || !r.src.Fast {
+		return r.object
+	}
+	obj, _ := fastyaml.DecodeLimit(r.src.Data, math.MaxInt)
+	return obj
+}
+
+// SetObject sets the generic form of the document, which the resource then
+// keeps (see Object).
+func (r *Resource) SetObject(obj map[string]any) { r.object = obj }
 
 // SetNode attaches the parsed node and the source it can be rebuilt from.
 func (r *Resource) SetNode(n *yaml.Node, src *NodeSource) {
@@ -151,7 +174,7 @@ func (r *Resource) Exists(path string) bool {
 
 // ValueAt returns the generic value at a field path of the decoded object.
 func (r *Resource) ValueAt(path string) (any, bool) {
-	var cur any = r.Object
+	var cur any = r.Object()
 	for _, e := range ParsePath(path) {
 		switch c := cur.(type) {
 		case map[string]any:
@@ -321,9 +344,14 @@ func (r *Resource) AnalysisTemplateSpec() *v1alpha1.AnalysisTemplateSpec {
 	return nil
 }
 
-// Annotation returns metadata.annotations[key] from the generic object.
+// Annotation returns metadata.annotations[key], from the typed object when
+// there is one (no decoding), else from the generic object.
 func (r *Resource) Annotation(key string) (string, bool) {
-	md, _ := r.Object["metadata"].(map[string]any)
+	if o, ok := r.Typed.(interface{ GetAnnotations() map[string]string }); ok {
+		v, found := o.GetAnnotations()[key]
+		return v, found
+	}
+	md, _ := r.Object()["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
 	v, ok := ann[key].(string)
 	return v, ok

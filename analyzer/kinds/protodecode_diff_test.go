@@ -30,7 +30,7 @@ func istioDocs(t testing.TB, inputs []load.Input) []istioDoc {
 		if k == nil || k.Spec == nil {
 			continue
 		}
-		spec, ok := r.Object["spec"].(map[string]any)
+		spec, ok := r.Object()["spec"].(map[string]any)
 		if !ok {
 			continue
 		}

@@ -34,9 +34,9 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 			kinds.CheckProto(k.Spec(typed).ProtoReflect().Descriptor(), spec, "spec", report)
 		}
 	}
-	obj := any(res.Object)
+	obj := any(res.Object())
 	if len(mistyped) > 0 {
-		obj = pruned(res.Object, mistyped)
+		obj = pruned(res.Object(), mistyped)
 	}
 	// Converting the already-decoded maps by reflection avoids a JSON round
 	// trip; types with their own JSON decoding (quantities) are still handed

@@ -45,12 +45,12 @@ func TestIstioSpecDecodedDirectly(t *testing.T) {
 	}
 	r := g.Resources[0]
 	// The spec is one DecodeProto takes (not left to the fallback).
-	if err := kinds.DecodeProto(&networkingv1.VirtualService{}, r.Object["spec"].(map[string]any)); err != nil {
+	if err := kinds.DecodeProto(&networkingv1.VirtualService{}, r.Object()["spec"].(map[string]any)); err != nil {
 		t.Fatalf("DecodeProto declines the spec: %v", err)
 	}
 	got := r.VirtualService()
 	want := &kinds.VirtualServiceObject{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Object, want); err != nil {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.Object(), want); err != nil {
 		t.Fatal(err)
 	}
 	if !proto.Equal(&got.Spec, &want.Spec) {

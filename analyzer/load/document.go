@@ -211,8 +211,9 @@ func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Re
 	res := &graph.Resource{
 		APIVersion: apiVersion, Group: group, Version: version, Kind: kind,
 		Name: name, Namespace: ns, NamespaceExplicit: ns != "",
-		File: file, Doc: doc, Object: obj,
+		File: file, Doc: doc,
 	}
+	res.SetObject(obj)
 	if !kinds.IsNamespaced(group, kind) {
 		res.Namespace = ""
 	} else if res.Namespace == "" {
@@ -246,6 +247,7 @@ func (l *loader) fast(file string, doc int, c chunk) bool {
 	if res.Name == "" {
 		return false
 	}
+	src := &graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1}
 	if k := kinds.Lookup(res.Group, res.Kind); k != nil {
 		if !k.SupportsVersion(res.Version) || !k.SchemaClean(obj) {
 			return false
@@ -256,10 +258,14 @@ func (l *loader) fast(file string, doc int, c chunk) bool {
 				return false
 			}
 			res.Typed = typed
+			// The typed object is what rules read; the generic one is
+			// decoded again from the source when asked for.
+			res.SetObject(nil)
+			src.Fast = true
 		}
 		res.Known = true
 	}
-	res.SetNode(nil, &graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1})
+	res.SetNode(nil, src)
 	l.resources = append(l.resources, res)
 	return true
 }

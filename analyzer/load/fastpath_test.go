@@ -54,7 +54,7 @@ func TestFastPathLoadsWhatTheFullPathLoads(t *testing.T) {
 			a.NamespaceExplicit != b.NamespaceExplicit || a.File != b.File || a.Doc != b.Doc || a.Known != b.Known {
 			t.Fatalf("%s: identity differs: %+v vs %+v", where, a.Ref(), b.Ref())
 		}
-		if !reflect.DeepEqual(a.Object, b.Object) {
+		if !reflect.DeepEqual(a.Object(), b.Object()) {
 			t.Errorf("%s: generic objects differ", where)
 		}
 		if !reflect.DeepEqual(a.Typed, b.Typed) {

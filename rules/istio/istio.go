@@ -244,7 +244,7 @@ func serviceEntriesFor(g *graph.Graph, host, fqdn string, wildcards map[string]*
 func wildcardServiceEntries(g *graph.Graph) map[string]*graph.Resource {
 	out := map[string]*graph.Resource{}
 	for _, r := range g.OfKind("ServiceEntry") {
-		spec, _ := r.Object["spec"].(map[string]any)
+		spec, _ := r.Object()["spec"].(map[string]any)
 		hosts, _ := spec["hosts"].([]any)
 		for _, h := range hosts {
 			if s, ok := h.(string); ok && strings.HasPrefix(s, "*.") {

@@ -122,7 +122,8 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 	idx := workloadIndex{}
 	for _, kind := range workloadKinds {
 		for _, r := range g.OfKind(kind) {
-			w := &workload{res: r, path: "spec.template.metadata.labels", labels: stringMap(r.Object, "spec", "template", "metadata", "labels")}
+			obj := r.Object() // decoded on each call: read it once
+			w := &workload{res: r, path: "spec.template.metadata.labels", labels: stringMap(obj, "spec", "template", "metadata", "labels")}
 			if kind == "Rollout" {
 				w.extra = map[string]bool{}
 				for _, m := range [][]string{
@@ -131,7 +132,7 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 					{"spec", "strategy", "blueGreen", "activeMetadata", "labels"},
 					{"spec", "strategy", "blueGreen", "previewMetadata", "labels"},
 				} {
-					for k, v := range stringMap(r.Object, m...) {
+					for k, v := range stringMap(obj, m...) {
 						w.extra[k+"="+v] = true
 					}
 				}
