@@ -5,6 +5,16 @@
 // what the loader's slow path (yaml.v3 nodes, then conversion) returns and the
 // slow path would have found no problem in the document; on anything unusual
 // it returns ok == false and the caller takes the slow path.
+//
+// The subset: block mappings and sequences (compact `- key: value` entries and
+// sequences at their key's own indentation included); plain scalars, also
+// when folded over more indented lines; single- and double-quoted scalars on
+// one line; literal and folded block scalars with any chomping but no
+// indentation indicator; flow collections that close on their line; comments,
+// blank lines, a leading `---` line and CRLF line ends. Anchors, aliases,
+// tags, complex and merge keys, directives, tabs, multi-line quoted scalars
+// and flow collections, Go template actions, duplicate keys and anything the
+// parser does not recognise are declined.
 package fastyaml
 
 import (
@@ -383,7 +393,7 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		}
 		v = fv
 	default:
-		s, ok := p.plain(t)
+		s, ok := p.plain(t, indent)
 		if !ok || !p.node() {
 			return nil, false
 		}
@@ -528,32 +538,82 @@ func plainStart(t string, flow bool) bool {
 	return true
 }
 
-// plain reads a one-line plain scalar in block context: up to a comment or
-// the end of the line, without trailing spaces. A `: ` inside (a mapping
-// where none may be) or a Go template action declines.
-func (p *parser) plain(t string) (string, bool) {
+// plain reads a plain scalar in block context that starts with t, the rest
+// of the line just consumed, and may continue on following lines more
+// indented than indent (the enclosing collection's column). yaml.v3 folds
+// such lines: one break becomes a space, n blank lines become n newlines. A
+// `: ` inside (a mapping where none may be) or a Go template action declines.
+func (p *parser) plain(t string, indent int) (string, bool) {
 	if !plainStart(t, false) {
 		return "", false
 	}
+	s, comment, ok := plainLine(t)
+	if !ok {
+		return "", false
+	}
+	joined := false
+	var b []byte
+	for pos, breaks := p.pos, 0; !comment && pos < len(p.src); {
+		l := p.rawLine(pos)
+		if l.start+l.indent == l.end {
+			breaks++
+			pos = l.next
+			continue
+		}
+		ct := l.text(p.src)
+		if l.indent <= indent || ct[0] == '#' || !plainStart(ct, false) || ct[0] == '-' || ct[0] == '?' || ct[0] == ':' {
+			// The scalar ends; a more indented line after it is left for
+			// the caller to decline.
+			break
+		}
+		cs, cc, ok := plainLine(ct)
+		if !ok {
+			return "", false
+		}
+		if !joined {
+			b = append(p.buf[:0], s...)
+			joined = true
+		}
+		if breaks == 0 {
+			b = append(b, ' ')
+		}
+		for ; breaks > 0; breaks-- {
+			b = append(b, '\n')
+		}
+		b = append(b, cs...)
+		comment = cc
+		pos = l.next
+		p.pos = pos
+	}
+	if joined {
+		s = string(b)
+		p.buf = b[:0]
+	}
+	if template(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// plainLine reads one line of a plain scalar: up to a comment (reported) or
+// the end of the line, without trailing spaces; `: ` or a final `:` declines.
+func plainLine(t string) (s string, comment, ok bool) {
 	end := len(t)
 	for i := 1; i < len(t); i++ {
 		switch t[i] {
 		case '#':
 			if t[i-1] == ' ' {
 				end = i
+				comment = true
 				i = len(t)
 			}
 		case ':':
 			if i+1 == len(t) || t[i+1] == ' ' {
-				return "", false
+				return "", false, false
 			}
 		}
 	}
-	s := trimRight(t[:end])
-	if template(s) {
-		return "", false
-	}
-	return s, true
+	return trimRight(t[:end]), comment, true
 }
 
 // template reports whether a plain scalar holds a Go template action (the
