@@ -179,7 +179,11 @@ func TestFastYAMLDeclines(t *testing.T) {
 		"merge key":                   "base: {a: 1}\n<<: {b: 2}\n",
 		"quoted merge key":            "\"<<\": 1\n",
 		"directive":                   "%YAML 1.2\n---\na: 1\n",
-		"multi-line plain":            "a: one\n  two\n",
+		"multi-line plain key":        "a: one\n  two: x\n",
+		"plain after comment":         "a: one # c\n  two\n",
+		"plain after comment line":    "a: one\n  # c\n  two\n",
+		"plain then dash":             "a: one\n  - two\n",
+		"template across fold":        "a: x {{\n  .Values.y }}\n",
 		"multi-line quoted":           "a: \"one\n  two\"\n",
 		"multi-line single":           "a: 'one\n  two'\n",
 		"multi-line flow":             "a: [1,\n  2]\n",
@@ -284,6 +288,9 @@ func TestFastYAMLAccepts(t *testing.T) {
 		"dash keys":             "-x: 1\n-: 2\n",
 		"unicode":               "a: héllo ☃ 😀\n",
 		"quoted keys":           "\"a b\": 1\n'c': 2\n",
+		"multi-line plain":      "a: one\n  two\n\n  three\n   four  \n\n\nb: 1\n",
+		"multi-line in seq":     "s:\n- a\n  b\n- c\n   d # c\nt:\n  - k: a\n      b\n    j: 2\n",
+		"multi-line numbers":    "a: 1\n  2\nb: x\n  y#z\n",
 	}
 	for name, doc := range cases {
 		if !checkChunk(t, name, []byte(doc), load.DefaultMaxNodes) {
