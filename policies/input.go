@@ -23,52 +23,60 @@ import (
 // so a violation's ref designates one object even when the bundle defines it twice.
 
 // bundleInput is the converted, graph-derived part of the input. It is built
-// once per graph and shared by every policy and every concurrent evaluation.
+// once per graph and shared by every policy and every concurrent evaluation;
+// it is memoized on the graph, so it is released with the graph (a lint's
+// input does not outlive the lint, and each webhook request's graph takes its
+// input with it).
 type bundleInput struct {
-	once  sync.Once
-	kinds kindSet        // the kinds whose objects are converted
-	terms [][2]*ast.Term // key/value pairs of the object, without globals
+	once sync.Once
+	kset kindSet // the kinds whose objects are converted
+	conv *converted
 }
 
-// inputCache keeps the converted input of the most recent graphs. A lint has
-// one graph; the webhook has one per request, so the cache stays small and
-// old graphs are dropped.
-type inputCache struct {
-	mu      sync.Mutex
-	entries []*cacheEntry
+// converted holds the parts of the input. The items, refs and references are
+// OPA terms, built once. The indexes by kind and identity are plain Go maps
+// over those terms: each evaluation wraps them in OPA lazy objects (see
+// value), so only the entries a policy looks up are ever turned into OPA
+// objects, and building them costs a map insert instead of an OPA object
+// insert (a hash of the key per entry).
+type converted struct {
+	resources *ast.Term      // array of items, in load order
+	kinds     map[string]any // kind → array value of that kind's items
+	objects   map[string]any // kind → namespace → name → first item value
+	rollouts  *ast.Term      // array of resolved references
 }
 
-type cacheEntry struct {
-	g  *graph.Graph
-	in *bundleInput
+// inputKey is the graph memo key of the converted input.
+type inputKey struct{}
+
+// graphInputs are the conversions of one graph. A lint converts once (every
+// kind the loaded policies declared); a policy loaded later that needs more
+// kinds gets a wider conversion.
+type graphInputs struct {
+	mu  sync.Mutex
+	ins []*bundleInput
 }
 
-const inputCacheSize = 4
-
-var cache inputCache
-
-// get returns the converted input for g with the objects of at least the
-// kinds need, converting it on first use. A conversion covers every kind the
-// policies loaded so far need (declaredKinds), so all the policies of a lint
-// share one. Callers racing on the same graph wait for one conversion.
-func (c *inputCache) get(g *graph.Graph, need kindSet) *bundleInput {
-	c.mu.Lock()
+// inputFor returns the converted input for g with the objects of at least
+// the kinds need, converting it on first use. A conversion covers every kind
+// the policies loaded so far need (declaredKinds), so all the policies of a
+// lint share one. Callers racing on the same graph wait for one conversion.
+func inputFor(g *graph.Graph, need kindSet) *bundleInput {
+	gi := g.Memo(inputKey{}, func() any { return &graphInputs{} }).(*graphInputs)
+	gi.mu.Lock()
 	var in *bundleInput
-	for _, e := range c.entries {
-		if e.g == g && e.in.kinds.covers(need) {
-			in = e.in
+	for _, e := range gi.ins {
+		if e.kset.covers(need) {
+			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kinds: declaredKinds().union(need)}
-		c.entries = append(c.entries, &cacheEntry{g: g, in: in})
-		if len(c.entries) > inputCacheSize {
-			c.entries = c.entries[len(c.entries)-inputCacheSize:]
-		}
+		in = &bundleInput{kset: declaredKinds().union(need)}
+		gi.ins = append(gi.ins, in)
 	}
-	c.mu.Unlock()
-	in.once.Do(func() { in.terms = convert(g, in.kinds) })
+	gi.mu.Unlock()
+	in.once.Do(func() { in.conv = convert(g, in.kset) })
 	return in
 }
 
@@ -79,23 +87,35 @@ var conversions struct {
 	n int
 }
 
-// value returns the full input for one evaluation: the cached bundle part plus
-// this run's globals.
+// value returns the full input for one evaluation: the converted bundle plus
+// this run's globals. The root and the two indexes are OPA lazy objects over
+// Go maps: a lookup such as input.objects.Service.shop["web"] converts only
+// the maps on its way, and the converted parts are cached in the lazy objects
+// of this evaluation. A lazy object is not safe for concurrent use (a lookup
+// fills its cache), so each evaluation gets its own; the terms under them are
+// immutable and shared. Only iterating over, comparing or hashing a lazy
+// object converts it whole, and the input's arrays hold terms only: OPA hashes
+// an array's elements when it builds the array, which would convert a lazy
+// element at once.
 func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
-	pairs := make([][2]*ast.Term, 0, len(in.terms)+1)
-	pairs = append(pairs, in.terms...)
-	pairs = append(pairs, [2]*ast.Term{ast.StringTerm("globals"), ast.ObjectTerm(
-		[2]*ast.Term{ast.StringTerm("argocd"), ast.BooleanTerm(globals.ArgoCD)},
-		[2]*ast.Term{ast.StringTerm("istioVersion"), ast.StringTerm(globals.IstioVersion)},
-		[2]*ast.Term{ast.StringTerm("mode"), ast.StringTerm(string(mode))},
-	)})
-	return ast.NewObject(pairs...)
+	c := in.conv
+	return ast.LazyObject(map[string]any{
+		"resources": c.resources.Value,
+		"kinds":     c.kinds,
+		"objects":   c.objects,
+		"rollouts":  c.rollouts.Value,
+		"globals": ast.NewObject(
+			[2]*ast.Term{ast.StringTerm("argocd"), ast.BooleanTerm(globals.ArgoCD)},
+			[2]*ast.Term{ast.StringTerm("istioVersion"), ast.StringTerm(globals.IstioVersion)},
+			[2]*ast.Term{ast.StringTerm("mode"), ast.StringTerm(string(mode))},
+		),
+	})
 }
 
 // convert builds the bundle part of the input. Only the objects of the kinds
 // in ks are converted (the bulk of the work); the items of other kinds keep
 // their ref, apiVersion and file.
-func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
+func convert(g *graph.Graph, ks kindSet) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -107,54 +127,38 @@ func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
 	}
 	items := convertItems(g.Resources, refs, ks)
 	c := &converter{g: g, refs: refs, vc: vc}
-	kinds := map[string][]*ast.Term{}
-	var kindOrder []string
-	objects := map[string]map[string]map[string]*ast.Term{}
+	byKind := map[string][]*ast.Term{}
+	objects := map[string]any{}
 	for i, r := range g.Resources {
 		item := items[i]
-		if _, ok := kinds[r.Kind]; !ok {
-			kindOrder = append(kindOrder, r.Kind)
-		}
-		kinds[r.Kind] = append(kinds[r.Kind], item)
-		byNS := objects[r.Kind]
+		byKind[r.Kind] = append(byKind[r.Kind], item)
+		byNS, _ := objects[r.Kind].(map[string]any)
 		if byNS == nil {
-			byNS = map[string]map[string]*ast.Term{}
+			byNS = map[string]any{}
 			objects[r.Kind] = byNS
 		}
-		byName := byNS[r.Namespace]
+		byName, _ := byNS[r.Namespace].(map[string]any)
 		if byName == nil {
-			byName = map[string]*ast.Term{}
+			byName = map[string]any{}
 			byNS[r.Namespace] = byName
 		}
 		if _, dup := byName[r.Name]; !dup {
-			byName[r.Name] = item
+			byName[r.Name] = item.Value
 		}
 	}
-	kindsObj := ast.NewObject()
-	for _, k := range kindOrder {
-		kindsObj.Insert(ast.StringTerm(k), ast.ArrayTerm(kinds[k]...))
-	}
-	objectsObj := ast.NewObject()
-	for kind, byNS := range objects {
-		nsObj := ast.NewObject()
-		for ns, byName := range byNS {
-			nameObj := ast.NewObject()
-			for name, item := range byName {
-				nameObj.Insert(ast.StringTerm(name), item)
-			}
-			nsObj.Insert(ast.StringTerm(ns), ast.NewTerm(nameObj))
-		}
-		objectsObj.Insert(ast.StringTerm(kind), ast.NewTerm(nsObj))
+	kinds := make(map[string]any, len(byKind))
+	for k, ts := range byKind {
+		kinds[k] = ast.NewArray(ts...)
 	}
 	rollouts := make([]*ast.Term, 0, len(g.Refs().Rollouts))
 	for _, rr := range g.Refs().Rollouts {
 		rollouts = append(rollouts, c.rolloutTerm(rr))
 	}
-	return [][2]*ast.Term{
-		{ast.StringTerm("resources"), ast.ArrayTerm(items...)},
-		{ast.StringTerm("kinds"), ast.NewTerm(kindsObj)},
-		{ast.StringTerm("objects"), ast.NewTerm(objectsObj)},
-		{ast.StringTerm("rollouts"), ast.ArrayTerm(rollouts...)},
+	return &converted{
+		resources: ast.ArrayTerm(items...),
+		kinds:     kinds,
+		objects:   objects,
+		rollouts:  ast.ArrayTerm(rollouts...),
 	}
 }
 
