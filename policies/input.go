@@ -28,9 +28,10 @@ import (
 // input does not outlive the lint, and each webhook request's graph takes its
 // input with it).
 type bundleInput struct {
-	once sync.Once
-	kset kindSet // the kinds whose objects are converted
-	conv *converted
+	once   sync.Once
+	kset   kindSet    // the kinds whose objects are converted
+	fields *fieldTree // the fields of those objects that are converted
+	conv   *converted
 }
 
 // converted holds the parts of the input. The items, refs and references are
@@ -58,25 +59,26 @@ type graphInputs struct {
 }
 
 // inputFor returns the converted input for g with the objects of at least
-// the kinds need, converting it on first use. A conversion covers every kind
-// the policies loaded so far need (declaredKinds), so all the policies of a
-// lint share one. Callers racing on the same graph wait for one conversion.
-func inputFor(g *graph.Graph, need kindSet) *bundleInput {
+// the kinds need, with at least the fields given, converting it on first use.
+// A conversion covers every kind and field the policies loaded so far need
+// (declaredKinds, allDeclaredFields), so all the policies of a lint share one.
+// Callers racing on the same graph wait for one conversion.
+func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
 	gi := g.Memo(inputKey{}, func() any { return &graphInputs{} }).(*graphInputs)
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {
-		if e.kset.covers(need) {
+		if e.kset.covers(need) && e.fields.covers(fields) {
 			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kset: declaredKinds().union(need)}
+		in = &bundleInput{kset: declaredKinds().union(need), fields: allDeclaredFields().union(fields)}
 		gi.ins = append(gi.ins, in)
 	}
 	gi.mu.Unlock()
-	in.once.Do(func() { in.conv = convert(g, in.kset) })
+	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields) })
 	return in
 }
 
@@ -113,9 +115,9 @@ func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 }
 
 // convert builds the bundle part of the input. Only the objects of the kinds
-// in ks are converted (the bulk of the work); the items of other kinds keep
-// their ref, apiVersion and file.
-func convert(g *graph.Graph, ks kindSet) *converted {
+// in ks are converted (the bulk of the work), and of those only the fields
+// in fields; the items of other kinds keep their ref, apiVersion and file.
+func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -125,7 +127,7 @@ func convert(g *graph.Graph, ks kindSet) *converted {
 	for i, r := range g.Resources {
 		refs[i] = refTerm(vc, r)
 	}
-	items := convertItems(g.Resources, refs, ks)
+	items := convertItems(g.Resources, refs, ks, fields)
 	c := &converter{g: g, refs: refs, vc: vc}
 	byKind := map[string][]*ast.Term{}
 	objects := map[string]any{}
@@ -164,7 +166,7 @@ func convert(g *graph.Graph, ks kindSet) *converted {
 
 // convertItems converts the resources' objects, the bulk of the work, on
 // every CPU: the items are independent and the result is in load order.
-func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Term {
+func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet, fields *fieldTree) []*ast.Term {
 	items := make([]*ast.Term, len(rs))
 	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
 	var wg sync.WaitGroup
@@ -172,7 +174,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Ter
 		wg.Go(func() {
 			vc := newValueConverter()
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind))
+				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind), fields)
 			}
 		})
 	}
@@ -180,7 +182,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Ter
 	return items
 }
 
-func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool) *ast.Term {
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree) *ast.Term {
 	if !withObject {
 		return ast.ObjectTerm(
 			[2]*ast.Term{key("ref"), ref},
@@ -188,7 +190,7 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 			[2]*ast.Term{key("file"), vc.str(r.File)},
 		)
 	}
-	obj, err := vc.term(r.Object)
+	obj, err := vc.termFields(r.Object, fields)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
 		// keep the item (and its identity) usable if it ever does.

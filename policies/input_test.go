@@ -29,7 +29,7 @@ func TestInputReleasedWithGraph(t *testing.T) {
 	released := func() weak.Pointer[bundleInput] {
 		g := smallCorpus(1)
 		analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
-		return weak.Make(inputFor(g, kindSet{}))
+		return weak.Make(inputFor(g, kindSet{}, &fieldTree{}))
 	}()
 	for range 3 {
 		runtime.GC()

@@ -145,7 +145,7 @@ func TestInputHoldsOnlyDeclaredKindsObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ast.JSON(convert(g, newKindSet([]string{"Rollout", "Service"})).resources.Value)
+	v, err := ast.JSON(convert(g, newKindSet([]string{"Rollout", "Service"}), wholeObjects()).resources.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ast.JSON(convert(g, newKindSet([]string{AllKinds})).rollouts.Value)
+	v, err := ast.JSON(convert(g, newKindSet([]string{AllKinds}), wholeObjects()).rollouts.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
