@@ -245,51 +245,47 @@ type converter struct {
 }
 
 // ref returns the shared ref term of a resource, or nil.
-func (c *converter) ref(r *graph.Resource) any {
+func (c *converter) ref(r *graph.Resource) *ast.Term {
 	if r == nil {
 		return nil
 	}
 	return c.refs[r.Index()]
 }
 
-// obj builds an object term, leaving out nil values so Rego sees an absent
-// field rather than null.
-func (c *converter) obj(kv ...any) *ast.Term {
-	pairs := make([][2]*ast.Term, 0, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		var t *ast.Term
-		switch v := kv[i+1].(type) {
-		case nil:
-		case *ast.Term:
-			t = v
-		case string:
-			t = c.vc.str(v)
-		case bool:
-			t = ast.BooleanTerm(v)
-		case int:
-			t = c.vc.num(int64(v))
-		case int64:
-			t = c.vc.num(v)
-		case []string:
-			ts := make([]*ast.Term, len(v))
-			for j, s := range v {
-				ts[j] = c.vc.str(s)
-			}
-			t = ast.ArrayTerm(ts...)
-		default:
-			panic("policies: unsupported input value")
-		}
-		if t != nil {
-			pairs = append(pairs, [2]*ast.Term{key(kv[i].(string)), t})
+// str, num and strs return the shared terms of values; a bool's term is
+// interned by OPA.
+func (c *converter) str(s string) *ast.Term { return c.vc.str(s) }
+func (c *converter) num(n int) *ast.Term    { return c.vc.num(int64(n)) }
+func (c *converter) strs(v []string) *ast.Term {
+	ts := make([]*ast.Term, len(v))
+	for j, s := range v {
+		ts[j] = c.vc.str(s)
+	}
+	return ast.ArrayTerm(ts...)
+}
+
+// field is one entry of an object the converter builds.
+func field(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{key(k), v} }
+
+// obj builds an object term, leaving out the fields whose value is nil so
+// Rego sees an absent field rather than null. The fields are typed terms,
+// not boxed Go values: boxing cost an allocation per field.
+func (c *converter) obj(fields ...[2]*ast.Term) *ast.Term {
+	n := 0
+	for _, f := range fields {
+		if f[1] != nil {
+			fields[n] = f
+			n++
 		}
 	}
-	return ast.NewTerm(ast.NewObject(pairs...))
+	return ast.NewTerm(ast.NewObject(fields[:n]...))
 }
 
 func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	svcs := make([]*ast.Term, len(rr.Services))
 	for i, s := range rr.Services {
-		svcs[i] = c.obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
+		svcs[i] = c.obj(field("role", c.str(string(s.Role))), field("name", c.str(s.Name)), field("path", c.str(s.Path)),
+			field("target", c.ref(s.Target)))
 	}
 	vss := make([]*ast.Term, len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
@@ -298,24 +294,26 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 		for j := range vs.Routes {
 			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
-		vss[i] = c.obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
-			"routes", ast.ArrayTerm(routes...))
+		vss[i] = c.obj(field("ref", c.str(vs.Ref)), field("name", c.str(vs.Name)), field("namespace", c.str(vs.Namespace)),
+			field("path", c.str(vs.Path)), field("target", c.ref(vs.Target)), field("routes", ast.ArrayTerm(routes...)))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
-		dr = c.obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
-			"stableSubset", d.StableSubset, "canarySubset", d.CanarySubset, "additionalSubsets", d.AdditionalSubsets)
+		dr = c.obj(field("name", c.str(d.Name)), field("namespace", c.str(d.Namespace)), field("path", c.str(d.Path)),
+			field("target", c.ref(d.Target)), field("stableSubset", c.str(d.StableSubset)),
+			field("canarySubset", c.str(d.CanarySubset)), field("additionalSubsets", c.strs(d.AdditionalSubsets)))
 	}
 	tpls := make([]*ast.Term, len(rr.Templates))
 	for i, t := range rr.Templates {
-		tpls[i] = c.obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
+		tpls[i] = c.obj(field("name", c.str(t.Name)), field("cluster", ast.InternedTerm(t.Cluster)), field("use", c.str(string(t.Use))),
+			field("step", c.num(t.Step)), field("path", c.str(t.Path)), field("target", c.ref(t.Target)))
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return c.obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
-		"virtualServices", ast.ArrayTerm(vss...), "destinationRule", dr, "templates", ast.ArrayTerm(tpls...))
+	return c.obj(field("rollout", c.ref(rr.Rollout)), field("strategy", c.str(strategy)), field("services", ast.ArrayTerm(svcs...)),
+		field("virtualServices", ast.ArrayTerm(vss...)), field("destinationRule", dr), field("templates", ast.ArrayTerm(tpls...)))
 }
 
 // routeTerm exports one managed route with its destinations classified as
@@ -323,23 +321,23 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 // for subset-level splitting, else by the Service the host resolves to.
 func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.RouteRef) *ast.Term {
 	var dests []*ast.Term
-	vsPath := ""
+	var vsPath *ast.Term // absent for a route not found in the VirtualService
 	if rt.Index >= 0 && vs.Target != nil {
-		vsPath = rt.VSPath()
+		p := rt.VSPath()
+		if p != "" {
+			vsPath = c.str(p)
+		}
 		entries := routeEntries(vs.Target, rt)
 		for j, d := range routeDestinations(vs.Target, rt) {
-			path := graph.Index(vsPath+".route", j)
-			dests = append(dests, c.obj("index", j, "path", path, "host", d.host, "subset", d.subset,
-				"weight", int(d.weight), "weightSet", hasKey(entries, j, "weight"),
-				"role", destinationRole(c.g, rr, vs.Target.Namespace, d)))
+			dests = append(dests, c.obj(field("index", c.num(j)), field("path", c.str(graph.Index(p+".route", j))),
+				field("host", c.str(d.host)), field("subset", c.str(d.subset)), field("weight", c.num(int(d.weight))),
+				field("weightSet", ast.InternedTerm(hasKey(entries, j, "weight"))),
+				field("role", c.str(destinationRole(c.g, rr, vs.Target.Namespace, d)))))
 		}
 	}
-	var vsPathT any
-	if vsPath != "" {
-		vsPathT = vsPath
-	}
-	return c.obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
-		"vsPath", vsPathT, "destinations", ast.ArrayTerm(dests...))
+	return c.obj(field("kind", c.str(string(rt.Kind))), field("name", c.str(rt.Name)), field("path", c.str(rt.Path)),
+		field("implicit", ast.InternedTerm(rt.Implicit)), field("index", c.num(rt.Index)), field("vsPath", vsPath),
+		field("destinations", ast.ArrayTerm(dests...)))
 }
 
 // routeEntries returns the generic `route` list of a VirtualService route,
