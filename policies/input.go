@@ -13,7 +13,8 @@ import (
 // The input document every policy sees (see docs/policies.md):
 //
 //	input.resources               every object in load order: {ref, apiVersion, file, object},
-//	                              object only for the kinds the loaded policies need (kinds.go)
+//	                              object only for the kinds the loaded policies need (kinds.go),
+//	                              for built-in policies only the fields they read (fields.go)
 //	input.kinds[kind]             the same items grouped by kind, in load order
 //	input.objects[kind][ns][name] the first item with that identity
 //	input.rollouts                each Rollout's resolved references (graph.RolloutRefs)
@@ -51,8 +52,8 @@ type converted struct {
 type inputKey struct{}
 
 // graphInputs are the conversions of one graph. A lint converts once (every
-// kind the loaded policies declared); a policy loaded later that needs more
-// kinds gets a wider conversion.
+// kind and field the loaded policies need); a policy loaded later that needs
+// more gets a wider conversion.
 type graphInputs struct {
 	mu  sync.Mutex
 	ins []*bundleInput
