@@ -58,7 +58,10 @@ type policy struct {
 	// declared ones for a built-in policy, every kind for a user policy, so
 	// that a user policy never misses an object because of its declaration.
 	input kindSet
-	query rego.PreparedEvalQuery
+	// fields is the object fields the policy's input must hold (whole
+	// objects for a user policy, see readFields).
+	fields *fieldTree
+	query  rego.PreparedEvalQuery
 }
 
 // compiled is a set of policies compiled together.
@@ -66,6 +69,7 @@ type compiled struct {
 	compiler *ast.Compiler
 	policies []*policy
 	rules    []*rules.Rule
+	fields   *fieldTree // the object fields the set's policies read
 }
 
 // parse parses Rego v1 sources with annotations.
@@ -139,9 +143,14 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 	if err := checkKindsRead(c, pols); err != nil {
 		return nil, err
 	}
-	out := &compiled{compiler: c, policies: pols}
+	out := &compiled{compiler: c, policies: pols, fields: wholeObjects()}
+	if source == rules.SourceRego {
+		out.fields = readFields(nonTestModules(mods))
+	}
+	declareFields(out.fields)
 	for _, p := range pols {
 		declareKinds(p.input)
+		p.fields = out.fields
 		q := ast.NewBody(ast.NewExpr(ast.NewTerm(ast.MustParseRef("data." + p.pkg + ".violation"))))
 		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(c)).PrepareForEval(context.Background())
 		if err != nil {
@@ -384,4 +393,20 @@ func readDirs(dirs []string) ([]Source, error) {
 		return nil, fmt.Errorf("no .rego files in %s", strings.Join(dirs, ", "))
 	}
 	return out, nil
+}
+
+// nonTestModules returns the modules that are not Rego unit tests, by name.
+func nonTestModules(mods map[string]*ast.Module) []*ast.Module {
+	names := make([]string, 0, len(mods))
+	for name := range mods {
+		if !strings.HasSuffix(name, "_test.rego") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	out := make([]*ast.Module, len(names))
+	for i, name := range names {
+		out[i] = mods[name]
+	}
+	return out
 }

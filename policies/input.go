@@ -13,7 +13,8 @@ import (
 // The input document every policy sees (see docs/policies.md):
 //
 //	input.resources               every object in load order: {ref, apiVersion, file, object},
-//	                              object only for the kinds the loaded policies need (kinds.go)
+//	                              object only for the kinds the loaded policies need (kinds.go),
+//	                              for built-in policies only the fields they read (fields.go)
 //	input.kinds[kind]             the same items grouped by kind, in load order
 //	input.objects[kind][ns][name] the first item with that identity
 //	input.rollouts                each Rollout's resolved references (graph.RolloutRefs)
@@ -23,52 +24,62 @@ import (
 // so a violation's ref designates one object even when the bundle defines it twice.
 
 // bundleInput is the converted, graph-derived part of the input. It is built
-// once per graph and shared by every policy and every concurrent evaluation.
+// once per graph and shared by every policy and every concurrent evaluation;
+// it is memoized on the graph, so it is released with the graph (a lint's
+// input does not outlive the lint, and each webhook request's graph takes its
+// input with it).
 type bundleInput struct {
-	once  sync.Once
-	kinds kindSet        // the kinds whose objects are converted
-	terms [][2]*ast.Term // key/value pairs of the object, without globals
+	once   sync.Once
+	kset   kindSet    // the kinds whose objects are converted
+	fields *fieldTree // the fields of those objects that are converted
+	conv   *converted
 }
 
-// inputCache keeps the converted input of the most recent graphs. A lint has
-// one graph; the webhook has one per request, so the cache stays small and
-// old graphs are dropped.
-type inputCache struct {
-	mu      sync.Mutex
-	entries []*cacheEntry
+// converted holds the parts of the input. The items, refs and references are
+// OPA terms, built once. The indexes by kind and identity are plain Go maps
+// over those terms: each evaluation wraps them in OPA lazy objects (see
+// value), so only the entries a policy looks up are ever turned into OPA
+// objects, and building them costs a map insert instead of an OPA object
+// insert (a hash of the key per entry).
+type converted struct {
+	resources *ast.Term      // array of items, in load order
+	kinds     map[string]any // kind → array value of that kind's items
+	objects   map[string]any // kind → namespace → name → first item value
+	rollouts  *ast.Term      // array of resolved references
 }
 
-type cacheEntry struct {
-	g  *graph.Graph
-	in *bundleInput
+// inputKey is the graph memo key of the converted input.
+type inputKey struct{}
+
+// graphInputs are the conversions of one graph. A lint converts once (every
+// kind and field the loaded policies need); a policy loaded later that needs
+// more gets a wider conversion.
+type graphInputs struct {
+	mu  sync.Mutex
+	ins []*bundleInput
 }
 
-const inputCacheSize = 4
-
-var cache inputCache
-
-// get returns the converted input for g with the objects of at least the
-// kinds need, converting it on first use. A conversion covers every kind the
-// policies loaded so far need (declaredKinds), so all the policies of a lint
-// share one. Callers racing on the same graph wait for one conversion.
-func (c *inputCache) get(g *graph.Graph, need kindSet) *bundleInput {
-	c.mu.Lock()
+// inputFor returns the converted input for g with the objects of at least
+// the kinds need, with at least the fields given, converting it on first use.
+// A conversion covers every kind and field the policies loaded so far need
+// (declaredKinds, allDeclaredFields), so all the policies of a lint share one.
+// Callers racing on the same graph wait for one conversion.
+func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
+	gi := g.Memo(inputKey{}, func() any { return &graphInputs{} }).(*graphInputs)
+	gi.mu.Lock()
 	var in *bundleInput
-	for _, e := range c.entries {
-		if e.g == g && e.in.kinds.covers(need) {
-			in = e.in
+	for _, e := range gi.ins {
+		if e.kset.covers(need) && e.fields.covers(fields) {
+			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kinds: declaredKinds().union(need)}
-		c.entries = append(c.entries, &cacheEntry{g: g, in: in})
-		if len(c.entries) > inputCacheSize {
-			c.entries = c.entries[len(c.entries)-inputCacheSize:]
-		}
+		in = &bundleInput{kset: declaredKinds().union(need), fields: allDeclaredFields().union(fields)}
+		gi.ins = append(gi.ins, in)
 	}
-	c.mu.Unlock()
-	in.once.Do(func() { in.terms = convert(g, in.kinds) })
+	gi.mu.Unlock()
+	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields) })
 	return in
 }
 
@@ -79,23 +90,35 @@ var conversions struct {
 	n int
 }
 
-// value returns the full input for one evaluation: the cached bundle part plus
-// this run's globals.
+// value returns the full input for one evaluation: the converted bundle plus
+// this run's globals. The root and the two indexes are OPA lazy objects over
+// Go maps: a lookup such as input.objects.Service.shop["web"] converts only
+// the maps on its way, and the converted parts are cached in the lazy objects
+// of this evaluation. A lazy object is not safe for concurrent use (a lookup
+// fills its cache), so each evaluation gets its own; the terms under them are
+// immutable and shared. Only iterating over, comparing or hashing a lazy
+// object converts it whole, and the input's arrays hold terms only: OPA hashes
+// an array's elements when it builds the array, which would convert a lazy
+// element at once.
 func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
-	pairs := make([][2]*ast.Term, 0, len(in.terms)+1)
-	pairs = append(pairs, in.terms...)
-	pairs = append(pairs, [2]*ast.Term{ast.StringTerm("globals"), ast.ObjectTerm(
-		[2]*ast.Term{ast.StringTerm("argocd"), ast.BooleanTerm(globals.ArgoCD)},
-		[2]*ast.Term{ast.StringTerm("istioVersion"), ast.StringTerm(globals.IstioVersion)},
-		[2]*ast.Term{ast.StringTerm("mode"), ast.StringTerm(string(mode))},
-	)})
-	return ast.NewObject(pairs...)
+	c := in.conv
+	return ast.LazyObject(map[string]any{
+		"resources": c.resources.Value,
+		"kinds":     c.kinds,
+		"objects":   c.objects,
+		"rollouts":  c.rollouts.Value,
+		"globals": ast.NewObject(
+			[2]*ast.Term{ast.StringTerm("argocd"), ast.BooleanTerm(globals.ArgoCD)},
+			[2]*ast.Term{ast.StringTerm("istioVersion"), ast.StringTerm(globals.IstioVersion)},
+			[2]*ast.Term{ast.StringTerm("mode"), ast.StringTerm(string(mode))},
+		),
+	})
 }
 
 // convert builds the bundle part of the input. Only the objects of the kinds
-// in ks are converted (the bulk of the work); the items of other kinds keep
-// their ref, apiVersion and file.
-func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
+// in ks are converted (the bulk of the work), and of those only the fields
+// in fields; the items of other kinds keep their ref, apiVersion and file.
+func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -105,62 +128,46 @@ func convert(g *graph.Graph, ks kindSet) [][2]*ast.Term {
 	for i, r := range g.Resources {
 		refs[i] = refTerm(vc, r)
 	}
-	items := convertItems(g.Resources, refs, ks)
+	items := convertItems(g.Resources, refs, ks, fields)
 	c := &converter{g: g, refs: refs, vc: vc}
-	kinds := map[string][]*ast.Term{}
-	var kindOrder []string
-	objects := map[string]map[string]map[string]*ast.Term{}
+	byKind := map[string][]*ast.Term{}
+	objects := map[string]any{}
 	for i, r := range g.Resources {
 		item := items[i]
-		if _, ok := kinds[r.Kind]; !ok {
-			kindOrder = append(kindOrder, r.Kind)
-		}
-		kinds[r.Kind] = append(kinds[r.Kind], item)
-		byNS := objects[r.Kind]
+		byKind[r.Kind] = append(byKind[r.Kind], item)
+		byNS, _ := objects[r.Kind].(map[string]any)
 		if byNS == nil {
-			byNS = map[string]map[string]*ast.Term{}
+			byNS = map[string]any{}
 			objects[r.Kind] = byNS
 		}
-		byName := byNS[r.Namespace]
+		byName, _ := byNS[r.Namespace].(map[string]any)
 		if byName == nil {
-			byName = map[string]*ast.Term{}
+			byName = map[string]any{}
 			byNS[r.Namespace] = byName
 		}
 		if _, dup := byName[r.Name]; !dup {
-			byName[r.Name] = item
+			byName[r.Name] = item.Value
 		}
 	}
-	kindsObj := ast.NewObject()
-	for _, k := range kindOrder {
-		kindsObj.Insert(ast.StringTerm(k), ast.ArrayTerm(kinds[k]...))
-	}
-	objectsObj := ast.NewObject()
-	for kind, byNS := range objects {
-		nsObj := ast.NewObject()
-		for ns, byName := range byNS {
-			nameObj := ast.NewObject()
-			for name, item := range byName {
-				nameObj.Insert(ast.StringTerm(name), item)
-			}
-			nsObj.Insert(ast.StringTerm(ns), ast.NewTerm(nameObj))
-		}
-		objectsObj.Insert(ast.StringTerm(kind), ast.NewTerm(nsObj))
+	kinds := make(map[string]any, len(byKind))
+	for k, ts := range byKind {
+		kinds[k] = ast.NewArray(ts...)
 	}
 	rollouts := make([]*ast.Term, 0, len(g.Refs().Rollouts))
 	for _, rr := range g.Refs().Rollouts {
 		rollouts = append(rollouts, c.rolloutTerm(rr))
 	}
-	return [][2]*ast.Term{
-		{ast.StringTerm("resources"), ast.ArrayTerm(items...)},
-		{ast.StringTerm("kinds"), ast.NewTerm(kindsObj)},
-		{ast.StringTerm("objects"), ast.NewTerm(objectsObj)},
-		{ast.StringTerm("rollouts"), ast.ArrayTerm(rollouts...)},
+	return &converted{
+		resources: ast.ArrayTerm(items...),
+		kinds:     kinds,
+		objects:   objects,
+		rollouts:  ast.ArrayTerm(rollouts...),
 	}
 }
 
 // convertItems converts the resources' objects, the bulk of the work, on
 // every CPU: the items are independent and the result is in load order.
-func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Term {
+func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet, fields *fieldTree) []*ast.Term {
 	items := make([]*ast.Term, len(rs))
 	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
 	var wg sync.WaitGroup
@@ -168,7 +175,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Ter
 		wg.Go(func() {
 			vc := newValueConverter()
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind))
+				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind), fields)
 			}
 		})
 	}
@@ -176,7 +183,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet) []*ast.Ter
 	return items
 }
 
-func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool) *ast.Term {
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree) *ast.Term {
 	if !withObject {
 		return ast.ObjectTerm(
 			[2]*ast.Term{key("ref"), ref},
@@ -184,7 +191,7 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 			[2]*ast.Term{key("file"), vc.str(r.File)},
 		)
 	}
-	obj, err := vc.term(r.Object())
+	obj, err := vc.termFields(r.Object(), fields)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
 		// keep the item (and its identity) usable if it ever does.
@@ -239,51 +246,47 @@ type converter struct {
 }
 
 // ref returns the shared ref term of a resource, or nil.
-func (c *converter) ref(r *graph.Resource) any {
+func (c *converter) ref(r *graph.Resource) *ast.Term {
 	if r == nil {
 		return nil
 	}
 	return c.refs[r.Index()]
 }
 
-// obj builds an object term, leaving out nil values so Rego sees an absent
-// field rather than null.
-func (c *converter) obj(kv ...any) *ast.Term {
-	pairs := make([][2]*ast.Term, 0, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
-		var t *ast.Term
-		switch v := kv[i+1].(type) {
-		case nil:
-		case *ast.Term:
-			t = v
-		case string:
-			t = c.vc.str(v)
-		case bool:
-			t = ast.BooleanTerm(v)
-		case int:
-			t = c.vc.num(int64(v))
-		case int64:
-			t = c.vc.num(v)
-		case []string:
-			ts := make([]*ast.Term, len(v))
-			for j, s := range v {
-				ts[j] = c.vc.str(s)
-			}
-			t = ast.ArrayTerm(ts...)
-		default:
-			panic("policies: unsupported input value")
-		}
-		if t != nil {
-			pairs = append(pairs, [2]*ast.Term{key(kv[i].(string)), t})
+// str, num and strs return the shared terms of values; a bool's term is
+// interned by OPA.
+func (c *converter) str(s string) *ast.Term { return c.vc.str(s) }
+func (c *converter) num(n int) *ast.Term    { return c.vc.num(int64(n)) }
+func (c *converter) strs(v []string) *ast.Term {
+	ts := make([]*ast.Term, len(v))
+	for j, s := range v {
+		ts[j] = c.vc.str(s)
+	}
+	return ast.ArrayTerm(ts...)
+}
+
+// field is one entry of an object the converter builds.
+func field(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{key(k), v} }
+
+// obj builds an object term, leaving out the fields whose value is nil so
+// Rego sees an absent field rather than null. The fields are typed terms,
+// not boxed Go values: boxing cost an allocation per field.
+func (c *converter) obj(fields ...[2]*ast.Term) *ast.Term {
+	n := 0
+	for _, f := range fields {
+		if f[1] != nil {
+			fields[n] = f
+			n++
 		}
 	}
-	return ast.NewTerm(ast.NewObject(pairs...))
+	return ast.NewTerm(ast.NewObject(fields[:n]...))
 }
 
 func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	svcs := make([]*ast.Term, len(rr.Services))
 	for i, s := range rr.Services {
-		svcs[i] = c.obj("role", string(s.Role), "name", s.Name, "path", s.Path, "target", c.ref(s.Target))
+		svcs[i] = c.obj(field("role", c.str(string(s.Role))), field("name", c.str(s.Name)), field("path", c.str(s.Path)),
+			field("target", c.ref(s.Target)))
 	}
 	vss := make([]*ast.Term, len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
@@ -292,24 +295,26 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 		for j := range vs.Routes {
 			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
-		vss[i] = c.obj("ref", vs.Ref, "name", vs.Name, "namespace", vs.Namespace, "path", vs.Path, "target", c.ref(vs.Target),
-			"routes", ast.ArrayTerm(routes...))
+		vss[i] = c.obj(field("ref", c.str(vs.Ref)), field("name", c.str(vs.Name)), field("namespace", c.str(vs.Namespace)),
+			field("path", c.str(vs.Path)), field("target", c.ref(vs.Target)), field("routes", ast.ArrayTerm(routes...)))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
-		dr = c.obj("name", d.Name, "namespace", d.Namespace, "path", d.Path, "target", c.ref(d.Target),
-			"stableSubset", d.StableSubset, "canarySubset", d.CanarySubset, "additionalSubsets", d.AdditionalSubsets)
+		dr = c.obj(field("name", c.str(d.Name)), field("namespace", c.str(d.Namespace)), field("path", c.str(d.Path)),
+			field("target", c.ref(d.Target)), field("stableSubset", c.str(d.StableSubset)),
+			field("canarySubset", c.str(d.CanarySubset)), field("additionalSubsets", c.strs(d.AdditionalSubsets)))
 	}
 	tpls := make([]*ast.Term, len(rr.Templates))
 	for i, t := range rr.Templates {
-		tpls[i] = c.obj("name", t.Name, "cluster", t.Cluster, "use", string(t.Use), "step", t.Step, "path", t.Path, "target", c.ref(t.Target))
+		tpls[i] = c.obj(field("name", c.str(t.Name)), field("cluster", ast.InternedTerm(t.Cluster)), field("use", c.str(string(t.Use))),
+			field("step", c.num(t.Step)), field("path", c.str(t.Path)), field("target", c.ref(t.Target)))
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return c.obj("rollout", c.ref(rr.Rollout), "strategy", strategy, "services", ast.ArrayTerm(svcs...),
-		"virtualServices", ast.ArrayTerm(vss...), "destinationRule", dr, "templates", ast.ArrayTerm(tpls...))
+	return c.obj(field("rollout", c.ref(rr.Rollout)), field("strategy", c.str(strategy)), field("services", ast.ArrayTerm(svcs...)),
+		field("virtualServices", ast.ArrayTerm(vss...)), field("destinationRule", dr), field("templates", ast.ArrayTerm(tpls...)))
 }
 
 // routeTerm exports one managed route with its destinations classified as
@@ -317,23 +322,23 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 // for subset-level splitting, else by the Service the host resolves to.
 func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.RouteRef) *ast.Term {
 	var dests []*ast.Term
-	vsPath := ""
+	var vsPath *ast.Term // absent for a route not found in the VirtualService
 	if rt.Index >= 0 && vs.Target != nil {
-		vsPath = rt.VSPath()
+		p := rt.VSPath()
+		if p != "" {
+			vsPath = c.str(p)
+		}
 		entries := routeEntries(vs.Target, rt)
 		for j, d := range routeDestinations(vs.Target, rt) {
-			path := graph.Index(vsPath+".route", j)
-			dests = append(dests, c.obj("index", j, "path", path, "host", d.host, "subset", d.subset,
-				"weight", int(d.weight), "weightSet", hasKey(entries, j, "weight"),
-				"role", destinationRole(c.g, rr, vs.Target.Namespace, d)))
+			dests = append(dests, c.obj(field("index", c.num(j)), field("path", c.str(graph.Index(p+".route", j))),
+				field("host", c.str(d.host)), field("subset", c.str(d.subset)), field("weight", c.num(int(d.weight))),
+				field("weightSet", ast.InternedTerm(hasKey(entries, j, "weight"))),
+				field("role", c.str(destinationRole(c.g, rr, vs.Target.Namespace, d)))))
 		}
 	}
-	var vsPathT any
-	if vsPath != "" {
-		vsPathT = vsPath
-	}
-	return c.obj("kind", string(rt.Kind), "name", rt.Name, "path", rt.Path, "implicit", rt.Implicit, "index", rt.Index,
-		"vsPath", vsPathT, "destinations", ast.ArrayTerm(dests...))
+	return c.obj(field("kind", c.str(string(rt.Kind))), field("name", c.str(rt.Name)), field("path", c.str(rt.Path)),
+		field("implicit", ast.InternedTerm(rt.Implicit)), field("index", c.num(rt.Index)), field("vsPath", vsPath),
+		field("destinations", ast.ArrayTerm(dests...)))
 }
 
 // routeEntries returns the generic `route` list of a VirtualService route,

@@ -145,17 +145,11 @@ func TestInputHoldsOnlyDeclaredKindsObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	terms := convert(g, newKindSet([]string{"Rollout", "Service"}))
-	var resources []any
-	for _, kv := range terms {
-		if kv[0].Value.Compare(key("resources").Value) == 0 {
-			v, err := ast.JSON(kv[1].Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resources = v.([]any)
-		}
+	v, err := ast.JSON(convert(g, newKindSet([]string{"Rollout", "Service"}), wholeObjects()).resources.Value)
+	if err != nil {
+		t.Fatal(err)
 	}
+	resources := v.([]any)
 	if len(resources) != len(g.Resources) {
 		t.Fatalf("%d items for %d resources", len(resources), len(g.Resources))
 	}
@@ -220,16 +214,11 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rollouts []any
-	for _, kv := range convert(g, newKindSet([]string{AllKinds})) {
-		if kv[0].Value.Compare(key("rollouts").Value) == 0 {
-			v, err := ast.JSON(kv[1].Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rollouts = v.([]any)
-		}
+	v, err := ast.JSON(convert(g, newKindSet([]string{AllKinds}), wholeObjects()).rollouts.Value)
+	if err != nil {
+		t.Fatal(err)
 	}
+	rollouts := v.([]any)
 	if len(rollouts) != 1 {
 		t.Fatalf("rollouts = %v", rollouts)
 	}

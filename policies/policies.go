@@ -43,9 +43,10 @@ type Source struct {
 func (s Source) IsTest() bool { return strings.HasSuffix(s.Name, "_test.rego") }
 
 var builtin struct {
-	once  sync.Once
-	rules []*rules.Rule
-	err   error
+	once   sync.Once
+	rules  []*rules.Rule
+	fields *fieldTree
+	err    error
 }
 
 // Builtin returns the rules of the embedded policies, compiled and prepared on
@@ -73,6 +74,7 @@ func LoadBuiltin() ([]*rules.Rule, error) {
 			return
 		}
 		builtin.rules = set.rules
+		builtin.fields = set.fields
 	})
 	return builtin.rules, builtin.err
 }

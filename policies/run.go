@@ -29,7 +29,7 @@ func (p *policy) run(pass *rules.Pass) error {
 		}
 		timeout = d
 	}
-	in := cache.get(pass.Graph, p.input).value(pass.Globals, pass.Mode)
+	in := inputFor(pass.Graph, p.input, p.fields).value(pass.Globals, pass.Mode)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in))

@@ -124,17 +124,7 @@ func (c *valueConverter) term(x any) (*ast.Term, error) {
 			}
 			c.pairs = append(c.pairs, [2]*ast.Term{c.str(k), t})
 		}
-		pairs := c.pairs[base:]
-		h := objectHash(pairs)
-		t, ok := c.composites[h]
-		if !ok || !sameObject(t, pairs) {
-			t = ast.NewTerm(ast.NewObject(pairs...)) // NewObject copies the entries
-			if !ok {
-				c.composites[h] = t
-			}
-		}
-		c.pairs = c.pairs[:base]
-		return t, nil
+		return c.object(base), nil
 	case []any:
 		base := len(c.elems)
 		for _, e := range v {
@@ -169,4 +159,45 @@ func (c *valueConverter) term(x any) (*ast.Term, error) {
 		return nil, err
 	}
 	return ast.NewTerm(val), nil
+}
+
+// object builds (or shares) the object of the entries pushed on c.pairs
+// since base, and pops them.
+func (c *valueConverter) object(base int) *ast.Term {
+	pairs := c.pairs[base:]
+	h := objectHash(pairs)
+	t, ok := c.composites[h]
+	if !ok || !sameObject(t, pairs) {
+		t = ast.NewTerm(ast.NewObject(pairs...)) // NewObject copies the entries
+		if !ok {
+			c.composites[h] = t
+		}
+	}
+	c.pairs = c.pairs[:base]
+	return t
+}
+
+// termFields converts the fields of x that f holds: the mapping keys f names,
+// down to its whole nodes, which are converted entirely. A value that is not a
+// mapping where f expects one is converted entirely (its keys cannot be
+// read, but its presence and type stay visible).
+func (c *valueConverter) termFields(x any, f *fieldTree) (*ast.Term, error) {
+	m, ok := x.(map[string]any)
+	if f.whole || !ok {
+		return c.term(x)
+	}
+	base := len(c.pairs)
+	for k, sub := range f.sub {
+		e, ok := m[k]
+		if !ok {
+			continue
+		}
+		t, err := c.termFields(e, sub)
+		if err != nil {
+			c.pairs = c.pairs[:base]
+			return nil, err
+		}
+		c.pairs = append(c.pairs, [2]*ast.Term{c.str(k), t})
+	}
+	return c.object(base), nil
 }

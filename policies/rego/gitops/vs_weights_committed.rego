@@ -72,8 +72,18 @@ violation contains v if {
 }
 
 route_name(vs, route) := name if {
-	name := lib.resource(vs).object.spec[route.kind][route.index].name
+	name := vs_route(lib.resource(vs), route).name
 } else := sprintf("#%d", [route.index])
+
+# vs_route is the route of the VirtualService item. The route kind is spelled
+# out (not spec[route.kind]): rolloutlint converts only the object fields the
+# built-in policies name (see policies/fields.go), and a computed key would
+# make it convert every spec.
+vs_route(item, route) := item.object.spec.http[route.index] if route.kind == "http"
+
+vs_route(item, route) := item.object.spec.tls[route.index] if route.kind == "tls"
+
+vs_route(item, route) := item.object.spec.tcp[route.index] if route.kind == "tcp"
 
 dest_name(d) := sprintf("%s (subset %s)", [d.host, d.subset]) if {
 	d.subset != ""

@@ -42,3 +42,14 @@ test_unmanaged_route_is_ignored if {
 	b := json.patch(bundle(30), [{"op": "replace", "path": "/rollouts/0/virtualServices/0/routes/0/index", "value": -1}])
 	count(vs_weights_committed.violation) == 0 with input as b
 }
+
+test_tls_route_name_read_from_tls_list if {
+	b := json.patch(bundle(20), [
+		{"op": "replace", "path": "/resources/1/object", "value": {"spec": {"http": [{"name": "primary"}], "tls": [{"name": "secure"}]}}},
+		{"op": "replace", "path": "/rollouts/0/virtualServices/0/routes/0/kind", "value": "tls"},
+	])
+	vs := vs_weights_committed.violation with input as b
+	count(vs) == 1
+	some v in vs
+	contains(v.msg, "tls route secure of VirtualService checkout")
+}

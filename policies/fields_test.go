@@ -1,0 +1,173 @@
+package policies
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+func TestReadFields(t *testing.T) {
+	mods, err := parse([]Source{{Name: "p.rego", Text: `package p
+
+import data.rolloutlint.lib
+
+a if input.resources[0].object.spec.replicas > 1
+
+b if {
+	some item in lib.resources("Service")
+	item.object.spec.selector["app"]
+	object.get(item.object, ["metadata", "labels"], {})
+	object.get(item.object.spec, "ports", [])
+}
+
+c(vs, k) := vs.object.spec[k][0].name
+`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readFields(nonTestModules(mods)).String()
+	if want := "metadata.labels, spec"; got != want {
+		t.Errorf("fields %q, want %q (spec[k] keeps the whole spec)", got, want)
+	}
+
+	mods, err = parse([]Source{{Name: "p.rego", Text: `package p
+
+d if {
+	some item in input.resources
+	some k, _ in item.object
+	k == "spec"
+}
+`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := readFields(nonTestModules(mods)); !f.whole {
+		t.Errorf("iterating over an object read %q, want whole objects", f)
+	}
+}
+
+func TestFieldTree(t *testing.T) {
+	a, b := &fieldTree{}, &fieldTree{}
+	a.add([]string{"spec", "replicas"})
+	b.add([]string{"spec"})
+	if !b.covers(a) || a.covers(b) {
+		t.Errorf("covers: %q ⊇ %q should hold, not the converse", b, a)
+	}
+	if u := a.union(b).String(); u != "spec" {
+		t.Errorf("union %q, want spec", u)
+	}
+	if !wholeObjects().covers(b) || b.covers(wholeObjects()) {
+		t.Error("whole objects cover every tree and no tree but them covers them")
+	}
+}
+
+// seedInput converts g with the given kinds and fields and puts the
+// conversion first in g's memo, so the policies of the next lint use it.
+func seedInput(g *graph.Graph, ks kindSet, f *fieldTree) *bundleInput {
+	gi := g.Memo(inputKey{}, func() any { return &graphInputs{} }).(*graphInputs)
+	in := &bundleInput{kset: ks, fields: f}
+	in.once.Do(func() { in.conv = convert(g, ks, f) })
+	gi.mu.Lock()
+	gi.ins = append([]*bundleInput{in}, gi.ins...)
+	gi.mu.Unlock()
+	return in
+}
+
+// TestProjectedInputSameFindings lints bundles twice with the built-in
+// policies, once over whole objects and once over the fields the policies
+// read: the findings must be the same, and the projection must really leave
+// the other fields out.
+func TestProjectedInputSameFindings(t *testing.T) {
+	rs, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := kindSet{}
+	for _, r := range rs {
+		ks = ks.union(newKindSet(r.Kinds))
+	}
+	bundles := map[string]func() *graph.Graph{
+		"corpus": func() *graph.Graph {
+			return load.Inputs(corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.5, Seed: 11}), load.Options{})
+		},
+	}
+	dirs, _ := filepath.Glob("../testdata/rules/RL5*")
+	dirs = append(dirs, "../examples/checkout")
+	for _, dir := range dirs {
+		bundles[dir] = func() *graph.Graph {
+			g, err := load.Paths([]string{dir}, load.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+	}
+	findings := func(g *graph.Graph, argocd bool) []string {
+		res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI, Globals: rules.Globals{ArgoCD: argocd}})
+		var out []string
+		for _, d := range res.Diagnostics {
+			b, err := json.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		return out
+	}
+	total := 0
+	for name, build := range bundles {
+		for _, argocd := range []bool{false, true} {
+			whole, projected := build(), build()
+			seedInput(whole, ks, wholeObjects())
+			in := seedInput(projected, ks, builtin.fields)
+			before := Conversions()
+			w, p := findings(whole, argocd), findings(projected, argocd)
+			if n := Conversions() - before; n != 0 {
+				t.Fatalf("%s: the lints converted %d more times instead of using the seeded inputs", name, n)
+			}
+			if !slices.Equal(w, p) {
+				t.Errorf("%s (argocd %v): findings differ\nwhole objects:\n  %s\nprojected:\n  %s", name, argocd,
+					strings.Join(w, "\n  "), strings.Join(p, "\n  "))
+			}
+			total += len(w)
+			if name == "corpus" {
+				checkProjected(t, projected, in)
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no findings at all: the comparison shows nothing")
+	}
+}
+
+// checkProjected checks a Rollout's converted object holds spec.replicas
+// (read by RL5004) but not its pod template (read by no policy).
+func checkProjected(t *testing.T, g *graph.Graph, in *bundleInput) {
+	t.Helper()
+	for _, r := range g.OfKind("Rollout") {
+		item := in.conv.resources.Value.(*ast.Array).Elem(r.Index())
+		spec, err := item.Value.(ast.Object).Find(ast.MustParseRef("x.object.spec")[1:])
+		if err != nil {
+			t.Fatalf("Rollout %s: no spec in its item: %v", r.Name, err)
+		}
+		if _, err := spec.Find(ast.MustParseRef("x.template")[1:]); err == nil {
+			t.Errorf("Rollout %s: the projected object holds spec.template", r.Name)
+		}
+		_, hasReplicas := r.Object()["spec"].(map[string]any)["replicas"]
+		if _, err := spec.Find(ast.MustParseRef("x.replicas")[1:]); (err == nil) != hasReplicas {
+			t.Errorf("Rollout %s: spec.replicas in the projected object: %v, in the manifest: %v", r.Name, err == nil, hasReplicas)
+		}
+		return
+	}
+	t.Fatal("no Rollout in the corpus")
+}

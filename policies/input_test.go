@@ -1,0 +1,79 @@
+package policies
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"weak"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+func smallCorpus(seed uint64) *graph.Graph {
+	return load.Inputs(corpus.Generate(corpus.Options{Rollouts: 30, MistakeRate: 0.5, Seed: seed}), load.Options{})
+}
+
+// TestInputReleasedWithGraph: the converted input lives on its graph, so it
+// is collected once the lint's graph is unreachable (no process-wide cache
+// keeps it).
+func TestInputReleasedWithGraph(t *testing.T) {
+	rs, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := func() weak.Pointer[bundleInput] {
+		g := smallCorpus(1)
+		analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
+		return weak.Make(inputFor(g, kindSet{}, &fieldTree{}))
+	}()
+	for range 3 {
+		runtime.GC()
+	}
+	if released.Value() != nil {
+		t.Error("the converted input is still reachable after its graph was dropped")
+	}
+}
+
+// TestConcurrentLints runs the built-in policies over two graphs at once, two
+// lints per graph, as the webhook does with concurrent requests: every lint of
+// a graph reports the same findings (run with -race to check the sharing).
+// argocd: true makes the GitOps rules report on every managed route.
+func TestConcurrentLints(t *testing.T) {
+	rs, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := []*graph.Graph{smallCorpus(2), smallCorpus(3)}
+	const lintsPerGraph = 2
+	got := make([][]string, len(graphs)*lintsPerGraph)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			res := analyzer.Run(graphs[i%len(graphs)], analyzer.Options{Rules: rs, Mode: rules.ModeWebhook, Globals: rules.Globals{ArgoCD: true}, Parallelism: 3})
+			for _, d := range res.Diagnostics {
+				got[i] = append(got[i], d.RuleID+" "+d.Pos.String()+" "+d.Message)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range graphs {
+		if len(got[i]) == 0 {
+			t.Fatalf("graph %d: no findings; the corpus is meant to trigger the GitOps rules", i)
+		}
+		for j := i + len(graphs); j < len(got); j += len(graphs) {
+			if !slices.Equal(got[i], got[j]) {
+				t.Errorf("graph %d: concurrent lints disagree:\n%q\n%q", i, got[i], got[j])
+			}
+		}
+		for _, line := range got[i] {
+			if len(line) > 6 && line[:6] == "RL0009" {
+				t.Errorf("graph %d: a policy failed: %s", i, line)
+			}
+		}
+	}
+}
