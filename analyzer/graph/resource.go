@@ -78,7 +78,7 @@ func (r *Resource) Object() map[string]any {
 	if r.object != nil || r.src == nil || !r.src.Fast {
 		return r.object
 	}
-	obj, _ := fastyaml.DecodeLimit(r.src.Data, math.MaxInt)
+	obj, _ := fastyaml.DecodeShared(r.src.Data, math.MaxInt)
 	return obj
 }
 

@@ -234,7 +234,7 @@ var fastPath = true
 // and gets its problems reported at their lines. A resource loaded here
 // rebuilds its node from the source only when a finding needs a position.
 func (l *loader) fast(file string, doc int, c chunk) bool {
-	obj, ok := fastyaml.DecodeLimit(c.data, l.limits.MaxNodes)
+	obj, ok := fastyaml.DecodeShared(c.data, l.limits.MaxNodes)
 	if !ok {
 		return false
 	}

@@ -73,7 +73,9 @@ type Options struct {
 	Exclude func(path string) bool
 }
 
-// Input is one in-memory source.
+// Input is one in-memory source. The loaded graph keeps referring to Data
+// (positions, and the strings of decoded objects point into it), so it must
+// not be modified after it is handed to the loader.
 type Input struct {
 	Path string
 	Data []byte

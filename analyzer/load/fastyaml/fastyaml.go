@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DefaultMaxNodes is the node budget Decode applies; it equals the loader's
@@ -51,9 +52,24 @@ func DecodeLimit(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 	if !validText(data) {
 		return nil, false
 	}
+	return decode(string(data), maxNodes)
+}
+
+// DecodeShared is DecodeLimit without the copy of data: the strings of the
+// result point into data, which the caller must never modify afterwards. The
+// loader uses it on file contents it keeps unchanged for the whole run, which
+// saves a second copy of every document.
+func DecodeShared(data []byte, maxNodes int) (obj map[string]any, ok bool) {
+	if !validText(data) {
+		return nil, false
+	}
+	return decode(unsafe.String(unsafe.SliceData(data), len(data)), maxNodes)
+}
+
+func decode(src string, maxNodes int) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: string(data), budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0]}
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0]}
 	if !p.documentStart() {
 		return nil, false
 	}
