@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -122,20 +124,27 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 	idx := workloadIndex{}
 	for _, kind := range workloadKinds {
 		for _, r := range g.OfKind(kind) {
-			obj := r.Object() // decoded on each call: read it once
-			w := &workload{res: r, path: "spec.template.metadata.labels", labels: stringMap(obj, "spec", "template", "metadata", "labels")}
-			if kind == "Rollout" {
+			w := &workload{res: r, path: "spec.template.metadata.labels"}
+			if ro := r.Rollout(); ro != nil {
+				// The typed Rollout is at hand; its generic form would be decoded again.
+				w.labels = ro.Spec.Template.Labels
 				w.extra = map[string]bool{}
-				for _, m := range [][]string{
-					{"spec", "strategy", "canary", "canaryMetadata", "labels"},
-					{"spec", "strategy", "canary", "stableMetadata", "labels"},
-					{"spec", "strategy", "blueGreen", "activeMetadata", "labels"},
-					{"spec", "strategy", "blueGreen", "previewMetadata", "labels"},
-				} {
-					for k, v := range stringMap(obj, m...) {
-						w.extra[k+"="+v] = true
+				var metas []*v1alpha1.PodTemplateMetadata
+				if c := ro.Spec.Strategy.Canary; c != nil {
+					metas = append(metas, c.CanaryMetadata, c.StableMetadata)
+				}
+				if b := ro.Spec.Strategy.BlueGreen; b != nil {
+					metas = append(metas, b.ActiveMetadata, b.PreviewMetadata)
+				}
+				for _, m := range metas {
+					if m != nil {
+						for k, v := range m.Labels {
+							w.extra[k+"="+v] = true
+						}
 					}
 				}
+			} else {
+				w.labels = stringMap(r.Object(), "spec", "template", "metadata", "labels")
 			}
 			if idx[r.Namespace] == nil {
 				idx[r.Namespace] = map[string][]*workload{}
