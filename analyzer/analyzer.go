@@ -4,7 +4,6 @@ package analyzer
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -36,7 +35,10 @@ type Options struct {
 	Mode            rules.Mode
 	// Globals are passed to every rule.
 	Globals rules.Globals
-	// Parallelism bounds concurrent rules (0: GOMAXPROCS).
+	// Parallelism bounds concurrent rules. 0 starts every rule at once and
+	// lets the Go scheduler share the GOMAXPROCS threads among them: a bound
+	// of GOMAXPROCS left cores idle while rules waited for a computation
+	// another rule was doing for them all (graph.Memo, the Rego input).
 	Parallelism int
 }
 
@@ -115,7 +117,7 @@ func Run(g *graph.Graph, opts Options) *Result {
 	enabled, settings := Select(opts)
 	par := opts.Parallelism
 	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
+		par = max(len(enabled), 1)
 	}
 	perRule := make([][]rules.Diagnostic, len(enabled))
 	var wg sync.WaitGroup
