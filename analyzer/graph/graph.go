@@ -69,7 +69,7 @@ func New(defaultNamespace string, resources []*Resource, files []*File, problems
 		Problems:         problems,
 		DefaultNamespace: defaultNamespace,
 		byKind:           map[string][]*Resource{},
-		byKey:            map[ObjectKey][]*Resource{},
+		byKey:            make(map[ObjectKey][]*Resource, len(resources)),
 		files:            map[string]*File{},
 	}
 	for i, r := range resources {
