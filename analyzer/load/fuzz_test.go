@@ -6,8 +6,9 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
 )
 
-// FuzzLoad feeds arbitrary bytes to the loader: it must never panic, and every
-// problem it records must carry a position in the input.
+// FuzzLoad feeds arbitrary bytes to the loader: it must never panic, every
+// problem it records must carry a position in the input, and the node-free
+// fast path must load exactly what the full path loads.
 func FuzzLoad(f *testing.F) {
 	seeds := []string{
 		"",
@@ -27,7 +28,8 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g := load.Inputs([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxNodes: 20000}})
+		g, full := loadBothWays([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxNodes: 20000}})
+		compareLoads(t, g, full)
 		for _, p := range g.Problems {
 			if p.Pos.Line < 1 || p.Pos.Column < 1 {
 				t.Fatalf("problem %s without a position: %+v", p.RuleID, p)
