@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 )
 
 // fieldTree is the set of object fields a set of policies reads, as a tree
@@ -17,6 +19,19 @@ import (
 type fieldTree struct {
 	whole bool
 	sub   map[string]*fieldTree
+}
+
+// selection is the tree as a fastyaml selection (nil: everything), so that a
+// document the loader did not keep is re-read for these fields only.
+func (t *fieldTree) selection() *fastyaml.Fields {
+	if t == nil || t.whole {
+		return nil
+	}
+	sel := &fastyaml.Fields{Sub: make(map[string]*fastyaml.Fields, len(t.sub))}
+	for k, sub := range t.sub {
+		sel.Sub[k] = sub.selection()
+	}
+	return sel
 }
 
 // wholeObjects is the tree of a policy set that may read anything.

@@ -7,6 +7,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -169,13 +170,14 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 // every CPU: the items are independent and the result is in load order.
 func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet, fields *fieldTree) []*ast.Term {
 	items := make([]*ast.Term, len(rs))
+	sel := fields.selection()
 	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			vc := newValueConverter()
 			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind), fields)
+				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind), fields, sel)
 			}
 		})
 	}
@@ -183,7 +185,7 @@ func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet, fields *fi
 	return items
 }
 
-func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree) *ast.Term {
+func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree, sel *fastyaml.Fields) *ast.Term {
 	if !withObject {
 		return ast.ObjectTerm(
 			[2]*ast.Term{key("ref"), ref},
@@ -191,7 +193,7 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 			[2]*ast.Term{key("file"), vc.str(r.File)},
 		)
 	}
-	obj, err := vc.termFields(r.Object(), fields)
+	obj, err := vc.termFields(r.ObjectFields(sel), fields)
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
 		// keep the item (and its identity) usable if it ever does.

@@ -82,6 +82,17 @@ func (r *Resource) Object() map[string]any {
 	return obj
 }
 
+// ObjectFields is Object reduced to a selection of fields when the document
+// has to be decoded again (it may hold more, never less): the Rego input
+// needs a few fields of most objects.
+func (r *Resource) ObjectFields(sel *fastyaml.Fields) map[string]any {
+	if r.object != nil || r.src == nil || !r.src.Fast {
+		return r.object
+	}
+	obj, _ := fastyaml.DecodeSharedFields(r.src.Data, sel)
+	return obj
+}
+
 // SetObject sets the generic form of the document, which the resource then
 // keeps (see Object).
 func (r *Resource) SetObject(obj map[string]any) { r.object = obj }

@@ -4,14 +4,18 @@ package fastyaml
 // not empty, is the rest of a sequence entry's line that opens the mapping
 // (`- key: value`); it has already been consumed.
 func (p *parser) mapping(indent int, first string, depth int) (map[string]any, bool) {
+	sel := p.sel // the keys to keep, set by the caller for this mapping only
+	p.sel = nil
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
 	mark := len(p.pairs)
+	parsed := 0
 	if first != "" {
-		if !p.entry(first, indent, depth) {
+		if !p.entry(first, indent, depth, sel) {
 			return nil, false
 		}
+		parsed++
 	}
 	for {
 		l, found := p.peek()
@@ -22,14 +26,21 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 			return nil, false
 		}
 		p.consume(l)
-		if !p.entry(l.text(p.src), indent, depth) {
+		if !p.entry(l.text(p.src), indent, depth, sel) {
 			return nil, false
 		}
+		parsed++
 	}
-	if p.failed {
+	if p.failed || parsed == 0 {
 		return nil, false
 	}
 	entries := p.pairs[mark:]
+	if p.skip > 0 {
+		// A value nobody selected: parsed to move past it, never built.
+		clear(entries)
+		p.pairs = p.pairs[:mark]
+		return nil, true
+	}
 	m := make(map[string]any, len(entries))
 	for _, e := range entries {
 		m[e.key] = e.val
@@ -37,7 +48,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 	n := len(entries)
 	clear(entries)
 	p.pairs = p.pairs[:mark]
-	if len(m) != n || n == 0 {
+	if len(m) != n {
 		return nil, false // a duplicate key: the slow path reports it
 	}
 	return m, true
@@ -45,12 +56,27 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 
 // entry parses one `key: value` of a block mapping at column indent; t is the
 // line from the key on.
-func (p *parser) entry(t string, indent, depth int) bool {
+// sel, when not nil, selects the keys to keep (see Fields).
+func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	key, rest, ok := p.key(t)
 	if !ok {
 		return false
 	}
+	keep := true
+	if sel != nil {
+		var sub *Fields
+		sub, keep = sel.Sub[key]
+		p.sel = sub
+	}
+	if !keep {
+		p.skip++
+	}
 	v, ok := p.blockValue(rest, 0, indent, depth, true)
+	p.sel = nil
+	if !keep {
+		p.skip--
+		return ok
+	}
 	if !ok {
 		return false
 	}
@@ -185,6 +211,7 @@ func (p *parser) nested(indent, depth int, mapValue bool) (any, bool) {
 // indentless is set for a sequence at its parent key's column, which ends
 // at the first line that is not an entry.
 func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) {
+	p.sel = nil // a selection ends at a sequence: its items are kept whole
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
@@ -216,6 +243,11 @@ func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) 
 		return nil, false
 	}
 	items := p.items[mark:]
+	if p.skip > 0 {
+		clear(items)
+		p.items = p.items[:mark]
+		return nil, true
+	}
 	out := make([]any, len(items))
 	copy(out, items)
 	clear(items)

@@ -18,6 +18,7 @@
 package fastyaml
 
 import (
+	"math"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -52,7 +53,7 @@ func DecodeLimit(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 	if !validText(data) {
 		return nil, false
 	}
-	return decode(string(data), maxNodes)
+	return decode(string(data), maxNodes, nil)
 }
 
 // DecodeShared is DecodeLimit without the copy of data: the strings of the
@@ -63,13 +64,33 @@ func DecodeShared(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 	if !validText(data) {
 		return nil, false
 	}
-	return decode(unsafe.String(unsafe.SliceData(data), len(data)), maxNodes)
+	return decode(unsafe.String(unsafe.SliceData(data), len(data)), maxNodes, nil)
 }
 
-func decode(src string, maxNodes int) (obj map[string]any, ok bool) {
+// Fields selects parts of a document to decode. In a block mapping with a
+// selection only the keys in Sub are kept, each with its own selection; a
+// nil *Fields keeps everything. A selection ends at a sequence or a flow
+// collection (they are kept whole), so the result may hold more than was
+// selected, never less.
+type Fields struct {
+	Sub map[string]*Fields
+}
+
+// DecodeSharedFields is DecodeShared keeping only the selected fields. The
+// parts not selected are parsed to find where they end but never built, which
+// makes re-reading a few fields of a document cheap. A document Decode
+// accepts is accepted here too, with the selected fields equal.
+func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) {
+	if !validText(data) {
+		return nil, false
+	}
+	return decode(unsafe.String(unsafe.SliceData(data), len(data)), math.MaxInt, sel)
+}
+
+func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0]}
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0], sel: sel}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -172,6 +193,8 @@ type parser struct {
 	buf    []byte // scratch for scalars that need rewriting
 	cache  line   // the line peek found last, valid while it starts at pos
 	cached bool
+	sel    *Fields // the selection for the next block mapping (nil: all keys)
+	skip   int     // > 0 while parsing a value that is not selected
 }
 
 type pair struct {

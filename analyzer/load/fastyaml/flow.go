@@ -81,6 +81,13 @@ func (p *parser) flow(t string, depth int) (any, string, bool) {
 			return nil, "", false // a trailing comma or an empty entry
 		}
 	}
+	if p.skip > 0 { // not selected: parsed, never built
+		clear(p.items[imark:])
+		p.items = p.items[:imark]
+		clear(p.pairs[mark:])
+		p.pairs = p.pairs[:mark]
+		return nil, t[i:], true
+	}
 	if closer == ']' {
 		items := p.items[imark:]
 		out := make([]any, len(items))
