@@ -38,9 +38,10 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	if len(mistyped) > 0 {
 		obj = pruned(res.Object(), mistyped)
 	}
-	// Converting the already-decoded maps by reflection avoids a JSON round
-	// trip; types with their own JSON decoding (quantities) are still handed
-	// JSON by the converter, Istio specs too when decodeDirect declines.
+	// Decoding the already-decoded maps avoids a JSON round trip; only types
+	// with their own JSON decoding (quantities, times) are handed the JSON of
+	// their own value, and everything decodeDirect declines goes through the
+	// converter.
 	m, _ := obj.(map[string]any)
 	typed, err := decodeDirect(k, m, typed)
 	if err != nil && len(mistyped) == 0 {
