@@ -46,6 +46,7 @@ FUZZTIME ?= 10s
 fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./analyzer/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProto$$' -fuzztime $(FUZZTIME) ./analyzer/kinds/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeGo$$' -fuzztime $(FUZZTIME) ./analyzer/kinds/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) ./analyzer/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) ./analyzer/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./analyzer/graph/

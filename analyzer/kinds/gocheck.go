@@ -30,6 +30,7 @@ type goSchema struct {
 	elem   *goSchema    // maps, slices and arrays
 	fields map[string]*goSchema
 	accept scalarClass // the scalars a scalar kind takes
+	plan   *goPlan     // structs: how DecodeGo fills them
 }
 
 var (
@@ -77,6 +78,8 @@ func compileGo(t reflect.Type, built map[reflect.Type]*goSchema) *goSchema {
 	case reflect.Struct:
 		s.fields = map[string]*goSchema{}
 		addGoFields(t, s.fields, built)
+		s.plan = &goPlan{byName: map[string][]goField{}}
+		addPlanFields(t, nil, s.plan, built)
 	case reflect.Map:
 		s.elem = compileGo(t.Elem(), built)
 	case reflect.Slice, reflect.Array:

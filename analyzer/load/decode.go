@@ -38,9 +38,10 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	if len(mistyped) > 0 {
 		obj = pruned(res.Object(), mistyped)
 	}
-	// Converting the already-decoded maps by reflection avoids a JSON round
-	// trip; types with their own JSON decoding (quantities) are still handed
-	// JSON by the converter, Istio specs too when decodeDirect declines.
+	// Decoding the already-decoded maps avoids a JSON round trip; only types
+	// with their own JSON decoding (quantities, times) are handed the JSON of
+	// their own value, and everything decodeDirect declines goes through the
+	// converter.
 	m, _ := obj.(map[string]any)
 	typed, err := decodeDirect(k, m, typed)
 	if err != nil && len(mistyped) == 0 {
@@ -51,12 +52,14 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	res.Typed = typed
 }
 
-// decodeDirect decodes m into typed. For kinds with an Istio proto spec it
-// converts the object without its spec, then decodes the spec straight from
-// the generic values (kinds.DecodeProto) instead of through JSON text and
-// jsonpb. If either step fails it starts over on a fresh object the reference
-// way (the converter on the whole object), so results and error messages are
-// exactly those of the converter. It returns the object to keep.
+// decodeDirect decodes m into typed. The Go part goes through
+// kinds.DecodeGo (compiled per-type plans) instead of apimachinery's
+// reflective converter; for kinds with an Istio proto spec the object without
+// its spec is decoded that way and the spec straight from the generic values
+// (kinds.DecodeProto) instead of through JSON text and jsonpb. If any step
+// fails it starts over on a fresh object the reference way (the converter on
+// the whole object), so results and error messages are exactly those of the
+// converter. It returns the object to keep.
 func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, error) {
 	if spec, ok := m["spec"].(map[string]any); ok && k.Spec != nil {
 		rest := make(map[string]any, len(m))
@@ -65,12 +68,13 @@ func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, error) {
 				rest[key] = v
 			}
 		}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(rest, typed) == nil &&
-			kinds.DecodeProto(k.Spec(typed), spec) == nil {
+		if kinds.DecodeGo(typed, rest) == nil && kinds.DecodeProto(k.Spec(typed), spec) == nil {
 			return typed, nil
 		}
-		typed = k.New()
+	} else if kinds.DecodeGo(typed, m) == nil {
+		return typed, nil
 	}
+	typed = k.New()
 	return typed, runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed)
 }
 
