@@ -32,7 +32,7 @@ func TestRecursiveTypeConcurrentFirstUse(t *testing.T) {
 		clean bool
 	}{
 		{"name: a\ntag: t\nnext: {name: b, next: {name: c, children: [{name: d, byName: {x: {name: e}}}]}}", true},
-		{"name: a\nnext: {name: b, next: {name: c, children: [{name: d, byName: {x: {nmae: e}}}]}}", false},
+		{"name: a\nnext: {name: b, next: {name: c, children: [{name: d, byName: {x: {nmae: e}}}]}}", false}, //nolint:misspell // the misspelt key is the case
 		{"name: a\nweight: 5.0\nnext: {weight: -0}", true},
 		{"name: a\nnext: {weight: -1}", false},
 		{"name: a\nchildren: {name: b}", false},

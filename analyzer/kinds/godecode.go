@@ -266,7 +266,7 @@ func decodeGoSlice(s *goSchema, v any, dv reflect.Value) error {
 		}
 		b, err := base64.StdEncoding.DecodeString(str)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errNotConvertible, err)
+			return fmt.Errorf("%w: %w", errNotConvertible, err)
 		}
 		dv.SetBytes(b)
 		return nil
@@ -403,14 +403,14 @@ func decodeGoCustom(v any, dv reflect.Value) error {
 	}
 	data, err := marshalJSON(v)
 	if err != nil {
-		return fmt.Errorf("%w: %v", errNotConvertible, err)
+		return fmt.Errorf("%w: %w", errNotConvertible, err)
 	}
 	u, ok := dv.Addr().Interface().(json.Unmarshaler)
 	if !ok {
 		return fmt.Errorf("%w: %s has no UnmarshalJSON", errGoDecode, dv.Type())
 	}
 	if err := u.UnmarshalJSON(data); err != nil {
-		return fmt.Errorf("%w: %s: %v", errNotConvertible, dv.Type(), err)
+		return fmt.Errorf("%w: %s: %w", errNotConvertible, dv.Type(), err)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/golang/protobuf/jsonpb"
+	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // Istio's generated UnmarshalJSON uses it: the types it treats specially are detected by its interface
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -69,7 +69,7 @@ func infoOf(m protoreflect.Message) *msgInfo {
 		return mi.(*msgInfo)
 	}
 	mi := &msgInfo{}
-	if _, custom := m.Interface().(jsonpb.JSONPBUnmarshaler); custom {
+	if _, custom := m.Interface().(jsonpb.JSONPBUnmarshaler); custom { //nolint:staticcheck // see the import
 		mi.unsupported = "custom JSONPB unmarshaler"
 	}
 	// The types jsonpb gives a special JSON form; other google.protobuf
@@ -94,8 +94,8 @@ func infoOf(m protoreflect.Message) *msgInfo {
 	}
 	for i := 0; i < fds.Len(); i++ {
 		fd := fds.Get(i)
-		if fd.Kind() == protoreflect.GroupKind || fd.IsWeak() {
-			mi.unsupported = "group or weak field " + string(fd.Name())
+		if fd.Kind() == protoreflect.GroupKind {
+			mi.unsupported = "group field " + string(fd.Name())
 		}
 		if fd.IsMap() && fd.MapKey().Kind() != protoreflect.StringKind {
 			mi.unsupported = "map with non-string keys " + string(fd.Name())

@@ -7,7 +7,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/golang/protobuf/jsonpb"
+	"github.com/golang/protobuf/jsonpb" //nolint:staticcheck // the reference: Istio's UnmarshalJSON uses it
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/descriptorpb"

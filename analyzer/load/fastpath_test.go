@@ -34,9 +34,7 @@ func TestFastPathLoadsWhatTheFullPathLoads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7}) {
-		inputs = append(inputs, c)
-	}
+	inputs = append(inputs, corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7})...)
 	fast, full := loadBothWays(inputs, load.Options{})
 	compareLoads(t, fast, full)
 	if len(fast.Problems) == 0 || len(fast.Resources) < 500 {

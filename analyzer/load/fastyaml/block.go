@@ -195,7 +195,7 @@ func (p *parser) nested(indent, depth int, mapValue bool) (any, bool) {
 	if p.failed {
 		return nil, false
 	}
-	if !found || l.indent < indent || l.indent == indent && !(mapValue && isEntry(l.text(p.src))) {
+	if !found || l.indent < indent || l.indent == indent && (!mapValue || !isEntry(l.text(p.src))) {
 		if !p.node() {
 			return nil, false
 		}
