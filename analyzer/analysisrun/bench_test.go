@@ -1,11 +1,11 @@
 package analysisrun
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/heapsize"
 )
 
 // BenchmarkBuild predicts the AnalysisRuns of a generated corpus of 1,000
@@ -16,7 +16,7 @@ import (
 func BenchmarkBuild(b *testing.B) {
 	const n = 1000
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: n, Seed: 1}), load.Options{})
-	kept := retained(func() any { return build(g) }) // measured first: no earlier result is alive
+	kept := heapsize.Retained(func() any { return build(g) }) // measured first: no earlier result is alive
 	var a *Analysis
 	for b.Loop() {
 		a = build(g)
@@ -25,21 +25,4 @@ func BenchmarkBuild(b *testing.B) {
 		b.Fatalf("got %d runs and %d queries, want %d of each", len(a.Runs), len(a.Queries), n)
 	}
 	b.ReportMetric(float64(kept)/n, "retained-B/rollout")
-}
-
-// retained returns the bytes of heap that what f returns keeps alive.
-func retained(f func() any) int64 {
-	before := liveHeap()
-	v := f()
-	after := liveHeap()
-	runtime.KeepAlive(v)
-	return after - before
-}
-
-// liveHeap is the heap in use after a full collection.
-func liveHeap() int64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }

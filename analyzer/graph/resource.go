@@ -4,7 +4,6 @@
 package graph
 
 import (
-	"math"
 	"sync"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -74,13 +73,7 @@ type NodeSource struct {
 // largest part of a loaded bundle and few rules read it, so it is decoded
 // again from the document's source on each call. Callers that read it more
 // than once should keep the returned map. It must not be modified.
-func (r *Resource) Object() map[string]any {
-	if r.object != nil || r.src == nil || !r.src.Fast {
-		return r.object
-	}
-	obj, _ := fastyaml.DecodeShared(r.src.Data, math.MaxInt)
-	return obj
-}
+func (r *Resource) Object() map[string]any { return r.ObjectFields(nil) }
 
 // ObjectFields is Object reduced to a selection of fields when the document
 // has to be decoded again (it may hold more, never less): the Rego input

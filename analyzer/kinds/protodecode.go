@@ -74,8 +74,8 @@ func infoOf(m protoreflect.Message) *msgInfo {
 	}
 	// The types jsonpb gives a special JSON form; other google.protobuf
 	// messages (Empty, descriptors) are ordinary objects to it.
-	if md.FullName().Parent() == "google.protobuf" {
-		switch name := string(md.Name()); name {
+	if name := wellKnown(md); name != "" {
+		switch name {
 		case "Duration", "BoolValue", "StringValue", "BytesValue", "Int32Value",
 			"UInt32Value", "Int64Value", "UInt64Value", "FloatValue", "DoubleValue":
 			mi.wellKnown = name

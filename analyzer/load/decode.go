@@ -34,15 +34,14 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 			kinds.CheckProto(k.Spec(typed).ProtoReflect().Descriptor(), spec, "spec", report)
 		}
 	}
-	obj := any(res.Object())
+	m := res.Object()
 	if len(mistyped) > 0 {
-		obj = pruned(res.Object(), mistyped)
+		m = pruned(m, mistyped)
 	}
 	// Decoding the already-decoded maps avoids a JSON round trip; only types
 	// with their own JSON decoding (quantities, times) are handed the JSON of
 	// their own value, and everything decodeDirect declines goes through the
 	// converter.
-	m, _ := obj.(map[string]any)
 	typed, err := decodeDirect(k, m, typed)
 	if err != nil && len(mistyped) == 0 {
 		// The schema walk accepted the document but decoding did not (a custom

@@ -1,8 +1,6 @@
 package load_test
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -17,23 +15,7 @@ import (
 // demand equal to those of the kept node. Every manifest of the repository
 // and a generated corpus with mistakes are loaded both ways.
 func TestFastPathLoadsWhatTheFullPathLoads(t *testing.T) {
-	var inputs []load.Input
-	for _, root := range []string{"../../testdata", "../../examples"} {
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !load.IsManifestName(path) {
-				return err
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			inputs = append(inputs, load.Input{Path: path, Data: data})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	inputs := repositoryInputs(t)
 	inputs = append(inputs, corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7})...)
 	fast, full := loadBothWays(inputs, load.Options{})
 	compareLoads(t, fast, full)

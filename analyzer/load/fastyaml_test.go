@@ -44,24 +44,8 @@ func checkChunk(t testing.TB, name string, chunk []byte, maxNodes int) bool {
 func repoFiles(t *testing.T) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	for _, root := range []string{"../../testdata", "../../examples"} {
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			switch filepath.Ext(path) {
-			case ".yaml", ".yml", ".json":
-				data, err := os.ReadFile(path)
-				if err != nil {
-					return err
-				}
-				files[path] = data
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("walking %s: %v", root, err)
-		}
+	for _, in := range repositoryInputs(t) {
+		files[in.Path] = in.Data
 	}
 	if len(files) < 50 {
 		t.Fatalf("found only %d files under testdata and examples", len(files))

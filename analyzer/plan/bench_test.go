@@ -1,13 +1,13 @@
 package plan_test
 
 import (
-	"runtime"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/analyzer/plan"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/heapsize"
 )
 
 // BenchmarkBuild plans every Rollout of a generated corpus of 1,000 Rollouts
@@ -30,7 +30,7 @@ func BenchmarkBuild(b *testing.B) {
 				}
 				return out
 			}
-			kept := retained(func() any { return all() }) // measured first: no earlier result is alive
+			kept := heapsize.Retained(func() any { return all() }) // measured first: no earlier result is alive
 			var plans []*plan.Plan
 			for b.Loop() {
 				plans = all()
@@ -41,21 +41,4 @@ func BenchmarkBuild(b *testing.B) {
 			b.ReportMetric(float64(kept)/n, "retained-B/rollout")
 		})
 	}
-}
-
-// retained returns the bytes of heap that what f returns keeps alive.
-func retained(f func() any) int64 {
-	before := liveHeap()
-	v := f()
-	after := liveHeap()
-	runtime.KeepAlive(v)
-	return after - before
-}
-
-// liveHeap is the heap in use after a full collection.
-func liveHeap() int64 {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return int64(ms.HeapAlloc)
 }
