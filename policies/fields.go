@@ -12,19 +12,45 @@ import (
 
 // fieldTree is the set of object fields a set of policies reads, as a tree
 // of mapping keys: {spec: {replicas, selector: {app}}}. A node marked whole
-// stands for its entire value. Converting the objects into OPA values is
-// most of the cost of a Rego lint, and the built-in policies read a few fields
-// of large objects (a Rollout's spec.replicas, not its pod template), so their
-// input holds only the fields they name.
+// stands for its entire value; a node's any child stands for a computed key
+// or index (spec.http[i].name reads the name of every http route, not the
+// routes whole). Converting the objects into OPA values is most of the cost
+// of a Rego lint, and the built-in policies read a few fields of large
+// objects (a Rollout's spec.replicas, not its pod template; a route's name,
+// not its destinations), so their input holds only the fields they name.
+//
+// A tree is built with add and then only read (sealed), by every conversion
+// worker at once.
 type fieldTree struct {
 	whole bool
 	sub   map[string]*fieldTree
+	any   *fieldTree // every key of a mapping, every element of a list
+	// merged[k] is sub[k] ∪ any, for the keys of sub when any is set: the
+	// fields of a mapping entry named both ways.
+	merged map[string]*fieldTree
+}
+
+// step is one step of a field path: a mapping key, or any key or index.
+type step struct {
+	key string
+	any bool
+}
+
+// keyPath is a field path of mapping keys only.
+func keyPath(keys ...string) []step {
+	p := make([]step, len(keys))
+	for i, k := range keys {
+		p[i] = step{key: k}
+	}
+	return p
 }
 
 // selection is the tree as a fastyaml selection (nil: everything), so that a
-// document the loader did not keep is re-read for these fields only.
+// document the loader did not keep is re-read for these fields only. Below
+// a computed key the document is read whole and the conversion (termFields)
+// keeps the named fields.
 func (t *fieldTree) selection() *fastyaml.Fields {
-	if t == nil || t.whole {
+	if t == nil || t.whole || t.any != nil {
 		return nil
 	}
 	sel := &fastyaml.Fields{Sub: make(map[string]*fastyaml.Fields, len(t.sub))}
@@ -37,88 +63,156 @@ func (t *fieldTree) selection() *fastyaml.Fields {
 // wholeObjects is the tree of a policy set that may read anything.
 func wholeObjects() *fieldTree { return &fieldTree{whole: true} }
 
-// add adds a path (mapping keys from the object's root) with everything under it.
-func (t *fieldTree) add(path []string) {
+// add adds a path with everything under it. The tree must be sealed again
+// before it is read.
+func (t *fieldTree) add(path []step) {
 	n := t
-	for _, k := range path {
+	for _, s := range path {
 		if n.whole {
 			return
 		}
-		if n.sub == nil {
-			n.sub = map[string]*fieldTree{}
-		}
-		next := n.sub[k]
-		if next == nil {
-			next = &fieldTree{}
-			n.sub[k] = next
+		var next *fieldTree
+		if s.any {
+			if n.any == nil {
+				n.any = &fieldTree{}
+			}
+			next = n.any
+		} else {
+			if n.sub == nil {
+				n.sub = map[string]*fieldTree{}
+			}
+			next = n.sub[s.key]
+			if next == nil {
+				next = &fieldTree{}
+				n.sub[s.key] = next
+			}
 		}
 		n = next
 	}
-	n.whole, n.sub = true, nil
+	n.whole, n.sub, n.any = true, nil, nil
+}
+
+// seal computes the merged children, for child, after the last add.
+func (t *fieldTree) seal() *fieldTree {
+	if t == nil {
+		return t
+	}
+	t.merged = nil
+	if t.any != nil {
+		t.any.seal()
+		if len(t.sub) > 0 {
+			t.merged = make(map[string]*fieldTree, len(t.sub))
+			for k, sub := range t.sub {
+				t.merged[k] = sub.union(t.any)
+			}
+		}
+	}
+	for _, sub := range t.sub {
+		sub.seal()
+	}
+	return t
+}
+
+// child returns the fields read under mapping key k: nil for none.
+func (t *fieldTree) child(k string) *fieldTree {
+	if t.any == nil {
+		return t.sub[k]
+	}
+	if m := t.merged[k]; m != nil {
+		return m
+	}
+	return t.any
 }
 
 // covers reports whether t holds every field of o.
 func (t *fieldTree) covers(o *fieldTree) bool {
-	if t.whole {
-		return true
-	}
-	if o.whole {
-		return false
-	}
-	for k, os := range o.sub {
-		ts := t.sub[k]
-		if ts == nil || !ts.covers(os) {
+	for _, p := range o.paths(nil) {
+		if !t.coversPath(p) {
 			return false
 		}
 	}
 	return true
 }
 
-// union returns a new tree with the fields of both.
+// coversPath reports whether t holds everything under path p.
+func (t *fieldTree) coversPath(p []step) bool {
+	if t.whole {
+		return true
+	}
+	if len(p) == 0 {
+		return false
+	}
+	if !p[0].any {
+		if n := t.sub[p[0].key]; n != nil && n.coversPath(p[1:]) {
+			return true
+		}
+	}
+	return t.any != nil && t.any.coversPath(p[1:])
+}
+
+// union returns a new, sealed tree with the fields of both.
 func (t *fieldTree) union(o *fieldTree) *fieldTree {
 	u := &fieldTree{}
 	for _, p := range append(t.paths(nil), o.paths(nil)...) {
 		u.add(p)
 	}
-	return u
+	return u.seal()
 }
 
-// paths lists the whole nodes' paths, sorted (an empty tree has none).
-func (t *fieldTree) paths(prefix []string) [][]string {
+// paths lists the whole nodes' paths, sorted, the computed keys last (an
+// empty tree has none).
+func (t *fieldTree) paths(prefix []step) [][]step {
 	if t.whole {
-		return [][]string{append([]string(nil), prefix...)}
+		return [][]step{append([]step(nil), prefix...)}
 	}
 	keys := make([]string, 0, len(t.sub))
 	for k := range t.sub {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var out [][]string
+	var out [][]step
 	for _, k := range keys {
-		out = append(out, t.sub[k].paths(append(prefix, k))...)
+		out = append(out, t.sub[k].paths(append(prefix, step{key: k}))...)
+	}
+	if t.any != nil {
+		out = append(out, t.any.paths(append(prefix, step{any: true}))...)
 	}
 	return out
 }
 
-// String lists the paths, e.g. "spec.replicas, spec.selector" ("*" for whole objects).
+// String lists the paths, e.g. "spec.replicas, spec.http[*].name" ("*" for
+// whole objects).
 func (t *fieldTree) String() string {
 	var ps []string
 	for _, p := range t.paths(nil) {
 		if len(p) == 0 {
 			return "*"
 		}
-		ps = append(ps, strings.Join(p, "."))
+		var b strings.Builder
+		for i, s := range p {
+			switch {
+			case s.any:
+				b.WriteString("[*]")
+			case i > 0:
+				b.WriteString("." + s.key)
+			default:
+				b.WriteString(s.key)
+			}
+		}
+		ps = append(ps, b.String())
 	}
 	return strings.Join(ps, ", ")
 }
 
 // readFields returns the object fields the modules read: for every reference
 // through an item's `object` (x.object.spec.replicas,
-// input.resources[i].object.spec.selector["k"]), the constant keys that follow
-// it, up to the first computed key or index, whose whole value is then kept;
-// object.get(x.object, ["spec", "replicas"], d) reads its constant path. A
-// reference that stops at `object` (iterating over it, passing it whole)
-// means the whole objects.
+// input.resources[i].object.spec.selector["k"], vs.object.spec.http[i].name),
+// the keys that follow it, a computed key or index standing for any
+// ([*]); object.get(x.object, ["spec", "replicas"], d) reads its constant
+// path. The value a reference ends at is read whole, so a reference that
+// stops at `object` (iterating over it, passing it whole) means the whole
+// objects, and one that stops at a list (`some r in x.object.spec.http`)
+// means the whole list.
 //
 // The analysis sees references, not data flow: a policy that reaches an
 // object without naming `object` (walk(input), json.marshal(item), iterating
@@ -164,17 +258,16 @@ func readFields(mods []*ast.Module) *fieldTree {
 				if s, ok := r[i].Value.(ast.String); !ok || s != "object" {
 					continue
 				}
-				var path []string
-				j := i + 1
-				for ; j < len(r); j++ {
-					s, ok := r[j].Value.(ast.String)
-					if !ok {
-						break
+				var path []step
+				for _, k := range r[i+1:] {
+					if s, ok := k.Value.(ast.String); ok {
+						path = append(path, step{key: string(s)})
+					} else {
+						path = append(path, step{any: true}) // a variable, number or computed key
 					}
-					path = append(path, string(s))
 				}
-				if p, ok := getPaths[x]; ok && j == len(r) {
-					path = append(path, p...)
+				if p, ok := getPaths[x]; ok {
+					path = append(path, keyPath(p...)...)
 				}
 				t.add(path) // an empty path: the whole objects
 				break
@@ -182,7 +275,7 @@ func readFields(mods []*ast.Module) *fieldTree {
 			return false
 		})
 	}
-	return t
+	return t.seal()
 }
 
 // constPath returns the keys of object.get's path argument when they are

@@ -36,8 +36,8 @@ c(vs, k) := vs.object.spec[k][0].name
 		t.Fatal(err)
 	}
 	got := readFields(nonTestModules(mods)).String()
-	if want := "metadata.labels, spec"; got != want {
-		t.Errorf("fields %q, want %q (spec[k] keeps the whole spec)", got, want)
+	if want := "metadata.labels, spec.ports, spec.replicas, spec.selector.app, spec[*][*].name"; got != want {
+		t.Errorf("fields %q, want %q (spec[k][0].name keeps the names only)", got, want)
 	}
 
 	mods, err = parse([]Source{{Name: "p.rego", Text: `package p
@@ -58,8 +58,8 @@ d if {
 
 func TestFieldTree(t *testing.T) {
 	a, b := &fieldTree{}, &fieldTree{}
-	a.add([]string{"spec", "replicas"})
-	b.add([]string{"spec"})
+	a.add(keyPath("spec", "replicas"))
+	b.add(keyPath("spec"))
 	if !b.covers(a) || a.covers(b) {
 		t.Errorf("covers: %q ⊇ %q should hold, not the converse", b, a)
 	}
@@ -68,6 +68,61 @@ func TestFieldTree(t *testing.T) {
 	}
 	if !wholeObjects().covers(b) || b.covers(wholeObjects()) {
 		t.Error("whole objects cover every tree and no tree but them covers them")
+	}
+}
+
+// TestFieldTreeAny: a computed key or index reads the fields after it in
+// every entry of a mapping and every element of a list.
+func TestFieldTreeAny(t *testing.T) {
+	names := &fieldTree{}
+	names.add([]step{{key: "spec"}, {key: "http"}, {any: true}, {key: "name"}})
+	names.add([]step{{key: "spec"}, {key: "http"}, {key: "primary"}, {key: "weight"}})
+	names.seal()
+	if got, want := names.String(), "spec.http.primary.weight, spec.http[*].name"; got != want {
+		t.Errorf("String %q, want %q", got, want)
+	}
+	routes := &fieldTree{}
+	routes.add(keyPath("spec", "http"))
+	routes.seal()
+	if !routes.covers(names) || names.covers(routes) {
+		t.Errorf("covers: %q ⊇ %q should hold, not the converse", routes, names)
+	}
+	one := &fieldTree{}
+	one.add(keyPath("spec", "http", "x", "name"))
+	if !names.covers(one.seal()) {
+		t.Errorf("%q should cover %q: [*] stands for the key x", names, one)
+	}
+
+	obj := map[string]any{"spec": map[string]any{
+		"http": []any{
+			map[string]any{"name": "a", "route": []any{map[string]any{"weight": int64(100)}}},
+			map[string]any{"route": []any{}},
+			"not a mapping",
+		},
+		"tcp": []any{map[string]any{"name": "t"}},
+	}}
+	got, err := newValueConverter().termFields(obj, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ast.MustParseTerm(`{"spec": {"http": [{"name": "a"}, {}, "not a mapping"]}}`)
+	if got.Value.Compare(want.Value) != 0 {
+		t.Errorf("spec.http[*].name of a list: got %v, want %v", got, want)
+	}
+
+	// On a mapping, a key named in the tree gets its own fields and those
+	// of [*].
+	byKey := map[string]any{"spec": map[string]any{"http": map[string]any{
+		"primary": map[string]any{"name": "p", "weight": int64(3), "extra": true},
+		"other":   map[string]any{"name": "o", "weight": int64(4)},
+	}}}
+	got, err = newValueConverter().termFields(byKey, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = ast.MustParseTerm(`{"spec": {"http": {"primary": {"name": "p", "weight": 3}, "other": {"name": "o"}}}}`)
+	if got.Value.Compare(want.Value) != 0 {
+		t.Errorf("spec.http[*].name of a mapping: got %v, want %v", got, want)
 	}
 }
 

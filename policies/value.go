@@ -135,17 +135,7 @@ func (c *valueConverter) term(x any) (*ast.Term, error) {
 			}
 			c.elems = append(c.elems, t)
 		}
-		elems := c.elems[base:]
-		h := arrayHash(elems)
-		t, ok := c.composites[h]
-		if !ok || !sameArray(t, elems) {
-			t = ast.ArrayTerm(slices.Clone(elems)...) // the array keeps its slice
-			if !ok {
-				c.composites[h] = t
-			}
-		}
-		c.elems = c.elems[:base]
-		return t, nil
+		return c.array(base), nil
 	case bool:
 		return ast.InternedTerm(v), nil
 	case int64:
@@ -159,6 +149,22 @@ func (c *valueConverter) term(x any) (*ast.Term, error) {
 		return nil, err
 	}
 	return ast.NewTerm(val), nil
+}
+
+// array builds (or shares) the array of the elements pushed on c.elems
+// since base, and pops them.
+func (c *valueConverter) array(base int) *ast.Term {
+	elems := c.elems[base:]
+	h := arrayHash(elems)
+	t, ok := c.composites[h]
+	if !ok || !sameArray(t, elems) {
+		t = ast.ArrayTerm(slices.Clone(elems)...) // the array keeps its slice
+		if !ok {
+			c.composites[h] = t
+		}
+	}
+	c.elems = c.elems[:base]
+	return t
 }
 
 // object builds (or shares) the object of the entries pushed on c.pairs
@@ -177,27 +183,57 @@ func (c *valueConverter) object(base int) *ast.Term {
 	return t
 }
 
-// termFields converts the fields of x that f holds: the mapping keys f names,
-// down to its whole nodes, which are converted entirely. A value that is not a
-// mapping where f expects one is converted entirely (its keys cannot be
-// read, but its presence and type stay visible).
+// termFields converts the fields of x that f holds: the mapping keys f names
+// (every key, when f reads a computed key), the elements of a list f indexes,
+// down to its whole nodes, which are converted entirely. A value of another
+// shape than f expects is converted entirely (its keys cannot be read, but
+// its presence and type stay visible).
 func (c *valueConverter) termFields(x any, f *fieldTree) (*ast.Term, error) {
-	m, ok := x.(map[string]any)
-	if f.whole || !ok {
+	if f.whole {
 		return c.term(x)
 	}
-	base := len(c.pairs)
-	for k, sub := range f.sub {
-		e, ok := m[k]
-		if !ok {
-			continue
+	switch v := x.(type) {
+	case map[string]any:
+		base := len(c.pairs)
+		add := func(k string, e any, sub *fieldTree) error {
+			t, err := c.termFields(e, sub)
+			if err != nil {
+				c.pairs = c.pairs[:base]
+				return err
+			}
+			c.pairs = append(c.pairs, [2]*ast.Term{c.str(k), t})
+			return nil
 		}
-		t, err := c.termFields(e, sub)
-		if err != nil {
-			c.pairs = c.pairs[:base]
-			return nil, err
+		if f.any != nil {
+			for k, e := range v {
+				if err := add(k, e, f.child(k)); err != nil {
+					return nil, err
+				}
+			}
+		} else {
+			for k, sub := range f.sub {
+				if e, ok := v[k]; ok {
+					if err := add(k, e, sub); err != nil {
+						return nil, err
+					}
+				}
+			}
 		}
-		c.pairs = append(c.pairs, [2]*ast.Term{c.str(k), t})
+		return c.object(base), nil
+	case []any:
+		if f.any == nil {
+			return c.term(x)
+		}
+		base := len(c.elems)
+		for _, e := range v {
+			t, err := c.termFields(e, f.any)
+			if err != nil {
+				c.elems = c.elems[:base]
+				return nil, err
+			}
+			c.elems = append(c.elems, t)
+		}
+		return c.array(base), nil
 	}
-	return c.object(base), nil
+	return c.term(x)
 }

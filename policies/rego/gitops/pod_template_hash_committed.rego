@@ -59,13 +59,18 @@ violation contains v if {
 violation contains v if {
 	some rr in input.rollouts
 	dr := rr.destinationRule
-	some i, subset in input.resources[dr.target.index].object.spec.subsets
-	hash := subset.labels["rollouts-pod-template-hash"]
-	subset.name in managed_subsets(dr)
+	item := input.resources[dr.target.index]
+
+	# Each field in its own reference, so that only these are converted
+	# (see policies/fields.go).
+	some i
+	hash := item.object.spec.subsets[i].labels["rollouts-pod-template-hash"]
+	name := item.object.spec.subsets[i].name
+	name in managed_subsets(dr)
 	v := {
 		"msg": sprintf(
 			"subset %s of DestinationRule %s commits label %s=%v; Rollout %s writes the hash of the current ReplicaSet into its stable and canary subsets, so each apply or sync sends the subset's traffic to pods of an old ReplicaSet until the controller rewrites it",
-			[subset.name, dr.name, lib.hash_label, hash, rr.rollout.name],
+			[name, dr.name, lib.hash_label, hash, rr.rollout.name],
 		),
 		"ref": dr.target,
 		"path": lib.key(sprintf("spec.subsets[%d].labels", [i]), lib.hash_label),

@@ -72,18 +72,19 @@ violation contains v if {
 }
 
 route_name(vs, route) := name if {
-	name := vs_route(lib.resource(vs), route).name
+	name := vs_route_name(lib.resource(vs), route)
 } else := sprintf("#%d", [route.index])
 
-# vs_route is the route of the VirtualService item. The route kind is spelled
-# out (not spec[route.kind]): rolloutlint converts only the object fields the
-# built-in policies name (see policies/fields.go), and a computed key would
-# make it convert every spec.
-vs_route(item, route) := item.object.spec.http[route.index] if route.kind == "http"
+# vs_route_name is the name of the route in the VirtualService item. The
+# route kind is spelled out (not spec[route.kind]) and the name read in the
+# same reference: rolloutlint converts only the object fields the built-in
+# policies name (see policies/fields.go), here the routes' names, not the
+# routes whole.
+vs_route_name(item, route) := item.object.spec.http[route.index].name if route.kind == "http"
 
-vs_route(item, route) := item.object.spec.tls[route.index] if route.kind == "tls"
+vs_route_name(item, route) := item.object.spec.tls[route.index].name if route.kind == "tls"
 
-vs_route(item, route) := item.object.spec.tcp[route.index] if route.kind == "tcp"
+vs_route_name(item, route) := item.object.spec.tcp[route.index].name if route.kind == "tcp"
 
 dest_name(d) := sprintf("%s (subset %s)", [d.host, d.subset]) if {
 	d.subset != ""
