@@ -109,7 +109,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			if opts.Stdin == nil {
 				return nil, fmt.Errorf("reading stdin: no input stream")
 			}
-			data, err := io.ReadAll(io.LimitReader(opts.Stdin, limits.MaxFileBytes+1))
+			data, err := readAll(io.LimitReader(opts.Stdin, limits.MaxFileBytes+1), 512)
 			if err != nil {
 				return nil, fmt.Errorf("reading stdin: %w", err)
 			}
@@ -175,11 +175,45 @@ func readFile(path string, limits Limits) (Input, error) {
 	defer func() { _ = f.Close() }() // read-only: a close error cannot lose data
 	// Read one byte past the limit so an oversized file is detected without
 	// reading it all.
-	data, err := io.ReadAll(io.LimitReader(f, limits.MaxFileBytes+1))
+	data, err := readAll(io.LimitReader(f, limits.MaxFileBytes+1), sizeHint(f, limits.MaxFileBytes+1))
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
 	return Input{Path: path, Data: data}, nil
+}
+
+// sizeHint is the size of a regular file, capped, plus one byte for the read
+// that sees its end; 512 for anything else (a pipe, a device).
+func sizeHint(f *os.File, maxBytes int64) int {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		return int(min(fi.Size(), maxBytes)) + 1
+	}
+	return 512
+}
+
+// readAll reads r to its end into a buffer of capacity hint, growing it only
+// if r holds more. The file bytes stay in memory for the whole lint (strings
+// and positions point into them), so a file is read into a buffer of its
+// size, without io.ReadAll's doublings, and a stream of unknown size is
+// copied into an exact buffer when growing left much unused.
+func readAll(r io.Reader, hint int) ([]byte, error) {
+	data := make([]byte, 0, hint)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			if cap(data)-len(data) > len(data)/8+512 {
+				data = bytes.Clone(data)
+			}
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
 }
 
 // unwrapPathError drops the operation and path that fs errors repeat, since

@@ -3,11 +3,15 @@ package load_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
@@ -335,5 +339,36 @@ func TestOneFileParallelDocumentsKeepOrder(t *testing.T) {
 		if got := problems(g); len(got) != 1 || !strings.HasPrefix(got[0], "RL0004@") {
 			t.Fatalf("GOMAXPROCS=%d: problems %v, want only the template finding (RL0004)", procs, got)
 		}
+	}
+}
+
+// TestReadAllSized: a file is read into a buffer of its own size (the bytes
+// are kept for the whole lint), a reader with more than the hint still
+// reads to the end, and a stream's buffer is trimmed.
+func TestReadAllSized(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.yaml")
+	content := bytes.Repeat([]byte("kind: Service\n"), 10_000)
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := load.Expand([]string{path}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := inputs[0].Data; !bytes.Equal(got, content) || cap(got) != len(content)+1 {
+		t.Errorf("read %d bytes into a buffer of %d, want the %d bytes in %d", len(got), cap(got), len(content), len(content)+1)
+	}
+	for _, hint := range []int{1, 512, len(content), len(content) + 1, 2 * len(content)} {
+		got, err := load.ReadAll(bytes.NewReader(content), hint)
+		if err != nil || !bytes.Equal(got, content) {
+			t.Fatalf("hint %d: read %d bytes, err %v", hint, len(got), err)
+		}
+		if cap(got) > len(content)+len(content)/8+512 {
+			t.Errorf("hint %d: %d bytes kept in a buffer of %d", hint, len(got), cap(got))
+		}
+	}
+	if got, err := load.ReadAll(iotest.ErrReader(errors.New("disk gone")), 512); err == nil || len(got) != 0 {
+		t.Errorf("a failing reader: got %q, %v; want its error", got, err)
 	}
 }
