@@ -35,10 +35,11 @@ type Options struct {
 	Mode            rules.Mode
 	// Globals are passed to every rule.
 	Globals rules.Globals
-	// Parallelism bounds concurrent rules. 0 starts every rule at once and
-	// lets the Go scheduler share the GOMAXPROCS threads among them: a bound
-	// of GOMAXPROCS left cores idle while rules waited for a computation
-	// another rule was doing for them all (graph.Memo, the Rego input).
+	// Parallelism bounds concurrent rules within a stage (see Run). 0 starts
+	// every rule of the stage at once and lets the Go scheduler share the
+	// GOMAXPROCS threads among them: a bound of GOMAXPROCS left cores idle
+	// while rules waited for a computation another rule was doing for them
+	// all (graph.Memo, the Rego input).
 	Parallelism int
 }
 
@@ -113,24 +114,24 @@ func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 }
 
 // Run lints a graph.
+//
+// The rules run in two stages: first the Go rules, then the Rego policies.
+// The Go rules share computations (the predicted AnalysisRuns, the step
+// plans) through graph memos, and the policies share one large conversion of
+// the bundle into OPA values; between the stages the graph forgets what the
+// Go rules memoized, so the two never sit in memory together. On a large bundle that is
+// what bounds the peak memory of a lint. The Go rules go first because the
+// policies' input is held a little longer than its last use (OPA pools its
+// evaluation state), while the Go rules' memos are freed at once.
 func Run(g *graph.Graph, opts Options) *Result {
 	enabled, settings := Select(opts)
-	par := opts.Parallelism
-	if par <= 0 {
-		par = max(len(enabled), 1)
-	}
 	perRule := make([][]rules.Diagnostic, len(enabled))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, par)
-	for i, r := range enabled {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			perRule[i] = runRule(g, r, settings[r.ID], opts)
-		}()
-	}
-	wg.Wait()
+	isGo := func(r *rules.Rule) bool { return r.Source == rules.SourceGo }
+	isPolicy := func(r *rules.Rule) bool { return !isGo(r) }
+	mark := g.MemoMark()
+	runStage(g, enabled, isGo, settings, opts, perRule)
+	g.ForgetMemosSince(mark)
+	runStage(g, enabled, isPolicy, settings, opts, perRule)
 	var diags []rules.Diagnostic
 	for _, ds := range perRule {
 		diags = append(diags, ds...)
@@ -144,6 +145,29 @@ func Run(g *graph.Graph, opts Options) *Result {
 	res := &Result{Diagnostics: dedupe(diags), Rules: enabled}
 	res.Summary = summarize(g, res)
 	return res
+}
+
+// runStage runs the enabled rules that belong to a stage, at most
+// opts.Parallelism at once, and stores each rule's diagnostics at its index.
+func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) bool, settings map[string]config.Setting, opts Options, perRule [][]rules.Diagnostic) {
+	par := opts.Parallelism
+	if par <= 0 {
+		par = max(len(enabled), 1)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for i, r := range enabled {
+		if !inStage(r) {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			perRule[i] = runRule(g, r, settings[r.ID], opts)
+		}()
+	}
+	wg.Wait()
 }
 
 func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out []rules.Diagnostic) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
@@ -272,5 +273,51 @@ func TestDeterministic(t *testing.T) {
 	}
 	if ds[0].File != "a.yaml" {
 		t.Errorf("first finding is in %s, want a.yaml (sorted by file, not load order)", ds[0].File)
+	}
+}
+
+// TestStagesForgetGoMemos: the Go rules run before the policies, and what
+// they memoized is forgotten before the policies start; a memo made before
+// the lint (or by an earlier lint) is kept.
+func TestStagesForgetGoMemos(t *testing.T) {
+	g := bundle(t, "r.yaml", rollout)
+	type early struct{}
+	type shared struct{}
+	builds := map[string]int{}
+	var mu sync.Mutex
+	memo := func(key any, name string) {
+		g.Memo(key, func() any {
+			mu.Lock()
+			builds[name]++
+			mu.Unlock()
+			return name
+		})
+	}
+	memo(early{}, "early")
+	var order []string
+	record := func(id string) {
+		mu.Lock()
+		order = append(order, id)
+		mu.Unlock()
+	}
+	goRule := fake("RL1998", func(p *rules.Pass) error {
+		memo(shared{}, "shared")
+		memo(early{}, "early")
+		record("go")
+		return nil
+	})
+	policy := fake("RL1997", func(p *rules.Pass) error { // a lower ID: sorted first, run last
+		memo(shared{}, "shared")
+		memo(early{}, "early")
+		record("policy")
+		return nil
+	})
+	policy.Source = rules.SourceRego
+	analyzer.Run(g, analyzer.Options{Rules: []*rules.Rule{goRule, policy}})
+	if strings.Join(order, ",") != "go,policy" {
+		t.Errorf("rules ran in the order %v, want the Go rule first", order)
+	}
+	if builds["shared"] != 2 || builds["early"] != 1 {
+		t.Errorf("builds %v: want the Go rule's memo forgotten before the policy (2) and the earlier one kept (1)", builds)
 	}
 }

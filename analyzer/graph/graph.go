@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Problem is something wrong with the input itself, found while loading: a YAML
@@ -57,7 +58,8 @@ type Graph struct {
 	refs      *References
 	hostIdx   *hostIndex
 	podLabels *podLabelIndex
-	memo      sync.Map // see Memo
+	memo      sync.Map      // see Memo
+	memoSeq   atomic.Uint64 // numbers the memo entries (see MemoMark)
 }
 
 // New builds a graph over resources (already in load order) and files. It

@@ -277,3 +277,23 @@ func FuzzPos(f *testing.F) {
 		}
 	})
 }
+
+func TestForgetMemosSince(t *testing.T) {
+	g := load1(t, "r.yaml", "kind: Service\napiVersion: v1\nmetadata: {name: a}\n")
+	type before struct{}
+	type after struct{}
+	n := map[string]int{}
+	get := func(key any, name string) any {
+		return g.Memo(key, func() any { n[name]++; return name })
+	}
+	get(before{}, "before")
+	mark := g.MemoMark()
+	get(after{}, "after")
+	g.ForgetMemosSince(mark)
+	if v := get(before{}, "before"); v != "before" || n["before"] != 1 {
+		t.Errorf("a memo made before the mark was recomputed (%d builds)", n["before"])
+	}
+	if v := get(after{}, "after"); v != "after" || n["after"] != 2 {
+		t.Errorf("a memo made after the mark was not forgotten (%d builds)", n["after"])
+	}
+}
