@@ -16,6 +16,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/promql"
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
 )
 
 // Arg is one argument as the AnalysisRun sees it after merging.
@@ -142,30 +143,51 @@ func Of(g *graph.Graph) *Analysis {
 	return g.Memo(memoKey{}, func() any { return build(g) }).(*Analysis)
 }
 
+// build predicts every run and parses every query. The Rollouts are
+// independent, so they are worked on every CPU (parsing the queries is most
+// of the cost), and the results are joined in Rollout order.
 func build(g *graph.Graph) *Analysis {
-	a := &Analysis{}
-	for _, rr := range g.Refs().Rollouts {
-		a.Runs = append(a.Runs, runsOf(rr)...)
-	}
-	used := map[*graph.Resource]bool{}
-	for _, run := range a.Runs {
-		seen := map[*graph.Resource]bool{}
-		for _, t := range run.Templates {
-			if t.Target == nil || seen[t.Target] {
-				continue
+	rollouts := g.Refs().Rollouts
+	byRollout := make([][]*Run, len(rollouts))
+	parallel.For(len(rollouts), 32, func(i int) {
+		runs := runsOf(rollouts[i])
+		for _, run := range runs {
+			seen := map[*graph.Resource]bool{}
+			for _, t := range run.Templates {
+				if t.Target == nil || seen[t.Target] {
+					continue
+				}
+				seen[t.Target] = true
+				run.Queries = append(run.Queries, queriesOf(t.Target, run, run.Lookup)...)
 			}
-			seen[t.Target], used[t.Target] = true, true
-			qs := queriesOf(t.Target, run, run.Lookup)
-			run.Queries = append(run.Queries, qs...)
-			a.Queries = append(a.Queries, qs...)
+		}
+		byRollout[i] = runs
+	})
+	a := &Analysis{}
+	used := map[*graph.Resource]bool{}
+	for _, runs := range byRollout {
+		for _, run := range runs {
+			a.Runs = append(a.Runs, run)
+			a.Queries = append(a.Queries, run.Queries...)
+			for _, t := range run.Templates {
+				if t.Target != nil {
+					used[t.Target] = true
+				}
+			}
 		}
 	}
+	var unused []*graph.Resource
 	for _, kind := range []string{"AnalysisTemplate", "ClusterAnalysisTemplate"} {
 		for _, t := range g.OfKind(kind) {
 			if !used[t] {
-				a.Queries = append(a.Queries, queriesOf(t, nil, defaultsLookup(t))...)
+				unused = append(unused, t)
 			}
 		}
+	}
+	alone := make([][]*Query, len(unused))
+	parallel.For(len(unused), 32, func(i int) { alone[i] = queriesOf(unused[i], nil, defaultsLookup(unused[i])) })
+	for _, qs := range alone {
+		a.Queries = append(a.Queries, qs...)
 	}
 	return a
 }

@@ -1,11 +1,15 @@
 package analysisrun_test
 
 import (
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
 )
 
 const bundle = `apiVersion: argoproj.io/v1alpha1
@@ -127,5 +131,30 @@ func TestRunsAndArgs(t *testing.T) {
 	}
 	if lat := a.Queries[1]; lat.Err != nil || len(lat.Sub.Unresolved) != 1 || lat.Sub.Query != "histogram_quantile(1, rate(y[1m]))" {
 		t.Errorf("latency query: %q unresolved %v err %v", lat.Sub.Query, lat.Sub.Unresolved, lat.Err)
+	}
+}
+
+// TestBuildSameOnAnyCPUCount: the prediction is worked on every CPU; its runs
+// and queries, in order, do not depend on how many there are.
+func TestBuildSameOnAnyCPUCount(t *testing.T) {
+	in := corpus.Generate(corpus.Options{Rollouts: 300, MistakeRate: 0.3, Seed: 5})
+	describe := func(procs int) string {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		a := analysisrun.Of(load.Inputs(in, load.Options{}))
+		var b strings.Builder
+		for _, r := range a.Runs {
+			fmt.Fprintf(&b, "run %s %v: %d queries\n", r.Describe(), r.ArgNames, len(r.Queries))
+		}
+		for _, q := range a.Queries {
+			fmt.Fprintf(&b, "%s %s %q %s %v\n", q.Template.Name, q.Path, q.Sub.Query, q.Type, q.Err != nil)
+		}
+		return b.String()
+	}
+	one := describe(1)
+	if strings.Count(one, "\n") < 600 {
+		t.Fatalf("the corpus gave too few runs and queries to compare:\n%s", one)
+	}
+	if four := describe(4); four != one {
+		t.Errorf("the prediction differs between 1 and 4 CPUs")
 	}
 }
