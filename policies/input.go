@@ -1,13 +1,13 @@
 package policies
 
 import (
-	"runtime"
 	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -119,18 +119,33 @@ func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 // convert builds the bundle part of the input. Only the objects of the kinds
 // in ks are converted (the bulk of the work), and of those only the fields
 // in fields; the items of other kinds keep their ref, apiVersion and file.
+// The refs, then the items and the Rollouts' references, are built on every
+// CPU, each goroutine with its own converter (string terms are shared within
+// a goroutine's work, which is what matters for memory), and placed by index,
+// so the input does not depend on the number of CPUs.
 func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
 
-	vc := newValueConverter()
 	refs := make([]*ast.Term, len(g.Resources))
-	for i, r := range g.Resources {
-		refs[i] = refTerm(vc, r)
-	}
-	items := convertItems(g.Resources, refs, ks, fields)
-	c := &converter{g: g, refs: refs, vc: vc}
+	parallel.ForWith(len(g.Resources), 256, newValueConverter, func(vc *valueConverter, i int) {
+		refs[i] = refTerm(vc, g.Resources[i])
+	})
+	items := make([]*ast.Term, len(g.Resources))
+	sel := fields.selection()
+	parallel.ForWith(len(g.Resources), 64, newValueConverter, func(vc *valueConverter, i int) {
+		r := g.Resources[i]
+		items[i] = itemTerm(vc, r, refs[i], ks.has(r.Kind), fields, sel)
+	})
+	rolloutRefs := g.Refs().Rollouts
+	rollouts := make([]*ast.Term, len(rolloutRefs))
+	parallel.ForWith(len(rolloutRefs), 32, func() *converter {
+		return &converter{g: g, refs: refs, vc: newValueConverter()}
+	}, func(c *converter, i int) {
+		rollouts[i] = c.rolloutTerm(rolloutRefs[i])
+	})
+
 	byKind := map[string][]*ast.Term{}
 	objects := map[string]any{}
 	for i, r := range g.Resources {
@@ -154,35 +169,12 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	for k, ts := range byKind {
 		kinds[k] = ast.NewArray(ts...)
 	}
-	rollouts := make([]*ast.Term, 0, len(g.Refs().Rollouts))
-	for _, rr := range g.Refs().Rollouts {
-		rollouts = append(rollouts, c.rolloutTerm(rr))
-	}
 	return &converted{
 		resources: ast.ArrayTerm(items...),
 		kinds:     kinds,
 		objects:   objects,
 		rollouts:  ast.ArrayTerm(rollouts...),
 	}
-}
-
-// convertItems converts the resources' objects, the bulk of the work, on
-// every CPU: the items are independent and the result is in load order.
-func convertItems(rs []*graph.Resource, refs []*ast.Term, ks kindSet, fields *fieldTree) []*ast.Term {
-	items := make([]*ast.Term, len(rs))
-	sel := fields.selection()
-	workers := min(runtime.GOMAXPROCS(0), len(rs)/64+1)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			vc := newValueConverter()
-			for i := w; i < len(rs); i += workers {
-				items[i] = itemTerm(vc, rs[i], refs[i], ks.has(rs[i].Kind), fields, sel)
-			}
-		})
-	}
-	wg.Wait()
-	return items
 }
 
 func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree, sel *fastyaml.Fields) *ast.Term {

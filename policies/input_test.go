@@ -7,6 +7,8 @@ import (
 	"testing"
 	"weak"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
@@ -75,5 +77,25 @@ func TestConcurrentLints(t *testing.T) {
 				t.Errorf("graph %d: a policy failed: %s", i, line)
 			}
 		}
+	}
+}
+
+// TestConvertSameOnAnyCPUCount: the input is built on every CPU and placed
+// by index; its value does not depend on how many CPUs there are.
+func TestConvertSameOnAnyCPUCount(t *testing.T) {
+	in := corpus.Generate(corpus.Options{Rollouts: 200, MistakeRate: 0.3, Seed: 8})
+	conv := func(procs int) *converted {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		return convert(load.Inputs(in, load.Options{}), newKindSet([]string{AllKinds}), wholeObjects())
+	}
+	one, four := conv(1), conv(4)
+	if one.resources.Value.Compare(four.resources.Value) != 0 {
+		t.Error("input.resources differs between 1 and 4 CPUs")
+	}
+	if one.rollouts.Value.Compare(four.rollouts.Value) != 0 {
+		t.Error("input.rollouts differs between 1 and 4 CPUs")
+	}
+	if n := one.rollouts.Value.(*ast.Array).Len(); n != 200 {
+		t.Errorf("%d Rollouts converted, want 200", n)
 	}
 }

@@ -12,18 +12,27 @@ import (
 // minPerWorker items per goroutine is not worth a goroutine, so small n runs
 // on the caller's goroutine alone.
 func For(n, minPerWorker int, fn func(i int)) {
+	ForWith(n, minPerWorker, func() struct{} { return struct{}{} }, func(_ struct{}, i int) { fn(i) })
+}
+
+// ForWith is For with a state per goroutine, made by newState, for what the
+// calls of one goroutine share and must not share with the others (a
+// scratch buffer, an intern table).
+func ForWith[S any](n, minPerWorker int, newState func() S, fn func(s S, i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/max(minPerWorker, 1))
 	if workers <= 1 {
+		s := newState()
 		for i := range n {
-			fn(i)
+			fn(s, i)
 		}
 		return
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			s := newState()
 			for i := w; i < n; i += workers {
-				fn(i)
+				fn(s, i)
 			}
 		})
 	}

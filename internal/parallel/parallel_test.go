@@ -2,6 +2,7 @@ package parallel
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -52,4 +53,34 @@ func TestForUsesSeveralGoroutines(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		concurrent.Add(-1)
 	})
+}
+
+func TestForWithStatePerGoroutine(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	type state struct{ calls []int }
+	var states []*state
+	var mu sync.Mutex
+	owner := make([]*state, 1000)
+	ForWith(1000, 1, func() *state {
+		s := &state{}
+		mu.Lock()
+		states = append(states, s)
+		mu.Unlock()
+		return s
+	}, func(s *state, i int) {
+		s.calls = append(s.calls, i) // unsynchronized: only this goroutine uses s
+		owner[i] = s
+	})
+	total := 0
+	for _, s := range states {
+		total += len(s.calls)
+		for _, i := range s.calls {
+			if owner[i] != s {
+				t.Fatalf("index %d recorded by two states", i)
+			}
+		}
+	}
+	if total != 1000 || len(states) < 2 || len(states) > 4 {
+		t.Errorf("%d calls over %d states, want 1000 over 2..4", total, len(states))
+	}
 }
