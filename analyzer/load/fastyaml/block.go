@@ -66,6 +66,9 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if sel != nil {
 		var sub *Fields
 		sub, keep = sel.Sub[key]
+		if !keep && sel.Any != nil {
+			sub, keep = sel.Any, true
+		}
 		p.sel = sub
 	}
 	if !keep {
@@ -211,7 +214,13 @@ func (p *parser) nested(indent, depth int, mapValue bool) (any, bool) {
 // indentless is set for a sequence at its parent key's column, which ends
 // at the first line that is not an entry.
 func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) {
-	p.sel = nil // a selection ends at a sequence: its items are kept whole
+	// Every item gets the wildcard's selection; without one, a selection
+	// ends here and the items are kept whole.
+	var itemSel *Fields
+	if p.sel != nil {
+		itemSel = p.sel.Any
+	}
+	p.sel = nil
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
@@ -233,7 +242,9 @@ func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) 
 		if j := skipSpaces(rest); j < len(rest) && isEntry(rest[j:]) {
 			return nil, false // `- - a`
 		}
+		p.sel = itemSel
 		v, ok := p.blockValue(rest, indent+1, indent, depth, false)
+		p.sel = nil
 		if !ok {
 			return nil, false
 		}

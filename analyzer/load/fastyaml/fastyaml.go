@@ -67,13 +67,22 @@ func DecodeShared(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 	return decode(unsafe.String(unsafe.SliceData(data), len(data)), maxNodes, nil)
 }
 
-// Fields selects parts of a document to decode. In a block mapping with a
-// selection only the keys in Sub are kept, each with its own selection; a
-// nil *Fields keeps everything. A selection ends at a sequence or a flow
-// collection (they are kept whole), so the result may hold more than was
-// selected, never less.
+// Fields selects parts of a document to decode; a nil *Fields keeps
+// everything. In a block mapping with a selection only the keys in Sub are
+// kept, each with its own selection, and, when Any is set, every other key
+// too, with the selection Any. Any is the wildcard: a computed key or index
+// (spec.http[*].name). In a block sequence Any is the selection of every item;
+// a sequence whose selection has no Any is kept whole, as is a flow
+// collection, so the result may hold more than was selected, never less.
+//
+// A selection is read, never modified, by concurrent decodes, so the union a
+// key named both in Sub and by Any needs is the caller's to compute once:
+// when Any is set, Sub[k] must already hold everything Any does.
+// The wildcard's own selection is never nil: a wildcard over whole values
+// makes the node whole, which nil already says.
 type Fields struct {
 	Sub map[string]*Fields
+	Any *Fields
 }
 
 // DecodeSharedFields is DecodeShared keeping only the selected fields. The
