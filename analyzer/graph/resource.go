@@ -177,9 +177,11 @@ func (r *Resource) Exists(path string) bool {
 }
 
 // ValueAt returns the generic value at a field path of the decoded object.
+// A document decoded again on demand is decoded along the path only.
 func (r *Resource) ValueAt(path string) (any, bool) {
-	var cur any = r.Object()
-	for _, e := range ParsePath(path) {
+	elems := ParsePath(path)
+	var cur any = r.ObjectFields(pathSelection(elems))
+	for _, e := range elems {
 		switch c := cur.(type) {
 		case map[string]any:
 			if !e.IsKey {
@@ -200,6 +202,27 @@ func (r *Resource) ValueAt(path string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// pathSelection selects the value at a field path: each key step keeps one
+// key, each index step every item (fastyaml selections have no index), the
+// value the path ends at whole. A step that does not match the document's
+// shape keeps that collection whole or drops it, which the walk in ValueAt
+// treats as it treats the whole object: the path is not there.
+func pathSelection(elems []PathElem) *fastyaml.Fields {
+	var sel *fastyaml.Fields // the value at the end: whole
+	for i := len(elems) - 1; i >= 0; i-- {
+		switch {
+		case elems[i].IsKey:
+			sel = &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{elems[i].Key: sel}}
+		case sel != nil:
+			sel = &fastyaml.Fields{Any: sel}
+		default:
+			// An index as the last step: a wildcard over whole items is
+			// the whole sequence, which nil already says.
+		}
+	}
+	return sel
 }
 
 // NodeAt returns the yaml value node at path, or nil.
