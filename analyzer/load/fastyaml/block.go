@@ -168,9 +168,11 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.trailer(after) || !p.node() {
 			return nil, false
 		}
-		v = s
+		if p.skip == 0 {
+			v = s
+		}
 	case '[', '{':
-		fv, after, ok := p.flow(t, depth+1)
+		fv, after, ok := p.flow(t, depth+1, p.sel)
 		if !ok || !p.trailer(after) {
 			return nil, false
 		}
@@ -180,7 +182,9 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.node() {
 			return nil, false
 		}
-		v = Plain(s)
+		if p.skip == 0 {
+			v = Plain(s)
+		}
 	}
 	// Nothing more indented may follow: it would continue the scalar or be
 	// an error.
@@ -409,5 +413,8 @@ func (p *parser) blockScalar(t string, indent int) (any, bool) {
 	}
 	p.buf = b[:0]
 	p.pos = pos
+	if p.skip > 0 {
+		return nil, true // not selected: no copy
+	}
 	return string(b), true
 }

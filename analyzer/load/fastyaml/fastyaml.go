@@ -68,12 +68,13 @@ func DecodeShared(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 }
 
 // Fields selects parts of a document to decode; a nil *Fields keeps
-// everything. In a block mapping with a selection only the keys in Sub are
-// kept, each with its own selection, and, when Any is set, every other key
-// too, with the selection Any. Any is the wildcard: a computed key or index
-// (spec.http[*].name). In a block sequence Any is the selection of every item;
-// a sequence whose selection has no Any is kept whole, as is a flow
-// collection, so the result may hold more than was selected, never less.
+// everything. In a mapping with a selection only the keys in Sub are kept,
+// each with its own selection, and, when Any is set, every other key too,
+// with the selection Any. Any is the wildcard: a computed key or index
+// (spec.http[*].name). In a sequence Any is the selection of every item; a
+// sequence whose selection has no Any is kept whole, so the result may hold
+// more than was selected, never less. Block and flow collections are
+// selected alike.
 //
 // A selection is read, never modified, by concurrent decodes, so the union a
 // key named both in Sub and by Any needs is the caller's to compute once:
@@ -111,7 +112,7 @@ func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool)
 	if l.text(p.src)[0] == '{' {
 		// A one-line flow mapping as the whole document (JSON on one line).
 		p.consume(l)
-		v, rest, good := p.flow(l.text(p.src), 0)
+		v, rest, good := p.flow(l.text(p.src), 0, p.sel)
 		if !good || !p.trailer(rest) {
 			return nil, false
 		}

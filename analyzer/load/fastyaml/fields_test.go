@@ -18,7 +18,7 @@ import (
 
 // DecodeSharedFields keeps, of every document Decode accepts, exactly the
 // selected fields with their full values; it may keep more (a sequence
-// without a wildcard and a flow collection are kept whole) but never less,
+// without a wildcard is kept whole) but never less,
 // and never a key the document does not have. Checked with random selections,
 // wildcards over mappings and sequences included, drawn from each document's
 // own keys, over the repository's manifests and a corpus.
@@ -85,10 +85,6 @@ func TestDecodeSharedFieldsWildcard(t *testing.T) {
 			"labels": {Any: leaf},
 		},
 	}}}
-	got, ok := fastyaml.DecodeSharedFields(doc, sel)
-	if !ok {
-		t.Fatal("declined")
-	}
 	want := map[string]any{"spec": map[string]any{
 		"http": []any{
 			map[string]any{"name": "a", "route": []any{map[string]any{"weight": int64(10)}, map[string]any{}}},
@@ -96,8 +92,20 @@ func TestDecodeSharedFieldsWildcard(t *testing.T) {
 		},
 		"labels": map[string]any{"app": "x", "tier": "web"},
 	}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %#v\nwant %#v", got, want)
+	// The same document in flow style, partly and wholly.
+	flow := []byte(`spec:
+  http: [{name: a, route: [{destination: {host: x}, weight: 10}, {destination: {host: y}}]}, {name: b, match: [{uri: {prefix: /}}]}]
+  labels: {app: x, tier: web}
+`)
+	oneLine := []byte(`{"spec": {"http": [{"name": "a", "route": [{"destination": {"host": "x"}, "weight": 10}, {"destination": {"host": "y"}}]}, {"name": "b", "match": [{"uri": {"prefix": "/"}}]}], "labels": {"app": "x", "tier": "web"}}}`)
+	for _, d := range [][]byte{doc, flow, oneLine} {
+		got, ok := fastyaml.DecodeSharedFields(d, sel)
+		if !ok {
+			t.Fatalf("declined:\n%s", d)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %#v\nwant %#v\nfrom:\n%s", got, want, d)
+		}
 	}
 }
 
@@ -262,4 +270,29 @@ func sortedKeys(m map[string]any) []string {
 // decoder declines is skipped).
 func splitDocs(data []byte) [][]byte {
 	return bytes.Split(data, []byte("\n---\n"))
+}
+
+// What is not selected is parsed, not built: reading one field of a large
+// document (block and flow collections, quoted, plain and block scalars)
+// allocates only that field and the mapping holding it.
+func TestDecodeSharedFieldsBuildsOnlyTheSelection(t *testing.T) {
+	var doc []byte
+	for _, in := range corpus.Generate(corpus.Options{Rollouts: 1, Seed: 1}) {
+		doc = splitDocs(in.Data)[0]
+	}
+	full, ok := fastyaml.Decode(doc)
+	if !ok || full["kind"] != "Rollout" || len(doc) < 500 {
+		t.Fatalf("want a Rollout document to decode, got %v:\n%s", full["kind"], doc)
+	}
+	doc = append(doc, "\nextra:\n  quoted: \"a b\"\n  text: |\n    line\n  list: [x, 'y', {z: 1}]\n"...)
+	sel := &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{"kind": nil}}
+	allocs := testing.AllocsPerRun(20, func() {
+		if got, _ := fastyaml.DecodeSharedFields(doc, sel); len(got) != 1 {
+			t.Fatalf("got %v", got)
+		}
+	})
+	// The root map, its entries and the boxed "Rollout".
+	if allocs > 3 {
+		t.Errorf("one field of a %d-byte document took %v allocations", len(doc), allocs)
+	}
 }
