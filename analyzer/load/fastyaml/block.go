@@ -9,7 +9,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
-	mark := len(p.pairs)
+	mark, kmark := len(p.pairs), len(p.keys)
 	parsed := 0
 	if first != "" {
 		if !p.entry(first, indent, depth, sel) {
@@ -31,7 +31,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 		}
 		parsed++
 	}
-	if p.failed || parsed == 0 {
+	if p.failed || parsed == 0 || !p.distinctKeys(kmark) {
 		return nil, false
 	}
 	entries := p.pairs[mark:]
@@ -61,6 +61,9 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	key, rest, ok := p.key(t)
 	if !ok {
 		return false
+	}
+	if sel != nil || p.skip > 0 {
+		p.keys = append(p.keys, key) // dropped keys are checked for duplicates too
 	}
 	keep := true
 	if sel != nil {

@@ -88,8 +88,10 @@ type Fields struct {
 
 // DecodeSharedFields is DecodeShared keeping only the selected fields. The
 // parts not selected are parsed to find where they end but never built, which
-// makes re-reading a few fields of a document cheap. A document Decode
-// accepts is accepted here too, with the selected fields equal.
+// makes re-reading a few fields of a document cheap. It accepts exactly the
+// documents Decode accepts, but for Decode's node budget, which it does not
+// apply: the parts not selected are checked as strictly (duplicate keys
+// included), and the selected fields equal Decode's.
 func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) {
 	if !validText(data) {
 		return nil, false
@@ -100,7 +102,7 @@ func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) 
 func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0], sel: sel}
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], sel: sel}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -175,6 +177,7 @@ var scratch = sync.Pool{New: func() any { return new(parser) }}
 func (p *parser) release() {
 	clear(p.pairs[:cap(p.pairs)])
 	clear(p.items[:cap(p.items)])
+	clear(p.keys[:cap(p.keys)])
 	if cap(p.buf) > 64<<10 {
 		p.buf = nil // a huge block scalar: do not keep its buffer
 	}
@@ -198,10 +201,11 @@ type parser struct {
 	pos    int // offset of the first line not yet consumed
 	budget int // nodes left, as the slow path's converter counts them
 	failed bool
-	pairs  []pair // entries of the mappings being built, innermost last
-	items  []any  // items of the sequences being built, innermost last
-	buf    []byte // scratch for scalars that need rewriting
-	cache  line   // the line peek found last, valid while it starts at pos
+	pairs  []pair   // entries of the mappings being built, innermost last
+	items  []any    // items of the sequences being built, innermost last
+	keys   []string // keys of the mappings being filtered, innermost last
+	buf    []byte   // scratch for scalars that need rewriting
+	cache  line     // the line peek found last, valid while it starts at pos
 	cached bool
 	sel    *Fields // the selection for the next block mapping (nil: all keys)
 	skip   int     // > 0 while parsing a value that is not selected
@@ -287,6 +291,35 @@ func (p *parser) node() bool {
 		return false
 	}
 	return true
+}
+
+// distinctKeys reports whether the keys recorded since mark, those of a
+// mapping whose map is not built or lacks the keys not selected, hold no
+// duplicate, which Decode declines; it drops them. Mappings are small, so
+// comparing pairs beats building a set.
+func (p *parser) distinctKeys(mark int) bool {
+	keys := p.keys[mark:]
+	ok := true
+	if len(keys) > 16 {
+		seen := make(map[string]struct{}, len(keys))
+		for _, k := range keys {
+			seen[k] = struct{}{}
+		}
+		ok = len(seen) == len(keys)
+	} else {
+	pairs:
+		for i := 1; i < len(keys); i++ {
+			for _, k := range keys[:i] {
+				if k == keys[i] {
+					ok = false
+					break pairs
+				}
+			}
+		}
+	}
+	clear(keys)
+	p.keys = p.keys[:mark]
+	return ok
 }
 
 // isEntry reports whether t starts a block sequence entry ("-" then a space

@@ -2,6 +2,7 @@ package fastyaml_test
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -111,22 +112,71 @@ func TestDecodeSharedFieldsWildcard(t *testing.T) {
 
 // FuzzFastYAMLFields checks the selection contract on arbitrary input: a
 // document Decode accepts is accepted with any selection drawn from its keys
-// (the seed picks it), and the selected fields are kept whole.
+// (the seed picks it), and the selected fields are kept whole; a document it
+// declines is declined with every selection.
 func FuzzFastYAMLFields(f *testing.F) {
 	f.Add([]byte("a:\n  b: [1, {c: d}]\n  e:\n  - f: 1\n    g: 2\n  - h\n"), int64(1))
 	f.Add([]byte("spec:\n  http:\n  - route:\n    - weight: 1\n      destination:\n        host: x\n"), int64(7))
 	f.Add([]byte("a:\n- - b\n"), int64(2))
 	f.Add([]byte("a:\n- b:\n  - c: |\n      x\n    d: 1\n"), int64(3))
+	f.Add([]byte("a:\n  b: 1\n  b: 2\nc: 1\n"), int64(4))
+	f.Add([]byte("a: {b: 1, b: 2}\nc: 1\n"), int64(5))
 	f.Fuzz(func(t *testing.T, data []byte, seed int64) {
 		if len(data) > 1<<16 {
 			return
 		}
-		full, ok := fastyaml.DecodeLimit(data, 5000)
+		full, ok := fastyaml.Decode(data)
 		if !ok {
+			checkDeclined(t, data)
 			return
 		}
 		checkSelection(t, data, full, randomSelection(rand.New(rand.NewSource(seed)), full, 0))
 	})
+}
+
+// A document Decode declines is declined whatever the selection: the parts
+// not selected are checked as strictly (duplicate keys included).
+func TestDecodeSharedFieldsDeclinesAsDecode(t *testing.T) {
+	for _, doc := range []string{
+		"a:\n  b: 1\n  b: 2\nc: 1\n",
+		"c: 1\na: {b: 1, b: 2}\n",
+		"a:\n- {x: 1, x: 1}\nc: 1\n",
+		"a:\n- x: 1\n  y: 2\n  x: 3\nc: 1\n",
+		"c: 1\nc: 2\n",
+		"a:\n  b: [1, 2\nc: 1\n",
+		"a: &x 1\nc: 1\n",
+		"a: |2\n    x\nc: 1\n",
+		"a:\n  \"b\": 1\n  b: 2\nc: 1\n",
+	} {
+		if _, ok := fastyaml.Decode([]byte(doc)); ok {
+			t.Fatalf("Decode accepts:\n%s", doc)
+		}
+		checkDeclined(t, []byte(doc))
+	}
+	var many strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&many, "  k%d: 1\n", i)
+	}
+	checkDeclined(t, []byte("c: 1\na:\n"+many.String()+"  k7: 2\n"))
+}
+
+// checkDeclined fails when a selection makes DecodeSharedFields accept a
+// document Decode declines.
+func checkDeclined(t *testing.T, data []byte) {
+	t.Helper()
+	none := &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{}}
+	for _, sel := range []*fastyaml.Fields{
+		nil,
+		none,
+		{Sub: map[string]*fastyaml.Fields{"c": nil}},
+		{Any: none},
+		{Any: &fastyaml.Fields{Any: none}},
+		{Sub: map[string]*fastyaml.Fields{"a": {Any: none}}},
+	} {
+		if _, ok := fastyaml.DecodeSharedFields(data, sel); ok {
+			t.Fatalf("accepted with selection %s a document Decode declines:\n%s", describe(sel), data)
+		}
+	}
 }
 
 // checkSelection decodes d with sel and fails unless the result covers the

@@ -28,7 +28,7 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		}
 		return []any{}, t[i+1:], true
 	}
-	mark, imark := len(p.pairs), len(p.items)
+	mark, imark, kmark := len(p.pairs), len(p.items), len(p.keys)
 	for {
 		var key string
 		var sub *Fields // the selection of the value: nil keeps it whole
@@ -43,6 +43,9 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 			i += skipSpaces(t[i:])
 			if i == len(t) || t[i] == ',' || t[i] == '}' || key == "<<" {
 				return nil, "", false // a key without a value
+			}
+			if sel != nil || p.skip > 0 {
+				p.keys = append(p.keys, key) // dropped keys are checked for duplicates too
 			}
 			if sel != nil {
 				sub, keep = sel.Sub[key]
@@ -87,6 +90,9 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		if i == len(t) || t[i] == closer || t[i] == ',' {
 			return nil, "", false // a trailing comma or an empty entry
 		}
+	}
+	if !p.distinctKeys(kmark) {
+		return nil, "", false
 	}
 	if p.skip > 0 { // not selected: parsed, never built
 		clear(p.items[imark:])
