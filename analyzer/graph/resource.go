@@ -5,6 +5,7 @@ package graph
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"go.yaml.in/yaml/v3"
@@ -179,9 +180,9 @@ func (r *Resource) Exists(path string) bool {
 // ValueAt returns the generic value at a field path of the decoded object.
 // A document decoded again on demand is decoded along the path only.
 func (r *Resource) ValueAt(path string) (any, bool) {
-	elems := ParsePath(path)
-	var cur any = r.ObjectFields(pathSelection(elems))
-	for _, e := range elems {
+	pp := parsedPath(path)
+	var cur any = r.ObjectFields(pp.sel)
+	for _, e := range pp.elems {
 		switch c := cur.(type) {
 		case map[string]any:
 			if !e.IsKey {
@@ -202,6 +203,36 @@ func (r *Resource) ValueAt(path string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// fieldPath is a parsed field path with its selection, both read only.
+type fieldPath struct {
+	elems []PathElem
+	sel   *fastyaml.Fields
+}
+
+// maxParsedPaths bounds parsedPaths: rules ask for a few constant paths of
+// every object, but a path may also be built from data.
+const maxParsedPaths = 4096
+
+// parsedPaths caches parsedPath's results by path.
+var parsedPaths struct {
+	sync.Map
+	n atomic.Int32
+}
+
+// parsedPath returns path parsed, with its selection, from the cache when
+// another call parsed it.
+func parsedPath(path string) *fieldPath {
+	if pp, ok := parsedPaths.Load(path); ok {
+		return pp.(*fieldPath)
+	}
+	elems := ParsePath(path)
+	pp := &fieldPath{elems: elems, sel: pathSelection(elems)}
+	if parsedPaths.n.Add(1) <= maxParsedPaths {
+		parsedPaths.Store(path, pp)
+	}
+	return pp
 }
 
 // pathSelection selects the value at a field path: each key step keeps one
