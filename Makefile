@@ -48,6 +48,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProto$$' -fuzztime $(FUZZTIME) ./analyzer/kinds/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeGo$$' -fuzztime $(FUZZTIME) ./analyzer/kinds/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) ./analyzer/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzFastYAMLFields$$' -fuzztime $(FUZZTIME) ./analyzer/load/fastyaml/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) ./analyzer/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./analyzer/graph/
 	$(GO) test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./analyzer/promql/

@@ -46,16 +46,22 @@ func keyPath(keys ...string) []step {
 }
 
 // selection is the tree as a fastyaml selection (nil: everything), so that a
-// document the loader did not keep is re-read for these fields only. Below
-// a computed key the document is read whole and the conversion (termFields)
-// keeps the named fields.
+// document the loader did not keep is re-read for these fields only. A
+// computed key is the selection's wildcard, with the merged children for the
+// keys also named (fastyaml wants Sub[k] ⊇ Any); a computed key read whole
+// makes its node whole.
 func (t *fieldTree) selection() *fastyaml.Fields {
-	if t == nil || t.whole || t.any != nil {
+	if t == nil || t.whole {
 		return nil
 	}
 	sel := &fastyaml.Fields{Sub: make(map[string]*fastyaml.Fields, len(t.sub))}
-	for k, sub := range t.sub {
-		sel.Sub[k] = sub.selection()
+	if t.any != nil {
+		if sel.Any = t.any.selection(); sel.Any == nil {
+			return nil
+		}
+	}
+	for k := range t.sub {
+		sel.Sub[k] = t.child(k).selection()
 	}
 	return sel
 }

@@ -3,6 +3,7 @@ package policies
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -227,5 +229,54 @@ func checkProjected(t *testing.T, g *graph.Graph, in *bundleInput) {
 		if _, err := spec.Find(ast.MustParseRef("x.replicas")[1:]); (err == nil) != hasReplicas {
 			t.Errorf("Rollout %s: spec.replicas in the projected object: %v, in the manifest: %v", r.Name, err == nil, hasReplicas)
 		}
+	}
+}
+
+// TestFieldTreeSelection: the fastyaml selection of a tree with computed
+// keys reads what the tree names in every entry and nothing else the
+// conversion would keep, so converting the reduced object equals converting
+// the whole one; a computed key read whole makes its node whole.
+func TestFieldTreeSelection(t *testing.T) {
+	names := &fieldTree{}
+	names.add([]step{{key: "spec"}, {key: "http"}, {any: true}, {key: "name"}})
+	names.add([]step{{key: "spec"}, {key: "http"}, {key: "primary"}, {key: "weight"}})
+	names.seal()
+	for _, doc := range []string{
+		"spec:\n  http:\n  - name: a\n    route:\n    - weight: 100\n  - route: []\n  - not a mapping\n  tcp:\n  - name: t\n",
+		"spec:\n  http:\n    primary: {name: p, weight: 3, extra: true}\n    other:\n      name: o\n      weight: 4\n",
+	} {
+		full, ok := fastyaml.Decode([]byte(doc))
+		if !ok {
+			t.Fatalf("declined:\n%s", doc)
+		}
+		part, ok := fastyaml.DecodeSharedFields([]byte(doc), names.selection())
+		if !ok {
+			t.Fatalf("declined with the selection:\n%s", doc)
+		}
+		if reflect.DeepEqual(part, full) {
+			t.Errorf("the selection %s read everything of:\n%s", names, doc)
+		}
+		want, err := newValueConverter().termFields(full, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := newValueConverter().termFields(part, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Value.Compare(want.Value) != 0 {
+			t.Errorf("from the selection %v, from the whole object %v", got, want)
+		}
+	}
+
+	routes := &fieldTree{}
+	routes.add([]step{{key: "spec"}, {key: "http"}, {any: true}})
+	routes.add(keyPath("metadata", "name"))
+	sel := routes.seal().selection()
+	if sel == nil || sel.Sub["spec"] == nil || sel.Sub["metadata"] == nil {
+		t.Fatalf("%s: want spec and metadata selected, got %+v", routes, sel)
+	}
+	if http, ok := sel.Sub["spec"].Sub["http"]; !ok || http != nil {
+		t.Errorf("%s: want spec.http whole, got %+v", routes, http)
 	}
 }

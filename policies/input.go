@@ -337,9 +337,10 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 
 // routeEntries returns the generic `route` list of a VirtualService route,
 // read straight from the decoded object (a field path lookup per destination
-// costs more than the rest of the reference conversion).
+// costs more than the rest of the reference conversion). Only whether each
+// entry sets weight is read, so only the weights are decoded.
 func routeEntries(vs *graph.Resource, rt *graph.RouteRef) []any {
-	spec, _ := vs.Object()["spec"].(map[string]any)
+	spec, _ := vs.ObjectFields(routeWeights[rt.Kind])["spec"].(map[string]any)
 	routes, _ := spec[string(rt.Kind)].([]any)
 	if rt.Index < 0 || rt.Index >= len(routes) {
 		return nil
@@ -348,6 +349,20 @@ func routeEntries(vs *graph.Resource, rt *graph.RouteRef) []any {
 	entries, _ := route["route"].([]any)
 	return entries
 }
+
+// routeWeights selects spec.<kind>[*].route[*].weight of a VirtualService
+// for each route kind, built once: decodes read selections concurrently.
+var routeWeights = func() map[graph.RouteKind]*fastyaml.Fields {
+	weight := &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{"weight": nil}}
+	route := &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{"route": {Any: weight}}}
+	m := map[graph.RouteKind]*fastyaml.Fields{}
+	for _, k := range []graph.RouteKind{graph.HTTP, graph.TLS, graph.TCP} {
+		m[k] = &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{
+			"spec": {Sub: map[string]*fastyaml.Fields{string(k): {Any: route}}},
+		}}
+	}
+	return m
+}()
 
 // hasKey reports whether list[i] is a mapping that sets key.
 func hasKey(list []any, i int, key string) bool {

@@ -5,6 +5,7 @@ package graph
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"go.yaml.in/yaml/v3"
@@ -177,9 +178,11 @@ func (r *Resource) Exists(path string) bool {
 }
 
 // ValueAt returns the generic value at a field path of the decoded object.
+// A document decoded again on demand is decoded along the path only.
 func (r *Resource) ValueAt(path string) (any, bool) {
-	var cur any = r.Object()
-	for _, e := range ParsePath(path) {
+	pp := parsedPath(path)
+	var cur any = r.ObjectFields(pp.sel)
+	for _, e := range pp.elems {
 		switch c := cur.(type) {
 		case map[string]any:
 			if !e.IsKey {
@@ -200,6 +203,57 @@ func (r *Resource) ValueAt(path string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// fieldPath is a parsed field path with its selection, both read only.
+type fieldPath struct {
+	elems []PathElem
+	sel   *fastyaml.Fields
+}
+
+// maxParsedPaths bounds parsedPaths: rules ask for a few constant paths of
+// every object, but a path may also be built from data.
+const maxParsedPaths = 4096
+
+// parsedPaths caches parsedPath's results by path.
+var parsedPaths struct {
+	sync.Map
+	n atomic.Int32
+}
+
+// parsedPath returns path parsed, with its selection, from the cache when
+// another call parsed it.
+func parsedPath(path string) *fieldPath {
+	if pp, ok := parsedPaths.Load(path); ok {
+		return pp.(*fieldPath)
+	}
+	elems := ParsePath(path)
+	pp := &fieldPath{elems: elems, sel: pathSelection(elems)}
+	if parsedPaths.n.Add(1) <= maxParsedPaths {
+		parsedPaths.Store(path, pp)
+	}
+	return pp
+}
+
+// pathSelection selects the value at a field path: each key step keeps one
+// key, each index step every item (fastyaml selections have no index), the
+// value the path ends at whole. A step that does not match the document's
+// shape keeps that collection whole or drops it, which the walk in ValueAt
+// treats as it treats the whole object: the path is not there.
+func pathSelection(elems []PathElem) *fastyaml.Fields {
+	var sel *fastyaml.Fields // the value at the end: whole
+	for i := len(elems) - 1; i >= 0; i-- {
+		switch {
+		case elems[i].IsKey:
+			sel = &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{elems[i].Key: sel}}
+		case sel != nil:
+			sel = &fastyaml.Fields{Any: sel}
+		default:
+			// An index as the last step: a wildcard over whole items is
+			// the whole sequence, which nil already says.
+		}
+	}
+	return sel
 }
 
 // NodeAt returns the yaml value node at path, or nil.

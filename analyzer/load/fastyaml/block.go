@@ -9,7 +9,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
-	mark := len(p.pairs)
+	mark, kmark := len(p.pairs), len(p.keys)
 	parsed := 0
 	if first != "" {
 		if !p.entry(first, indent, depth, sel) {
@@ -31,7 +31,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 		}
 		parsed++
 	}
-	if p.failed || parsed == 0 {
+	if p.failed || parsed == 0 || !p.distinctKeys(kmark) {
 		return nil, false
 	}
 	entries := p.pairs[mark:]
@@ -62,10 +62,16 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if !ok {
 		return false
 	}
+	if sel != nil || p.skip > 0 {
+		p.keys = append(p.keys, key) // dropped keys are checked for duplicates too
+	}
 	keep := true
 	if sel != nil {
 		var sub *Fields
 		sub, keep = sel.Sub[key]
+		if !keep && sel.Any != nil {
+			sub, keep = sel.Any, true
+		}
 		p.sel = sub
 	}
 	if !keep {
@@ -165,9 +171,11 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.trailer(after) || !p.node() {
 			return nil, false
 		}
-		v = s
+		if p.skip == 0 {
+			v = s
+		}
 	case '[', '{':
-		fv, after, ok := p.flow(t, depth+1)
+		fv, after, ok := p.flow(t, depth+1, p.sel)
 		if !ok || !p.trailer(after) {
 			return nil, false
 		}
@@ -177,7 +185,9 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.node() {
 			return nil, false
 		}
-		v = Plain(s)
+		if p.skip == 0 {
+			v = Plain(s)
+		}
 	}
 	// Nothing more indented may follow: it would continue the scalar or be
 	// an error.
@@ -211,7 +221,13 @@ func (p *parser) nested(indent, depth int, mapValue bool) (any, bool) {
 // indentless is set for a sequence at its parent key's column, which ends
 // at the first line that is not an entry.
 func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) {
-	p.sel = nil // a selection ends at a sequence: its items are kept whole
+	// Every item gets the wildcard's selection; without one, a selection
+	// ends here and the items are kept whole.
+	var itemSel *Fields
+	if p.sel != nil {
+		itemSel = p.sel.Any
+	}
+	p.sel = nil
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
@@ -233,7 +249,9 @@ func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) 
 		if j := skipSpaces(rest); j < len(rest) && isEntry(rest[j:]) {
 			return nil, false // `- - a`
 		}
+		p.sel = itemSel
 		v, ok := p.blockValue(rest, indent+1, indent, depth, false)
+		p.sel = nil
 		if !ok {
 			return nil, false
 		}
@@ -398,5 +416,8 @@ func (p *parser) blockScalar(t string, indent int) (any, bool) {
 	}
 	p.buf = b[:0]
 	p.pos = pos
+	if p.skip > 0 {
+		return nil, true // not selected: no copy
+	}
 	return string(b), true
 }

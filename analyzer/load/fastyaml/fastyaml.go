@@ -67,19 +67,31 @@ func DecodeShared(data []byte, maxNodes int) (obj map[string]any, ok bool) {
 	return decode(unsafe.String(unsafe.SliceData(data), len(data)), maxNodes, nil)
 }
 
-// Fields selects parts of a document to decode. In a block mapping with a
-// selection only the keys in Sub are kept, each with its own selection; a
-// nil *Fields keeps everything. A selection ends at a sequence or a flow
-// collection (they are kept whole), so the result may hold more than was
-// selected, never less.
+// Fields selects parts of a document to decode; a nil *Fields keeps
+// everything. In a mapping with a selection only the keys in Sub are kept,
+// each with its own selection, and, when Any is set, every other key too,
+// with the selection Any. Any is the wildcard: a computed key or index
+// (spec.http[*].name). In a sequence Any is the selection of every item; a
+// sequence whose selection has no Any is kept whole, so the result may hold
+// more than was selected, never less. Block and flow collections are
+// selected alike.
+//
+// A selection is read, never modified, by concurrent decodes, so the union a
+// key named both in Sub and by Any needs is the caller's to compute once:
+// when Any is set, Sub[k] must already hold everything Any does.
+// The wildcard's own selection is never nil: a wildcard over whole values
+// makes the node whole, which nil already says.
 type Fields struct {
 	Sub map[string]*Fields
+	Any *Fields
 }
 
 // DecodeSharedFields is DecodeShared keeping only the selected fields. The
 // parts not selected are parsed to find where they end but never built, which
-// makes re-reading a few fields of a document cheap. A document Decode
-// accepts is accepted here too, with the selected fields equal.
+// makes re-reading a few fields of a document cheap. It accepts exactly the
+// documents Decode accepts, but for Decode's node budget, which it does not
+// apply: the parts not selected are checked as strictly (duplicate keys
+// included), and the selected fields equal Decode's.
 func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) {
 	if !validText(data) {
 		return nil, false
@@ -90,7 +102,7 @@ func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) 
 func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], buf: p.buf[:0], sel: sel}
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], sel: sel}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -102,7 +114,7 @@ func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool)
 	if l.text(p.src)[0] == '{' {
 		// A one-line flow mapping as the whole document (JSON on one line).
 		p.consume(l)
-		v, rest, good := p.flow(l.text(p.src), 0)
+		v, rest, good := p.flow(l.text(p.src), 0, p.sel)
 		if !good || !p.trailer(rest) {
 			return nil, false
 		}
@@ -165,6 +177,7 @@ var scratch = sync.Pool{New: func() any { return new(parser) }}
 func (p *parser) release() {
 	clear(p.pairs[:cap(p.pairs)])
 	clear(p.items[:cap(p.items)])
+	clear(p.keys[:cap(p.keys)])
 	if cap(p.buf) > 64<<10 {
 		p.buf = nil // a huge block scalar: do not keep its buffer
 	}
@@ -188,10 +201,11 @@ type parser struct {
 	pos    int // offset of the first line not yet consumed
 	budget int // nodes left, as the slow path's converter counts them
 	failed bool
-	pairs  []pair // entries of the mappings being built, innermost last
-	items  []any  // items of the sequences being built, innermost last
-	buf    []byte // scratch for scalars that need rewriting
-	cache  line   // the line peek found last, valid while it starts at pos
+	pairs  []pair   // entries of the mappings being built, innermost last
+	items  []any    // items of the sequences being built, innermost last
+	keys   []string // keys of the mappings being filtered, innermost last
+	buf    []byte   // scratch for scalars that need rewriting
+	cache  line     // the line peek found last, valid while it starts at pos
 	cached bool
 	sel    *Fields // the selection for the next block mapping (nil: all keys)
 	skip   int     // > 0 while parsing a value that is not selected
@@ -277,6 +291,35 @@ func (p *parser) node() bool {
 		return false
 	}
 	return true
+}
+
+// distinctKeys reports whether the keys recorded since mark, those of a
+// mapping whose map is not built or lacks the keys not selected, hold no
+// duplicate, which Decode declines; it drops them. Mappings are small, so
+// comparing pairs beats building a set.
+func (p *parser) distinctKeys(mark int) bool {
+	keys := p.keys[mark:]
+	ok := true
+	if len(keys) > 16 {
+		seen := make(map[string]struct{}, len(keys))
+		for _, k := range keys {
+			seen[k] = struct{}{}
+		}
+		ok = len(seen) == len(keys)
+	} else {
+	pairs:
+		for i := 1; i < len(keys); i++ {
+			for _, k := range keys[:i] {
+				if k == keys[i] {
+					ok = false
+					break pairs
+				}
+			}
+		}
+	}
+	clear(keys)
+	p.keys = p.keys[:mark]
+	return ok
 }
 
 // isEntry reports whether t starts a block sequence entry ("-" then a space

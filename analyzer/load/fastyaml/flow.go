@@ -5,8 +5,9 @@ import (
 )
 
 // flow parses a flow collection that closes on its line, t starting at its
-// bracket, and returns it with what follows.
-func (p *parser) flow(t string, depth int) (any, string, bool) {
+// bracket, and returns it with what follows. sel selects its parts as in a
+// block collection (see Fields).
+func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 	if depth > maxDepth || !p.node() {
 		return nil, "", false
 	}
@@ -19,14 +20,19 @@ func (p *parser) flow(t string, depth int) (any, string, bool) {
 		return nil, "", false // continues on the next line
 	}
 	if t[i] == closer {
-		if closer == '}' {
+		switch {
+		case p.skip > 0:
+			return nil, t[i+1:], true
+		case closer == '}':
 			return map[string]any{}, t[i+1:], true
 		}
 		return []any{}, t[i+1:], true
 	}
-	mark, imark := len(p.pairs), len(p.items)
+	mark, imark, kmark := len(p.pairs), len(p.items), len(p.keys)
 	for {
 		var key string
+		var sub *Fields // the selection of the value: nil keeps it whole
+		keep := true
 		if closer == '}' {
 			k, rest, ok := p.flowScalar(t[i:], true)
 			if !ok {
@@ -38,30 +44,34 @@ func (p *parser) flow(t string, depth int) (any, string, bool) {
 			if i == len(t) || t[i] == ',' || t[i] == '}' || key == "<<" {
 				return nil, "", false // a key without a value
 			}
+			if sel != nil || p.skip > 0 {
+				p.keys = append(p.keys, key) // dropped keys are checked for duplicates too
+			}
+			if sel != nil {
+				sub, keep = sel.Sub[key]
+				if !keep && sel.Any != nil {
+					sub, keep = sel.Any, true
+				}
+			}
+		} else if sel != nil {
+			sub = sel.Any
 		}
-		var v any
-		switch c := t[i]; c {
-		case '[', '{':
-			fv, rest, ok := p.flow(t[i:], depth+1)
-			if !ok {
-				return nil, "", false
-			}
-			v, i = fv, len(t)-len(rest)
-		default:
-			s, rest, ok := p.flowScalar(t[i:], false)
-			if !ok || !p.node() {
-				return nil, "", false
-			}
-			if c == '"' || c == '\'' {
-				v = s
-			} else {
-				v = Plain(s)
-			}
-			i = len(t) - len(rest)
+		if !keep {
+			p.skip++
 		}
-		if closer == '}' {
+		v, rest, ok := p.flowValue(t[i:], depth, sub)
+		if !keep {
+			p.skip--
+		}
+		if !ok {
+			return nil, "", false
+		}
+		i = len(t) - len(rest)
+		switch {
+		case !keep:
+		case closer == '}':
 			p.pairs = append(p.pairs, pair{key, v})
-		} else {
+		default:
 			p.items = append(p.items, v)
 		}
 		i += skipSpaces(t[i:])
@@ -80,6 +90,9 @@ func (p *parser) flow(t string, depth int) (any, string, bool) {
 		if i == len(t) || t[i] == closer || t[i] == ',' {
 			return nil, "", false // a trailing comma or an empty entry
 		}
+	}
+	if !p.distinctKeys(kmark) {
+		return nil, "", false
 	}
 	if p.skip > 0 { // not selected: parsed, never built
 		clear(p.items[imark:])
@@ -108,6 +121,26 @@ func (p *parser) flow(t string, depth int) (any, string, bool) {
 		return nil, "", false
 	}
 	return m, t[i:], true
+}
+
+// flowValue parses one value of a flow collection, t starting at it, and
+// returns it with what follows; sel selects the parts of a nested collection.
+// A value not selected is parsed and counted but not built.
+func (p *parser) flowValue(t string, depth int, sel *Fields) (any, string, bool) {
+	if c := t[0]; c == '[' || c == '{' {
+		return p.flow(t, depth+1, sel)
+	}
+	s, rest, ok := p.flowScalar(t, false)
+	if !ok || !p.node() {
+		return nil, "", false
+	}
+	switch {
+	case p.skip > 0:
+		return nil, rest, true
+	case t[0] == '"' || t[0] == '\'':
+		return s, rest, true
+	}
+	return Plain(s), rest, true
 }
 
 // flowScalar reads a quoted or plain scalar inside a flow collection. As a

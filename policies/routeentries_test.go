@@ -1,0 +1,74 @@
+package policies
+
+import (
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/analyzer/load"
+)
+
+// routeEntries decodes only the weights of a VirtualService's routes; which
+// destination entries set weight must be what the whole object says, for
+// every route kind and index, in block and flow style, and for an index past
+// the routes.
+func TestRouteEntriesMatchWholeObject(t *testing.T) {
+	vs := `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [web]
+  http:
+  - name: a
+    route:
+    - destination: {host: web-stable}
+      weight: 90
+    - destination:
+        host: web-canary
+  - name: b
+    route: [{destination: {host: x}}, {destination: {host: y}, weight: 0}]
+  tls:
+  - match: [{sniHosts: [web]}]
+    route:
+    - destination: {host: web-stable}
+  tcp:
+  - route:
+    - weight: 100
+      destination: {host: web-stable}
+`
+	g := load.Inputs([]load.Input{{Path: "vs.yaml", Data: []byte(vs)}}, load.Options{})
+	if len(g.Problems) > 0 || len(g.Resources) != 1 {
+		t.Fatalf("problems %v, resources %d", g.Problems, len(g.Resources))
+	}
+	r := g.Resources[0]
+	spec, _ := r.Object()["spec"].(map[string]any)
+	checked, set := 0, 0
+	for _, kind := range []graph.RouteKind{graph.HTTP, graph.TLS, graph.TCP} {
+		routes, _ := spec[string(kind)].([]any)
+		for i := range len(routes) + 1 {
+			var whole []any
+			if i < len(routes) {
+				whole, _ = routes[i].(map[string]any)["route"].([]any)
+			}
+			got := routeEntries(r, &graph.RouteRef{Kind: kind, Index: i})
+			if len(got) != len(whole) {
+				t.Fatalf("%s[%d]: %d entries, the whole object has %d", kind, i, len(got), len(whole))
+			}
+			for j := range whole {
+				if hasKey(got, j, "weight") != hasKey(whole, j, "weight") {
+					t.Errorf("%s[%d].route[%d]: weight set %v, the whole object says %v",
+						kind, i, j, hasKey(got, j, "weight"), hasKey(whole, j, "weight"))
+				}
+				if hasKey(whole, j, "weight") {
+					set++
+				}
+				if hasKey(got, j, "destination") {
+					t.Errorf("%s[%d].route[%d]: the destination was decoded too", kind, i, j)
+				}
+				checked++
+			}
+		}
+	}
+	if checked != 6 || set != 3 {
+		t.Fatalf("checked %d entries, %d with weight; want 6 and 3", checked, set)
+	}
+}
