@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
+	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 )
 
 func main() {
+	memlimit.Enable()
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -110,7 +111,9 @@ func (f *lintFlags) loadBundle(args []string, stdin io.Reader) (*bundle, error) 
 			}
 		}
 	}
-	return &bundle{cfg: cfg, graph: load.Inputs(inputs, opts), reported: reported}, nil
+	g := load.Inputs(inputs, opts)
+	memlimit.Fit() // the loaded bundle sets the floor of the memory limit
+	return &bundle{cfg: cfg, graph: g, reported: reported}, nil
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.

@@ -1,0 +1,63 @@
+// Package memlimit sets the soft memory limit a lint runs under. A lint holds
+// the whole bundle in memory (the files, the typed objects, the graph, the
+// Rego input), and Go's collector by default lets the heap grow to twice what
+// is live: on a 50,000-object bundle that is the difference between about 380
+// and 450 MB. A soft limit makes the collector work harder only when the heap
+// nears it, so small bundles never notice it.
+//
+// The limit is the Go runtime's (runtime/debug.SetMemoryLimit): soft, so a
+// bundle whose live data needs more still completes, and never set when the
+// user has chosen one with GOMEMLIMIT.
+package memlimit
+
+import (
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync/atomic"
+)
+
+// Default is the soft limit of a lint, in bytes: low enough that a lint of
+// 50,000 objects stays under 400 MB resident (the binary's own mapped pages,
+// about 45 MB, come on top of the Go memory the limit counts), high enough
+// that smaller bundles never reach it.
+const Default = 340 << 20
+
+// LiveFactor is how many times the live heap after loading the limit allows
+// at least: the rules and the Rego input add about three quarters to what
+// loading leaves live, and the collector needs room above that, or it would
+// run back to back on bundles larger than Default was chosen for.
+const LiveFactor = 2.5
+
+// enabled is set by Enable: the limit is for the rolloutlint command, not for
+// a program (or test) that calls its packages.
+var enabled atomic.Bool
+
+// Enable lets Fit set the limit. The command calls it once at start.
+func Enable() { enabled.Store(true) }
+
+// Fit sets the soft memory limit for the bundle just loaded: Default, or
+// LiveFactor times the live heap when that is more. It does nothing, and
+// returns 0, unless Enable was called and GOMEMLIMIT is unset; else it
+// returns the limit it set.
+func Fit() int64 {
+	if !enabled.Load() {
+		return 0
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		return 0
+	}
+	limit := max(int64(Default), int64(LiveFactor*float64(liveHeap())))
+	debug.SetMemoryLimit(limit)
+	return limit
+}
+
+// liveHeap is the heap the last collection found live, in bytes.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

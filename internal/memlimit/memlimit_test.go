@@ -1,0 +1,59 @@
+package memlimit
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+// The tests change the process's memory limit; each restores it.
+func restore(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() {
+		debug.SetMemoryLimit(before)
+		enabled.Store(false)
+	})
+}
+
+func TestFitOnlyWhenEnabledAndUnset(t *testing.T) {
+	restore(t)
+	before := debug.SetMemoryLimit(-1)
+	if Fit() != 0 || debug.SetMemoryLimit(-1) != before {
+		t.Fatal("Fit set a limit without Enable")
+	}
+	Enable()
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if Fit() != 0 || debug.SetMemoryLimit(-1) != before {
+		t.Fatal("Fit set a limit although GOMEMLIMIT is set")
+	}
+}
+
+func TestFitFollowsTheLiveHeap(t *testing.T) {
+	restore(t)
+	t.Setenv("GOMEMLIMIT", "") // restored after the test; unset for Fit
+	if err := os.Unsetenv("GOMEMLIMIT"); err != nil {
+		t.Fatal(err)
+	}
+	Enable()
+	// A small live heap gets Default.
+	runtime.GC()
+	if got := Fit(); got != Default || debug.SetMemoryLimit(-1) != Default {
+		t.Errorf("Fit with a small live heap set %d, want %d", got, Default)
+	}
+	// A live heap larger than Default/LiveFactor raises the limit.
+	big := make([]byte, int(math.Ceil(Default/LiveFactor))+64<<20)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	runtime.GC()
+	got := Fit()
+	runtime.KeepAlive(big)
+	if want := int64(LiveFactor * float64(len(big))); got < want {
+		t.Errorf("Fit with %d bytes live set %d, want at least %d", len(big), got, want)
+	}
+	if cur := debug.SetMemoryLimit(-1); cur != got {
+		t.Errorf("Fit returned %d but the limit in force is %d", got, cur)
+	}
+}
