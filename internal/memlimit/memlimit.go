@@ -12,6 +12,7 @@ package memlimit
 
 import (
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync/atomic"
@@ -47,7 +48,14 @@ func Fit() int64 {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return 0
 	}
-	limit := max(int64(Default), int64(LiveFactor*float64(liveHeap())))
+	limit := int64(Default)
+	if fit := int64(LiveFactor * float64(liveHeap())); fit > limit {
+		// The last collection may have run while loading still held its
+		// scratch data: measure again after a full collection before
+		// raising the limit (a large bundle pays one early collection).
+		runtime.GC()
+		limit = max(limit, int64(LiveFactor*float64(liveHeap())))
+	}
 	debug.SetMemoryLimit(limit)
 	return limit
 }

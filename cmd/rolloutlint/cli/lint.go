@@ -163,12 +163,16 @@ func newLint(s *Streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "lint [PATH...]",
 		Short: "Lint manifests (files, directories, or - for stdin)",
-		Long: `Lint reads manifests from files, directories (recursively: *.yaml, *.yml, *.json)
+		Long: fmt.Sprintf(`Lint reads manifests from files, directories (recursively: *.yaml, *.yml, *.json)
 or standard input (-), builds one resource graph and runs every enabled rule.
 
 With no PATH, the paths of .rolloutlint.yaml are linted. When PATHs are given (as
 pre-commit does with the changed files), the config's paths, or --context, are loaded
-too so references resolve, but findings are reported only for the given files.`,
+too so references resolve, but findings are reported only for the given files.
+
+A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
+keeps live, if that is more), so that large bundles stay small in memory at a little
+CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
