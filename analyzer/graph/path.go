@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -67,7 +66,8 @@ func Key(base, key string) string {
 	return base + "." + key
 }
 
-// Index appends a sequence index to a path.
+// Index appends a sequence index to a path. Paths are built for every
+// reference of every object: a concatenation is one allocation, fmt several.
 func Index(base string, i int) string {
-	return fmt.Sprintf("%s[%d]", base, i)
+	return base + "[" + strconv.Itoa(i) + "]"
 }
