@@ -13,6 +13,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
 	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/heapsize"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
@@ -36,6 +37,15 @@ func BenchmarkLintScale(b *testing.B) {
 				}
 				lintOnce(b, g, rs)
 			})
+			// What a lint keeps live at its end — the graph with the Rego
+			// input, the largest the heap gets — is what its peak memory
+			// follows (about twice it, or the soft limit).
+			live := heapsize.Retained(func() any {
+				g := load.Inputs(inputs, load.Options{})
+				lintOnce(b, g, rs)
+				return g
+			})
+			b.ReportMetric(float64(live)/float64(objects), "live-B/object")
 		})
 		g := load.Inputs(inputs, load.Options{})
 		runtime.GC() // collect the loader's garbage now, not while timing the rules
