@@ -12,13 +12,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
 )
 
 // Tool rule IDs the loader reports. They are defined as rules in rules/tool.
@@ -259,25 +257,12 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 		}
 	}
 	results := make([]docResult, len(docs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < min(runtime.GOMAXPROCS(0), len(docs)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(docs) {
-					return
-				}
-				d := docs[k]
-				l := &loader{ns: ns, limits: limits}
-				stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-				results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.For(len(docs), 1, func(k int) {
+		d := docs[k]
+		l := &loader{ns: ns, limits: limits}
+		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+	})
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File

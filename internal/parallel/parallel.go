@@ -4,6 +4,7 @@ package parallel
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // For calls fn(i) for every i in [0, n), on up to GOMAXPROCS goroutines, and
@@ -17,7 +18,9 @@ func For(n, minPerWorker int, fn func(i int)) {
 
 // ForWith is For with a state per goroutine, made by newState, for what the
 // calls of one goroutine share and must not share with the others (a
-// scratch buffer, an intern table).
+// scratch buffer, an intern table). Goroutines claim the next index as they
+// finish one, so items of uneven cost (documents, Rollouts) keep every
+// goroutine busy to the end.
 func ForWith[S any](n, minPerWorker int, newState func() S, fn func(s S, i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n/max(minPerWorker, 1))
 	if workers <= 1 {
@@ -27,11 +30,12 @@ func ForWith[S any](n, minPerWorker int, newState func() S, fn func(s S, i int))
 		}
 		return
 	}
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := range workers {
+	for range workers {
 		wg.Go(func() {
 			s := newState()
-			for i := w; i < n; i += workers {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				fn(s, i)
 			}
 		})
