@@ -44,14 +44,14 @@ check: fmt-check vet lint test ## everything CI checks
 
 FUZZTIME ?= 10s
 fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
-	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./analyzer/load/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProto$$' -fuzztime $(FUZZTIME) ./analyzer/kinds/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeGo$$' -fuzztime $(FUZZTIME) ./analyzer/kinds/
-	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) ./analyzer/load/
-	$(GO) test -run '^$$' -fuzz '^FuzzFastYAMLFields$$' -fuzztime $(FUZZTIME) ./analyzer/load/fastyaml/
-	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) ./analyzer/load/
-	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./analyzer/graph/
-	$(GO) test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./analyzer/promql/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./model/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProto$$' -fuzztime $(FUZZTIME) ./model/kinds/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeGo$$' -fuzztime $(FUZZTIME) ./model/kinds/
+	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) ./model/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzFastYAMLFields$$' -fuzztime $(FUZZTIME) ./model/fastyaml/
+	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) ./model/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./model/graph/
+	$(GO) test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./semantics/promql/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME) ./report/
 	$(GO) test -run '^$$' -fuzz '^FuzzRules$$' -fuzztime $(FUZZTIME) ./rules/all/
 

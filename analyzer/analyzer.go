@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 // BenchmarkLoad measures reading and decoding a generated bundle; ns/object

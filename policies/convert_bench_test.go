@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 // BenchmarkConvert1000 measures converting a 1,000-Rollout bundle (about

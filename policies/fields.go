@@ -7,7 +7,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
 
 // fieldTree is the set of object fields a set of policies reads, as a tree

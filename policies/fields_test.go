@@ -11,10 +11,10 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
-	"github.com/rolloutlint/rolloutlint/analyzer/load/fastyaml"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

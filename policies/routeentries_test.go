@@ -3,8 +3,8 @@ package policies
 import (
 	"testing"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 // routeEntries decodes only the weights of a VirtualService's routes; which

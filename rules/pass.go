@@ -3,7 +3,7 @@ package rules
 import (
 	"fmt"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
 // Options are a rule's settings from .rolloutlint.yaml (`rules.RLxxxx.options`).

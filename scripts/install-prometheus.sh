@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian `prometheus` package when the binary is missing, so the
-# live dry-run test (analyzer/promcheck) runs against a real server. The test
+# live dry-run test (live/promcheck) runs against a real server. The test
 # starts the binary itself on a free loopback port; the package's systemd
 # service is not used. Idempotent: does nothing when prometheus is on PATH.
 set -euo pipefail

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
 // Key identifies one object of the cluster view. Namespace is "" for
@@ -36,7 +36,7 @@ const (
 
 // references lists the objects an object points at by name, the edges the
 // view follows to assemble what one admission request is linted with. They
-// mirror what analyzer/graph resolves (Rollout → Services, VirtualServices,
+// mirror what model/graph resolves (Rollout → Services, VirtualServices,
 // DestinationRule, templates; VirtualService and DestinationRule → the
 // Services of their hosts; any object → its Argo CD Application), but work on
 // the generic object so that an index entry costs no typed decode.

@@ -9,7 +9,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 // Options shape a corpus.

@@ -3,7 +3,7 @@ package corpus
 import (
 	"testing"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 // TestGeneratedCorpusLoads checks the generator writes valid manifests, as

@@ -14,8 +14,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
 	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/bundles/")

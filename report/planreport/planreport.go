@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/plan"
-	"github.com/rolloutlint/rolloutlint/analyzer/xds"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 // SchemaVersion is bumped when a JSON field changes meaning or disappears.

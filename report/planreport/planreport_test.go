@@ -12,10 +12,10 @@ import (
 
 	"github.com/xeipuuv/gojsonschema"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
-	"github.com/rolloutlint/rolloutlint/analyzer/plan"
-	"github.com/rolloutlint/rolloutlint/analyzer/xds"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

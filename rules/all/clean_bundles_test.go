@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )

@@ -7,10 +7,10 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/promql"
 	"github.com/rolloutlint/rolloutlint/internal/textdist"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // ArgUndeclared reports `{{...}}` tags in metrics that the template cannot resolve.

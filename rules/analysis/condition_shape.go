@@ -5,9 +5,9 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/condition"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/condition"
 )
 
 // ConditionShape reports conditions that cannot evaluate the result shape the

@@ -6,10 +6,10 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/promql"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // IstioSubsetMixed reports canary analyses of subset-level Rollouts whose

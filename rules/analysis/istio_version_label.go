@@ -5,9 +5,9 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/promql"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // versionLabels are the pod labels Istio reads for the canonical revision that

@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/prometheus/model/labels"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/promql"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // IstioWorkload reports queries that try to tell canary from stable by

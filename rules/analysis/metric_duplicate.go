@@ -5,9 +5,9 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
 
 // MetricDuplicate reports metric names used twice in one AnalysisRun.

@@ -1,10 +1,10 @@
 package analysis
 
 import (
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/promql"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // queryPos is the position of a byte range of a query as written.

@@ -3,9 +3,9 @@ package analysis
 import (
 	"fmt"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
-	"github.com/rolloutlint/rolloutlint/analyzer/promql"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // PromQLEmptyLabel reports label matchers whose value is or becomes empty.

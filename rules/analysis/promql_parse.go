@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/analysisrun"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
 
 // PromQLParse reports Prometheus queries that do not parse.

@@ -7,7 +7,7 @@ import (
 
 	networkingv1 "istio.io/api/networking/v1"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

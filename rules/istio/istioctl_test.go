@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

@@ -3,9 +3,9 @@ package plan
 import (
 	"fmt"
 
-	aplan "github.com/rolloutlint/rolloutlint/analyzer/plan"
-	"github.com/rolloutlint/rolloutlint/analyzer/xds"
 	"github.com/rolloutlint/rolloutlint/rules"
+	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 // GatewayFanout reports a managed VirtualService that no gateway uses but

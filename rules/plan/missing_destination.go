@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	aplan "github.com/rolloutlint/rolloutlint/analyzer/plan"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
 )
 
 // MissingDestination reports the step that first sends traffic to a subset or

@@ -1,14 +1,14 @@
 // Package plan holds the RL6xxx rules: hazards that only show when a Rollout's
-// steps are played out (analyzer/plan) and Istio's reaction to each write is
-// predicted (analyzer/xds) under the run's Istio version.
+// steps are played out (semantics/plan) and Istio's reaction to each write is
+// predicted (semantics/xds) under the run's Istio version.
 package plan
 
 import (
 	"fmt"
 
-	aplan "github.com/rolloutlint/rolloutlint/analyzer/plan"
-	"github.com/rolloutlint/rolloutlint/analyzer/xds"
 	"github.com/rolloutlint/rolloutlint/rules"
+	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 // predicted returns the bundle's plans and predictions under the run's Istio

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	aplan "github.com/rolloutlint/rolloutlint/analyzer/plan"
-	"github.com/rolloutlint/rolloutlint/analyzer/xds"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 // SplitWindow reports a Service selector switch and a weight shift onto that

@@ -3,7 +3,7 @@ package traffic
 import (
 	"fmt"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

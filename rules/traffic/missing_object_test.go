@@ -3,7 +3,7 @@ package traffic_test
 import (
 	"testing"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/load"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/traffic"
 )

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/weights"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/weights"
 )
 
 // WeightOverflow reports steps where canary + experiment + additional weights

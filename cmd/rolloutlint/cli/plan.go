@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/graph"
-	"github.com/rolloutlint/rolloutlint/analyzer/plan"
-	"github.com/rolloutlint/rolloutlint/analyzer/xds"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
-	"github.com/rolloutlint/rolloutlint/analyzer/promcheck"
+	"github.com/rolloutlint/rolloutlint/live/promcheck"
 )
 
 // promFlags are the live Prometheus dry-run options of `lint`.

@@ -16,7 +16,7 @@ const seed004 = "../../../testdata/rules/RL4010/clean-seed004.yaml"
 // TestPrometheusFlagWiring checks the lint hook: no request without
 // --prometheus-url; with it, one request per distinct query, RL4090 findings
 // in the report, and exit code 2 when the server is unreachable. The live
-// behaviour against a real Prometheus is tested in analyzer/promcheck.
+// behaviour against a real Prometheus is tested in live/promcheck.
 func TestPrometheusFlagWiring(t *testing.T) {
 	var requests atomic.Int32
 	var lastQuery atomic.Value

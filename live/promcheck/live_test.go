@@ -1,0 +1,297 @@
+package promcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// exporter serves istio_requests_total with the labels of seed 004's canary:
+// 200s and 503s for destination_service_name="app-canary", growing on every
+// scrape so that rate() has data after two scrapes.
+type exporter struct {
+	mu      sync.Mutex
+	scrapes int
+}
+
+func (e *exporter) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	e.mu.Lock()
+	e.scrapes++
+	n := e.scrapes
+	e.mu.Unlock()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintln(w, "# HELP istio_requests_total Requests seen by the Istio sidecar.")
+	fmt.Fprintln(w, "# TYPE istio_requests_total counter")
+	for _, s := range []struct {
+		code  string
+		count int
+	}{{"200", 100 * n}, {"503", n}} {
+		fmt.Fprintf(w, "istio_requests_total{reporter=\"destination\",destination_service_name=\"app-canary\",destination_service_namespace=\"shop\",destination_workload=\"app\",destination_version=\"unknown\",response_code=%q} %d\n", s.code, s.count)
+	}
+}
+
+// startPrometheus runs the Debian prometheus binary on a free loopback port
+// scraping target every second, and stops it (by PID) when the test ends.
+func startPrometheus(t *testing.T, target string) string {
+	t.Helper()
+	bin, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skip("prometheus binary not installed (scripts/install-prometheus.sh installs the Debian package); skipping the live dry-run test")
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	conf := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n- job_name: istio\n  static_configs:\n  - targets: [%q]\n", target)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	// Free the port for Prometheus; a listener still open would make it fail to bind.
+	if err := l.Close(); err != nil {
+		t.Fatalf("releasing port %s: %v", addr, err)
+	}
+	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--log.level=warn")
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting prometheus: %v", err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+		}
+		_ = cmd.Wait()
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/-/ready")
+		if err == nil {
+			_ = resp.Body.Close() // only the status matters
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus on %s not ready after 30s; its log:\n%s", addr, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return base
+}
+
+// waitForData polls until the query returns a non-empty vector: the first
+// scrapes have landed and rate() has two samples.
+func waitForData(t *testing.T, c *Client, query string) {
+	t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		r, err := c.Query(context.Background(), query)
+		if err == nil && r.Series > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no data for %s after 45s (last error %v)", query, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+const liveBundle = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: { name: app, namespace: shop }
+spec:
+  selector: { matchLabels: { app: web } }
+  template:
+    metadata: { labels: { app: web } }
+  strategy:
+    canary:
+      steps:
+        - setWeight: 5
+        - analysis:
+            templates: [{ templateName: canary-health }]
+            args: [{ name: canary-svc, value: app-canary }]
+        - analysis:
+            templates: [{ templateName: canary-health }]
+            args: [{ name: canary-svc, value: app-missing }]
+        - analysis:
+            templates: [{ templateName: hashed }]
+            args:
+              - name: hash
+                valueFrom: { podTemplateHashValue: Latest }
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: { name: canary-health, namespace: shop }
+spec:
+  args: [{ name: canary-svc }]
+  metrics:
+    - name: error-rate
+      interval: 1m
+      count: 5
+      successCondition: len(result) > 0 && result[0] < 0.02
+      provider:
+        prometheus:
+          address: http://prometheus.monitoring:9090
+          query: |
+            sum(rate(istio_requests_total{destination_service_name="{{args.canary-svc}}",response_code=~"5.."}[1m]))
+            / sum(rate(istio_requests_total{destination_service_name="{{args.canary-svc}}"}[1m]))
+    - name: seed-condition
+      interval: 1m
+      count: 5
+      successCondition: result < 0.02
+      provider:
+        prometheus:
+          address: http://prometheus.monitoring:9090
+          query: |
+            sum(rate(istio_requests_total{destination_service_name="{{args.canary-svc}}",response_code=~"5.."}[1m]))
+            / sum(rate(istio_requests_total{destination_service_name="{{args.canary-svc}}"}[1m]))
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: { name: hashed, namespace: shop }
+spec:
+  args: [{ name: hash }]
+  metrics:
+    - name: by-hash
+      provider:
+        prometheus:
+          query: sum(istio_requests_total{destination_workload_label_rollouts_pod_template_hash="{{args.hash}}"})
+`
+
+func TestLivePrometheus(t *testing.T) {
+	exp := &exporter{}
+	srv := httptest.NewServer(exp) // listens on 127.0.0.1
+	defer srv.Close()
+	base := startPrometheus(t, strings.TrimPrefix(srv.URL, "http://"))
+	c, err := NewClient(Config{URL: base, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitForData(t, c, `sum(rate(istio_requests_total{destination_service_name="app-canary",response_code=~"5.."}[1m]))`)
+
+	g := load.Inputs([]load.Input{{Path: "bundle.yaml", Data: []byte(liveBundle)}}, load.Options{})
+	diags, st, err := Check(context.Background(), g, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diags {
+		t.Logf("%s:%d:%d %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
+	}
+	// Two distinct queries reach Prometheus (app-canary and app-missing); the
+	// hash query waits for a run-time value and is not sent.
+	if st.Queries != 2 || st.Skipped != 1 {
+		t.Errorf("stats %+v: want 2 queries sent and 1 skipped", st)
+	}
+	want := []struct {
+		line int
+		re   string
+	}{
+		// "has data": app-canary answers; only the unguarded scalar comparison fails on the vector.
+		{48, `metric seed-condition \(Rollout app\): successCondition "result < 0.02" cannot evaluate the vector result \[0\.0099`},
+		// "no data": app-missing has no series.
+		{38, `metric error-rate \(Rollout app\): analysis would see no data: .*app-missing.* returned no series`},
+		{48, `metric seed-condition \(Rollout app\): analysis would see no data`},
+	}
+	if len(diags) != len(want) {
+		t.Fatalf("got %d findings, want %d", len(diags), len(want))
+	}
+	for _, w := range want {
+		found := false
+		for _, d := range diags {
+			if d.Pos.Line == w.line && d.RuleID == RuleID && d.Severity == rules.Warning && matches(w.re, d.Message) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no finding on line %d matching %q", w.line, w.re)
+		}
+	}
+	// The has-data query with a guarded condition produced nothing.
+	for _, d := range diags {
+		if strings.Contains(d.Message, "error-rate") && strings.Contains(d.Message, "app-canary") {
+			t.Errorf("unexpected finding for a query with data: %s", d.Message)
+		}
+	}
+	if exp.scrapes < 2 {
+		t.Errorf("exporter scraped %d times", exp.scrapes)
+	}
+}
+
+func TestUnreachableStops(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil { // nothing listens there now
+		t.Fatalf("releasing port %s: %v", addr, err)
+	}
+	c, err := NewClient(Config{URL: "http://" + addr, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := load.Inputs([]load.Input{{Path: "bundle.yaml", Data: []byte(liveBundle)}}, load.Options{})
+	_, st, err := Check(context.Background(), g, c)
+	if err == nil || !strings.Contains(err.Error(), "prometheus unreachable") {
+		t.Fatalf("want an unreachable error, got %v", err)
+	}
+	if st.Queries != 1 {
+		t.Errorf("sent %d queries to a dead server, want 1 (no retry storm)", st.Queries)
+	}
+}
+
+func TestBearerTokenAndAPIError(t *testing.T) {
+	var gotAuth, gotQuery string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotAuth = r.Header.Get("Authorization")
+		_ = r.ParseForm()
+		gotQuery = r.Form.Get("query")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"many-to-many matching not allowed"}`)
+	}))
+	defer srv.Close()
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Config{URL: srv.URL, BearerTokenFile: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Query(context.Background(), "up")
+	if gotAuth != "Bearer s3cret" || gotQuery != "up" {
+		t.Errorf("sent Authorization %q and query %q", gotAuth, gotQuery)
+	}
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Type != "bad_data" {
+		t.Errorf("want a bad_data APIError, got %v", err)
+	}
+	if _, err := NewClient(Config{URL: "prometheus:9090"}); err == nil {
+		t.Error("a URL without scheme should be rejected")
+	}
+}
+
+func matches(re, s string) bool {
+	ok, err := regexp.MatchString(re, s)
+	return err == nil && ok
+}

@@ -1,0 +1,299 @@
+package graph_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
+)
+
+func load1(t testing.TB, files ...string) *graph.Graph {
+	t.Helper()
+	var in []load.Input
+	for i := 0; i+1 < len(files); i += 2 {
+		in = append(in, load.Input{Path: files[i], Data: []byte(files[i+1])})
+	}
+	g := load.Inputs(in, load.Options{Namespace: "shop"})
+	for _, p := range g.Problems {
+		t.Fatalf("unexpected problem %s at %v: %s", p.RuleID, p.Pos, p.Message)
+	}
+	return g
+}
+
+func TestParsePath(t *testing.T) {
+	cases := map[string][]graph.PathElem{
+		"spec.strategy.canary.steps[2].setWeight":       {{Key: "spec", IsKey: true}, {Key: "strategy", IsKey: true}, {Key: "canary", IsKey: true}, {Key: "steps", IsKey: true}, {Index: 2}, {Key: "setWeight", IsKey: true}},
+		`metadata.annotations["rolloutlint.io/ignore"]`: {{Key: "metadata", IsKey: true}, {Key: "annotations", IsKey: true}, {Key: "rolloutlint.io/ignore", IsKey: true}},
+		`metadata.labels['app.kubernetes.io/name']`:     {{Key: "metadata", IsKey: true}, {Key: "labels", IsKey: true}, {Key: "app.kubernetes.io/name", IsKey: true}},
+		"a[0][1]":   {{Key: "a", IsKey: true}, {Index: 0}, {Index: 1}},
+		"a[x].b":    {{Key: "a", IsKey: true}, {Key: "x", IsKey: true}, {Key: "b", IsKey: true}},
+		"a[":        {{Key: "a", IsKey: true}, {Key: "[", IsKey: true}},
+		"":          nil,
+		"..a..":     {{Key: "a", IsKey: true}},
+		`a["x\"y"]`: {{Key: "a", IsKey: true}, {Key: `x"y`, IsKey: true}},
+	}
+	for in, want := range cases {
+		if got := graph.ParsePath(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParsePath(%q) = %+v, want %+v", in, got, want)
+		}
+	}
+	// Key quotes what the dotted form cannot carry, and ParsePath reads it back.
+	for _, k := range []string{"plain", "rolloutlint.io/ignore", "with space", `q"uote`, ""} {
+		p := graph.Key("metadata.annotations", k)
+		got := graph.ParsePath(p)
+		if len(got) != 3 || got[2].Key != k {
+			t.Errorf("Key(%q) = %q parses back as %+v", k, p, got)
+		}
+	}
+	if got := graph.Index("spec.http", 3); got != "spec.http[3]" {
+		t.Errorf("Index = %q", got)
+	}
+}
+
+const rollout = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+  annotations:
+    rolloutlint.io/ignore: "RL1001 -- test"
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+  strategy:
+    canary:
+      canaryService: checkout-canary
+      stableService: checkout-stable
+      trafficRouting:
+        istio:
+          virtualServices:
+          - name: checkout-vsvc
+            routes: [primary]
+          - name: edge.gateways
+          - name: internal.shop.svc.cluster.local
+      steps:
+      - setWeight: 20
+      - pause: {}
+`
+
+func TestPos(t *testing.T) {
+	g := load1(t, "r.yaml", rollout)
+	r := g.Get("Rollout", "shop", "checkout")
+	if r == nil {
+		t.Fatal("no Rollout")
+	}
+	cases := []struct {
+		path      string
+		line, col int
+	}{
+		{"spec.strategy.canary.steps[0].setWeight", 25, 20},                  // scalar value
+		{"spec.strategy.canary.steps[1].pause", 26, 9},                       // collection: its key
+		{"spec.strategy.canary.steps[1]", 26, 9},                             // sequence item: its start
+		{`metadata.annotations["rolloutlint.io/ignore"]`, 6, 28},             // quoted key
+		{"spec.strategy.canary.steps[7].setWeight", 24, 7},                   // missing index: parent key
+		{"spec.strategy.canary.trafficRouting.istio.destinationRule", 18, 9}, // missing key: parent key
+		{"status.phase", 4, 9},                                               // no parent: metadata.name
+		{"", 4, 9},
+		{"spec.selector.matchLabels.app", 9, 24},
+	}
+	for _, c := range cases {
+		p := r.Pos(c.path)
+		if p.File != "r.yaml" || p.Line != c.line || p.Column != c.col {
+			t.Errorf("Pos(%q) = %s, want r.yaml:%d:%d", c.path, p, c.line, c.col)
+		}
+	}
+	if !r.Exists("spec.strategy.canary.steps[1].pause") || r.Exists("spec.strategy.canary.steps[2]") || r.Exists("metadata.labels") {
+		t.Errorf("Exists is wrong")
+	}
+	if v, ok := r.Annotation("rolloutlint.io/ignore"); !ok || v != "RL1001 -- test" {
+		t.Errorf("Annotation = %q %v", v, ok)
+	}
+	if r.Namespace != "shop" || r.NamespaceExplicit {
+		t.Errorf("namespace %q explicit %v, want the --namespace default", r.Namespace, r.NamespaceExplicit)
+	}
+}
+
+const services = `apiVersion: v1
+kind: Service
+metadata: {name: checkout-stable}
+spec: {selector: {app: checkout}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-canary}
+spec: {selector: {app: checkout}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: payments, namespace: billing}
+spec: {ports: [{port: 80}]}
+`
+
+const virtualServices = `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: checkout-vsvc}
+spec:
+  hosts: [checkout]
+  http:
+  - name: header
+    route: [{destination: {host: checkout-canary}}]
+  - name: primary
+    route:
+    - {destination: {host: checkout-stable}, weight: 100}
+    - {destination: {host: checkout-canary.shop.svc.cluster.local}, weight: 0}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: edge, namespace: gateways}
+spec:
+  hosts: [checkout.example.com]
+  http:
+  - name: named
+    route: [{destination: {host: checkout-stable.shop.svc.cluster.local}}]
+  - route:
+    - {destination: {host: checkout-stable.shop}, weight: 100}
+    - {destination: {host: checkout-canary.shop}, weight: 0}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: internal}
+spec:
+  hosts: [checkout]
+  http:
+  - name: only
+    route: [{destination: {host: checkout-stable}}]
+`
+
+func TestReferenceResolution(t *testing.T) {
+	g := load1(t, "r.yaml", rollout, "s.yaml", services, "v.yaml", virtualServices)
+	rr := g.Refs().ForRollout(g.Get("Rollout", "shop", "checkout"))
+	if rr == nil {
+		t.Fatal("no refs")
+	}
+	if s := rr.Service(graph.RoleCanary); s == nil || s.Target == nil || s.Target.Name != "checkout-canary" || s.Path != "spec.strategy.canary.canaryService" {
+		t.Errorf("canary service ref = %+v", s)
+	}
+	if len(rr.VirtualServices) != 3 {
+		t.Fatalf("%d VS refs", len(rr.VirtualServices))
+	}
+	type want struct {
+		name, ns, target string
+		route            int
+		implicit         bool
+	}
+	wants := []want{
+		{"checkout-vsvc", "shop", "checkout-vsvc", 1, false}, // named route "primary" is the second
+		{"edge", "gateways", "edge", 1, true},                // name.namespace; no routes: first unnamed
+		{"internal", "shop", "internal", 0, true},            // FQDN form; a single route, named or not
+	}
+	for i, w := range wants {
+		v := rr.VirtualServices[i]
+		if v.Name != w.name || v.Namespace != w.ns || v.Target == nil || v.Target.Name != w.target {
+			t.Errorf("VS ref %d = %s/%s target %v", i, v.Namespace, v.Name, v.Target)
+			continue
+		}
+		if len(v.Routes) != 1 || v.Routes[0].Index != w.route || v.Routes[0].Implicit != w.implicit || v.Routes[0].Kind != graph.HTTP {
+			t.Errorf("VS %s routes = %+v, want index %d implicit %v", w.name, v.Routes, w.route, w.implicit)
+		}
+	}
+	if got := rr.VirtualServices[0].Routes[0].VSPath(); got != "spec.http[1]" {
+		t.Errorf("VSPath = %q", got)
+	}
+	k := graph.RouteKey{VS: graph.ObjectKey{Kind: "VirtualService", Namespace: "gateways", Name: "edge"}, Kind: graph.HTTP, Index: 1}
+	if users := g.Refs().RouteUsers(k); len(users) != 1 || users[0].Refs != rr {
+		t.Errorf("RouteUsers(edge http[1]) = %v", users)
+	}
+	if users := g.Refs().ServiceUsers(g.Get("Service", "shop", "checkout-stable")); len(users) != 1 {
+		t.Errorf("ServiceUsers = %d", len(users))
+	}
+	// Destination hosts resolve to Services by short name, name.ns and FQDN.
+	for _, c := range []struct{ host, ns, want string }{
+		{"checkout-canary", "shop", "checkout-canary"},
+		{"checkout-canary.shop", "gateways", "checkout-canary"},
+		{"checkout-canary.shop.svc", "gateways", "checkout-canary"},
+		{"checkout-canary.shop.svc.cluster.local", "gateways", "checkout-canary"},
+		{"payments.billing.svc.cluster.local", "shop", "payments"},
+		{"payments", "shop", ""},
+		{"checkout.example.com", "shop", ""},
+	} {
+		got := g.ServiceForHost(c.host, c.ns)
+		if (got == nil) != (c.want == "") || got != nil && got.Name != c.want {
+			t.Errorf("ServiceForHost(%q, %q) = %v, want %q", c.host, c.ns, got, c.want)
+		}
+	}
+	if vs := g.VirtualServicesForHost("checkout.shop.svc.cluster.local", "x"); len(vs) != 2 {
+		t.Errorf("VirtualServicesForHost(checkout) = %d, want checkout-vsvc and internal", len(vs))
+	}
+}
+
+func TestUnresolvedReferences(t *testing.T) {
+	ro := strings.Replace(rollout, "name: checkout-vsvc", "name: missing", 1)
+	g := load1(t, "r.yaml", ro)
+	rr := g.Refs().ForRollout(g.Get("Rollout", "shop", "checkout"))
+	if rr.Service(graph.RoleStable).Target != nil {
+		t.Errorf("a Service that is not in the bundle resolved")
+	}
+	v := rr.VirtualServices[0]
+	if v.Target != nil || len(v.Routes) != 1 || v.Routes[0].Index != -1 || v.Routes[0].Name != "primary" {
+		t.Errorf("missing VS ref = %+v", v)
+	}
+}
+
+func TestSplitNamespacedName(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"vs":                      {"vs", "dflt"},
+		"vs.ns":                   {"vs", "ns"},
+		"vs.ns.svc.cluster.local": {"vs", "ns"},
+		"vs.ns.cluster.local":     {"vs", "ns"},
+		"my.dotted.vs.ns":         {"my.dotted.vs", "ns"},
+	} {
+		n, ns := graph.SplitNamespacedName(in, "dflt")
+		if n != want[0] || ns != want[1] {
+			t.Errorf("SplitNamespacedName(%q) = %q, %q; want %q", in, n, ns, want)
+		}
+	}
+}
+
+// FuzzPos checks that any path, on any loaded document, maps to a real
+// position and never panics.
+func FuzzPos(f *testing.F) {
+	for _, p := range []string{"", "spec", "spec.strategy.canary.steps[0].setWeight", `metadata.annotations["a/b"]`,
+		"a[", "[", "]", "[-1]", "[99999999999999999999]", `["`, `['x']`, "..", "a[0][0][0]", "spec.template.metadata.labels.app"} {
+		f.Add(p)
+	}
+	g := load.Inputs([]load.Input{{Path: "r.yaml", Data: []byte(rollout + "---\na: &x [1, *x]\n---\n- 1\n")}}, load.Options{})
+	f.Fuzz(func(t *testing.T, path string) {
+		for _, r := range g.Resources {
+			p := r.Pos(path)
+			if p.Line < 1 || p.Column < 1 || p.File != "r.yaml" {
+				t.Fatalf("Pos(%q) = %+v", path, p)
+			}
+			_ = r.Exists(path)
+			_ = graph.ParsePath(path)
+		}
+	})
+}
+
+func TestForgetMemosSince(t *testing.T) {
+	g := load1(t, "r.yaml", "kind: Service\napiVersion: v1\nmetadata: {name: a}\n")
+	type before struct{}
+	type after struct{}
+	n := map[string]int{}
+	get := func(key any, name string) any {
+		return g.Memo(key, func() any { n[name]++; return name })
+	}
+	get(before{}, "before")
+	mark := g.MemoMark()
+	get(after{}, "after")
+	g.ForgetMemosSince(mark)
+	if v := get(before{}, "before"); v != "before" || n["before"] != 1 {
+		t.Errorf("a memo made before the mark was recomputed (%d builds)", n["before"])
+	}
+	if v := get(after{}, "after"); v != "after" || n["after"] != 2 {
+		t.Errorf("a memo made after the mark was not forgotten (%d builds)", n["after"])
+	}
+}

@@ -1,0 +1,416 @@
+// Package graph holds a loaded bundle: every resource with its source position,
+// indexes by kind and name, and the cross-object references resolved once so
+// that rules never rescan the bundle.
+package graph
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+)
+
+// ObjectRef identifies an object in findings and in the JSON output.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+}
+
+// Resource is one Kubernetes object of the bundle, with where it came from.
+type Resource struct {
+	APIVersion string
+	Group      string
+	Version    string
+	Kind       string
+	Namespace  string // defaulted: explicit > --namespace > "default"; "" for cluster-scoped kinds
+	Name       string
+	// NamespaceExplicit is true when the manifest itself set metadata.namespace.
+	NamespaceExplicit bool
+
+	File string // path as given on the command line (or "<stdin>")
+	Doc  int    // 0-based document index within the file
+
+	// object is the document as generic JSON-compatible data, or nil when
+	// it is not kept (see Object).
+	object map[string]any
+	// Typed is the decoded API object (*v1alpha1.Rollout, *corev1.Service,
+	// *kinds.VirtualServiceObject, ...) or nil for kinds kept untyped.
+	Typed any
+	// Known reports whether the kind is in rolloutlint's kind table.
+	Known bool
+
+	index int // position in the bundle's load order; ties broken by it
+
+	// The yaml node tree is the largest part of a loaded object and is only
+	// needed to position findings, so the loader releases it after decoding
+	// and Node rebuilds it from the document's source on demand.
+	mu   sync.Mutex
+	node *yaml.Node
+	src  *NodeSource
+}
+
+// NodeSource is where a resource's yaml node can be rebuilt from: the
+// document's text (a slice of the file, not a copy), the number of file lines
+// before it, and for an item of a `kind: List` its index (-1 otherwise).
+type NodeSource struct {
+	Data       []byte
+	LineOffset int
+	Item       int
+	// Fast is set when the document was decoded by the fast decoder, which
+	// then decodes its generic object again on demand (see Resource.Object).
+	Fast bool
+}
+
+// Object returns the document as generic JSON-compatible data (maps, slices,
+// strings, int64/float64, bools, nil), the input Rego policies see. Objects
+// of typed kinds loaded by the loader's fast path do not keep it: it is the
+// largest part of a loaded bundle and few rules read it, so it is decoded
+// again from the document's source on each call. Callers that read it more
+// than once should keep the returned map. It must not be modified.
+func (r *Resource) Object() map[string]any { return r.ObjectFields(nil) }
+
+// ObjectFields is Object reduced to a selection of fields when the document
+// has to be decoded again (it may hold more, never less): the Rego input
+// needs a few fields of most objects.
+func (r *Resource) ObjectFields(sel *fastyaml.Fields) map[string]any {
+	if r.object != nil || r.src == nil || !r.src.Fast {
+		return r.object
+	}
+	obj, _ := fastyaml.DecodeSharedFields(r.src.Data, sel)
+	return obj
+}
+
+// SetObject sets the generic form of the document, which the resource then
+// keeps (see Object).
+func (r *Resource) SetObject(obj map[string]any) { r.object = obj }
+
+// SetNode attaches the parsed node and the source it can be rebuilt from.
+func (r *Resource) SetNode(n *yaml.Node, src *NodeSource) {
+	r.mu.Lock()
+	r.node, r.src = n, src
+	r.mu.Unlock()
+}
+
+// ReleaseNode drops the node tree when it can be rebuilt from its source.
+func (r *Resource) ReleaseNode() {
+	r.mu.Lock()
+	if r.src != nil {
+		r.node = nil
+	}
+	r.mu.Unlock()
+}
+
+// Node returns the document's top-level mapping, with lines absolute in the
+// file, re-parsing the document if the node was released. It is safe for
+// concurrent use; nil only if the source no longer parses (it always did once).
+func (r *Resource) Node() *yaml.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.node == nil && r.src != nil {
+		r.node = r.src.parse()
+	}
+	return r.node
+}
+
+func (s *NodeSource) parse() *yaml.Node {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(s.Data, &doc); err != nil {
+		return nil
+	}
+	if s.LineOffset != 0 {
+		stack := []*yaml.Node{&doc}
+		for len(stack) > 0 {
+			cur := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			cur.Line += s.LineOffset
+			stack = append(stack, cur.Content...)
+		}
+	}
+	body := deref(&doc)
+	if s.Item >= 0 {
+		_, items := mapGet(body, "items")
+		items = deref(items)
+		if items == nil || items.Kind != yaml.SequenceNode || s.Item >= len(items.Content) {
+			return nil
+		}
+		body = deref(items.Content[s.Item])
+	}
+	return body
+}
+
+// Ref returns the object's identity for reports.
+func (r *Resource) Ref() ObjectRef {
+	return ObjectRef{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
+// Index returns the resource's position in load order.
+func (r *Resource) Index() int { return r.index }
+
+// Pos maps a field path to a source range: the value at the path when it
+// exists (a scalar's text, or the key that introduces a collection), else the
+// key of the nearest existing parent, else metadata.name, else the document
+// start. Every diagnostic therefore has a real line and column.
+func (r *Resource) Pos(path string) Position {
+	key, val := r.Lookup(path)
+	switch {
+	case val != nil && val.Kind == yaml.ScalarNode:
+		return NodePos(r.File, val)
+	case key != nil:
+		return NodePos(r.File, key)
+	case val != nil:
+		return NodePos(r.File, val)
+	}
+	return NodePos(r.File, r.Node())
+}
+
+// Exists reports whether the field path is present in the document. It reads
+// the decoded object, so it never needs the node tree.
+func (r *Resource) Exists(path string) bool {
+	_, ok := r.ValueAt(path)
+	return ok
+}
+
+// ValueAt returns the generic value at a field path of the decoded object.
+// A document decoded again on demand is decoded along the path only.
+func (r *Resource) ValueAt(path string) (any, bool) {
+	pp := parsedPath(path)
+	var cur any = r.ObjectFields(pp.sel)
+	for _, e := range pp.elems {
+		switch c := cur.(type) {
+		case map[string]any:
+			if !e.IsKey {
+				return nil, false
+			}
+			v, ok := c[e.Key]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			if e.IsKey || e.Index < 0 || e.Index >= len(c) {
+				return nil, false
+			}
+			cur = c[e.Index]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// fieldPath is a parsed field path with its selection, both read only.
+type fieldPath struct {
+	elems []PathElem
+	sel   *fastyaml.Fields
+}
+
+// maxParsedPaths bounds parsedPaths: rules ask for a few constant paths of
+// every object, but a path may also be built from data.
+const maxParsedPaths = 4096
+
+// parsedPaths caches parsedPath's results by path.
+var parsedPaths struct {
+	sync.Map
+	n atomic.Int32
+}
+
+// parsedPath returns path parsed, with its selection, from the cache when
+// another call parsed it.
+func parsedPath(path string) *fieldPath {
+	if pp, ok := parsedPaths.Load(path); ok {
+		return pp.(*fieldPath)
+	}
+	elems := ParsePath(path)
+	pp := &fieldPath{elems: elems, sel: pathSelection(elems)}
+	if parsedPaths.n.Add(1) <= maxParsedPaths {
+		parsedPaths.Store(path, pp)
+	}
+	return pp
+}
+
+// pathSelection selects the value at a field path: each key step keeps one
+// key, each index step every item (fastyaml selections have no index), the
+// value the path ends at whole. A step that does not match the document's
+// shape keeps that collection whole or drops it, which the walk in ValueAt
+// treats as it treats the whole object: the path is not there.
+func pathSelection(elems []PathElem) *fastyaml.Fields {
+	var sel *fastyaml.Fields // the value at the end: whole
+	for i := len(elems) - 1; i >= 0; i-- {
+		switch {
+		case elems[i].IsKey:
+			sel = &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{elems[i].Key: sel}}
+		case sel != nil:
+			sel = &fastyaml.Fields{Any: sel}
+		default:
+			// An index as the last step: a wildcard over whole items is
+			// the whole sequence, which nil already says.
+		}
+	}
+	return sel
+}
+
+// NodeAt returns the yaml value node at path, or nil.
+func (r *Resource) NodeAt(path string) *yaml.Node {
+	_, val := r.lookupExact(path)
+	return val
+}
+
+// Lookup walks the path as far as it exists and returns the key node and value
+// node where it stopped. When the whole path exists, val is its value; when it
+// stops early, key is the deepest key found (val nil for collections beyond).
+func (r *Resource) Lookup(path string) (key, val *yaml.Node) {
+	elems := ParsePath(path)
+	root := r.Node()
+	cur := deref(root)
+	var lastKey, lastVal *yaml.Node
+	for _, e := range elems {
+		if cur == nil {
+			break
+		}
+		var k, v *yaml.Node
+		if e.IsKey {
+			k, v = mapGet(cur, e.Key)
+		} else if cur.Kind == yaml.SequenceNode && e.Index >= 0 && e.Index < len(cur.Content) {
+			v = deref(cur.Content[e.Index])
+			k = v // a sequence item is addressed by its own start
+		}
+		if v == nil {
+			if lastKey == nil && lastVal == nil {
+				return r.namePos()
+			}
+			return lastKey, nil
+		}
+		lastKey, lastVal, cur = k, v, deref(v)
+	}
+	if lastKey == nil && lastVal == nil {
+		return r.namePos()
+	}
+	return lastKey, lastVal
+}
+
+func (r *Resource) lookupExact(path string) (key, val *yaml.Node) {
+	cur := deref(r.Node())
+	var k *yaml.Node
+	for _, e := range ParsePath(path) {
+		if cur == nil {
+			return nil, nil
+		}
+		var v *yaml.Node
+		if e.IsKey {
+			k, v = mapGet(cur, e.Key)
+		} else if cur.Kind == yaml.SequenceNode && e.Index >= 0 && e.Index < len(cur.Content) {
+			v = cur.Content[e.Index]
+			k = v
+		}
+		if v == nil {
+			return nil, nil
+		}
+		cur = deref(v)
+	}
+	return k, cur
+}
+
+func (r *Resource) namePos() (key, val *yaml.Node) {
+	root := r.Node()
+	if _, md := mapGet(deref(root), "metadata"); md != nil {
+		if k, v := mapGet(deref(md), "name"); v != nil {
+			return k, v
+		}
+	}
+	return nil, root
+}
+
+func mapGet(m *yaml.Node, key string) (k, v *yaml.Node) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	// YAML merge keys: look into the merged mappings.
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "<<" && m.Content[i].Tag != "!!str" {
+			if k, v := mapGet(deref(m.Content[i+1]), key); v != nil {
+				return k, v
+			}
+		}
+	}
+	return nil, nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
+		if i > 64 {
+			return nil
+		}
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		return deref(n.Content[0])
+	}
+	return n
+}
+
+// Rollout returns the typed Rollout, or nil when r is not one.
+func (r *Resource) Rollout() *v1alpha1.Rollout {
+	o, _ := r.Typed.(*v1alpha1.Rollout)
+	return o
+}
+
+// Service returns the typed core Service, or nil.
+func (r *Resource) Service() *corev1.Service {
+	o, _ := r.Typed.(*corev1.Service)
+	return o
+}
+
+// VirtualService returns the typed Istio VirtualService, or nil.
+func (r *Resource) VirtualService() *kinds.VirtualServiceObject {
+	o, _ := r.Typed.(*kinds.VirtualServiceObject)
+	return o
+}
+
+// DestinationRule returns the typed Istio DestinationRule, or nil.
+func (r *Resource) DestinationRule() *kinds.DestinationRuleObject {
+	o, _ := r.Typed.(*kinds.DestinationRuleObject)
+	return o
+}
+
+// Gateway returns the typed Istio Gateway, or nil.
+func (r *Resource) Gateway() *kinds.GatewayObject {
+	o, _ := r.Typed.(*kinds.GatewayObject)
+	return o
+}
+
+// AnalysisTemplateSpec returns the spec of an AnalysisTemplate or a
+// ClusterAnalysisTemplate, or nil.
+func (r *Resource) AnalysisTemplateSpec() *v1alpha1.AnalysisTemplateSpec {
+	switch o := r.Typed.(type) {
+	case *v1alpha1.AnalysisTemplate:
+		return &o.Spec
+	case *v1alpha1.ClusterAnalysisTemplate:
+		return &o.Spec
+	}
+	return nil
+}
+
+// Annotation returns metadata.annotations[key], from the typed object when
+// there is one (no decoding), else from the generic object.
+func (r *Resource) Annotation(key string) (string, bool) {
+	if o, ok := r.Typed.(interface{ GetAnnotations() map[string]string }); ok {
+		v, found := o.GetAnnotations()[key]
+		return v, found
+	}
+	md, _ := r.Object()["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	v, ok := ann[key].(string)
+	return v, ok
+}

@@ -1,0 +1,461 @@
+package load
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+)
+
+// chunk is one YAML document of a file and the 1-based line it starts on.
+type chunk struct {
+	data []byte
+	line int
+}
+
+// splitDocuments cuts a stream at document markers (`---` and `...` at column
+// 0). Parsing documents separately lets a syntax error in one document leave
+// the others linted. A marker cannot occur inside a block or quoted scalar at
+// column 0, so the cut never splits a document.
+func splitDocuments(data []byte) []chunk {
+	var out []chunk
+	start, startLine, line := 0, 1, 1
+	for i := 0; i < len(data); {
+		end := bytes.IndexByte(data[i:], '\n')
+		next := len(data)
+		if end >= 0 {
+			next = i + end + 1
+		}
+		text := bytes.TrimRight(data[i:next], "\r\n")
+		if isMarker(text, "---") || isMarker(text, "...") {
+			if i > start {
+				out = append(out, chunk{data: data[start:i], line: startLine})
+			}
+			if isMarker(text, "...") {
+				start, startLine = next, line+1
+			} else {
+				// Keep the `---` line with its document: it may carry content
+				// (`--- !tag` or `--- {a: 1}`).
+				start, startLine = i, line
+			}
+		}
+		i = next
+		line++
+	}
+	if start < len(data) {
+		out = append(out, chunk{data: data[start:], line: startLine})
+	}
+	return out
+}
+
+func isMarker(line []byte, m string) bool {
+	if !bytes.HasPrefix(line, []byte(m)) {
+		return false
+	}
+	rest := line[len(m):]
+	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t'
+}
+
+var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// document loads one chunk. It returns true when the rest of the file should
+// be skipped (the file is a template, not a manifest).
+func (l *loader) document(in Input, doc int, c chunk) bool {
+	if fastPath && l.fast(in.Path, doc, c) {
+		return false
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(c.data))
+	err := dec.Decode(&root)
+	if errors.Is(err, io.EOF) {
+		return false // empty or comment-only
+	}
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLineErr.FindStringSubmatch(err.Error()); m != nil {
+			msg = m[2]
+		}
+		if tl := templateLine(in.Data); tl > 0 {
+			l.problem(RuleNotManifest, lineStart(in.Path, tl), nil, "",
+				"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", tl)
+			return true
+		}
+		l.problem(RuleSyntax, lineStart(in.Path, c.line+SyntaxErrorLine(c.data)-1), nil, "", "invalid YAML: %s", msg)
+		return false
+	}
+	shiftLines(&root, c.line-1)
+	body := &root
+	if body.Kind == yaml.DocumentNode {
+		if len(body.Content) == 0 {
+			return false
+		}
+		body = body.Content[0]
+	}
+	if body.Kind == yaml.ScalarNode && body.ShortTag() == "!!null" {
+		return false
+	}
+	if n := templateNode(body); n != nil {
+		l.problem(RuleNotManifest, graph.NodePos(in.Path, n), nil, "",
+			"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", n.Line)
+		return true
+	}
+	if dups := duplicateKeys(body); len(dups) > 0 {
+		for _, d := range dups {
+			l.problem(RuleSyntax, graph.NodePos(in.Path, d.key), nil, "",
+				"invalid YAML: mapping key %q already defined at line %d", d.key.Value, d.first)
+		}
+	}
+	if body.Kind != yaml.MappingNode {
+		l.problem(RuleNoKind, graph.NodePos(in.Path, body), nil, "",
+			"document is %s, not a Kubernetes object (a mapping with apiVersion and kind)", describeKind(body))
+		return false
+	}
+	conv := converter{budget: l.limits.MaxNodes}
+	obj, ok := conv.value(body, 0).(map[string]any)
+	if conv.budget < 0 && conv.tooDeep {
+		l.problem(RuleLimit, graph.NodePos(in.Path, body), nil, "",
+			"document nests deeper than %d levels; it was not linted", maxDepth)
+		return false
+	}
+	if conv.budget < 0 {
+		at := body
+		if conv.exhaustedAt != nil {
+			at = conv.exhaustedAt
+		}
+		l.problem(RuleLimit, graph.NodePos(in.Path, at), nil, "",
+			"document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", l.limits.MaxNodes)
+		return false
+	}
+	if !ok {
+		return false
+	}
+	l.object(in.Path, doc, body, obj, graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1})
+	return false
+}
+
+// object turns one decoded mapping into a resource; `kind: List` objects are
+// unpacked into their items. src says how to rebuild the node later: the
+// node is released once the object is decoded (see graph.Resource.Node).
+func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]any, src graph.NodeSource) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	top := src.Item < 0
+	if apiVersion == "" || kind == "" {
+		var missing []string
+		if apiVersion == "" {
+			missing = append(missing, "apiVersion")
+		}
+		if kind == "" {
+			missing = append(missing, "kind")
+		}
+		l.problem(RuleNoKind, graph.NodePos(file, node), nil, "",
+			"document has no %s: it is not a Kubernetes object and was skipped", strings.Join(missing, " or "))
+		return
+	}
+	if top && strings.HasSuffix(kind, "List") && obj["items"] != nil {
+		items, _ := obj["items"].([]any)
+		itemsNode := childNode(node, "items")
+		for i, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok || itemsNode == nil || i >= len(itemsNode.Content) {
+				continue
+			}
+			item := src
+			item.Item = i
+			l.object(file, doc, derefNode(itemsNode.Content[i]), m, item)
+		}
+		return
+	}
+	res := l.newResource(file, doc, obj)
+	res.SetNode(node, &src)
+	defer res.ReleaseNode()
+	group, version := res.Group, res.Version
+	if res.Name == "" {
+		md, _ := obj["metadata"].(map[string]any)
+		if gen, _ := md["generateName"].(string); gen == "" {
+			l.problem(RuleNoKind, res.Pos("metadata.name"), res, "metadata.name",
+				"%s has no metadata.name: other objects cannot reference it", kind)
+		}
+	}
+	l.resources = append(l.resources, res)
+	k := kinds.Lookup(group, kind)
+	if k == nil {
+		return
+	}
+	res.Known = true
+	if !k.SupportsVersion(version) {
+		l.problem(RuleAPIVersion, res.Pos("apiVersion"), res, "apiVersion",
+			"%s %s is not a served version of %s (rolloutlint knows %s); the object was not checked",
+			kind, apiVersion, kind, strings.Join(versionsOf(group, k.Versions), ", "))
+		return
+	}
+	l.decode(res, k)
+}
+
+// newResource builds the resource of a decoded object with apiVersion and kind.
+func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Resource {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group, version := splitAPIVersion(apiVersion)
+	md, _ := obj["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	res := &graph.Resource{
+		APIVersion: apiVersion, Group: group, Version: version, Kind: kind,
+		Name: name, Namespace: ns, NamespaceExplicit: ns != "",
+		File: file, Doc: doc,
+	}
+	res.SetObject(obj)
+	if !kinds.IsNamespaced(group, kind) {
+		res.Namespace = ""
+	} else if res.Namespace == "" {
+		res.Namespace = l.ns
+	}
+	return res
+}
+
+// fastPath enables the node-free path; tests turn it off to compare.
+var fastPath = true
+
+// fast loads a document without ever building its yaml node tree, when the
+// fast decoder accepts it (it declines anything it cannot decode exactly as
+// the full path would) and the object is clean: it has an apiVersion, a kind
+// and a name, is not a List, has a served apiVersion, and neither the schema
+// walk nor typed decoding would report anything. It returns false, having
+// changed nothing, for every other document, which then takes the full path
+// and gets its problems reported at their lines. A resource loaded here
+// rebuilds its node from the source only when a finding needs a position.
+func (l *loader) fast(file string, doc int, c chunk) bool {
+	obj, ok := fastyaml.DecodeShared(c.data, l.limits.MaxNodes)
+	if !ok {
+		return false
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	if apiVersion == "" || kind == "" || strings.HasSuffix(kind, "List") && obj["items"] != nil {
+		return false
+	}
+	res := l.newResource(file, doc, obj)
+	if res.Name == "" {
+		return false
+	}
+	src := &graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1}
+	if k := kinds.Lookup(res.Group, res.Kind); k != nil {
+		if !k.SupportsVersion(res.Version) || !k.SchemaClean(obj) {
+			return false
+		}
+		if k.New != nil {
+			typed, err := decodeDirect(k, obj, k.New())
+			if err != nil {
+				return false
+			}
+			res.Typed = typed
+			// The typed object is what rules read; the generic one is
+			// decoded again from the source when asked for.
+			res.SetObject(nil)
+			src.Fast = true
+		}
+		res.Known = true
+	}
+	res.SetNode(nil, src)
+	l.resources = append(l.resources, res)
+	return true
+}
+
+func versionsOf(group string, versions []string) []string {
+	out := make([]string, len(versions))
+	for i, v := range versions {
+		if group == "" {
+			out[i] = v
+		} else {
+			out[i] = group + "/" + v
+		}
+	}
+	return out
+}
+
+func splitAPIVersion(apiVersion string) (group, version string) {
+	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i], apiVersion[i+1:]
+	}
+	return "", apiVersion
+}
+
+func childNode(m *yaml.Node, key string) *yaml.Node {
+	m = derefNode(m)
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return derefNode(m.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func derefNode(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 64; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// shiftLines makes a chunk's line numbers absolute in its file. Alias nodes are
+// not followed: every node is reached once through Content.
+func shiftLines(n *yaml.Node, by int) {
+	if by == 0 {
+		return
+	}
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		cur.Line += by
+		stack = append(stack, cur.Content...)
+	}
+}
+
+// SyntaxErrorLine finds the 1-based line of a syntax error inside data: the
+// fewest leading lines that already fail to parse. yaml.v3 reports the line where the
+// enclosing construct starts (and 0-based for parser errors), which is seldom
+// the line to fix.
+func SyntaxErrorLine(data []byte) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	fails := func(k int) bool {
+		var n yaml.Node
+		err := yaml.Unmarshal(bytes.Join(lines[:k], nil), &n)
+		return err != nil
+	}
+	lo, hi := 1, len(lines)
+	if !fails(hi) {
+		return hi
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+type dupKey struct {
+	key   *yaml.Node
+	first int
+}
+
+// duplicateKeys finds keys repeated within one mapping. yaml.v3 rejects them
+// when decoding into Go values but not into nodes; the API server rejects them
+// under strict field validation.
+func duplicateKeys(n *yaml.Node) []dupKey {
+	var out []dupKey
+	walkNodes(n, func(cur *yaml.Node) bool {
+		if cur.Kind == yaml.MappingNode {
+			seen := map[string]int{}
+			for i := 0; i+1 < len(cur.Content); i += 2 {
+				k := cur.Content[i]
+				if k.Kind != yaml.ScalarNode || k.Value == "<<" {
+					continue
+				}
+				if first, ok := seen[k.Value]; ok {
+					out = append(out, dupKey{key: k, first: first})
+				} else {
+					seen[k.Value] = k.Line
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// walkNodes visits n and its descendants in document order (aliases not
+// followed) until fn returns false.
+func walkNodes(n *yaml.Node, fn func(*yaml.Node) bool) {
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if !fn(cur) {
+			return
+		}
+		for i := len(cur.Content) - 1; i >= 0; i-- {
+			stack = append(stack, cur.Content[i])
+		}
+	}
+}
+
+// goTemplateAction matches Go template actions in a plain scalar, but not Argo
+// Rollouts' own `{{args.name}}` placeholders.
+var goTemplateAction = regexp.MustCompile(`\{\{-?\s*(\.|\$|include\b|template\b|if\b|range\b|with\b|end\b|toYaml\b|default\b|quote\b|printf\b)`)
+
+// templateNode finds the signature of a Go template that still parsed as
+// YAML: `{{ .Values.x }}` is a flow mapping whose key is a flow mapping, and
+// an action may sit inside a plain scalar.
+func templateNode(n *yaml.Node) (found *yaml.Node) {
+	walkNodes(n, func(cur *yaml.Node) bool {
+		switch cur.Kind {
+		case yaml.MappingNode:
+			if cur.Style&yaml.FlowStyle != 0 {
+				for i := 0; i < len(cur.Content); i += 2 {
+					if cur.Content[i].Kind == yaml.MappingNode {
+						found = cur
+					}
+				}
+			}
+		case yaml.ScalarNode:
+			if cur.Style == 0 && goTemplateAction.MatchString(cur.Value) {
+				found = cur
+			}
+		}
+		return found == nil
+	})
+	return found
+}
+
+// templateLine returns the first line holding a Go template action outside a
+// comment, or 0.
+func templateLine(data []byte) int {
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		t := bytes.TrimSpace(line)
+		if bytes.HasPrefix(t, []byte("#")) {
+			continue
+		}
+		if bytes.Contains(t, []byte("{{")) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+func describeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a plain value (" + strconv.Quote(truncate(n.Value, 40)) + ")"
+	}
+	return "not a mapping"
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func lineStart(file string, line int) graph.Position {
+	return graph.Position{File: file, Line: line, Column: 1, EndLine: line, EndColumn: 2}
+}

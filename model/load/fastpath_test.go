@@ -1,0 +1,72 @@
+package load_test
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
+)
+
+// The node-free fast path must load exactly what the full path loads: the
+// same resources (identity, generic object, typed object, known flag), the
+// same problems at the same positions, and positions of fields rebuilt on
+// demand equal to those of the kept node. Every manifest of the repository
+// and a generated corpus with mistakes are loaded both ways.
+func TestFastPathLoadsWhatTheFullPathLoads(t *testing.T) {
+	inputs := repositoryInputs(t)
+	inputs = append(inputs, corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7})...)
+	fast, full := loadBothWays(inputs, load.Options{})
+	compareLoads(t, fast, full)
+	if len(fast.Problems) == 0 || len(fast.Resources) < 500 {
+		t.Fatalf("the comparison is too weak: %d problems, %d resources", len(fast.Problems), len(fast.Resources))
+	}
+}
+
+// loadBothWays loads inputs with the fast path and without it.
+func loadBothWays(inputs []load.Input, opts load.Options) (fast, full *graph.Graph) {
+	fast = load.Inputs(inputs, opts)
+	load.SetFastPath(false)
+	defer load.SetFastPath(true)
+	return fast, load.Inputs(inputs, opts)
+}
+
+// compareLoads fails unless both graphs hold the same resources (identity,
+// generic and typed objects, field positions) and the same problems.
+func compareLoads(t *testing.T, fast, full *graph.Graph) {
+	t.Helper()
+	if len(fast.Resources) != len(full.Resources) {
+		t.Fatalf("fast path loaded %d resources, full path %d", len(fast.Resources), len(full.Resources))
+	}
+	for i, a := range fast.Resources {
+		b := full.Resources[i]
+		where := a.File + ": " + a.Kind + "/" + a.Name
+		if a.APIVersion != b.APIVersion || a.Kind != b.Kind || a.Namespace != b.Namespace || a.Name != b.Name ||
+			a.NamespaceExplicit != b.NamespaceExplicit || a.File != b.File || a.Doc != b.Doc || a.Known != b.Known {
+			t.Fatalf("%s: identity differs: %+v vs %+v", where, a.Ref(), b.Ref())
+		}
+		if !reflect.DeepEqual(a.Object(), b.Object()) {
+			t.Errorf("%s: generic objects differ", where)
+		}
+		if !reflect.DeepEqual(a.Typed, b.Typed) {
+			t.Errorf("%s: typed objects differ", where)
+		}
+		for _, path := range []string{"metadata.name", "spec", "kind", "spec.strategy.canary.steps[0]", "spec.http[0].route[0].weight"} {
+			if pa, pb := a.Pos(path), b.Pos(path); pa != pb {
+				t.Errorf("%s: %s at %v, full path says %v", where, path, pa, pb)
+			}
+		}
+	}
+	if !reflect.DeepEqual(problemKeys(fast.Problems), problemKeys(full.Problems)) {
+		t.Errorf("problems differ:\nfast: %v\nfull: %v", problemKeys(fast.Problems), problemKeys(full.Problems))
+	}
+}
+
+func problemKeys(ps []graph.Problem) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.RuleID + " " + p.Pos.String() + " " + p.Path + " " + p.Message
+	}
+	return out
+}

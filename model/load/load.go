@@ -1,0 +1,340 @@
+// Package load reads manifests (files, directories, stdin, in-memory inputs)
+// into graph resources. Every document keeps its yaml node so any field maps to
+// a line and column; anything wrong with the input becomes a graph.Problem with
+// a position, never a panic.
+package load
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+)
+
+// Tool rule IDs the loader reports. They are defined as rules in rules/tool.
+const (
+	RuleSyntax      = "RL0001" // not valid YAML/JSON
+	RuleNoKind      = "RL0002" // document without apiVersion/kind/name, or not an object
+	RuleSchema      = "RL0003" // unknown field or wrong type in a known kind
+	RuleNotManifest = "RL0004" // a template (Helm/Go) rather than a manifest
+	RuleLimit       = "RL0005" // input over a configured limit
+	RuleAPIVersion  = "RL0006" // known kind at an apiVersion rolloutlint does not model
+)
+
+// Limits bound the work one input can cause. Zero values take the defaults.
+type Limits struct {
+	// MaxFileBytes is the largest file read; larger files are a finding.
+	MaxFileBytes int64
+	// MaxDocuments is the most documents read from one file.
+	MaxDocuments int
+	// MaxNodes bounds the nodes visited when expanding one document, aliases
+	// included, which defuses alias bombs.
+	MaxNodes int
+}
+
+// Default limits, documented in docs/limits.md.
+const (
+	DefaultMaxFileBytes = 32 << 20
+	DefaultMaxDocuments = 20000
+	DefaultMaxNodes     = 1_000_000
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxFileBytes <= 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if l.MaxDocuments <= 0 {
+		l.MaxDocuments = DefaultMaxDocuments
+	}
+	if l.MaxNodes <= 0 {
+		l.MaxNodes = DefaultMaxNodes
+	}
+	return l
+}
+
+// Options control loading.
+type Options struct {
+	// Namespace is given to namespaced objects that set none ("default" if empty).
+	Namespace string
+	Limits    Limits
+	// Stdin is read for the path "-".
+	Stdin io.Reader
+	// Exclude reports whether a file found while walking a directory is skipped.
+	Exclude func(path string) bool
+}
+
+// Input is one in-memory source. The loaded graph keeps referring to Data
+// (positions, and the strings of decoded objects point into it), so it must
+// not be modified after it is handed to the loader.
+type Input struct {
+	Path string
+	Data []byte
+}
+
+// StdinName is the file name findings use for standard input.
+const StdinName = "<stdin>"
+
+// Expand turns command-line paths into inputs: files are read, directories
+// walked recursively for *.yaml, *.yml and *.json (hidden directories and
+// files skipped), "-" reads stdin. Missing paths are an error: that is a usage
+// mistake, not a finding.
+func Expand(paths []string, opts Options) ([]Input, error) {
+	limits := opts.Limits.withDefaults()
+	var inputs []Input
+	seen := map[string]bool{}
+	add := func(path string) error {
+		if seen[path] {
+			return nil
+		}
+		seen[path] = true
+		in, err := readFile(path, limits)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+		return nil
+	}
+	for _, p := range paths {
+		if p == "-" {
+			if opts.Stdin == nil {
+				return nil, fmt.Errorf("reading stdin: no input stream")
+			}
+			data, err := readAll(io.LimitReader(opts.Stdin, limits.MaxFileBytes+1), 512)
+			if err != nil {
+				return nil, fmt.Errorf("reading stdin: %w", err)
+			}
+			inputs = append(inputs, Input{Path: StdinName, Data: data})
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
+		}
+		if !st.IsDir() {
+			if err := add(p); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
+			}
+			if d.IsDir() {
+				if path != p && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			// Hidden files are tool configs (.rolloutlint.yaml, .pre-commit-config.yaml,
+			// .gitlab-ci.yml), not manifests; name one explicitly to lint it.
+			if strings.HasPrefix(d.Name(), ".") || !IsManifestName(path) || opts.Exclude != nil && opts.Exclude(path) {
+				return nil
+			}
+			found = append(found, path)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(found)
+		for _, f := range found {
+			if err := add(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return inputs, nil
+}
+
+// IsManifestName reports whether a file name has a manifest extension.
+func IsManifestName(path string) bool {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+func readFile(path string, limits Limits) (Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+	}
+	defer func() { _ = f.Close() }() // read-only: a close error cannot lose data
+	// Read one byte past the limit so an oversized file is detected without
+	// reading it all.
+	data, err := readAll(io.LimitReader(f, limits.MaxFileBytes+1), sizeHint(f, limits.MaxFileBytes+1))
+	if err != nil {
+		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
+	}
+	return Input{Path: path, Data: data}, nil
+}
+
+// sizeHint is the size of a regular file, capped, plus one byte for the read
+// that sees its end; 512 for anything else (a pipe, a device).
+func sizeHint(f *os.File, maxBytes int64) int {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		return int(min(fi.Size(), maxBytes)) + 1
+	}
+	return 512
+}
+
+// readAll reads r to its end into a buffer of capacity hint, growing it only
+// if r holds more. The file bytes stay in memory for the whole lint (strings
+// and positions point into them), so a file is read into a buffer of its
+// size, without io.ReadAll's doublings, and a stream of unknown size is
+// copied into an exact buffer when growing left much unused.
+func readAll(r io.Reader, hint int) ([]byte, error) {
+	data := make([]byte, 0, hint)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			if cap(data)-len(data) > len(data)/8+512 {
+				data = bytes.Clone(data)
+			}
+			return data, nil
+		}
+		if err != nil {
+			return data, err
+		}
+	}
+}
+
+// unwrapPathError drops the operation and path that fs errors repeat, since
+// callers already say which path they were reading.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Paths expands paths and loads them into a graph.
+func Paths(paths []string, opts Options) (*graph.Graph, error) {
+	inputs, err := Expand(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Inputs(inputs, opts), nil
+}
+
+// Inputs loads in-memory inputs into a graph. It never fails: problems with
+// the input are recorded in the graph.
+func Inputs(inputs []Input, opts Options) *graph.Graph {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	limits := opts.Limits.withDefaults()
+	// Each file is read and cut into documents first (cheap); the documents,
+	// independent until the graph links them, are then decoded on parallel
+	// workers, so one large file (helm template output, a generated bundle)
+	// uses every core too. Results are joined in input order, which keeps the
+	// output deterministic whatever the scheduling.
+	files := make([]*fileWork, len(inputs))
+	var docs []docWork
+	for i, in := range inputs {
+		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
+		fw.chunks = fw.prepare(in)
+		files[i] = fw
+		for j := range fw.chunks {
+			docs = append(docs, docWork{file: i, doc: j})
+		}
+	}
+	results := make([]docResult, len(docs))
+	parallel.For(len(docs), 1, func(k int) {
+		d := docs[k]
+		l := &loader{ns: ns, limits: limits}
+		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+	})
+	var (
+		resources  []*graph.Resource
+		graphFiles []*graph.File
+		problems   []graph.Problem
+	)
+	k := 0
+	for _, fw := range files {
+		graphFiles = append(graphFiles, fw.files...)
+		problems = append(problems, fw.problems...)
+		stopped := false
+		for range fw.chunks {
+			r := results[k]
+			k++
+			if stopped {
+				continue // the file is a template: documents after the first sign of it are not linted
+			}
+			resources = append(resources, r.resources...)
+			problems = append(problems, r.problems...)
+			stopped = r.stop
+		}
+	}
+	return graph.New(ns, resources, graphFiles, problems)
+}
+
+// fileWork is one input file cut into documents, with the file-level
+// problems (size and document limits) found while cutting it.
+type fileWork struct {
+	loader
+	chunks []chunk
+}
+
+// docWork names one document: the index of its file and its index there.
+type docWork struct{ file, doc int }
+
+// docResult is what decoding one document produced.
+type docResult struct {
+	resources []*graph.Resource
+	problems  []graph.Problem
+	stop      bool // the file is a template; skip its later documents
+}
+
+type loader struct {
+	ns        string
+	limits    Limits
+	resources []*graph.Resource
+	files     []*graph.File
+	problems  []graph.Problem
+}
+
+func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, path, format string, args ...any) {
+	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// prepare records the file, checks the file-level limits and cuts it into
+// documents, which are decoded afterwards (see Inputs).
+func (l *loader) prepare(in Input) []chunk {
+	data := in.Data
+	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1}
+	l.files = append(l.files, f)
+	if int64(len(data)) > l.limits.MaxFileBytes {
+		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
+			"file is larger than the %d MiB limit; it was not read (raise it with --max-file-size)", l.limits.MaxFileBytes>>20)
+		return nil
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	f.Source = data
+	f.Directives = l.directives(in.Path, data)
+	chunks := splitDocuments(data)
+	if len(chunks) > l.limits.MaxDocuments {
+		l.problem(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "",
+			"file has %d documents, more than the limit of %d; the rest were not read (raise it with --max-documents)", len(chunks), l.limits.MaxDocuments)
+		chunks = chunks[:l.limits.MaxDocuments]
+	}
+	return chunks
+}

@@ -1,0 +1,333 @@
+// Package analysisrun predicts the AnalysisRuns a bundle's Rollouts start: for
+// each analysis reference (a step, the background analysis, blue-green pre-
+// and post-promotion, an experiment's analysis) the templates it merges and
+// the argument values they see, merged the way Argo Rollouts does, and every
+// Prometheus query with those values substituted and parsed. It is computed
+// once per graph and shared by the RL4xxx rules and the live Prometheus check.
+package analysisrun
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
+)
+
+// Arg is one argument as the AnalysisRun sees it after merging.
+type Arg struct {
+	Name string
+	// Value is the value; Runtime is set when only the controller knows it
+	// (valueFrom a secret, the pod template hash, a field of the Rollout).
+	Value promql.Value
+	// Resolved is false when neither the Rollout nor a template gives a value.
+	Resolved bool
+	// Template and DeclPath locate the first declaration (spec.args[i]).
+	Template *graph.Resource
+	DeclPath string
+	// FromRollout is set when the Rollout supplies the value; RolloutPath
+	// is then its field path (…args[i]).
+	FromRollout bool
+	RolloutPath string
+}
+
+// Run is one AnalysisRun a Rollout starts.
+type Run struct {
+	Refs *graph.RolloutRefs
+	Use  graph.AnalysisUse
+	Step int // step index for step and experiment uses, else -1
+	// ArgsPath is the field path of the Rollout args list of this analysis.
+	ArgsPath string
+	// Templates are the references of this analysis, in order (Target nil
+	// when the template is not in the bundle).
+	Templates []*graph.TemplateRef
+	// Args are the merged arguments by name; ArgNames lists them in
+	// declaration order.
+	Args     map[string]*Arg
+	ArgNames []string
+	// Queries are the Prometheus queries this run sends.
+	Queries []*Query
+}
+
+// DistinctTemplates returns the run's templates that are in the bundle, each
+// once, in reference order.
+func (r *Run) DistinctTemplates() []*graph.Resource {
+	var out []*graph.Resource
+	seen := map[*graph.Resource]bool{}
+	for _, ref := range r.Templates {
+		t := ref.Target
+		if t == nil || seen[t] || t.AnalysisTemplateSpec() == nil {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+// TriggerPath is where the Rollout starts the run: the first templateName.
+func (r *Run) TriggerPath() string {
+	if len(r.Templates) > 0 {
+		return r.Templates[0].Path
+	}
+	return r.ArgsPath
+}
+
+// Describe names the run for messages, e.g. `Rollout app step 2 analysis`.
+func (r *Run) Describe() string {
+	name := "Rollout " + r.Refs.Rollout.Name
+	switch r.Use {
+	case graph.UseStep:
+		return fmt.Sprintf("%s step %d analysis", name, r.Step)
+	case graph.UseExperiment:
+		return fmt.Sprintf("%s step %d experiment analysis", name, r.Step)
+	case graph.UseBackground:
+		return name + " background analysis"
+	default:
+		return fmt.Sprintf("%s %s analysis", name, r.Use)
+	}
+}
+
+// Lookup resolves a template tag (`args.<name>`) as this run would; ok is
+// false for an undeclared or unresolved argument and for other tags.
+func (r *Run) Lookup(tag string) (promql.Value, bool) {
+	name, ok := strings.CutPrefix(tag, "args.")
+	if !ok {
+		return promql.Value{}, false
+	}
+	a := r.Args[name]
+	if a == nil || !a.Resolved {
+		return promql.Value{}, false
+	}
+	return a.Value, true
+}
+
+// Query is one Prometheus query of one metric, as one run (or, for a template
+// no Rollout of the bundle uses, the template alone) would send it.
+type Query struct {
+	Run      *Run // nil for a template without users
+	Template *graph.Resource
+	Metric   *v1alpha1.Metric
+	// MetricPath is spec.metrics[i]; Path is the query's field path.
+	MetricPath, Path string
+	Sub              *promql.Substitution
+	// Type is the value type of the parsed query (vector, scalar, …), ""
+	// when it does not parse. The syntax tree itself is not kept: every
+	// query of the bundle stays in memory until the lint ends, and the rules
+	// need only the type and the matchers (promql.Parse(q.Sub.Query) gives
+	// the tree back to code that needs more).
+	Type parser.ValueType
+	Err  *promql.Error // the parse error, offsets in Sub.Query
+	// Matchers are the label matchers of the query, offsets in Sub.Query.
+	Matchers []promql.Matcher
+}
+
+// Parsed reports whether the query, placeholders substituted, is valid PromQL.
+func (q *Query) Parsed() bool { return q.Type != "" }
+
+// Analysis is every run and query of a bundle.
+type Analysis struct {
+	Runs    []*Run
+	Queries []*Query
+}
+
+type memoKey struct{}
+
+// Of returns the analysis of a graph, computed once.
+func Of(g *graph.Graph) *Analysis {
+	return g.Memo(memoKey{}, func() any { return build(g) }).(*Analysis)
+}
+
+// build predicts every run and parses every query. The Rollouts are
+// independent, so they are worked on every CPU (parsing the queries is most
+// of the cost), and the results are joined in Rollout order.
+func build(g *graph.Graph) *Analysis {
+	rollouts := g.Refs().Rollouts
+	byRollout := make([][]*Run, len(rollouts))
+	parallel.For(len(rollouts), 32, func(i int) {
+		runs := runsOf(rollouts[i])
+		for _, run := range runs {
+			seen := map[*graph.Resource]bool{}
+			for _, t := range run.Templates {
+				if t.Target == nil || seen[t.Target] {
+					continue
+				}
+				seen[t.Target] = true
+				run.Queries = append(run.Queries, queriesOf(t.Target, run, run.Lookup)...)
+			}
+		}
+		byRollout[i] = runs
+	})
+	a := &Analysis{}
+	used := map[*graph.Resource]bool{}
+	for _, runs := range byRollout {
+		for _, run := range runs {
+			a.Runs = append(a.Runs, run)
+			a.Queries = append(a.Queries, run.Queries...)
+			for _, t := range run.Templates {
+				if t.Target != nil {
+					used[t.Target] = true
+				}
+			}
+		}
+	}
+	var unused []*graph.Resource
+	for _, kind := range []string{"AnalysisTemplate", "ClusterAnalysisTemplate"} {
+		for _, t := range g.OfKind(kind) {
+			if !used[t] {
+				unused = append(unused, t)
+			}
+		}
+	}
+	alone := make([][]*Query, len(unused))
+	parallel.For(len(unused), 32, func(i int) { alone[i] = queriesOf(unused[i], nil, defaultsLookup(unused[i])) })
+	for _, qs := range alone {
+		a.Queries = append(a.Queries, qs...)
+	}
+	return a
+}
+
+// runsOf groups a Rollout's template references into runs: references that
+// share an args list belong to one analysis.
+func runsOf(rr *graph.RolloutRefs) []*Run {
+	var out []*Run
+	byArgs := map[string]*Run{}
+	for i := range rr.Templates {
+		t := &rr.Templates[i]
+		run := byArgs[t.ArgsPath]
+		if run == nil {
+			run = &Run{Refs: rr, Use: t.Use, Step: t.Step, ArgsPath: t.ArgsPath}
+			byArgs[t.ArgsPath] = run
+			out = append(out, run)
+		}
+		run.Templates = append(run.Templates, t)
+	}
+	for _, run := range out {
+		mergeArgs(run)
+	}
+	return out
+}
+
+// mergeArgs follows Argo Rollouts: the templates' args are flattened (a
+// declaration without a value gives way to a later one of the same name; two
+// different values are RL4004's business and the first is kept here), then every declared arg the Rollout names takes the Rollout's
+// value, the last one when a name repeats. Rollout args no template declares
+// are ignored, as Argo ignores them.
+func mergeArgs(run *Run) {
+	run.Args = map[string]*Arg{}
+	seen := map[*graph.Resource]bool{}
+	hasValue := map[string]bool{} // the merged declaration has a `value`
+	for _, t := range run.Templates {
+		if t.Target == nil || seen[t.Target] {
+			continue
+		}
+		spec := t.Target.AnalysisTemplateSpec()
+		if spec == nil {
+			continue
+		}
+		seen[t.Target] = true
+		for i, ta := range spec.Args {
+			_, dup := run.Args[ta.Name]
+			if dup && hasValue[ta.Name] {
+				continue // a declaration with a value is never replaced
+			}
+			a := &Arg{Name: ta.Name, Template: t.Target, DeclPath: graph.Index("spec.args", i)}
+			hasValue[ta.Name] = ta.Value != nil
+			switch {
+			case ta.Value != nil:
+				a.Value, a.Resolved = promql.Value{Text: *ta.Value}, true
+			case ta.ValueFrom != nil:
+				a.Value, a.Resolved = promql.Value{Runtime: true}, true
+			}
+			run.Args[ta.Name] = a
+			if !dup {
+				run.ArgNames = append(run.ArgNames, ta.Name)
+			}
+		}
+	}
+	// Each Rollout arg overwrites in turn, so the last of duplicate names wins.
+	for i, ra := range run.Templates[0].Args {
+		a := run.Args[ra.Name]
+		if a == nil {
+			continue
+		}
+		a.Value, a.Resolved = rolloutValue(run.Refs.Rollout, ra), true
+		a.FromRollout, a.RolloutPath = true, graph.Index(run.ArgsPath, i)
+	}
+}
+
+// rolloutValue is a Rollout arg's value: `value` as written (a missing value
+// is the empty string, since the field is a plain string), the Rollout's own
+// name or namespace for those field refs, else a value known only at run time.
+func rolloutValue(ro *graph.Resource, ra v1alpha1.AnalysisRunArgument) promql.Value {
+	vf := ra.ValueFrom
+	if vf == nil {
+		return promql.Value{Text: ra.Value}
+	}
+	if vf.FieldRef != nil {
+		switch vf.FieldRef.FieldPath {
+		case "metadata.name":
+			return promql.Value{Text: ro.Name}
+		case "metadata.namespace":
+			return promql.Value{Text: ro.Namespace}
+		}
+	}
+	return promql.Value{Runtime: true}
+}
+
+// defaultsLookup resolves tags from a template's own defaults, for templates
+// no Rollout of the bundle runs.
+func defaultsLookup(t *graph.Resource) func(string) (promql.Value, bool) {
+	vals := map[string]promql.Value{}
+	if spec := t.AnalysisTemplateSpec(); spec != nil {
+		for _, a := range spec.Args {
+			switch {
+			case a.Value != nil:
+				vals[a.Name] = promql.Value{Text: *a.Value}
+			case a.ValueFrom != nil:
+				vals[a.Name] = promql.Value{Runtime: true}
+			}
+		}
+	}
+	return func(tag string) (promql.Value, bool) {
+		name, ok := strings.CutPrefix(tag, "args.")
+		if !ok {
+			return promql.Value{}, false
+		}
+		v, ok := vals[name]
+		return v, ok
+	}
+}
+
+func queriesOf(t *graph.Resource, run *Run, lookup func(string) (promql.Value, bool)) []*Query {
+	spec := t.AnalysisTemplateSpec()
+	if spec == nil {
+		return nil
+	}
+	var out []*Query
+	for i := range spec.Metrics {
+		m := &spec.Metrics[i]
+		p := m.Provider.Prometheus
+		if p == nil || strings.TrimSpace(p.Query) == "" {
+			continue
+		}
+		mp := graph.Index("spec.metrics", i)
+		q := &Query{Run: run, Template: t, Metric: m, MetricPath: mp, Path: mp + ".provider.prometheus.query"}
+		q.Sub = promql.Substitute(p.Query, lookup)
+		expr, err := promql.Parse(q.Sub.Query)
+		var perr *promql.Error
+		if errors.As(err, &perr) {
+			q.Err = perr
+		} else {
+			q.Type = expr.Type()
+			q.Matchers = promql.Matchers(expr, q.Sub.Query)
+		}
+		out = append(out, q)
+	}
+	return out
+}

@@ -1,0 +1,743 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	networkingv1 "istio.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+)
+
+// defaultScaleDownDelay is Argo's scaleDownDelaySeconds / abortScaleDownDelaySeconds
+// default with traffic routing.
+const defaultScaleDownDelay = 30
+
+// builder accumulates the states of one plan.
+type builder struct {
+	g  *graph.Graph
+	rr *graph.RolloutRefs
+	p  *Plan
+
+	cur State // the state the next step starts from
+	// ownRoutes and ownLabels say whether cur's Routes and Labels are the
+	// builder's own. Emitted states share them with cur, and the builder
+	// copies a shared slice before it first changes it (copy-on-write), so
+	// a step that leaves the routes or labels as they were costs no copy.
+	ownRoutes, ownLabels bool
+	// dests is scratch space for a route's next destinations.
+	dests []Destination
+	// noWrites skips recording the writes between states (StatesOf).
+	noWrites bool
+
+	stable  *graph.ServiceRef
+	canaryS *graph.ServiceRef
+	dr      *graph.DRRef
+	batch   int
+}
+
+// serviceLabel is the hash key of a Service selector pointing at a revision.
+func (b *builder) serviceLabel(ref *graph.ServiceRef, hash string) *RevisionLabel {
+	if ref == nil {
+		return nil
+	}
+	return &RevisionLabel{
+		Object: Object{Kind: "Service", Namespace: b.rr.Rollout.Namespace, Name: ref.Name},
+		Field:  `spec.selector["` + HashLabel + `"]`, Hash: hash,
+	}
+}
+
+// subsetLabel is the hash label of a DestinationRule subset pointing at a
+// revision; the subset's index when the DestinationRule is in the bundle.
+func (b *builder) subsetLabel(subset, hash string) *RevisionLabel {
+	if b.dr == nil || subset == "" {
+		return nil
+	}
+	field := fmt.Sprintf(`spec.subsets[name=%s].labels["%s"]`, subset, HashLabel)
+	if b.dr.Target != nil {
+		if dr := b.dr.Target.DestinationRule(); dr != nil {
+			for i, s := range dr.Spec.GetSubsets() {
+				if s.GetName() == subset {
+					field = fmt.Sprintf(`spec.subsets[%d].labels["%s"]`, i, HashLabel)
+				}
+			}
+		}
+	}
+	return &RevisionLabel{Object: Object{Kind: "DestinationRule", Namespace: b.dr.Namespace, Name: b.dr.Name}, Field: field, Hash: hash}
+}
+
+// setLabel moves a revision label in the current state and records the write.
+func (b *builder) setLabel(l *RevisionLabel) {
+	if l == nil {
+		return
+	}
+	for i := range b.cur.Labels {
+		x := &b.cur.Labels[i]
+		if x.Object == l.Object && x.Field == l.Field {
+			if x.Hash == l.Hash {
+				return
+			}
+			if !b.noWrites {
+				kind := WriteServiceSelector
+				if l.Object.Kind == "DestinationRule" {
+					kind = WriteDRSubsetLabel
+				}
+				b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: l.Object, Field: l.Field, Old: x.Hash, New: l.Hash, Batch: b.batch,
+					Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name), Hosts: b.hostsOf(l)})
+			}
+			b.ownedLabels()[i].Hash = l.Hash
+			return
+		}
+	}
+	b.cur.Labels = append(b.ownedLabels(), *l)
+}
+
+// ownedLabels returns cur's labels, copied first when an emitted state shares them.
+func (b *builder) ownedLabels() []RevisionLabel {
+	if !b.ownLabels {
+		b.cur.Labels = slices.Clone(b.cur.Labels)
+		b.ownLabels = true
+	}
+	return b.cur.Labels
+}
+
+// ownedRoutes returns cur's routes, copied first when an emitted state shares
+// them. The copy shares each route's destinations, which are replaced, never
+// changed in place.
+func (b *builder) ownedRoutes() []RouteState {
+	if !b.ownRoutes {
+		b.cur.Routes = slices.Clone(b.cur.Routes)
+		b.ownRoutes = true
+	}
+	return b.cur.Routes
+}
+
+// restart makes s, an emitted state, the current state again (the abort
+// paths start from an earlier state); its slices stay shared with s.
+func (b *builder) restart(s State) {
+	buf := b.cur.Writes[:0]
+	b.cur = s
+	b.cur.Writes = buf
+	b.ownRoutes, b.ownLabels = false, false
+	b.batch = 1
+}
+
+// hostsOf returns the FQDN whose endpoints a label decides.
+func (b *builder) hostsOf(l *RevisionLabel) []string {
+	if l.Object.Kind == "Service" {
+		return []string{graph.ServiceFQDN(l.Object.Name, l.Object.Namespace)}
+	}
+	if b.dr != nil && b.dr.Target != nil {
+		if dr := b.dr.Target.DestinationRule(); dr != nil && dr.Spec.GetHost() != "" {
+			return []string{graph.FQDN(dr.Spec.GetHost(), b.dr.Target.Namespace)}
+		}
+	}
+	return nil
+}
+
+// revisionHosts returns the hosts whose endpoints include a revision's pods in
+// the current state: Services whose hash label selects it, or the
+// DestinationRule host (its Service selects every revision). Sorted, each once.
+func (b *builder) revisionHosts(hash string) []string {
+	out := []string{}
+	for _, l := range b.cur.Labels {
+		if l.Object.Kind == "Service" && l.Hash == hash {
+			out = append(out, graph.ServiceFQDN(l.Object.Name, l.Object.Namespace))
+		}
+		if l.Object.Kind == "DestinationRule" {
+			out = append(out, b.hostsOf(&l)...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// scale records ReplicaSet replica changes.
+func (b *builder) scale(stable, canary int32, stableHash, canaryHash string) {
+	ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
+	if canary != b.cur.CanaryReplicas && !b.noWrites {
+		b.cur.Writes = append(b.cur.Writes, Write{
+			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + canaryHash},
+			Field: "spec.replicas", Old: itoa(b.cur.CanaryReplicas), New: itoa(canary), Batch: b.batch,
+			Hosts: b.revisionHosts(canaryHash),
+		})
+	}
+	b.cur.CanaryReplicas = canary
+	if stable != b.cur.StableReplicas && !b.noWrites {
+		b.cur.Writes = append(b.cur.Writes, Write{
+			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + stableHash},
+			Field: "spec.replicas", Old: itoa(b.cur.StableReplicas), New: itoa(stable), Batch: b.batch,
+			Hosts: b.revisionHosts(stableHash),
+		})
+	}
+	b.cur.StableReplicas = stable
+}
+
+// itoa formats a replica count or weight in decimal.
+func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
+
+// emit closes the current state and starts the next one from it. The emitted
+// state and the next share routes, labels and managed routes until the
+// builder changes them (see ownedRoutes); the writes are copied out at their
+// exact size and the builder reuses its buffer for the next state's.
+func (b *builder) emit(list *[]State, phase Phase, step int, path, action string) {
+	b.cur.Phase, b.cur.Step, b.cur.Path, b.cur.Action = phase, step, path, action
+	// Number the reconciles that wrote something 1, 2, ... (no-op batches
+	// vanish). Batches only grow within a state, so a change of batch from
+	// one write to the next is a new reconcile.
+	prev, next := 0, 0
+	for i := range b.cur.Writes {
+		w := &b.cur.Writes[i]
+		if i == 0 || w.Batch != prev {
+			next++
+		}
+		prev, w.Batch = w.Batch, next
+	}
+	s := b.cur
+	s.Writes = nil
+	if len(b.cur.Writes) > 0 {
+		s.Writes = slices.Clone(b.cur.Writes)
+	}
+	*list = append(*list, s)
+	b.cur.Writes = b.cur.Writes[:0]
+	b.ownRoutes, b.ownLabels = false, false
+	b.batch = 1
+}
+
+func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
+	p := b.p
+	b.stable, b.canaryS = b.rr.Service(graph.RoleStable), b.rr.Service(graph.RoleCanary)
+	b.dr = b.rr.DestinationRule
+	istio := c.TrafficRouting != nil && c.TrafficRouting.Istio != nil
+	switch {
+	case istio && b.dr != nil:
+		p.Split = SplitSubset
+	case istio:
+		p.Split = SplitHost
+	default:
+		p.Split = SplitNone
+	}
+	// Before, start, one state per step, promotion and scale-down; the abort
+	// path has two. Sized up front: no spare capacity to keep alive.
+	p.States = make([]State, 0, len(c.Steps)+4)
+	// The committed state: stable everywhere.
+	b.batch = 1
+	b.cur = State{StableReplicas: p.Replicas}
+	for _, l := range []*RevisionLabel{
+		b.serviceLabel(b.stable, OldHash), b.serviceLabel(b.canaryS, OldHash),
+	} {
+		b.setLabel(l)
+	}
+	if b.dr != nil {
+		b.setLabel(b.subsetLabel(b.dr.StableSubset, OldHash))
+		b.setLabel(b.subsetLabel(b.dr.CanarySubset, OldHash))
+	}
+	if istio {
+		b.cur.Routes = b.committedRoutes()
+	}
+	b.emit(&p.States, PhaseBefore, -1, "spec.strategy.canary", "committed state")
+
+	// Canary start: new ReplicaSet, canary selector / subset label → new hash
+	// (seed 000 "Canary starts"; reference §10 setWeight first bullet).
+	b.setLabel(b.serviceLabel(b.canaryS, NewHash))
+	if b.dr != nil {
+		b.setLabel(b.subsetLabel(b.dr.CanarySubset, NewHash))
+	}
+	b.emit(&p.States, PhaseStart, -1, "spec.strategy.canary", "canary start")
+
+	var (
+		weight int32
+		scale  *v1alpha1.SetCanaryScale
+	)
+	dynamic := istio && c.DynamicStableScale
+	replicas := func(w int32) (int32, int32) {
+		r := p.Replicas
+		if !istio {
+			return basicCanary(r, w, c.MaxSurge)
+		}
+		canary := replicasFor(r, w)
+		if scale != nil && !scale.MatchTrafficWeight {
+			switch {
+			case scale.Replicas != nil:
+				canary = *scale.Replicas
+			case scale.Weight != nil:
+				canary = replicasFor(r, *scale.Weight)
+			}
+		}
+		stable := r
+		if dynamic {
+			stable = replicasFor(r, 100-w)
+		}
+		return stable, canary
+	}
+	maxW, maxAt := int32(-1), -1
+	for i := range c.Steps {
+		s := &c.Steps[i]
+		path := graph.Index("spec.strategy.canary.steps", i)
+		action := describeStep(s)
+		switch {
+		case s.SetWeight != nil:
+			weight = *s.SetWeight
+		case s.SetCanaryScale != nil:
+			scale = s.SetCanaryScale
+			if scale.MatchTrafficWeight {
+				scale = nil
+			}
+		}
+		// Argo scales the canary up before it shifts traffic, and scales a
+		// dynamic stable down only after (reference §10, setWeight).
+		st, cn := replicas(weight)
+		if cn > b.cur.CanaryReplicas || !istio {
+			b.scale(b.cur.StableReplicas, cn, OldHash, NewHash)
+			b.batch++
+		}
+		if istio {
+			b.applyWeights(weight, experimentWeights(s))
+			if s.SetHeaderRoute != nil {
+				b.setManaged(ManagedRoute{Name: s.SetHeaderRoute.Name, Type: "header"}, len(s.SetHeaderRoute.Match) > 0, headerDesc(s.SetHeaderRoute))
+			}
+			if s.SetMirrorRoute != nil {
+				m := ManagedRoute{Name: s.SetMirrorRoute.Name, Type: "mirror"}
+				if s.SetMirrorRoute.Percentage != nil {
+					m.Percentage = *s.SetMirrorRoute.Percentage
+				} else {
+					m.Percentage = 100
+				}
+				b.setManaged(m, len(s.SetMirrorRoute.Match) > 0, fmt.Sprintf("mirror %d%% to canary", m.Percentage))
+			}
+			b.batch++
+		}
+		b.scale(st, cn, OldHash, NewHash)
+		b.cur.Weight = weight
+		b.emit(&p.States, PhaseStep, i, path, action)
+		if cw := p.States[len(p.States)-1].CanaryWeight(); cw > maxW {
+			maxW, maxAt = cw, len(p.States)-1
+		}
+	}
+
+	// Promotion: the new ReplicaSet at full size, then the stable selector /
+	// subset label → new hash and the routes reset to stable 100 in one
+	// reconcile (seed 000 "Canary is promoted to stable"; reference §10).
+	b.scale(b.cur.StableReplicas, p.Replicas, OldHash, NewHash)
+	b.batch++
+	b.setLabel(b.serviceLabel(b.stable, NewHash))
+	if b.dr != nil {
+		b.setLabel(b.subsetLabel(b.dr.StableSubset, NewHash))
+	}
+	if istio {
+		b.applyWeights(0, nil)
+		b.clearManaged()
+	}
+	b.cur.Weight = 100
+	if istio {
+		b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: stable → new, routes reset")
+	} else {
+		b.scale(0, p.Replicas, OldHash, NewHash)
+		b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: new at full size, old to 0")
+	}
+
+	if b.cur.StableReplicas > 0 {
+		delay := int32(0)
+		if istio {
+			delay = defaultScaleDownDelay
+			if c.ScaleDownDelaySeconds != nil {
+				delay = *c.ScaleDownDelaySeconds
+			}
+		}
+		b.scale(0, p.Replicas, OldHash, NewHash)
+		b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.canary", fmt.Sprintf("old ReplicaSet to 0 after %ds", delay))
+	}
+
+	// Abort from the state with the most canary traffic: routes back to
+	// stable (managed routes removed), then the canary scaled to 0 after
+	// abortScaleDownDelaySeconds and the canary selector / subset back to the
+	// stable hash (reference §10 "Abort").
+	if maxAt < 0 {
+		return
+	}
+	p.AbortFrom = maxAt
+	p.Abort = make([]State, 0, 2)
+	b.restart(p.States[maxAt])
+	if dynamic && b.cur.StableReplicas < p.Replicas {
+		// A dynamically scaled stable comes back to full size before traffic
+		// returns to it.
+		b.scale(p.Replicas, b.cur.CanaryReplicas, OldHash, NewHash)
+		b.batch++
+	}
+	if istio {
+		b.applyWeights(0, nil)
+		b.clearManaged()
+	}
+	b.cur.Weight = 0
+	if !istio {
+		b.scale(p.Replicas, 0, OldHash, NewHash)
+	}
+	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", "abort: routes back to stable")
+	delay := int32(defaultScaleDownDelay)
+	if c.AbortScaleDownDelaySeconds != nil {
+		delay = *c.AbortScaleDownDelaySeconds
+	}
+	st, _ := replicas(0)
+	b.scale(max(st, p.Replicas), 0, OldHash, NewHash)
+	b.batch++
+	b.setLabel(b.serviceLabel(b.canaryS, OldHash))
+	if b.dr != nil {
+		b.setLabel(b.subsetLabel(b.dr.CanarySubset, OldHash))
+	}
+	b.emit(&p.Abort, PhaseScaleDown, -1, "spec.strategy.canary", fmt.Sprintf("canary to 0 after %ds, canary → stable hash", delay))
+}
+
+func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
+	p := b.p
+	active, preview := b.rr.Service(graph.RoleActive), b.rr.Service(graph.RolePreview)
+	p.States = make([]State, 0, 4) // before, start, promote, scale-down
+	p.Abort = make([]State, 0, 1)
+	b.batch = 1
+	b.cur = State{StableReplicas: p.Replicas}
+	b.setLabel(b.serviceLabel(active, OldHash))
+	b.setLabel(b.serviceLabel(preview, OldHash))
+	b.emit(&p.States, PhaseBefore, -1, "spec.strategy.blueGreen", "committed state")
+
+	// The new ReplicaSet comes up (previewReplicaCount, else full size), then
+	// the preview selector moves to it once it is available.
+	n := p.Replicas
+	if bg.PreviewReplicaCount != nil {
+		n = *bg.PreviewReplicaCount
+	}
+	b.scale(p.Replicas, n, OldHash, NewHash)
+	b.batch++
+	b.setLabel(b.serviceLabel(preview, NewHash))
+	b.emit(&p.States, PhaseStart, -1, "spec.strategy.blueGreen", "new ReplicaSet, preview → new hash")
+	p.AbortFrom = len(p.States) - 1
+	start := p.States[len(p.States)-1]
+
+	b.scale(p.Replicas, p.Replicas, OldHash, NewHash)
+	b.batch++
+	b.setLabel(b.serviceLabel(active, NewHash))
+	b.cur.Weight = 100
+	b.emit(&p.States, PhasePromote, -1, "spec.strategy.blueGreen", "promote: active → new hash")
+	delay := int32(defaultScaleDownDelay)
+	if bg.ScaleDownDelaySeconds != nil {
+		delay = *bg.ScaleDownDelaySeconds
+	}
+	b.scale(0, p.Replicas, OldHash, NewHash)
+	b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.blueGreen", fmt.Sprintf("old ReplicaSet to 0 after %ds", delay))
+
+	// Abort before promotion: the active Service never moved. We assume the
+	// preview Service is pointed back at the stable ReplicaSet before the new
+	// one is scaled down (not verified in Argo's source).
+	b.restart(start)
+	b.setLabel(b.serviceLabel(preview, OldHash))
+	b.batch++
+	b.scale(p.Replicas, 0, OldHash, NewHash)
+	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.blueGreen", "abort: preview → old, new RS to 0")
+}
+
+// basicCanary approximates Argo's pod-count split without traffic routing:
+// each side rounded up (10 replicas at 15% → 2 canary + 9 stable), the total
+// capped at replicas + maxSurge.
+func basicCanary(r, w int32, maxSurge *intstr.IntOrString) (stable, canary int32) {
+	canary = replicasFor(r, w)
+	stable = replicasFor(r, 100-w)
+	surge := replicasFor(r, 25)
+	if maxSurge != nil {
+		if v, err := intstr.GetScaledValueFromIntOrPercent(maxSurge, int(r), true); err == nil {
+			surge = int32(v)
+		}
+	}
+	if canary+stable > r+surge {
+		stable = max(0, r+surge-canary)
+	}
+	return stable, canary
+}
+
+// committedRoutes reads the managed routes as the bundle commits them.
+func (b *builder) committedRoutes() []RouteState {
+	var out []RouteState
+	for _, vs := range b.rr.VirtualServices {
+		if vs.Target == nil || vs.Target.VirtualService() == nil {
+			continue
+		}
+		spec := &vs.Target.VirtualService().Spec
+		key := Object{Kind: "VirtualService", Namespace: vs.Target.Namespace, Name: vs.Target.Name}
+		for _, rt := range vs.Routes {
+			if rt.Index < 0 {
+				continue
+			}
+			rs := RouteState{VS: key, Kind: rt.Kind, Index: rt.Index, Name: rt.Name}
+			for j, d := range routeDests(spec, rt.Kind, rt.Index) {
+				host, subset := d.GetDestination().GetHost(), d.GetDestination().GetSubset()
+				rs.Dests = append(rs.Dests, Destination{Host: host, Subset: subset, Role: b.role(host, subset), Weight: d.GetWeight(), Index: j})
+			}
+			if rs.Name == "" && rt.Kind == graph.HTTP {
+				rs.Name = spec.GetHttp()[rt.Index].GetName()
+			}
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+// routeDests returns a route's weighted destinations whatever its list.
+func routeDests(spec *networkingv1.VirtualService, kind graph.RouteKind, i int) []*networkingv1.HTTPRouteDestination {
+	switch kind {
+	case graph.HTTP:
+		if i < len(spec.GetHttp()) {
+			return spec.GetHttp()[i].GetRoute()
+		}
+	case graph.TLS:
+		if i < len(spec.GetTls()) {
+			return asHTTPDests(spec.GetTls()[i].GetRoute())
+		}
+	case graph.TCP:
+		if i < len(spec.GetTcp()) {
+			return asHTTPDests(spec.GetTcp()[i].GetRoute())
+		}
+	}
+	return nil
+}
+
+func asHTTPDests(rs []*networkingv1.RouteDestination) []*networkingv1.HTTPRouteDestination {
+	out := make([]*networkingv1.HTTPRouteDestination, len(rs))
+	for i, r := range rs {
+		out[i] = &networkingv1.HTTPRouteDestination{Destination: r.GetDestination(), Weight: r.GetWeight()}
+	}
+	return out
+}
+
+// role classifies a destination the way Argo's processRoutes does: canary
+// first, then stable, then additional subsets; anything else is deleted.
+func (b *builder) role(host, subset string) Role {
+	short := graph.ShortHost(host)
+	c := b.rr.Spec.Spec.Strategy.Canary
+	switch {
+	case c.CanaryService != "" && short == c.CanaryService, b.dr != nil && subset != "" && subset == b.dr.CanarySubset:
+		return RoleCanary
+	case c.StableService != "" && short == c.StableService, b.dr != nil && subset != "" && subset == b.dr.StableSubset:
+		return RoleStable
+	}
+	if b.dr != nil && subset != "" {
+		for _, a := range b.dr.AdditionalSubsets {
+			if a == subset {
+				return RoleAdditional
+			}
+		}
+	}
+	if strings.HasPrefix(host, "<experiment:") {
+		return RoleExperiment
+	}
+	return RoleForeign
+}
+
+// applyWeights sets every managed route to canary weight w: stable gets
+// 100 − w − experiment − additional, clamped at 0; additional subsets keep
+// their weight; foreign destinations are deleted; experiment destinations
+// are appended (sorted by template) and removed when the step is over.
+func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplate) {
+	var expSum int32
+	for _, t := range exps {
+		expSum += *t.Weight
+	}
+	for ri := range b.cur.Routes {
+		rt := &b.cur.Routes[ri]
+		var additional int32
+		for _, d := range rt.Dests {
+			if d.Role == RoleAdditional {
+				additional += d.Weight
+			}
+		}
+		stable, clamped := StableWeight(w, expSum, additional)
+		next := b.dests[:0]
+		for _, d := range rt.Dests {
+			switch d.Role {
+			case RoleCanary:
+				d.Weight = w
+			case RoleStable:
+				d.Weight, d.Clamped = stable, clamped
+			case RoleAdditional:
+			default: // experiment (re-added below when still running) or foreign: deleted
+				continue
+			}
+			next = append(next, d)
+		}
+		for _, t := range exps {
+			next = append(next, Destination{Host: "<experiment:" + t.Name + ">", Role: RoleExperiment, Weight: *t.Weight, Index: -1})
+		}
+		b.dests = next
+		if !b.noWrites {
+			b.diffRoute(rt, next)
+		}
+		if !slices.Equal(next, rt.Dests) { // else the route stays shared with the emitted states
+			b.ownedRoutes()[ri].Dests = slices.Clone(next)
+		}
+	}
+}
+
+// diffRoute records one write per destination weight that changes.
+// Destinations match by host, subset and role (the last of duplicates); a
+// route has a handful, so linear scans beat building maps.
+func (b *builder) diffRoute(rt *RouteState, next []Destination) {
+	for _, d := range next {
+		o, had := lastDest(rt.Dests, d)
+		switch {
+		case !had:
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[+]", rt.Kind, rt.Index), "absent", destText(d))
+		case o.Weight != d.Weight:
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, rt.Index, d.Index), itoa(o.Weight), itoa(d.Weight))
+		}
+	}
+	for _, d := range rt.Dests {
+		if _, kept := lastDest(next, d); !kept {
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d]", rt.Kind, rt.Index, d.Index), destText(d), "removed")
+		}
+	}
+}
+
+// lastDest returns the last destination of ds with d's host, subset and role.
+func lastDest(ds []Destination, d Destination) (Destination, bool) {
+	for i := len(ds) - 1; i >= 0; i-- {
+		if x := ds[i]; x.Host == d.Host && x.Subset == d.Subset && x.Role == d.Role {
+			return x, true
+		}
+	}
+	return Destination{}, false
+}
+
+// vsWrite records a write to a managed VirtualService route.
+func (b *builder) vsWrite(rt *RouteState, kind WriteKind, field, old, new string) {
+	b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: rt.VS, Field: field, Old: old, New: new, RouteKind: rt.Kind, Batch: b.batch,
+		Resource: b.g.Get(rt.VS.Kind, rt.VS.Namespace, rt.VS.Name)})
+}
+
+func destText(d Destination) string {
+	s := d.Host
+	if d.Subset != "" {
+		s += "/" + d.Subset
+	}
+	return fmt.Sprintf("%s %d", s, d.Weight)
+}
+
+// setManaged adds (on) or removes a header/mirror route on every managed VS.
+func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
+	idx := -1
+	for i, x := range b.cur.Managed {
+		if x.Name == m.Name {
+			idx = i
+		}
+	}
+	for _, vs := range b.vsKeys() {
+		switch {
+		case b.noWrites:
+		case on:
+			old := "absent"
+			if idx >= 0 {
+				old = "route " + m.Name
+			}
+			b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteVSRouteAdd, Object: vs, Field: "spec.http", Old: old, New: fmt.Sprintf("route %s (%s)", m.Name, desc), RouteKind: graph.HTTP, Batch: b.batch, Resource: b.g.Get(vs.Kind, vs.Namespace, vs.Name)})
+		case idx >= 0:
+			b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteVSRouteRemove, Object: vs, Field: "spec.http", Old: "route " + m.Name, New: "removed", RouteKind: graph.HTTP, Batch: b.batch, Resource: b.g.Get(vs.Kind, vs.Namespace, vs.Name)})
+		}
+	}
+	if idx >= 0 {
+		b.cur.Managed = append(b.cur.Managed[:idx:idx], b.cur.Managed[idx+1:]...)
+	}
+	if on {
+		// Clipped, so that append copies instead of writing into an array
+		// emitted states share.
+		b.cur.Managed = append(slices.Clip(b.cur.Managed), m)
+	}
+}
+
+// clearManaged removes every header/mirror route (promotion and abort).
+func (b *builder) clearManaged() {
+	for _, m := range append([]ManagedRoute(nil), b.cur.Managed...) {
+		b.setManaged(m, false, "")
+	}
+}
+
+// vsKeys are the managed VirtualServices present in the bundle, deduplicated.
+func (b *builder) vsKeys() []Object {
+	var out []Object
+	seen := map[Object]bool{}
+	for _, rt := range b.cur.Routes {
+		if !seen[rt.VS] && rt.Kind == graph.HTTP {
+			seen[rt.VS] = true
+			out = append(out, rt.VS)
+		}
+	}
+	return out
+}
+
+// describeStep is the human description of a canary step.
+func describeStep(s *v1alpha1.CanaryStep) string {
+	var parts []string
+	if s.SetWeight != nil {
+		parts = append(parts, fmt.Sprintf("setWeight %d", *s.SetWeight))
+	}
+	if s.SetCanaryScale != nil {
+		cs := s.SetCanaryScale
+		switch {
+		case cs.MatchTrafficWeight:
+			parts = append(parts, "setCanaryScale matchTrafficWeight")
+		case cs.Replicas != nil:
+			parts = append(parts, fmt.Sprintf("setCanaryScale replicas %d", *cs.Replicas))
+		case cs.Weight != nil:
+			parts = append(parts, fmt.Sprintf("setCanaryScale weight %d", *cs.Weight))
+		}
+	}
+	if s.SetHeaderRoute != nil {
+		parts = append(parts, "setHeaderRoute "+s.SetHeaderRoute.Name)
+	}
+	if s.SetMirrorRoute != nil {
+		parts = append(parts, "setMirrorRoute "+s.SetMirrorRoute.Name)
+	}
+	if s.Pause != nil {
+		if s.Pause.Duration == nil {
+			parts = append(parts, "pause (until promoted)")
+		} else {
+			parts = append(parts, "pause "+s.Pause.Duration.String())
+		}
+	}
+	if s.Analysis != nil {
+		parts = append(parts, "analysis")
+	}
+	if s.Experiment != nil {
+		parts = append(parts, "experiment")
+	}
+	if s.Plugin != nil {
+		parts = append(parts, "plugin "+s.Plugin.Name)
+	}
+	if len(parts) == 0 {
+		return "(no action)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// headerDesc describes a header route's match for writes.
+func headerDesc(h *v1alpha1.SetHeaderRoute) string {
+	var ms []string
+	for _, m := range h.Match {
+		v := ""
+		if m.HeaderValue != nil {
+			switch {
+			case m.HeaderValue.Exact != "":
+				v = "=" + m.HeaderValue.Exact
+			case m.HeaderValue.Prefix != "":
+				v = "^=" + m.HeaderValue.Prefix
+			case m.HeaderValue.Regex != "":
+				v = "~=" + m.HeaderValue.Regex
+			}
+		}
+		ms = append(ms, m.HeaderName+v)
+	}
+	return "header " + strings.Join(ms, ",") + " → canary 100"
+}
+
+func sortTemplates(ts []v1alpha1.RolloutExperimentTemplate) {
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Name < ts[j].Name })
+}

@@ -1,0 +1,165 @@
+// Package xds predicts Istio's reaction to the writes of a rollout plan: the
+// push class, the xDS types generated and those that effectively change, and
+// the proxies in scope.
+//
+// The model is data: one Model per Istio version, made of rows that each cite
+// the section of /work/shared/reference/istio-xds-push-model.md they encode.
+// Supporting a new Istio version means adding a table, not changing code.
+package xds
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+)
+
+// Type is an xDS resource type.
+type Type string
+
+// xDS types, in istiod's push order.
+const (
+	CDS Type = "CDS"
+	EDS Type = "EDS"
+	LDS Type = "LDS"
+	RDS Type = "RDS"
+)
+
+var typeOrder = map[Type]int{CDS: 0, EDS: 1, LDS: 2, RDS: 3}
+
+// Class is the kind of push istiod makes.
+type Class string
+
+// Push classes. Versions up to 1.30 distinguish full and incremental pushes;
+// 1.31 removed the distinction (reference §11) and has config pushes and
+// endpoints-only pushes.
+const (
+	ClassNone           Class = "none"
+	ClassFull           Class = "full"             // PushContext rebuilt, EDS for every watched cluster (or none)
+	ClassPartialFullEDS Class = "partial-full-eds" // full push whose EDS is limited to the updated hosts
+	ClassIncrementalEDS Class = "incremental-eds"  // Full=false: EDS of the updated hosts only
+	ClassConfig         Class = "config"           // 1.31: config push (no Full flag any more)
+	ClassEndpointsOnly  Class = "endpoints-only"   // 1.31: only Endpoints keys, proxy state not recomputed
+)
+
+// IsFull reports whether the push rebuilds the PushContext and recomputes proxy state.
+func (c Class) IsFull() bool {
+	return c == ClassFull || c == ClassPartialFullEDS || c == ClassConfig
+}
+
+// ConfigKind is the key kind a change puts into PushRequest.ConfigsUpdated.
+type ConfigKind string
+
+// Config kinds Argo's writes produce.
+const (
+	KindVirtualService  ConfigKind = "VirtualService"
+	KindDestinationRule ConfigKind = "DestinationRule"
+	KindServiceEntry    ConfigKind = "ServiceEntry" // a Kubernetes Service update is keyed ServiceEntry/<fqdn>
+	KindEndpoints       ConfigKind = "Endpoints"    // EndpointSlice churn (EDSUpdate)
+)
+
+// EDSMode is what EDS a config kind causes.
+type EDSMode string
+
+// EDS modes.
+const (
+	EDSNone    EDSMode = "none"    // kind is in skippedEdsConfigs
+	EDSPartial EDSMode = "partial" // only the updated hosts' ClusterLoadAssignments
+	EDSAll     EDSMode = "all"     // every watched ClusterLoadAssignment
+)
+
+// KindRow is how istiod treats one config kind.
+type KindRow struct {
+	Kind ConfigKind
+	// Full is true when an update of this kind is a full push.
+	Full bool
+	// Sidecar and Gateway are the types generated for an in-scope sidecar and
+	// gateway proxy (EDS included when EDS is not none).
+	Sidecar, Gateway []Type
+	EDS              EDSMode
+	// BlocksPartialEDS makes EDS of a merged full push cover every watched
+	// cluster when this key is present.
+	BlocksPartialEDS bool
+	// AllGateways is true when every gateway proxy is pushed whatever the
+	// object's gateways or exportTo say.
+	AllGateways bool
+	Cite        string
+}
+
+// Event is one config update a write causes.
+type Event struct {
+	Kind ConfigKind
+	// Async is true when the update arrives later than the API write (the
+	// EndpointSlice controller and pod readiness), so it never shares a
+	// debounce window with the write itself.
+	Async bool
+	// Effective are the types whose content actually changes.
+	Effective []Type
+}
+
+// ChangeRow maps a plan write to config updates.
+type ChangeRow struct {
+	Write plan.WriteKind
+	// Route restricts the row to VirtualService writes of a route list ("" = any).
+	Route  graph.RouteKind
+	Events []Event
+	Cite   string
+}
+
+// Model is the push model of one Istio version.
+type Model struct {
+	Version string
+	// NoFullSplit is true from 1.31: there is no Full flag (reference §11).
+	NoFullSplit bool
+	Kinds       []KindRow
+	Changes     []ChangeRow
+	// DebounceMillis is PILOT_DEBOUNCE_AFTER (reference §5).
+	DebounceMillis int
+	Cite           string
+}
+
+// Versions lists the supported Istio versions; the first is the default.
+func Versions() []string { return []string{"1.28", "1.30", "1.31"} }
+
+// DefaultVersion is the model used when none is chosen.
+const DefaultVersion = "1.28"
+
+// ForVersion returns the model of an Istio version ("" = default), or an error
+// naming the supported ones.
+func ForVersion(v string) (*Model, error) {
+	if v == "" {
+		v = DefaultVersion
+	}
+	v = strings.TrimPrefix(v, "v")
+	m, ok := models[v]
+	if !ok {
+		return nil, fmt.Errorf("unsupported Istio version %q (supported: %s)", v, strings.Join(Versions(), ", "))
+	}
+	return m, nil
+}
+
+func (m *Model) kind(k ConfigKind) *KindRow {
+	for i := range m.Kinds {
+		if m.Kinds[i].Kind == k {
+			return &m.Kinds[i]
+		}
+	}
+	return nil
+}
+
+func (m *Model) change(w plan.Write) *ChangeRow {
+	for i := range m.Changes {
+		c := &m.Changes[i]
+		if c.Write == w.Kind && (c.Route == "" || c.Route == w.RouteKind) {
+			return c
+		}
+	}
+	return nil
+}
+
+func sortTypes(ts []Type) []Type {
+	sort.Slice(ts, func(i, j int) bool { return typeOrder[ts[i]] < typeOrder[ts[j]] })
+	return ts
+}

@@ -1,0 +1,215 @@
+package xds_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
+)
+
+// predict plans the first Rollout of a testdata/plan fixture under a model.
+func predict(t *testing.T, fixture, version string) (*plan.Plan, *xds.Prediction) {
+	t.Helper()
+	g, err := load.Paths([]string{filepath.Join("..", "..", "testdata", "plan", fixture)}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Problems) > 0 {
+		t.Fatalf("fixture has problems: %+v", g.Problems)
+	}
+	plans := plan.Build(g)
+	if len(plans) != 1 {
+		t.Fatalf("want 1 plan, got %d", len(plans))
+	}
+	m, err := xds.ForVersion(version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plans[0], xds.Predict(m, xds.NewScoper(g), plans[0])
+}
+
+// rows renders each state as "label: class[effective] ..." so that a test
+// states a whole phase table in a few lines.
+func rows(states []plan.State, pushes []xds.StatePushes) []string {
+	var out []string
+	for i, s := range states {
+		label := string(s.Phase)
+		if s.Step >= 0 {
+			label = fmt.Sprintf("step %d", s.Step)
+		}
+		var ps []string
+		for _, p := range pushes[i].Pushes {
+			var eff []string
+			for _, t := range p.Effective {
+				eff = append(eff, string(t))
+			}
+			ps = append(ps, fmt.Sprintf("%s[%s]", p.Class, strings.Join(eff, ",")))
+		}
+		out = append(out, label+": "+strings.Join(ps, " "))
+	}
+	return out
+}
+
+func checkRows(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d rows, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("row %d:\n got  %s\n want %s", i, got[i], want[i])
+		}
+	}
+}
+
+// TestSeedHostLevel reproduces seed 000's host-level phase table under 1.28.
+func TestSeedHostLevel(t *testing.T) {
+	p, pr := predict(t, "host-level.yaml", "1.28")
+	checkRows(t, rows(p.States, pr.States), []string{
+		"before: ",
+		// Seed "Canary starts": canary Service selector → canary hash. §9 row 5:
+		// full push keyed ServiceEntry (EDS partial-full, outbound CDS/LDS/RDS
+		// unchanged), then the EndpointSlice update → incremental EDS (§4.2).
+		"start: partial-full-eds[] incremental-eds[EDS]",
+		// setWeight 0 leaves the route at 100/0: no write, no push.
+		"step 0: ",
+		"step 1: ",
+		// Seed "Canary 0 -> 50": canary pods scale (§9 row 7: incremental EDS)
+		// before the VS weight write (§9 row 1: full push, only RDS changes).
+		"step 2: incremental-eds[EDS] full[RDS]",
+		"step 3: ",
+		// Seed "Canary 50 -> 100": same pair.
+		"step 4: incremental-eds[EDS] full[RDS]",
+		// Seed "promoted": stable selector (§9 row 5) and VS reset (§9 row 1)
+		// in one reconcile merge (§5: Full wins; EDS stays partial because a
+		// VS key is skipped by EDS, §2.1); the stable endpoints follow (§4.2).
+		"promote: partial-full-eds[RDS] incremental-eds[EDS]",
+		// The old pods left every Service's endpoints at the selector switch,
+		// so scaling them down changes no EDS (§9 row 7 needs a selecting host).
+		"scale-down: ",
+	})
+	step2 := pr.States[4].Pushes[1]
+	// §9 row 1: gateways get LDS+RDS (CDS dropped for routers), no EDS;
+	// every gateway is pushed; the VS binds only a gateway, so no sidecar.
+	if got := fmt.Sprint(step2.GatewayTypes, step2.SidecarTypes); got != "[LDS RDS] [CDS LDS RDS]" {
+		t.Errorf("VS weight push types = %s", got)
+	}
+	if !step2.Scope.AllGateways || len(step2.Scope.SidecarNamespaces) != 0 {
+		t.Errorf("VS weight scope = %+v, want all gateways and no sidecar", step2.Scope)
+	}
+	if pr.Summary.FullPushes != 4 || pr.Summary.MergedPushes != 1 {
+		t.Errorf("summary = %+v", pr.Summary)
+	}
+}
+
+// TestSeedSubsetLevel reproduces seed 000's subset-level phase table under 1.28.
+func TestSeedSubsetLevel(t *testing.T) {
+	p, pr := predict(t, "subset-level.yaml", "1.28")
+	checkRows(t, rows(p.States, pr.States), []string{
+		"before: ",
+		// Seed "Canary starts": DR canary subset label. §9 row 3: full push,
+		// EDS for all watched clusters (DR blocks partial EDS, §2.1), only EDS
+		// effectively changes (subset filtering).
+		"start: full[EDS]",
+		"step 0: ",
+		"step 1: ",
+		// Seed "Canary 0 -> 50": shared Service endpoints (§9 row 7) then the
+		// VS weights (§9 row 1).
+		"step 2: incremental-eds[EDS] full[RDS]",
+		"step 3: ",
+		"step 4: incremental-eds[EDS] full[RDS]",
+		// Seed "promoted": DR stable label + VS reset merge into one full push
+		// (§5), EDS over every cluster because of the DR key (§2.1).
+		"promote: full[EDS,RDS]",
+		// The shared Service still selected the old pods (§9 row 7).
+		"scale-down: incremental-eds[EDS]",
+	})
+	if got := pr.States[1].Pushes[0]; got.EDS != xds.EDSAll || got.Keys[0] != "DestinationRule/default/rollouts-demo" {
+		t.Errorf("DR push = %+v", got)
+	}
+}
+
+// TestVersions checks the §11 drift on the seed examples.
+func TestVersions(t *testing.T) {
+	cases := []struct {
+		fixture, version string
+		want             []string
+	}{
+		// 1.30: DR keys are delta-aware for EDS → the subset label push keeps EDS
+		// partial; a VS key blocks partial EDS when merged (§11 1.30).
+		{"subset-level.yaml", "1.30", []string{
+			"before: ", "start: partial-full-eds[EDS]", "step 0: ", "step 1: ",
+			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
+			"promote: full[EDS,RDS]", "scale-down: incremental-eds[EDS]",
+		}},
+		{"host-level.yaml", "1.30", []string{
+			"before: ", "start: partial-full-eds[] incremental-eds[EDS]", "step 0: ", "step 1: ",
+			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
+			"promote: full[RDS] incremental-eds[EDS]", "scale-down: ",
+		}},
+		// 1.31: no Full flag; config pushes and endpoints-only pushes (§11 1.31).
+		{"subset-level.yaml", "1.31", []string{
+			"before: ", "start: config[EDS]", "step 0: ", "step 1: ",
+			"step 2: endpoints-only[EDS] config[RDS]", "step 3: ", "step 4: endpoints-only[EDS] config[RDS]",
+			"promote: config[EDS,RDS]", "scale-down: endpoints-only[EDS]",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.fixture+"@"+c.version, func(t *testing.T) {
+			p, pr := predict(t, c.fixture, c.version)
+			checkRows(t, rows(p.States, pr.States), c.want)
+		})
+	}
+	if _, err := xds.ForVersion("1.29"); err == nil || !strings.Contains(err.Error(), "1.28, 1.30, 1.31") {
+		t.Errorf("unsupported version error = %v", err)
+	}
+}
+
+// TestHeaderMirrorScope checks managed routes, setCanaryScale and scoping by
+// exportTo and Sidecar egress hosts.
+func TestHeaderMirrorScope(t *testing.T) {
+	p, pr := predict(t, "header-mirror.yaml", "1.28")
+	checkRows(t, rows(p.States, pr.States), []string{
+		"before: ",
+		"start: partial-full-eds[] incremental-eds[EDS]",
+		// setCanaryScale replicas: pods only → incremental EDS, no RDS (§10).
+		"step 0: incremental-eds[EDS]",
+		// Header and mirror routes added/removed: VS change, RDS (§9 row 2).
+		"step 1: full[RDS]",
+		"step 2: full[RDS]",
+		"step 3: ",
+		"step 4: full[RDS]",
+		"step 5: incremental-eds[EDS]",
+		// setWeight 10 with setCanaryScale weight 25 in force: weight only.
+		"step 6: full[RDS]",
+		// matchTrafficWeight: canary back to ceil(10% of 10) = 1 pod.
+		"step 7: incremental-eds[EDS]",
+		"step 8: incremental-eds[EDS] full[RDS]",
+		"promote: incremental-eds[EDS] partial-full-eds[RDS] incremental-eds[EDS]",
+		"scale-down: ",
+	})
+	reps := []int32{}
+	for _, s := range p.States {
+		reps = append(reps, s.CanaryReplicas)
+	}
+	if got := fmt.Sprint(reps); got != "[0 0 1 1 1 1 1 3 3 1 6 10 10]" {
+		t.Errorf("canary replicas = %s", got)
+	}
+	vsPush := pr.States[3].Pushes[0]
+	// VS exportTo [shop, team-a]; team-a's Sidecar imports only ./* and istio-system/*.
+	if got := vsPush.Scope.String(); got != "all gateways; sidecars in shop" {
+		t.Errorf("VS scope = %q", got)
+	}
+	// Service exportTo annotation "shop,frontend" limits the canary host's scope.
+	if got := pr.States[2].Pushes[0].Scope.String(); got != "gateways in frontend,shop; sidecars in frontend,shop" {
+		t.Errorf("canary host scope = %q", got)
+	}
+	// The stable Service is exported everywhere; team-a's Sidecar drops it.
+	if got := pr.States[11].Pushes[1].Scope.String(); got != "all gateways; sidecars in all namespaces except team-a" {
+		t.Errorf("promotion scope = %q", got)
+	}
+}
