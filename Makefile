@@ -9,7 +9,7 @@ GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
 
-.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
+.PHONY: conformance fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
 
 all: build
 
@@ -27,6 +27,9 @@ test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-ap
 
 bench-webhook: ## admission latency at 200 req/s with a 1,000-object cluster view (see docs/webhook.md)
 	WEBHOOK_LOAD=1 $(GO) test -count=1 -run TestLoad -v ./webhook/
+
+conformance: ## xDS conformance: every scenario against the real istiod push machinery, per Istio version (docs/xds-conformance.md)
+	bash scripts/xds-conformance.sh
 
 lint: ## golangci-lint at a pinned version (config: .golangci.yml)
 	$(GOLANGCI) run ./...

@@ -26,18 +26,53 @@ var changes128 = []ChangeRow{
 		Events: []Event{{Kind: KindVirtualService, Effective: []Type{RDS}}},
 		Cite:   "§9 row 2: routes disappear from the route config → RDS"},
 	{Write: plan.WriteServiceSelector,
-		Events: []Event{
-			{Kind: KindServiceEntry},
-			{Kind: KindEndpoints, Async: true, Effective: []Type{EDS}},
-		},
-		Cite: "§9 row 5 / §4.1: LabelSelectors differ → full push keyed ServiceEntry/<fqdn>, outbound CDS/LDS/RDS unchanged; endpoints follow through the EndpointSlice path (§4.2) → EDS"},
+		Events: []Event{{Kind: KindServiceEntry}},
+		Cite:   "§9 row 5 / §4.1: LabelSelectors differ → full push keyed ServiceEntry/<fqdn>, outbound CDS/LDS/RDS unchanged; the endpoints follow through the EndpointSlice path (§4.2, Endpoints rows)"},
 	{Write: plan.WriteDRSubsetLabel,
 		Events: []Event{{Kind: KindDestinationRule, Effective: []Type{EDS}}},
 		Cite:   "§9 row 3: subset label change → full push, only EDS of the subset clusters changes (§7: labels are not in the Cluster)"},
 	{Write: plan.WriteScale,
-		Events: []Event{{Kind: KindEndpoints, Async: true, Effective: []Type{EDS}}},
-		Cite:   "§9 rows 7-8: ReplicaSet scaling → EndpointSlice churn as pods turn ready → incremental EDS"},
+		Cite: "§9 rows 7-8: ReplicaSet scaling → EndpointSlice churn as pods start, turn ready, terminate and go (Endpoints rows)"},
 }
+
+// endpoints128 is how 1.28 treats the endpoint changes Argo's writes cause.
+var endpoints128 = []EndpointRow{
+	{Change: NotReadyAdded, None: true,
+		Cite: "§4.2 endpointUpdateRequiresPush: a new UnHealthy endpoint needs no push"},
+	{Change: NotReadyToEmpty, Kind: KindServiceEntry,
+		Cite: "§4.2: the host's shard was deleted, GetOrCreateEndpointShard creates it → FullPush (new service); not-ready endpoints are filtered from the CLA"},
+	{Change: TurnedReady, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite: "§9 row 8: HealthStatus differs → incremental EDS, the endpoints enter the CLA"},
+	{Change: Terminating, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite: "§9 row 8: terminating endpoints are dropped from the CLA → incremental EDS"},
+	{Change: Deleted, Kind: KindEndpoints,
+		Cite: "§4.2: an old endpoint disappeared → incremental EDS, the CLA already lacked it"},
+	{Change: Reselected, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite: "§9 row 5 / §4.2: the slice swaps the host's endpoints → incremental EDS"},
+	{Change: Emptied, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite: "§4.2: len(eps)==0 → IncrementalPush, the shard is deleted (keys preserved)"},
+	{Change: Filled, Kind: KindServiceEntry, Effective: []Type{EDS},
+		Cite: "§4.2: the host had no shard; creating it is a FullPush (new service)"},
+}
+
+// endpoints131: 1.31 sends not-ready endpoints as UNHEALTHY, and a host's
+// first endpoints no longer make a full push.
+var endpoints131 = func() []EndpointRow {
+	out := append([]EndpointRow(nil), endpoints128...)
+	for i := range out {
+		switch out[i].Change {
+		case NotReadyAdded, NotReadyToEmpty:
+			out[i] = EndpointRow{Change: out[i].Change, Kind: KindEndpoints, Effective: []Type{EDS},
+				Cite:  "§11 1.31 + conformance: not-ready endpoints are sent as UNHEALTHY → endpoints-only push, EDS changes, also on a host whose shard was deleted",
+				Proof: "host-level"}
+		case Filled:
+			out[i] = EndpointRow{Change: Filled, Kind: KindEndpoints, Effective: []Type{EDS},
+				Cite:  "§11 1.31 + conformance: a host's first endpoints are an endpoints-only update (kind.Endpoints), no full push",
+				Proof: "host-level"}
+		}
+	}
+	return out
+}()
 
 var sidecarFull = []Type{CDS, EDS, LDS, RDS}
 
@@ -52,10 +87,11 @@ var models = map[string]*Model{
 				Cite: "§2.1 canSendPartialFullPushes: a DR key blocks partial EDS; §3: every router pushed"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§4.1 + §2.1: Service update → full push, EDS partial-full for that host; routers scoped by host visibility"},
-			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial,
-				Cite: "§4.2 + §2.1: EDSUpdate → incremental push, CLAs of the updated host only"},
+			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeyKind: KindServiceEntry,
+				Cite: "§4.2 + §2.1: EDSUpdate → incremental push keyed ServiceEntry/<host>, CLAs of the updated host only"},
 		},
-		Changes: changes128,
+		Changes:   changes128,
+		Endpoints: endpoints128,
 	},
 	"1.30": {
 		Version: "1.30", DebounceMillis: 100,
@@ -67,17 +103,19 @@ var models = map[string]*Model{
 				Cite: "§11 1.30: EDS partial pushes work for DestinationRule keys (deltaAwareEdsConfigs)"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§4.1 + §2.1, unchanged in 1.30"},
-			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial,
+			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeyKind: KindServiceEntry,
 				Cite: "§4.2, unchanged in 1.30"},
 		},
-		Changes: changes128,
+		Changes:   changes128,
+		Endpoints: endpoints128,
 	},
 	"1.31": {
 		Version: "1.31", DebounceMillis: 100, NoFullSplit: true,
 		Cite: "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
 		Kinds: []KindRow{
-			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
-				Cite: "§11: 1.31 builds on 1.30; config push, VS blocks partial EDS"},
+			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
+				Cite:  "§11 1.31 + conformance: a VS key sends CDS to routers too; it is not delta-aware for EDS, so it blocks partial EDS for the proxies it concerns",
+				Proof: "host-level"},
 			{Kind: KindDestinationRule, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial, AllGateways: true,
 				Cite: "§11: DR delta-aware EDS since 1.30"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
@@ -85,6 +123,7 @@ var models = map[string]*Model{
 			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial,
 				Cite: "§11 1.31: incremental EDS is ConfigsUpdated={Endpoints}; computeProxyState skipped"},
 		},
-		Changes: changes128,
+		Changes:   changes128,
+		Endpoints: endpoints131,
 	},
 }
