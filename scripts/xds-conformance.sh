@@ -29,6 +29,20 @@ proxy_module_1_31_0=$(awk '$1=="istio.io/istio"{print $2}' conformance/xds/go.mo
 
 model_of() { echo "${1%.*}"; }
 
+# Dependencies pinned by the release trees that the module proxy refuses, and
+# the served neighbour each is replaced with (the harness builds and the
+# recorded behaviour is istiod's own code; these modules are API types):
+# - 1.28.2: the go-control-plane root module (holds no package istio imports);
+# - 1.30.3: go-control-plane envoy/contrib, agentgateway api and istio client-go
+#   pseudo-versions, replaced by the ones 1.31.0 pins.
+substitutions=(
+  "github.com/envoyproxy/go-control-plane v0.13.5-0.20251013182109-58535202ab44 => github.com/envoyproxy/go-control-plane v0.13.5-0.20251024222203-75eaa193e329"
+  "github.com/agentgateway/agentgateway/api v0.0.0-20260506232448-6ae4ab07bb06 => github.com/agentgateway/agentgateway/api v0.0.0-20260501213430-773586679f1c"
+  "github.com/envoyproxy/go-control-plane/contrib v1.36.1-0.20260409083702-98966259b99a => github.com/envoyproxy/go-control-plane/contrib v1.36.1-0.20260713214202-ca8ce173c36f"
+  "github.com/envoyproxy/go-control-plane/envoy v1.37.1-0.20260409083702-98966259b99a => github.com/envoyproxy/go-control-plane/envoy v1.37.1-0.20260713214202-ca8ce173c36f"
+  "istio.io/client-go v1.30.3-0.20260710004929-5146bfac9969 => istio.io/client-go v1.31.0-rc.0.0.20260824155257-512e1cfc6c15"
+)
+
 scenarios=()
 if [ -n "${XDS_SCENARIOS:-}" ]; then
   for s in $XDS_SCENARIOS; do scenarios+=("testdata/xds-conformance/scenarios/$s.yaml"); done
@@ -75,11 +89,11 @@ build_harness() {
       echo "require istio.io/istio v0.0.0-00010101000000-000000000000"
       echo
       echo "replace istio.io/istio => $src"
-      # The proxy refuses the go-control-plane root pseudo-version 1.28.x pins;
-      # its neighbour serves the same (empty) root package set.
-      if grep -q 'github.com/envoyproxy/go-control-plane v0.13.5-0.20251013182109-58535202ab44' "$src/go.mod"; then
-        echo "replace github.com/envoyproxy/go-control-plane v0.13.5-0.20251013182109-58535202ab44 => github.com/envoyproxy/go-control-plane v0.13.5-0.20251024222203-75eaa193e329"
-      fi
+      # Pseudo-versions the tree pins that the module proxy refuses: use the
+      # served neighbour (see substitutions below).
+      for sub in "${substitutions[@]}"; do
+        if grep -qF "${sub%% => *}" "$src/go.mod"; then echo "replace $sub"; fi
+      done
     } > "$mod/go.mod"
     cp "$src/go.sum" "$mod/go.sum"
     (cd "$mod" && go mod tidy >&2 && go build -o xdsconformance . >&2)

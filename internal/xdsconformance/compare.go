@@ -260,7 +260,9 @@ func observedView(p *Push) view {
 	changed := map[string]bool{}
 	edsAny, edsPartial := false, false
 	for name, got := range p.Proxies {
-		if !got.Pushed {
+		// Reached: ProxyNeedsPush said yes and the generators sent something
+		// (a gateway considered for a host it cannot see gets nothing).
+		if !got.Pushed || len(got.Sent) == 0 {
 			continue
 		}
 		v.reached[name] = slices.Clone(got.Sent)

@@ -209,3 +209,25 @@ func TestInScope(t *testing.T) {
 		}
 	}
 }
+
+// TestModelsNameTheirVerification: each model's Verified names the release,
+// commit and scenario count of its recorded observations, so that `plan`
+// states truthfully what the model was checked against.
+func TestModelsNameTheirVerification(t *testing.T) {
+	n := len(scenarios(t))
+	for _, v := range recordedVersions {
+		obs, err := Load(filepath.Join(root, "testdata", "xds-conformance", v))
+		if err != nil || len(obs) == 0 {
+			t.Errorf("Istio %s: no observations (%v)", v, err)
+			continue
+		}
+		m, err := xds.ForVersion(obs[0].Istio.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := xds.Verification{Release: v, Commit: obs[0].Istio.Commit, Scenarios: n}
+		if m.Verified != want {
+			t.Errorf("model %s: Verified = %+v, want %+v", m.Version, m.Verified, want)
+		}
+	}
+}

@@ -130,6 +130,10 @@ type Event struct {
 // §4.2 EndpointIndex.UpdateServiceEndpoints), per version.
 type EndpointRow struct {
 	Change EndpointChange
+	// Selected restricts the row to hosts whose endpoints are pods a
+	// ServiceEntry's workloadSelector selects (no EndpointSlice: the
+	// endpoints follow pod readiness through workload instances).
+	Selected bool
 	// Kind is the update's key kind: KindEndpoints (incremental) or
 	// KindServiceEntry (a full push: a shard created).
 	Kind ConfigKind
@@ -185,6 +189,26 @@ type Model struct {
 	// DebounceMillis is PILOT_DEBOUNCE_AFTER (reference §5).
 	DebounceMillis int
 	Cite           string
+	// Verified says against which istiod the table was checked.
+	Verified Verification
+}
+
+// Verification names the istiod release and commit a model was checked
+// against by the xDS conformance harness (docs/xds-conformance.md), and on
+// how many scenarios: internal/xdsconformance keeps it in step with the
+// recorded observations.
+type Verification struct {
+	Release   string `json:"release"`
+	Commit    string `json:"commit"`
+	Scenarios int    `json:"scenarios"`
+}
+
+// String is the sentence the plan output prints.
+func (v Verification) String() string {
+	if v.Release == "" {
+		return "not verified against istiod"
+	}
+	return fmt.Sprintf("verified against istiod %s (commit %s) on %d conformance scenarios", v.Release, v.Commit, v.Scenarios)
 }
 
 // Versions lists the supported Istio versions; the first is the default.
@@ -216,13 +240,21 @@ func (m *Model) kind(k ConfigKind) *KindRow {
 	return nil
 }
 
-func (m *Model) endpoint(c EndpointChange) *EndpointRow {
+func (m *Model) endpoint(c EndpointChange, selected bool) *EndpointRow {
+	var fallback *EndpointRow
 	for i := range m.Endpoints {
-		if m.Endpoints[i].Change == c {
-			return &m.Endpoints[i]
+		r := &m.Endpoints[i]
+		if r.Change != c {
+			continue
+		}
+		if r.Selected == selected {
+			return r
+		}
+		if !r.Selected {
+			fallback = r
 		}
 	}
-	return nil
+	return fallback
 }
 
 func (m *Model) change(w plan.Write) *ChangeRow {

@@ -258,7 +258,7 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 			add(w.Batch, we)
 		}
 		for _, e := range sim.apply(w) {
-			row := m.endpoint(e.change)
+			row := m.endpoint(e.change, sc.WorkloadEntryHost(e.host))
 			if row == nil || row.None {
 				continue
 			}

@@ -113,11 +113,25 @@ type Scoper struct {
 	// parents are the VirtualServices that delegate to a VirtualService, by
 	// the delegate's namespace/name.
 	parents map[string][]*graph.Resource
+	// seHosts are hosts of ServiceEntries whose endpoints are selected pods
+	// (workloadSelector), with no Kubernetes Service of that name.
+	seHosts map[string]bool
 }
 
 // NewScoper indexes the Sidecars of a graph.
 func NewScoper(g *graph.Graph) *Scoper {
-	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}, parents: map[string][]*graph.Resource{}}
+	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}, parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}}
+	for _, r := range g.OfKind("ServiceEntry") {
+		se, _ := r.Typed.(*kinds.ServiceEntryObject)
+		if se == nil || se.Spec.GetWorkloadSelector() == nil {
+			continue
+		}
+		for _, h := range se.Spec.GetHosts() {
+			if g.ServiceForHost(graph.FQDN(h, r.Namespace), "") == nil {
+				s.seHosts[graph.FQDN(h, r.Namespace)] = true
+			}
+		}
+	}
 	for _, r := range g.OfKind("VirtualService") {
 		vs := r.VirtualService()
 		if vs == nil {
@@ -185,6 +199,10 @@ func MeshBound(vs *kinds.VirtualServiceObject) bool {
 	}
 	return false
 }
+
+// WorkloadEntryHost reports whether a host's endpoints are pods a
+// ServiceEntry selects (no Kubernetes Service, so no EndpointSlice).
+func (s *Scoper) WorkloadEntryHost(fqdn string) bool { return s != nil && s.seHosts[fqdn] }
 
 // Parents are the VirtualServices that delegate to r: istiod indexes a
 // delegate under its root, so a change of the delegate is a change of the

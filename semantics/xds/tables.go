@@ -53,6 +53,17 @@ var endpoints128 = []EndpointRow{
 		Cite: "§4.2: len(eps)==0 → IncrementalPush, the shard is deleted (keys preserved)"},
 	{Change: Filled, Kind: KindServiceEntry, Effective: []Type{EDS},
 		Cite: "§4.2: the host had no shard; creating it is a FullPush (new service)"},
+	// A ServiceEntry's workloadSelector turns pods into workload instances
+	// only once they are ready, and drops them when they stop being ready.
+	{Change: NotReadyAdded, Selected: true, None: true,
+		Cite:  "§4.4 + conformance: a not-ready pod is no workload instance of the ServiceEntry: no push",
+		Proof: "service-entry"},
+	{Change: NotReadyToEmpty, Selected: true, None: true,
+		Cite:  "§4.4 + conformance: a not-ready pod is no workload instance of the ServiceEntry: no push",
+		Proof: "service-entry"},
+	{Change: Deleted, Selected: true, None: true,
+		Cite:  "§4.4 + conformance: the terminating pod already left the ServiceEntry's endpoints: deleting it pushes nothing",
+		Proof: "service-entry"},
 }
 
 // endpoints131: 1.31 sends not-ready endpoints as UNHEALTHY, and a host's
@@ -60,6 +71,9 @@ var endpoints128 = []EndpointRow{
 var endpoints131 = func() []EndpointRow {
 	out := append([]EndpointRow(nil), endpoints128...)
 	for i := range out {
+		if out[i].Selected {
+			continue
+		}
 		switch out[i].Change {
 		case NotReadyAdded, NotReadyToEmpty:
 			out[i] = EndpointRow{Change: out[i].Change, Kind: KindEndpoints, Effective: []Type{EDS},
@@ -111,6 +125,7 @@ var models = map[string]*Model{
 	},
 	"1.31": {
 		Version: "1.31", DebounceMillis: 100, NoFullSplit: true,
+		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 10},
 		Cite: "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
