@@ -126,7 +126,7 @@ var models = map[string]*Model{
 	"1.31": {
 		Version: "1.31", DebounceMillis: 100, NoFullSplit: true,
 		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 10},
-		Cite: "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
+		Cite:     "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
 				Cite:  "§11 1.31 + conformance: a VS key sends CDS to routers too; it is not delta-aware for EDS, so it blocks partial EDS for the proxies it concerns",
