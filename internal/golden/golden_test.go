@@ -124,6 +124,7 @@ func TestGolden(t *testing.T) {
 	if !strings.HasPrefix(filepath.ToSlash(root), "/") {
 		rootURI = "file:///" + filepath.ToSlash(root) + "/"
 	}
+	catalogue := ruleCatalogue(t)
 	for _, b := range bundles {
 		t.Run(strings.TrimPrefix(b.dir, bundlesDir+"/"), func(t *testing.T) {
 			outputs := map[string][]byte{}
@@ -132,6 +133,7 @@ func TestGolden(t *testing.T) {
 			}
 			outputs["sarif"] = bytes.ReplaceAll(outputs["sarif"], []byte(rootURI), []byte("file:///REPOSITORY/"))
 			checkSARIF(t, schema, outputs["json"], outputs["sarif"])
+			outputs["sarif"] = withoutCatalogue(t, catalogue, outputs["sarif"])
 			for _, format := range []string{"text", "json", "sarif"} {
 				compare(t, filepath.Join(b.dir, format+".golden"), outputs[format])
 			}
