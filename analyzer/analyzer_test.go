@@ -45,7 +45,7 @@ func bundle(t testing.TB, files ...string) *graph.Graph {
 
 // fake builds a rule whose Run is fn.
 func fake(id string, fn func(*rules.Pass) error) *rules.Rule {
-	return &rules.Rule{ID: id, Name: "fake-" + strings.ToLower(id), Summary: "test rule", Doc: "Bad: Good:",
+	return &rules.Rule{ID: id, Name: "fake-" + strings.ToLower(id), Summary: "test rule", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo, Run: fn}
 }
 

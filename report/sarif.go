@@ -17,6 +17,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
 
 func init() { Register("sarif", SARIF) }
@@ -277,17 +278,17 @@ func (b *sarifBuilder) addRule(run *sarif.Run, r *rules.Rule) {
 	d := run.AddRule(r.ID).
 		WithName(r.Name).
 		WithShortDescription(sarif.NewMultiformatMessageString().WithText(clip(r.Summary, maxDescription))).
-		WithFullDescription(sarif.NewMultiformatMessageString().WithText(clip(fullDescription(r), maxDescription))).
+		WithFullDescription(sarif.NewMultiformatMessageString().WithText(clip(ruledoc.Description(r), maxDescription))).
 		WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(level(r.Severity))).
 		WithProperties(props)
 	if r.Source != rules.SourceUser {
 		d.WithHelpURI(ruleDocsURI + r.ID + ".md")
 	}
-	help := r.Doc
-	if strings.TrimSpace(help) == "" {
-		help = r.Summary
+	if strings.TrimSpace(r.Doc.Why) == "" {
+		d.WithHelp(sarif.NewMultiformatMessageString().WithText(r.Summary))
+	} else {
+		d.WithHelp(sarif.NewMultiformatMessageString().WithText(ruledoc.Text(r)).WithMarkdown(ruledoc.Help(r)))
 	}
-	d.WithHelp(sarif.NewMultiformatMessageString().WithText(help).WithMarkdown(help))
 }
 
 func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
@@ -454,16 +455,6 @@ func theme(id string) string {
 		return "plan"
 	}
 	return "other"
-}
-
-// fullDescription is the Doc's first paragraph on one line, or the summary.
-func fullDescription(r *rules.Rule) string {
-	para, _, _ := strings.Cut(strings.TrimSpace(r.Doc), "\n\n")
-	para = strings.Join(strings.Fields(para), " ")
-	if para == "" || strings.HasPrefix(para, "#") || strings.HasPrefix(para, "```") {
-		return r.Summary
-	}
-	return para
 }
 
 // clip shortens s to at most n characters, ending with an ellipsis.

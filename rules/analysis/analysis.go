@@ -6,7 +6,6 @@ package analysis
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
@@ -20,14 +19,6 @@ var tags = []string{"analysis"}
 
 // templateKinds are the kinds the template rules read.
 var templateKinds = []string{"Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate"}
-
-// yamlBlock wraps YAML for rule docs.
-func yamlBlock(s string) string { return "```yaml\n" + strings.TrimSpace(s) + "\n```" }
-
-// doc assembles a rule's Markdown: the explanation, then a bad and a good example.
-func doc(why, bad, good string) string {
-	return strings.TrimSpace(why) + "\n\nBad:\n\n" + yamlBlock(bad) + "\n\nGood:\n\n" + yamlBlock(good)
-}
 
 // collector merges diagnostics that land on the same spot with the same
 // message (a template used by several steps of one Rollout), keeping every

@@ -13,24 +13,28 @@ var ArgConflict = &rules.Rule{
 	ID: "RL4004", Name: "analysis-arg-conflict", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: tags,
 	Summary: "An analysis arg is given twice with different values (two merged templates, or the Rollout's args list).",
-	Doc: doc(`
-When one analysis runs several templates, Argo Rollouts merges their args; the same arg with two
-different default values fails with "Argument `+"`x`"+` specified multiple times with different values" and the
-Rollout is marked `+"`InvalidSpec`"+`. The same name twice in a Rollout's `+"`args`"+` list is not an error for
+	Doc: rules.Doc{
+		Why: `When one analysis runs several templates, Argo Rollouts merges their args; the same arg with two
+different default values fails with "Argument \'x\' specified multiple times with different values" and the
+Rollout is marked \'InvalidSpec\'. The same name twice in a Rollout's \'args\' list is not an error for
 Argo, but each one overwrites the previous and only the last value is used, which is rarely what the
-first line meant.`, `
-      - analysis:
+first line meant.`,
+		Bad: `
+- analysis:
           templates: [{templateName: error-rate}, {templateName: latency}]   # both default window, 1m and 5m
           args:
           - {name: service, value: app-canary}
           - {name: service, value: app-stable}
-`, `
-      - analysis:
+`,
+		Good: `
+- analysis:
           templates: [{templateName: error-rate}, {templateName: latency}]
           args:
           - {name: service, value: app-canary}
           - {name: window, value: 5m}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, run := range analysisrun.Of(p.Graph).Runs {

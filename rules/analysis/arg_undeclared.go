@@ -18,12 +18,13 @@ var ArgUndeclared = &rules.Rule{
 	ID: "RL4003", Name: "analysis-arg-undeclared", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
 	Summary: "A metric uses {{args.x}} but the AnalysisTemplate declares no arg x.",
-	Doc: doc(`
-Argo Rollouts resolves every `+"`{{...}}`"+` tag anywhere in a metric (query, address, headers, job spec,
-conditions) against the template's own `+"`spec.args`"+`. A tag naming an arg the template does not declare,
+	Doc: rules.Doc{
+		Why: `Argo Rollouts resolves every \'{{...}}\' tag anywhere in a metric (query, address, headers, job spec,
+conditions) against the template's own \'spec.args\'. A tag naming an arg the template does not declare,
 even one a sibling template or the Rollout declares, fails with "failed to resolve {{args.x}}": the
-Rollout is marked `+"`InvalidSpec`"+` (step and pre/post-promotion analysis) or the AnalysisRun errors.
-Tags other than `+"`args.*`"+` resolve only in experiments (`+"`templates.*`"+`, `+"`experiment.*`"+`).`, `
+Rollout is marked \'InvalidSpec\' (step and pre/post-promotion analysis) or the AnalysisRun errors.
+Tags other than \'args.*\' resolve only in experiments (\'templates.*\', \'experiment.*\').`,
+		Bad: `
 spec:
   args:
   - name: service-name
@@ -32,7 +33,8 @@ spec:
     provider:
       prometheus:
         query: sum(rate(istio_requests_total{destination_service_name="{{args.service}}"}[1m]))
-`, `
+`,
+		Good: `
 spec:
   args:
   - name: service-name
@@ -41,7 +43,9 @@ spec:
     provider:
       prometheus:
         query: sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}"}[1m]))
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			declared := map[string]bool{}

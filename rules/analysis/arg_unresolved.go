@@ -15,15 +15,16 @@ var ArgUnresolved = &rules.Rule{
 	ID: "RL4002", Name: "analysis-arg-unresolved", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: tags,
 	Summary: "An AnalysisTemplate arg has no value and the Rollout that runs the template does not supply it.",
-	Doc: doc(`
-Each arg an AnalysisTemplate declares needs a value: a default (`+"`value`"+` or `+"`valueFrom`"+` in the
-template) or one the Rollout passes in the analysis' `+"`args`"+`. When neither gives one, Argo Rollouts marks
-the Rollout `+"`InvalidSpec`"+` with "args.<name> was not resolved" and the analysis never runs. Args are
-merged per analysis: the Rollout's value wins over the template default, a `+"`valueFrom`"+`
-(`+"`podTemplateHashValue`"+`, `+"`fieldRef`"+`) counts as supplied, and a Rollout arg no template declares is
+	Doc: rules.Doc{
+		Why: `Each arg an AnalysisTemplate declares needs a value: a default (\'value\' or \'valueFrom\' in the
+template) or one the Rollout passes in the analysis' \'args\'. When neither gives one, Argo Rollouts marks
+the Rollout \'InvalidSpec\' with "args.<name> was not resolved" and the analysis never runs. Args are
+merged per analysis: the Rollout's value wins over the template default, a \'valueFrom\'
+(\'podTemplateHashValue\', \'fieldRef\') counts as supplied, and a Rollout arg no template declares is
 ignored (so a misspelled name leaves the real one unresolved).
 
-The finding is on the template's arg and names every Rollout analysis that leaves it empty.`, `
+The finding is on the template's arg and names every Rollout analysis that leaves it empty.`,
+		Bad: `
 kind: AnalysisTemplate
 spec:
   args:
@@ -34,12 +35,15 @@ kind: Rollout
       - analysis:
           templates: [{templateName: canary-health}]
           args: [{name: canary-service, value: app-canary}]   # misspelled
-`, `
-      steps:
+`,
+		Good: `
+steps:
       - analysis:
           templates: [{templateName: canary-health}]
           args: [{name: canary-svc, value: app-canary}]
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, run := range analysisrun.Of(p.Graph).Runs {

@@ -14,24 +14,28 @@ var ArgValueAndValueFrom = &rules.Rule{
 	ID: "RL4005", Name: "analysis-arg-value-and-valuefrom", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
 	Summary: "An AnalysisTemplate arg sets both value and valueFrom.",
-	Doc: doc(`
-An arg takes its value from `+"`value`"+` or from `+"`valueFrom`"+` (a secret or a field), not both. Argo
+	Doc: rules.Doc{
+		Why: `An arg takes its value from \'value\' or from \'valueFrom\' (a secret or a field), not both. Argo
 Rollouts rejects a Rollout whose step or pre/post-promotion analysis uses such a template ("arg 'x' has
 both Value and ValueFrom fields"), and which of the two a background run would use is not what a
-reader of the template can tell.`, `
+reader of the template can tell.`,
+		Bad: `
 spec:
   args:
   - name: api-token
     value: dummy
     valueFrom:
       secretKeyRef: {name: datadog, key: token}
-`, `
+`,
+		Good: `
 spec:
   args:
   - name: api-token
     valueFrom:
       secretKeyRef: {name: datadog, key: token}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i, a := range spec.Args {

@@ -16,25 +16,29 @@ var ConditionShape = &rules.Rule{
 	ID: "RL4025", Name: "condition-result-shape", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: append([]string{"promql"}, tags...),
 	Summary: "A successCondition/failureCondition does not type-check against the result its Prometheus query returns (a vector is a list).",
-	Doc: doc(`
-The Argo Rollouts Prometheus provider hands a condition `+"`result`"+` as a list of numbers (`+"`[]float64`"+`,
-one per series) when the query returns an instant vector, which every selector, `+"`rate()`"+` and `+"`sum()`"+`
-does, and as a number only when the query returns a scalar (`+"`scalar(...)`"+`, a literal). So
-`+"`result < 0.02`"+` on `+"`sum(rate(...))`"+` fails to compile in the expr engine ("mismatched types []float64
-and float64"): every measurement is an Error and the analysis fails after `+"`consecutiveErrorLimit`"+`, however
+	Doc: rules.Doc{
+		Why: `The Argo Rollouts Prometheus provider hands a condition \'result\' as a list of numbers (\'[]float64\',
+one per series) when the query returns an instant vector, which every selector, \'rate()\' and \'sum()\'
+does, and as a number only when the query returns a scalar (\'scalar(...)\', a literal). So
+\'result < 0.02\' on \'sum(rate(...))\' fails to compile in the expr engine ("mismatched types []float64
+and float64"): every measurement is an Error and the analysis fails after \'consecutiveErrorLimit\', however
 healthy the canary is. The rule compiles each condition with the expr engine Argo uses, typed by the
 query's result type from the Prometheus parser. Other query results (a range vector, a string) are
-not supported by the provider at all.`, `
-      successCondition: result < 0.02
+not supported by the provider at all.`,
+		Bad: `
+successCondition: result < 0.02
       provider:
         prometheus:
           query: sum(rate(istio_requests_total{response_code=~"5.."}[1m])) / sum(rate(istio_requests_total[1m]))
-`, `
-      successCondition: len(result) > 0 && result[0] < 0.02
+`,
+		Good: `
+successCondition: len(result) > 0 && result[0] < 0.02
       provider:
         prometheus:
           query: sum(rate(istio_requests_total{response_code=~"5.."}[1m])) / sum(rate(istio_requests_total[1m]))
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		type key struct {

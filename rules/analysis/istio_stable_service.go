@@ -18,27 +18,31 @@ var IstioStableService = &rules.Rule{
 	ID: "RL4014", Name: "promql-istio-measures-stable", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: append([]string{"Rollout"}, templateKinds[1:]...), Tags: append([]string{"promql", "istio"}, tags...),
 	Summary: "A canary analysis selects destination_service_name (or destination_service) of the stable Service, so it measures the stable pods.",
-	Doc: doc(`
-With host-level traffic splitting, the VirtualService sends the canary's share of requests to the
-`+"`canaryService`"+` host and the rest to `+"`stableService`"+`, and Istio labels each request's metrics with the
-Service it was routed to (`+"`destination_service_name`"+`, `+"`destination_service`"+`). A step or background
+	Doc: rules.Doc{
+		Why: `With host-level traffic splitting, the VirtualService sends the canary's share of requests to the
+\'canaryService\' host and the rest to \'stableService\', and Istio labels each request's metrics with the
+Service it was routed to (\'destination_service_name\', \'destination_service\'). A step or background
 analysis whose query filters on the **stable** Service therefore measures the old version: the canary
 passes its analysis whatever it does. Pass the canary Service's name. A query that also selects the
-canary Service (a canary-versus-stable comparison) is not reported.`, `
-      canaryService: app-canary
+canary Service (a canary-versus-stable comparison) is not reported.`,
+		Bad: `
+canaryService: app-canary
       stableService: app-stable
       steps:
       - analysis:
           templates: [{templateName: error-rate}]
           args: [{name: service-name, value: app-stable}]
-`, `
-      canaryService: app-canary
+`,
+		Good: `
+canaryService: app-canary
       stableService: app-stable
       steps:
       - analysis:
           templates: [{templateName: error-rate}]
           args: [{name: service-name, value: app-canary}]
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, q := range analysisrun.Of(p.Graph).Queries {

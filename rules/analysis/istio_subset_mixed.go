@@ -18,24 +18,28 @@ var IstioSubsetMixed = &rules.Rule{
 	ID: "RL4015", Name: "promql-istio-subset-mixed", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: append([]string{"Rollout"}, templateKinds[1:]...), Tags: append([]string{"promql", "istio"}, tags...),
 	Summary: "A subset-level canary's analysis selects traffic by Service only, so it measures stable and canary pods together.",
-	Doc: doc(`
-With subset-level traffic splitting (`+"`trafficRouting.istio.destinationRule`"+`), stable and canary pods sit
-behind the same Service and differ only by the `+"`rollouts-pod-template-hash`"+` label of their subset.
-Istio labels their requests with the same `+"`destination_service_name`"+` and `+"`destination_service`"+`, so a
+	Doc: rules.Doc{
+		Why: `With subset-level traffic splitting (\'trafficRouting.istio.destinationRule\'), stable and canary pods sit
+behind the same Service and differ only by the \'rollouts-pod-template-hash\' label of their subset.
+Istio labels their requests with the same \'destination_service_name\' and \'destination_service\', so a
 query that selects only by Service measures the mix; at a 5% canary weight a canary that fails every
 request moves the error rate by 5 points at most. Select the canary's pods: pass
-`+"`valueFrom.podTemplateHashValue: Latest`"+` and match a hash label your Istio metrics carry, or label canary
-pods through `+"`canaryMetadata`"+` and match `+"`destination_version`"+`/`+"`destination_canonical_revision`"+`.`, `
-      trafficRouting:
+\'valueFrom.podTemplateHashValue: Latest\' and match a hash label your Istio metrics carry, or label canary
+pods through \'canaryMetadata\' and match \'destination_version\'/\'destination_canonical_revision\'.`,
+		Bad: `
+trafficRouting:
         istio:
           destinationRule: {name: app, canarySubsetName: canary, stableSubsetName: stable}
 ---
         query: sum(rate(istio_requests_total{destination_service_name="app",response_code=~"5.."}[1m]))
-`, `
-        query: |
+`,
+		Good: `
+query: |
           sum(rate(istio_requests_total{destination_service_name="app",
             destination_workload_label_rollouts_pod_template_hash="{{args.canary-hash}}",response_code=~"5.."}[1m]))
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, q := range analysisrun.Of(p.Graph).Queries {

@@ -20,14 +20,15 @@ var IstioVersionLabel = &rules.Rule{
 	ID: "RL4012", Name: "promql-istio-version-unlabelled", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: append([]string{"Rollout"}, templateKinds[1:]...), Tags: append([]string{"promql", "istio"}, tags...),
 	Summary: "A query filters on destination_version but the Rollout's pods carry no version label, so Istio reports \"unknown\".",
-	Doc: doc(`
-Istio fills `+"`destination_version`"+` (and `+"`source_version`"+`) of `+"`istio_requests_total`"+` from the pod's
-`+"`version`"+` label (or `+"`app.kubernetes.io/version`"+`, `+"`service.istio.io/canonical-revision`"+`), and with none
-of them reports `+"`unknown`"+`. Argo Rollouts does not add a version label to canary pods (it adds
-`+"`rollouts-pod-template-hash`"+`), so a query such as `+"`destination_version=\"canary\"`"+` returns no data
-unless the Rollout's template or `+"`canaryMetadata.labels`"+` sets one. Filter on
-`+"`destination_workload_label_rollouts_pod_template_hash`"+`-style labels or the canary Service instead, or
-label the pods.`, `
+	Doc: rules.Doc{
+		Why: `Istio fills \'destination_version\' (and \'source_version\') of \'istio_requests_total\' from the pod's
+\'version\' label (or \'app.kubernetes.io/version\', \'service.istio.io/canonical-revision\'), and with none
+of them reports \'unknown\'. Argo Rollouts does not add a version label to canary pods (it adds
+\'rollouts-pod-template-hash\'), so a query such as \'destination_version="canary"\' returns no data
+unless the Rollout's template or \'canaryMetadata.labels\' sets one. Filter on
+\'destination_workload_label_rollouts_pod_template_hash\'-style labels or the canary Service instead, or
+label the pods.`,
+		Bad: `
 kind: Rollout
 spec:
   template:
@@ -35,7 +36,8 @@ spec:
       labels: {app: web}
 ---
         query: sum(rate(istio_requests_total{destination_app="web",destination_version="canary"}[1m]))
-`, `
+`,
+		Good: `
 kind: Rollout
 spec:
   strategy:
@@ -44,7 +46,9 @@ spec:
         labels: {version: canary}
       stableMetadata:
         labels: {version: stable}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		forEachMatcher(p.Graph, func(q *analysisrun.Query, m promql.Matcher) {

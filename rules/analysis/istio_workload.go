@@ -17,19 +17,23 @@ var IstioWorkload = &rules.Rule{
 	ID: "RL4013", Name: "promql-istio-workload-not-canary", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: append([]string{"promql", "istio"}, tags...),
 	Summary: "A query selects destination_workload, which Istio reports as the Rollout's name for stable and canary pods alike.",
-	Doc: doc(`
-Istio derives `+"`destination_workload`"+` from the pod's owner: the ReplicaSet name with its hash suffix
+	Doc: rules.Doc{
+		Why: `Istio derives \'destination_workload\' from the pod's owner: the ReplicaSet name with its hash suffix
 removed, which for a Rollout is the Rollout's name, for the stable and the canary ReplicaSet alike.
-A query filtering `+"`destination_workload=\"<rollout>\"`"+` therefore measures stable and canary mixed (at a
-5% canary weight the canary's errors are diluted twenty-fold), and `+"`destination_workload=\"<rollout>-canary\"`"+`
-matches nothing. Select the canary by `+"`destination_service_name`"+` of the canary Service, or by the
-`+"`rollouts-pod-template-hash`"+` label passed as `+"`valueFrom.podTemplateHashValue: Latest`"+`.`, `
-        query: |
+A query filtering \'destination_workload="<rollout>"\' therefore measures stable and canary mixed (at a
+5% canary weight the canary's errors are diluted twenty-fold), and \'destination_workload="<rollout>-canary"\'
+matches nothing. Select the canary by \'destination_service_name\' of the canary Service, or by the
+\'rollouts-pod-template-hash\' label passed as \'valueFrom.podTemplateHashValue: Latest\'.`,
+		Bad: `
+query: |
           sum(rate(istio_requests_total{destination_workload="{{args.rollout}}",response_code=~"5.."}[1m]))
-`, `
-        query: |
+`,
+		Good: `
+query: |
           sum(rate(istio_requests_total{destination_service_name="{{args.canary-svc}}",response_code=~"5.."}[1m]))
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		forEachMatcher(p.Graph, func(q *analysisrun.Query, m promql.Matcher) {

@@ -15,21 +15,25 @@ var MetricDuplicate = &rules.Rule{
 	ID: "RL4022", Name: "metric-name-duplicate", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: tags,
 	Summary: "Two metrics of one template, or of two templates one analysis runs together, have the same name.",
-	Doc: doc(`
-Metric names key the measurements of an AnalysisRun. Two metrics with the same name in one template
+	Doc: rules.Doc{
+		Why: `Metric names key the measurements of an AnalysisRun. Two metrics with the same name in one template
 fail the run ("duplicate name"); two templates merged into one analysis whose metrics share a name make
-Argo Rollouts mark the Rollout `+"`InvalidSpec`"+` ("two metrics have the same name"). Give every metric a
-name unique across the templates an analysis runs together.`, `
-      - analysis:
+Argo Rollouts mark the Rollout \'InvalidSpec\' ("two metrics have the same name"). Give every metric a
+name unique across the templates an analysis runs together.`,
+		Bad: `
+- analysis:
           templates:
           - templateName: error-rate      # has a metric named "errors"
           - templateName: latency         # also has a metric named "errors"
-`, `
-      - analysis:
+`,
+		Good: `
+- analysis:
           templates:
           - templateName: error-rate      # metric "error-rate"
           - templateName: latency         # metric "latency-p95"
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			first := map[string]int{}

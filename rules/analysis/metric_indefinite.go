@@ -13,21 +13,25 @@ var MetricIndefinite = &rules.Rule{
 	ID: "RL4023", Name: "metric-runs-indefinitely", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: tags,
 	Summary: "A metric with an interval and no count runs forever, but a step or pre/post-promotion analysis must finish.",
-	Doc: doc(`
-A metric with `+"`interval`"+` and no `+"`count`"+` (or `+"`count: 0`"+`) measures until the run is stopped. That is
-what a background analysis (`+"`strategy.canary.analysis`"+`) wants, but a step analysis and blue-green
+	Doc: rules.Doc{
+		Why: `A metric with \'interval\' and no \'count\' (or \'count: 0\') measures until the run is stopped. That is
+what a background analysis (\'strategy.canary.analysis\') wants, but a step analysis and blue-green
 pre- and post-promotion analyses wait for the run to finish: Argo Rollouts marks such a Rollout
-`+"`InvalidSpec`"+` ("has metric ... which runs indefinitely"). Give the metric a count, or run the template
-as background analysis.`, `
-      steps:
+\'InvalidSpec\' ("has metric ... which runs indefinitely"). Give the metric a count, or run the template
+as background analysis.`,
+		Bad: `
+steps:
       - analysis:
           templates: [{templateName: error-rate}]   # metric: interval 1m, no count
-`, `
-  metrics:
+`,
+		Good: `
+metrics:
   - name: error-rate
     interval: 1m
     count: 5
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, run := range analysisrun.Of(p.Graph).Runs {

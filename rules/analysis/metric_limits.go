@@ -18,32 +18,36 @@ var MetricLimits = &rules.Rule{
 	ID: "RL4020", Name: "metric-count-limits", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
 	Summary: "A metric's count, interval, failureLimit or consecutiveSuccessLimit is invalid for Argo Rollouts.",
-	Doc: doc(`
-Argo Rollouts validates metrics only when an AnalysisRun starts, so a bad template passes `+"`kubectl apply`"+`
+	Doc: rules.Doc{
+		Why: `Argo Rollouts validates metrics only when an AnalysisRun starts, so a bad template passes \'kubectl apply\'
 and fails in the middle of a rollout (the run goes to phase Error with "Analysis spec invalid"). The rule
 applies the same checks up front:
 
-- `+"`count`"+` greater than 1 needs an `+"`interval`"+`;
-- `+"`count`"+` must be at least `+"`failureLimit + consecutiveSuccessLimit`"+` (when both are ≥ 0), and at least
-  `+"`consecutiveSuccessLimit`"+` when failureLimit is disabled;
-- `+"`failureLimit`"+` must be ≥ 0, or −1 to disable it; `+"`consecutiveSuccessLimit`"+`, `+"`inconclusiveLimit`"+` and
-  `+"`consecutiveErrorLimit`"+` must be ≥ 0; failureLimit and consecutiveSuccessLimit cannot both be disabled;
-- `+"`interval`"+` and `+"`initialDelay`"+` must be Go durations (`+"`30s`"+`, `+"`5m`"+`).
+- \'count\' greater than 1 needs an \'interval\';
+- \'count\' must be at least \'failureLimit + consecutiveSuccessLimit\' (when both are ≥ 0), and at least
+  \'consecutiveSuccessLimit\' when failureLimit is disabled;
+- \'failureLimit\' must be ≥ 0, or −1 to disable it; \'consecutiveSuccessLimit\', \'inconclusiveLimit\' and
+  \'consecutiveErrorLimit\' must be ≥ 0; failureLimit and consecutiveSuccessLimit cannot both be disabled;
+- \'interval\' and \'initialDelay\' must be Go durations (\'30s\', \'5m\').
 
-Values written as `+"`{{args.x}}`"+` are resolved only at run time and are not checked.`, `
-  metrics:
+Values written as \'{{args.x}}\' are resolved only at run time and are not checked.`,
+		Bad: `
+metrics:
   - name: error-rate
     count: 3
     failureLimit: 2
     consecutiveSuccessLimit: 3
-`, `
-  metrics:
+`,
+		Good: `
+metrics:
   - name: error-rate
     interval: 1m
     count: 5
     failureLimit: 2
     consecutiveSuccessLimit: 3
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i := range spec.Metrics {

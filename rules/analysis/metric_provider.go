@@ -16,21 +16,25 @@ var MetricProvider = &rules.Rule{
 	ID: "RL4021", Name: "metric-provider-count", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
 	Summary: "A metric has no provider, or more than one (prometheus, web, job, datadog, plugin, ...).",
-	Doc: doc(`
-Each metric measures through exactly one provider. With none Argo Rollouts fails the run with "no
+	Doc: rules.Doc{
+		Why: `Each metric measures through exactly one provider. With none Argo Rollouts fails the run with "no
 provider specified"; with two ("multiple providers specified") it is not clear which one a reader should
-trust, and Argo rejects it too. Every entry under `+"`plugin`"+` counts as one provider.`, `
-  metrics:
+trust, and Argo rejects it too. Every entry under \'plugin\' counts as one provider.`,
+		Bad: `
+metrics:
   - name: error-rate
     provider:
       prometheus: {address: http://prometheus:9090, query: "..."}
       web: {url: http://checker/health}
-`, `
-  metrics:
+`,
+		Good: `
+metrics:
   - name: error-rate
     provider:
       prometheus: {address: http://prometheus:9090, query: "..."}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i := range spec.Metrics {

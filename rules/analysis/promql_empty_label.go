@@ -13,28 +13,32 @@ var PromQLEmptyLabel = &rules.Rule{
 	ID: "RL4010", Name: "promql-empty-label", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: append([]string{"promql"}, tags...),
 	Summary: "A PromQL label matcher's value is empty, as written or after a Rollout's arg is substituted.",
-	Doc: doc(`
-In PromQL `+"`label=\"\"`"+` (and `+"`label=~\"\"`"+`) selects only series that do *not* have the label. A matcher
-that becomes empty because a Rollout passes an empty arg (`+"`- name: canary-svc`"+` with no value is the
+	Doc: rules.Doc{
+		Why: `In PromQL \'label=""\' (and \'label=~""\') selects only series that do *not* have the label. A matcher
+that becomes empty because a Rollout passes an empty arg (\'- name: canary-svc\' with no value is the
 empty string) silently turns the analysis' query into one that returns no data, and the rollout
 hangs at its first analysis step or is aborted. The query is parsed with the Prometheus parser after
 substituting, per Rollout, the values that Rollout passes; the finding is on the placeholder (or the
 literal empty value) inside the query, with the Rollout's arg as related location.
 
-A literal empty matcher written in the template is reported as a warning: it can be intended.`, `
-      steps:
+A literal empty matcher written in the template is reported as a warning: it can be intended.`,
+		Bad: `
+steps:
       - analysis:
           templates: [{templateName: canary-health}]
           args:
           - name: canary-svc          # no value: the empty string
-`, `
-      steps:
+`,
+		Good: `
+steps:
       - analysis:
           templates: [{templateName: canary-health}]
           args:
           - name: canary-svc
             value: app-canary
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		forEachMatcher(p.Graph, func(q *analysisrun.Query, m promql.Matcher) {

@@ -13,20 +13,24 @@ var PromQLParse = &rules.Rule{
 	ID: "RL4011", Name: "promql-parse-error", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: append([]string{"promql"}, tags...),
 	Summary: "A Prometheus metric's query is not valid PromQL (after substituting the Rollout's args).",
-	Doc: doc(`
-The Prometheus provider sends the query as it is after substituting `+"`{{args.x}}`"+`; Prometheus
-rejects invalid PromQL, every measurement errors and, after `+"`consecutiveErrorLimit`"+` (4 by default)
+	Doc: rules.Doc{
+		Why: `The Prometheus provider sends the query as it is after substituting \'{{args.x}}\'; Prometheus
+rejects invalid PromQL, every measurement errors and, after \'consecutiveErrorLimit\' (4 by default)
 errors, the analysis fails and the rollout aborts. The query is parsed with the Prometheus parser
 (github.com/prometheus/prometheus/promql/parser), with each Rollout's values substituted (a value
 that breaks the syntax is reported with the Rollout that passes it) and, where a value is only known
-at run time, a stand-in of the right type (a duration inside `+"`[...]`"+`, a number elsewhere). The
-finding is at the line and column of the error inside the query, also inside `+"`query: |`"+` blocks.`, `
-        query: |
+at run time, a stand-in of the right type (a duration inside \'[...]\', a number elsewhere). The
+finding is at the line and column of the error inside the query, also inside \'query: |\' blocks.`,
+		Bad: `
+query: |
           sum(rate(istio_requests_total{destination_service_name="{{args.svc}}"[1m]))
-`, `
-        query: |
+`,
+		Good: `
+query: |
           sum(rate(istio_requests_total{destination_service_name="{{args.svc}}"}[1m]))
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, q := range analysisrun.Of(p.Graph).Queries {

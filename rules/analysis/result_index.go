@@ -21,16 +21,20 @@ var ResultIndexUnguarded = &rules.Rule{
 	ID: "RL4024", Name: "condition-result-index-unguarded", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
 	Summary: "successCondition or failureCondition indexes result[0] without checking len(result) > 0.",
-	Doc: doc(`
-A Prometheus vector query that matches no series returns an empty result. A condition that indexes
-`+"`result[0]`"+` then fails to evaluate ("reflect: slice index out of range"), the measurement is an Error,
-and after `+"`consecutiveErrorLimit`"+` errors the analysis fails and the rollout aborts, exactly when
-metrics are missing rather than bad. Guard the index: `+"`len(result) > 0 && result[0] < 0.05`"+`, or use
-`+"`all(result, {# < 0.05})`"+` / `+"`default(result[0], 0)`"+`.`, `
-    successCondition: result[0] < 0.05
-`, `
-    successCondition: len(result) > 0 && result[0] < 0.05
-`),
+	Doc: rules.Doc{
+		Why: `A Prometheus vector query that matches no series returns an empty result. A condition that indexes
+\'result[0]\' then fails to evaluate ("reflect: slice index out of range"), the measurement is an Error,
+and after \'consecutiveErrorLimit\' errors the analysis fails and the rollout aborts, exactly when
+metrics are missing rather than bad. Guard the index: \'len(result) > 0 && result[0] < 0.05\', or use
+\'all(result, {# < 0.05})\' / \'default(result[0], 0)\'.`,
+		Bad: `
+successCondition: result[0] < 0.05
+`,
+		Good: `
+successCondition: len(result) > 0 && result[0] < 0.05
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i, m := range spec.Metrics {

@@ -11,24 +11,28 @@ var TemplateNotFound = &rules.Rule{
 	ID: "RL4001", Name: "analysis-template-not-found", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: templateKinds, Tags: tags,
 	Summary: "A Rollout runs an AnalysisTemplate or ClusterAnalysisTemplate that is not in the bundle.",
-	Doc: doc(`
-A Rollout's analysis names templates by `+"`templateName`"+`; with `+"`clusterScope: true`"+` the name is a
+	Doc: rules.Doc{
+		Why: `A Rollout's analysis names templates by \'templateName\'; with \'clusterScope: true\' the name is a
 ClusterAnalysisTemplate, otherwise an AnalysisTemplate in the Rollout's own namespace. When the template
-does not exist, Argo Rollouts marks the Rollout `+"`InvalidSpec`"+` and runs no step. The rule also says when
-the name exists in the other scope (the usual mistake is a missing or extra `+"`clusterScope`"+`).
+does not exist, Argo Rollouts marks the Rollout \'InvalidSpec\' and runs no step. The rule also says when
+the name exists in the other scope (the usual mistake is a missing or extra \'clusterScope\').
 
-In the admission webhook, where objects arrive in any order, the finding is a warning.`, `
-      steps:
+In the admission webhook, where objects arrive in any order, the finding is a warning.`,
+		Bad: `
+steps:
       - analysis:
           templates:
           - templateName: success-rate   # only a ClusterAnalysisTemplate has this name
-`, `
-      steps:
+`,
+		Good: `
+steps:
       - analysis:
           templates:
           - templateName: success-rate
             clusterScope: true
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			for i := range rr.Templates {

@@ -16,24 +16,22 @@ var DestinationHostUnknown = &rules.Rule{
 	ID: "RL3001", Name: "destination-host-unknown", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService", "Service", "ServiceEntry"}, Tags: []string{"istio"},
 	Summary: "A VirtualService destination host names no Service or ServiceEntry of the bundle.",
-	Doc: `Istio sends a route's traffic to the cluster of its ` + "`destination.host`" + `. When no Service or
+	Doc: rules.Doc{
+		Why: `Istio sends a route's traffic to the cluster of its \'destination.host\'. When no Service or
 ServiceEntry defines that host, the sidecar or gateway has no such cluster and every request the
-route matches fails with ` + "`503`" + ` and response flag ` + "`NC`" + ` (no cluster); a mirror to it is silently
+route matches fails with \'503\' and response flag \'NC\' (no cluster); a mirror to it is silently
 dropped. A one-letter typo in a canary Service name is enough, and nothing rejects it at apply
-time. ` + "`istioctl analyze`" + ` reports this (IST0101) only against a live cluster: offline, it does not
+time. \'istioctl analyze\' reports this (IST0101) only against a live cluster: offline, it does not
 see Services given as files.
 
-Policy, so that partial bundles stay quiet: a short name, ` + "`name.namespace`" + ` or
-` + "`name.namespace.svc.cluster.local`" + ` host is checked only when the bundle holds at least one
+Policy, so that partial bundles stay quiet: a short name, \'name.namespace\' or
+\'name.namespace.svc.cluster.local\' host is checked only when the bundle holds at least one
 Service of that namespace (then it is taken to hold all of them). External hosts are matched
 against the bundle's ServiceEntries (wildcards included) and never reported when absent, since
 ServiceEntries often live in another repository.
 
-Fix the host, or add the Service or ServiceEntry it should name.
-
-Bad:
-
-` + "```yaml" + `
+Fix the host, or add the Service or ServiceEntry it should name.`,
+		Bad: `
 kind: Service
 metadata: {name: reviews-canary, namespace: shop}
 ---
@@ -44,15 +42,14 @@ spec:
   http:
   - route:
     - destination: {host: reviews-canry}   # typo: no such Service
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
   http:
   - route:
     - destination: {host: reviews-canary}
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		svcNamespaces := namespacesWith(g, "Service")

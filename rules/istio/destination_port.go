@@ -16,23 +16,21 @@ var DestinationPort = &rules.Rule{
 	ID: "RL3002", Name: "destination-port", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService", "Service", "ServiceEntry"}, Tags: []string{"istio"},
 	Summary: "A VirtualService destination names a port its Service lacks, or omits the port of a multi-port Service.",
-	Doc: `Istio names the cluster of a destination ` + "`outbound|<port>||<host>`" + `. The port must be one of the
-Service's ` + "`ports[].port`" + ` (not a ` + "`targetPort`" + ` or container port) or of the ServiceEntry's ` + "`ports[].number`" + `:
-any other number names a cluster that does not exist and the route answers ` + "`503 NC`" + `.
+	Doc: rules.Doc{
+		Why: `Istio names the cluster of a destination \'outbound|<port>||<host>\'. The port must be one of the
+Service's \'ports[].port\' (not a \'targetPort\' or container port) or of the ServiceEntry's \'ports[].number\':
+any other number names a cluster that does not exist and the route answers \'503 NC\'.
 
 When the destination has no port and the Service exposes exactly one, Istio uses it. With several
 ports it uses the port the request arrived on. Inside the mesh that is usually the Service port
 (works by accident), but on an ingress gateway it is the gateway's listener port (80, 443), which the
-Service rarely has: ingress traffic fails with ` + "`503 NC`" + `. rolloutlint therefore reports a missing
+Service rarely has: ingress traffic fails with \'503 NC\'. rolloutlint therefore reports a missing
 port on a multi-port Service as an error for gateway-bound VirtualServices and as a warning for
-mesh-only ones. ` + "`istioctl analyze`" + ` has the same checks (IST0101 host:port, IST0112) but only against
+mesh-only ones. \'istioctl analyze\' has the same checks (IST0101 host:port, IST0112) but only against
 live Services.
 
-Destinations whose Service is not in the bundle are not checked.
-
-Bad:
-
-` + "```yaml" + `
+Destinations whose Service is not in the bundle are not checked.`,
+		Bad: `
 kind: Service
 metadata: {name: reviews}
 spec:
@@ -47,15 +45,14 @@ spec:
   - route:
     - destination: {host: reviews}                   # which port?
     - destination: {host: reviews, port: {number: 8080}}  # the targetPort, not a Service port
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
   http:
   - route:
     - destination: {host: reviews, port: {number: 80}}
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		wildcards := wildcardServiceEntries(g)

@@ -14,20 +14,18 @@ var DestinationRuleHostUnknown = &rules.Rule{
 	ID: "RL3013", Name: "destinationrule-host-unknown", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"DestinationRule", "Service", "ServiceEntry"}, Tags: []string{"istio"},
 	Summary: "A DestinationRule's host names no Service or ServiceEntry of the bundle.",
-	Doc: `A DestinationRule applies to the service whose name is its ` + "`host`" + `. When no Service or ServiceEntry
+	Doc: rules.Doc{
+		Why: `A DestinationRule applies to the service whose name is its \'host\'. When no Service or ServiceEntry
 has that name, the rule applies to nothing: its traffic policy (mTLS mode, connection pool,
 outlier detection) is silently ignored and its subsets exist for no service, so every route to
-them answers ` + "`503 NC`" + `. With Argo Rollouts subset-level routing, the controller keeps patching the
-subsets of a rule no proxy uses. ` + "`istioctl analyze`" + ` (IST0174) checks this only against a live
+them answers \'503 NC\'. With Argo Rollouts subset-level routing, the controller keeps patching the
+subsets of a rule no proxy uses. \'istioctl analyze\' (IST0174) checks this only against a live
 cluster.
 
 Same policy as RL3001: a cluster-local host is checked only when the bundle holds Services of
 its namespace; external hosts only against the bundle's ServiceEntries (wildcards included) and
-never reported missing. Wildcard DestinationRule hosts (` + "`*.local`" + `) are not checked.
-
-Bad:
-
-` + "```yaml" + `
+never reported missing. Wildcard DestinationRule hosts (\'*.local\') are not checked.`,
+		Bad: `
 kind: Service
 metadata: {name: reviews, namespace: shop}
 ---
@@ -35,14 +33,13 @@ kind: DestinationRule
 metadata: {name: reviews, namespace: shop}
 spec:
   host: review            # no such Service
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 spec:
   host: reviews
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		svcNamespaces := namespacesWith(g, "Service")

@@ -17,27 +17,25 @@ var DuplicateDestinationRule = &rules.Rule{
 	ID: "RL3006", Name: "duplicate-destinationrule-host", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"DestinationRule"}, Tags: []string{"istio"},
 	Summary: "Two DestinationRules in one namespace configure the same host; Istio merges them first-wins.",
-	Doc: `When several DestinationRules of one namespace, visible in a common namespace through
-` + "`exportTo`" + ` and without ` + "`workloadSelector`" + `, configure the same host, Istio merges them in creation
+	Doc: rules.Doc{
+		Why: `When several DestinationRules of one namespace, visible in a common namespace through
+\'exportTo\' and without \'workloadSelector\', configure the same host, Istio merges them in creation
 order: subsets are concatenated, a subset name defined twice keeps only the first definition, and
-only the first rule's top-level ` + "`trafficPolicy`" + ` (TLS mode, load balancer, outlier detection)
+only the first rule's top-level \'trafficPolicy\' (TLS mode, load balancer, outlier detection)
 applies. Which object is "first" depends on creation time, so the effective policy can differ
 between clusters and after a re-sync. With Argo Rollouts subset-level routing this is how a
 canary subset ends up selecting the wrong pods (the controller patches one rule, the other rule's
-stale subset of the same name wins) or how mTLS settings silently vanish (` + "`503 UF`" + `/` + "`URX`" + `).
-` + "`istioctl analyze`" + ` has no check for this.
+stale subset of the same name wins) or how mTLS settings silently vanish (\'503 UF\'/\'URX\').
+\'istioctl analyze\' has no check for this.
 
-Policy: hosts are compared fully qualified (` + "`reviews`" + `, ` + "`reviews.shop`" + ` and
-` + "`reviews.shop.svc.cluster.local`" + ` in namespace ` + "`shop`" + ` are one host). Rules in different namespaces
+Policy: hosts are compared fully qualified (\'reviews\', \'reviews.shop\' and
+\'reviews.shop.svc.cluster.local\' in namespace \'shop\' are one host). Rules in different namespaces
 are not reported: Istio picks the client's namespace first, then the service's, then the root
-namespace (` + "`istio-system`" + `), which is intended layering, not a conflict. Rules with a
-` + "`workloadSelector`" + ` are never merged and are skipped.
+namespace (\'istio-system\'), which is intended layering, not a conflict. Rules with a
+\'workloadSelector\' are never merged and are skipped.
 
-Fix: keep one DestinationRule per host and namespace, with all its subsets and policy.
-
-Bad:
-
-` + "```yaml" + `
+Fix: keep one DestinationRule per host and namespace, with all its subsets and policy.`,
+		Bad: `
 kind: DestinationRule
 metadata: {name: reviews, namespace: shop}
 spec:
@@ -49,18 +47,17 @@ metadata: {name: reviews-mtls, namespace: shop}
 spec:
   host: reviews.shop.svc.cluster.local
   trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 kind: DestinationRule
 metadata: {name: reviews, namespace: shop}
 spec:
   host: reviews
   trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}
   subsets: [{name: stable, labels: {app: reviews}}, {name: canary, labels: {app: reviews}}]
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		for _, r := range g.OfKind("DestinationRule") {

@@ -17,23 +17,21 @@ var DuplicateMeshHost = &rules.Rule{
 	ID: "RL3005", Name: "duplicate-mesh-virtualservice-host", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
 	Summary: "Two mesh VirtualServices define the same host: sidecars apply only one of them.",
-	Doc: `For the sidecars (the ` + "`mesh`" + ` gateway, which a VirtualService without ` + "`gateways`" + ` is bound to) one
+	Doc: rules.Doc{
+		Why: `For the sidecars (the \'mesh\' gateway, which a VirtualService without \'gateways\' is bound to) one
 host has one route table. When two VirtualServices visible in the same namespace list the same
 host, Istio does not merge them: sidecars use one (in practice the oldest) and silently drop the
 other's routes. Which one wins can change when an object is recreated, so a canary split, a
 retry policy or a header route works in one cluster and not in the next. A Rollout managing the
 losing VirtualService moves weights that no proxy applies.
 
-Hosts are compared fully qualified (` + "`reviews`" + ` in namespace ` + "`shop`" + ` is
-` + "`reviews.shop.svc.cluster.local`" + `), and two VirtualServices conflict only when their ` + "`exportTo`" + `
+Hosts are compared fully qualified (\'reviews\' in namespace \'shop\' is
+\'reviews.shop.svc.cluster.local\'), and two VirtualServices conflict only when their \'exportTo\'
 scopes share a namespace. VirtualServices bound only to named gateways are not compared (Istio
-merges those per gateway). ` + "`istioctl analyze`" + ` has the same check (IST0109).
+merges those per gateway). \'istioctl analyze\' has the same check (IST0109).
 
-Fix: merge the routes into one VirtualService per host, or narrow ` + "`exportTo`" + `.
-
-Bad:
-
-` + "```yaml" + `
+Fix: merge the routes into one VirtualService per host, or narrow \'exportTo\'.`,
+		Bad: `
 kind: VirtualService
 metadata: {name: reviews, namespace: shop}
 spec:
@@ -43,11 +41,8 @@ kind: VirtualService
 metadata: {name: reviews-retries, namespace: shop}
 spec:
   hosts: [reviews.shop.svc.cluster.local]   # same host, also mesh
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 kind: VirtualService
 metadata: {name: reviews, namespace: shop}
 spec:
@@ -56,7 +51,9 @@ spec:
   - name: primary
     retries: {attempts: 3}
     route: ...
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {

@@ -13,18 +13,16 @@ var DuplicateRouteDestination = &rules.Rule{
 	ID: "RL3010", Name: "duplicate-route-destination", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
 	Summary: "One route lists the same destination (host, subset and port) twice.",
-	Doc: `Istio turns a route's destinations into one weighted cluster entry each; the same destination
+	Doc: rules.Doc{
+		Why: `Istio turns a route's destinations into one weighted cluster entry each; the same destination
 listed twice is the same cluster twice, and the effective share is the sum of both weights, which
 is not what either line says. With Argo Rollouts it is worse: the controller writes the stable (or
 canary) weight into *every* matching destination, so a duplicated stable destination doubles the
-stable share and the canary receives far less than the step's ` + "`setWeight`" + ` (for ` + "`setWeight: 10`" + `,
-10/(90+90+10) ≈ 5%). Hosts are compared fully qualified. ` + "`istioctl analyze`" + ` does not check this.
+stable share and the canary receives far less than the step's \'setWeight\' (for \'setWeight: 10\',
+10/(90+90+10) ≈ 5%). Hosts are compared fully qualified. \'istioctl analyze\' does not check this.
 
-Fix: keep one entry per destination.
-
-Bad:
-
-` + "```yaml" + `
+Fix: keep one entry per destination.`,
+		Bad: `
   http:
   - name: primary
     route:
@@ -34,11 +32,8 @@ Bad:
       weight: 0
     - destination: {host: reviews, subset: canary}
       weight: 10
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
   http:
   - name: primary
     route:
@@ -46,7 +41,9 @@ Good:
       weight: 90
     - destination: {host: reviews, subset: canary}
       weight: 10
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		type key struct {
 			fqdn, subset string

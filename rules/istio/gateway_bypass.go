@@ -14,21 +14,19 @@ var GatewayBypassesSplit = &rules.Rule{
 	ID: "RL3003", Name: "gateway-bypasses-mesh-split", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
 	Summary: "A gateway VirtualService routes to a bare host whose traffic a mesh VirtualService splits: ingress traffic bypasses the canary.",
-	Doc: `A VirtualService applies only to the proxies it is bound to: one without ` + "`gateways`" + ` (or with
-` + "`mesh`" + `) programs the sidecars, one bound to a Gateway programs that gateway. When the ingress
-gateway's VirtualService routes to ` + "`host: reviews`" + ` with no subset, the gateway sends the request
-straight to all ` + "`reviews`" + ` endpoints: the subset or weighted split that a mesh VirtualService
-defines for ` + "`reviews`" + ` is never consulted for ingress traffic. With Argo Rollouts this means the
+	Doc: rules.Doc{
+		Why: `A VirtualService applies only to the proxies it is bound to: one without \'gateways\' (or with
+\'mesh\') programs the sidecars, one bound to a Gateway programs that gateway. When the ingress
+gateway's VirtualService routes to \'host: reviews\' with no subset, the gateway sends the request
+straight to all \'reviews\' endpoints: the subset or weighted split that a mesh VirtualService
+defines for \'reviews\' is never consulted for ingress traffic. With Argo Rollouts this means the
 canary weights apply only to east-west calls; users coming through the gateway hit stable and
 canary pods in proportion to their replica counts, whatever step the rollout is at.
-` + "`istioctl analyze`" + ` warns about the subset form (IST0140) only against a live cluster.
+\'istioctl analyze\' warns about the subset form (IST0140) only against a live cluster.
 
 Fix: route the gateway VirtualService to the subsets itself (and let the Rollout manage that
-route too), or bind the splitting VirtualService to both the gateway and ` + "`mesh`" + `.
-
-Bad:
-
-` + "```yaml" + `
+route too), or bind the splitting VirtualService to both the gateway and \'mesh\'.`,
+		Bad: `
 kind: VirtualService
 metadata: {name: reviews-ingress}
 spec:
@@ -49,11 +47,8 @@ spec:
       weight: 90
     - destination: {host: reviews, subset: canary}
       weight: 10
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 kind: VirtualService
 metadata: {name: reviews}
 spec:
@@ -66,7 +61,9 @@ spec:
       weight: 90
     - destination: {host: reviews, subset: canary}
       weight: 10
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		// Mesh destinations that pick a subset, by FQDN of their host.

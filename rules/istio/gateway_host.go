@@ -14,19 +14,17 @@ var VirtualServiceHostNotInGateway = &rules.Rule{
 	ID: "RL3012", Name: "virtualservice-host-not-in-gateway", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService", "Gateway"}, Tags: []string{"istio"},
 	Summary: "A VirtualService is bound to a Gateway whose servers accept none of its hosts.",
-	Doc: `A Gateway takes from a bound VirtualService only the hosts its servers accept: a server host
-` + "`ns/host`" + ` (` + "`*/`" + ` any namespace, ` + "`./`" + ` the Gateway's own, no prefix = any) where ` + "`host`" + ` is exact, a
-` + "`*.suffix`" + ` wildcard or ` + "`*`" + `. When none of the VirtualService's hosts is accepted, the binding programs
-nothing and requests for those hosts get ` + "`404`" + ` (no route) at the ingress: the canary never receives
+	Doc: rules.Doc{
+		Why: `A Gateway takes from a bound VirtualService only the hosts its servers accept: a server host
+\'ns/host\' (\'*/\' any namespace, \'./\' the Gateway's own, no prefix = any) where \'host\' is exact, a
+\'*.suffix\' wildcard or \'*\'. When none of the VirtualService's hosts is accepted, the binding programs
+nothing and requests for those hosts get \'404\' (no route) at the ingress: the canary never receives
 ingress traffic, and neither does stable. Typical causes: a host typo, the VirtualService in a
-namespace the server's ` + "`ns/`" + ` prefix excludes, or a Gateway that was narrowed.
-` + "`istioctl analyze`" + ` reports the same (IST0132); rolloutlint names the hosts on both sides.
+namespace the server's \'ns/\' prefix excludes, or a Gateway that was narrowed.
+\'istioctl analyze\' reports the same (IST0132); rolloutlint names the hosts on both sides.
 
-Only Gateways in the bundle are checked (RL3004 covers missing ones).
-
-Bad:
-
-` + "```yaml" + `
+Only Gateways in the bundle are checked (RL3004 covers missing ones).`,
+		Bad: `
 kind: Gateway
 metadata: {name: public, namespace: istio-system}
 spec:
@@ -39,13 +37,12 @@ metadata: {name: reviews, namespace: books}        # not namespace shop
 spec:
   hosts: [reviews.shop.example.com]
   gateways: [istio-system/public]
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
     hosts: ["shop/*.shop.example.com", "books/reviews.shop.example.com"]
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		accepts := map[*graph.Resource]*gatewayHosts{}

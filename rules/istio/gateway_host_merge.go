@@ -15,24 +15,22 @@ var GatewayHostShadowed = &rules.Rule{
 	ID: "RL3011", Name: "gateway-host-route-shadowed", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService", "Gateway"}, Tags: []string{"istio"},
 	Summary: "Two VirtualServices bind the same host to one Gateway and one has a catch-all route: the other's routes may never match.",
-	Doc: `On a Gateway, Istio merges the http routes of every VirtualService bound to it for the same
-host into one list, ordered by the VirtualServices' creation time. A route without ` + "`match`" + ` matches
+	Doc: rules.Doc{
+		Why: `On a Gateway, Istio merges the http routes of every VirtualService bound to it for the same
+host into one list, ordered by the VirtualServices' creation time. A route without \'match\' matches
 every request, so when the older VirtualService has one, none of the newer VirtualService's routes
 for that host is ever reached: ingress traffic ignores them (and a Rollout managing them shifts
 weights no request sees). Which object is older depends on the cluster's history, so the same
-manifests behave differently in two clusters. ` + "`istioctl analyze`" + ` checks duplicate hosts only for
-` + "`mesh`" + ` (istio/istio#37500).
+manifests behave differently in two clusters. \'istioctl analyze\' checks duplicate hosts only for
+\'mesh\' (istio/istio#37500).
 
 Reported when at least one of the VirtualServices sharing a host on a Gateway has a catch-all
-http route. Gateway references are resolved (` + "`name`" + ` in the VirtualService namespace,
-` + "`namespace/name`" + `), hosts compared fully qualified.
+http route. Gateway references are resolved (\'name\' in the VirtualService namespace,
+\'namespace/name\'), hosts compared fully qualified.
 
 Fix: keep one VirtualService per host and Gateway, or give every route of the shared host a
-` + "`match`" + ` so that the order does not matter.
-
-Bad:
-
-` + "```yaml" + `
+\'match\' so that the order does not matter.`,
+		Bad: `
 kind: VirtualService
 metadata: {name: shop}
 spec:
@@ -49,11 +47,8 @@ spec:
   http:
   - match: [{uri: {prefix: /checkout}}]
     route: [{destination: {host: checkout}}]           # never reached if "shop" is older
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 kind: VirtualService
 metadata: {name: shop}
 spec:
@@ -63,7 +58,9 @@ spec:
   - match: [{uri: {prefix: /checkout}}]
     route: [{destination: {host: checkout}}]
   - route: [{destination: {host: frontend}}]
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		type binding struct {
 			vs       *graph.Resource

@@ -13,26 +13,24 @@ var GatewayMissing = &rules.Rule{
 	ID: "RL3004", Name: "gateway-not-in-bundle", Severity: rules.Info, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService", "Gateway"}, Tags: []string{"istio"},
 	Summary: "A VirtualService is bound to a Gateway the bundle does not define.",
-	Doc: `A VirtualService bound to a Gateway that does not exist programs no proxy for that binding: the
-ingress host answers ` + "`404`" + ` (no route) and the canary never sees ingress traffic.
+	Doc: rules.Doc{
+		Why: `A VirtualService bound to a Gateway that does not exist programs no proxy for that binding: the
+ingress host answers \'404\' (no route) and the canary never sees ingress traffic.
 
 Gateways are usually owned by a platform team and kept in another repository, so a reference
 to a Gateway outside the bundle is normal. The policy:
 
-- ` + "`mesh`" + ` is the sidecars, not a Gateway, and is never reported.
-- ` + "`name`" + ` and ` + "`./name`" + ` resolve in the VirtualService's namespace, ` + "`namespace/name`" + ` in that
-  namespace, and the legacy ` + "`name.namespace`" + ` form as istiod resolves it (second label = namespace).
+- \'mesh\' is the sidecars, not a Gateway, and is never reported.
+- \'name\' and \'./name\' resolve in the VirtualService's namespace, \'namespace/name\' in that
+  namespace, and the legacy \'name.namespace\' form as istiod resolves it (second label = namespace).
 - When the bundle defines **no** Gateway in the referenced namespace, the bundle is partial:
   **info**, so that you can see what was not checked.
 - When the bundle defines other Gateways in that namespace but not this one, the reference is most
   likely a typo or a wrong namespace: **warning**, with the closest Gateway name as a hint.
 
-References in ` + "`spec.gateways`" + ` and in ` + "`http[].match[].gateways`" + ` are checked. Istio Gateways and
-Gateway API Gateways both count.
-
-Bad:
-
-` + "```yaml" + `
+References in \'spec.gateways\' and in \'http[].match[].gateways\' are checked. Istio Gateways and
+Gateway API Gateways both count.`,
+		Bad: `
 kind: Gateway
 metadata: {name: public-gateway, namespace: istio-system}
 ---
@@ -40,14 +38,13 @@ kind: VirtualService
 metadata: {name: shop, namespace: shop}
 spec:
   gateways: [public-gateway]   # resolves to shop/public-gateway, which does not exist
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 spec:
   gateways: [istio-system/public-gateway]
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		gwNamespaces := namespacesWith(g, "Gateway")

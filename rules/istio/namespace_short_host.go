@@ -14,35 +14,32 @@ var NamespaceShortHost = &rules.Rule{
 	ID: "RL3007", Name: "unexpanded-short-host", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService", "DestinationRule", "Service"}, Tags: []string{"istio"},
 	Summary: "A host written `name.namespace` (or `name.namespace.svc`) is not expanded by Istio and names no Service.",
-	Doc: `Istio expands only a bare short name (` + "`reviews`" + `, no dot) to
-` + "`reviews.<namespace>.svc.cluster.local`" + `. Any host with a dot is taken literally, so ` + "`reviews.prod`" + ` and
-` + "`reviews.prod.svc`" + `, which Kubernetes DNS resolves, are *not* the Service
-` + "`reviews.prod.svc.cluster.local`" + ` for Istio:
+	Doc: rules.Doc{
+		Why: `Istio expands only a bare short name (\'reviews\', no dot) to
+\'reviews.<namespace>.svc.cluster.local\'. Any host with a dot is taken literally, so \'reviews.prod\' and
+\'reviews.prod.svc\', which Kubernetes DNS resolves, are *not* the Service
+\'reviews.prod.svc.cluster.local\' for Istio:
 
-- as a ` + "`destination.host`" + `, the route points at a cluster that does not exist: ` + "`503 NC`" + `;
-- as a DestinationRule ` + "`host`" + `, the rule applies to nothing: its subsets are undefined
-  (routes to them fail with ` + "`503 NC`" + `) and its traffic policy (mTLS, outlier detection) is ignored;
-- in VirtualService ` + "`hosts`" + `, the routes are not attached to the Service: callers using its
+- as a \'destination.host\', the route points at a cluster that does not exist: \'503 NC\';
+- as a DestinationRule \'host\', the rule applies to nothing: its subsets are undefined
+  (routes to them fail with \'503 NC\') and its traffic policy (mTLS, outlier detection) is ignored;
+- in VirtualService \'hosts\', the routes are not attached to the Service: callers using its
   usual names bypass them (a canary split that never happens).
 
 Reported only when the bundle defines the Service the host seems to mean, so external domains
-such as ` + "`example.com`" + ` are never mistaken for ` + "`name.namespace`" + `. The fix is the fully qualified name.
-
-Bad:
-
-` + "```yaml" + `
+such as \'example.com\' are never mistaken for \'name.namespace\'. The fix is the fully qualified name.`,
+		Bad: `
 kind: DestinationRule
 metadata: {name: reviews, namespace: shop}
 spec:
   host: reviews.prod
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 spec:
   host: reviews.prod.svc.cluster.local
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		check := func(r *graph.Resource, host, path, effect string) {

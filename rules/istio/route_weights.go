@@ -46,38 +46,35 @@ var RouteWeights = &rules.Rule{
 	ID: "RL3009", Name: "route-weights", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
 	Summary: "A route not managed by a Rollout splits traffic with weights that do not sum to 100, or are all zero.",
-	Doc: `Istio treats destination weights as relative: a route with weights 90 and 20 sends 82% and 18%,
+	Doc: rules.Doc{
+		Why: `Istio treats destination weights as relative: a route with weights 90 and 20 sends 82% and 18%,
 not 90% and 20%, and nothing warns (Istio dropped the "must sum to 100" validation). A destination
-without ` + "`weight`" + ` next to weighted ones gets weight 0 and no traffic. When every destination of a
+without \'weight\' next to weighted ones gets weight 0 and no traffic. When every destination of a
 multi-destination route has weight 0, the Istio validating webhook rejects the VirtualService
-(` + "`total destination weight = 0`" + `), so the whole apply fails.
+(\'total destination weight = 0\'), so the whole apply fails.
 
 Routes managed by an Argo Rollouts Rollout are skipped: the controller rewrites their weights at
 every step (the RL2xxx rules check those).
 
-Fix: give every destination an explicit weight and make them sum to 100.
-
-Bad:
-
-` + "```yaml" + `
+Fix: give every destination an explicit weight and make them sum to 100.`,
+		Bad: `
   http:
   - route:
     - destination: {host: reviews, subset: v1}
       weight: 90
     - destination: {host: reviews, subset: v2}
       weight: 20
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
   http:
   - route:
     - destination: {host: reviews, subset: v1}
       weight: 80
     - destination: {host: reviews, subset: v2}
       weight: 20
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {

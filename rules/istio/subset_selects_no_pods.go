@@ -24,23 +24,21 @@ var SubsetSelectsNoPods = &rules.Rule{
 	ID: "RL3008", Name: "subset-selects-no-pods", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"DestinationRule", "Service", "Rollout", "Deployment", "StatefulSet"}, Tags: []string{"istio"},
 	Summary: "A DestinationRule subset's labels match no pod template behind the host's Service.",
-	Doc: `A subset's endpoints are the Service's endpoints whose pods also carry every label of the subset.
-If no pod can carry them (a typo, a ` + "`version`" + ` label the template does not set, the label of
-another app), the subset is empty and every request routed to it fails with ` + "`503 UH`" + ` (no healthy
-upstream). ` + "`istioctl analyze`" + ` (IST0173) checks subsets against live pods only, and Kiali flags
+	Doc: rules.Doc{
+		Why: `A subset's endpoints are the Service's endpoints whose pods also carry every label of the subset.
+If no pod can carry them (a typo, a \'version\' label the template does not set, the label of
+another app), the subset is empty and every request routed to it fails with \'503 UH\' (no healthy
+upstream). \'istioctl analyze\' (IST0173) checks subsets against live pods only, and Kiali flags
 Argo Rollouts subsets as invalid because it does not know the controller adds labels.
 
 rolloutlint checks against the pod templates of the bundle: the workloads (Rollout, Deployment,
 StatefulSet, DaemonSet, ReplicaSet) in the Service's namespace whose template labels satisfy the
 Service selector. A subset passes when one of them carries all of its labels. Labels that a
-controller adds are accepted: ` + "`rollouts-pod-template-hash`" + ` (Argo Rollouts writes it into the stable
-and canary subsets), and a Rollout's ` + "`canaryMetadata`" + `/` + "`stableMetadata`" + ` (and blue-green
-` + "`activeMetadata`" + `/` + "`previewMetadata`" + `) labels. Nothing is reported when the Service or its
-workloads are not in the bundle.
-
-Bad:
-
-` + "```yaml" + `
+controller adds are accepted: \'rollouts-pod-template-hash\' (Argo Rollouts writes it into the stable
+and canary subsets), and a Rollout's \'canaryMetadata\'/\'stableMetadata\' (and blue-green
+\'activeMetadata\'/\'previewMetadata\') labels. Nothing is reported when the Service or its
+workloads are not in the bundle.`,
+		Bad: `
 kind: Rollout
 spec:
   template:
@@ -53,15 +51,14 @@ spec:
   subsets:
   - name: canary
     labels: {app: reviews, version: v2}   # no pod has version=v2
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
   subsets:
   - name: canary
     labels: {app: reviews}   # Argo Rollouts adds rollouts-pod-template-hash
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		idx := indexWorkloads(g)

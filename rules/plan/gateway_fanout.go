@@ -14,31 +14,26 @@ var GatewayFanout = &rules.Rule{
 	ID: "RL6003", Name: "mesh-route-pushes-every-gateway", Severity: rules.Info, Source: rules.SourceGo, OptIn: true,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: []string{"plan", "istio", "xds", "performance"},
 	Summary: "Each weight write on a mesh-only VirtualService is a full push to every gateway and to sidecars in every namespace.",
-	Doc: `istiod decides which proxies a VirtualService change reaches before it looks at the
-VirtualService's ` + "`gateways`" + `: every gateway proxy is pushed for every VirtualService change (the
+	Doc: rules.Doc{
+		Why: `istiod decides which proxies a VirtualService change reaches before it looks at the
+VirtualService's \'gateways\': every gateway proxy is pushed for every VirtualService change (the
 content only differs for gateways that bind it), and every sidecar whose scope imports the
-VirtualService is pushed too. A VirtualService bound only to the mesh, with no ` + "`exportTo`" + ` and
-no ` + "`Sidecar`" + ` egress list narrowing it, is imported by sidecars in every namespace. A canary
+VirtualService is pushed too. A VirtualService bound only to the mesh, with no \'exportTo\' and
+no \'Sidecar\' egress list narrowing it, is imported by sidecars in every namespace. A canary
 on it then costs one full push to the whole mesh per step.
 
 The gateway part cannot be avoided, but the sidecar part can: export the VirtualService only
-to the namespaces that call the service, and give those namespaces a ` + "`Sidecar`" + ` with egress
-hosts, so that only their proxies recompute.
-
-Bad:
-
-` + "```yaml" + `
+to the namespaces that call the service, and give those namespaces a \'Sidecar\' with egress
+hosts, so that only their proxies recompute.`,
+		Bad: `
 kind: VirtualService
 metadata: {name: pay, namespace: pay}
 spec:
   hosts: [pay]          # mesh-only, exported everywhere
   http:
   - route: [...]
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 kind: VirtualService
 metadata: {name: pay, namespace: pay}
 spec:
@@ -46,7 +41,9 @@ spec:
   exportTo: [".", checkout]
   http:
   - route: [...]
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		preds, m, err := predicted(p)
 		if err != nil {

@@ -15,32 +15,27 @@ var MissingDestination = &rules.Rule{
 	ID: "RL6001", Name: "step-traffic-to-missing-destination", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService", "DestinationRule", "Service"}, Tags: []string{"plan", "istio"},
 	Summary: "A canary step first sends traffic to a DestinationRule subset or Service host that does not exist (503 NC).",
-	Doc: `Istio renders a route destination into Envoy's route table even when the subset is defined
+	Doc: rules.Doc{
+		Why: `Istio renders a route destination into Envoy's route table even when the subset is defined
 by no DestinationRule, or the host by no Service: the cluster is simply never created. Envoy
-then answers every request that picks that destination with **503 and response flag ` + "`NC`" + `**
+then answers every request that picks that destination with **503 and response flag \'NC\'**
 (no cluster found). With weighted destinations only the picked share fails, and a weight of 0
 is dropped from the route, so nothing breaks until the step that first gives the destination
-traffic: a canary that looked healthy at ` + "`setWeight: 0`" + ` fails at the first real step, and
+traffic: a canary that looked healthy at \'setWeight: 0\' fails at the first real step, and
 an analysis run then sees the errors and aborts.
 
 rolloutlint plays the steps and reports the step, the route and the share of requests that
 fail. Fix it by adding the subset to the DestinationRule for the host (or the Service), or by
-correcting the subset name in the Rollout and the VirtualService.
-
-Bad:
-
-` + "```yaml" + `
+correcting the subset name in the Rollout and the VirtualService.`,
+		Bad: `
           destinationRule:
             name: reviews
             stableSubsetName: stable
             canarySubsetName: canary     # the DestinationRule defines stable and v2 only
       steps:
       - setWeight: 20                    # 20% of requests: 503 NC
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
 kind: DestinationRule
 spec:
   host: reviews
@@ -49,7 +44,9 @@ spec:
     labels: {app: reviews}
   - name: canary
     labels: {app: reviews}
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		// Only the Argo side matters here: the plans' states, not their
 		// writes nor the xDS prediction, which is computed only when an

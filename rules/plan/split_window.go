@@ -17,40 +17,37 @@ var SplitWindow = &rules.Rule{
 	ID: "RL6002", Name: "selector-and-weight-in-separate-pushes", Severity: rules.Info, Source: rules.SourceGo, OptIn: true,
 	Kinds: []string{"Rollout", "Service", "VirtualService"}, Tags: []string{"plan", "istio", "xds"},
 	Summary: "A Service selector switch and a weight shift onto that Service reach the proxies in different pushes: a brief mixed state.",
-	Doc: `With a host-level split, promotion makes two API writes in one reconcile: the stable Service's
-selector moves to the new ` + "`rollouts-pod-template-hash`" + ` and the VirtualService sends the canary's
+	Doc: rules.Doc{
+		Why: `With a host-level split, promotion makes two API writes in one reconcile: the stable Service's
+selector moves to the new \'rollouts-pod-template-hash\' and the VirtualService sends the canary's
 share back to the stable Service. Istio pushes the weight at once (a full push, RDS), but the
 stable Service's endpoints only change after the Kubernetes EndpointSlice controller has
 reconciled the new selector, which arrives as a separate incremental EDS push. Between the two,
 proxies send the shifted share to the stable Service while it still holds the **old** pods: a
 short window where requests that were already on the new version go back to the old one
-(usually seconds; the old ReplicaSet is still up for ` + "`scaleDownDelaySeconds`" + `).
+(usually seconds; the old ReplicaSet is still up for \'scaleDownDelaySeconds\').
 
 This is informational: it is how a host-level split behaves. A subset-level split does not
 have the gap (the DestinationRule label and the weight are both config changes that Istio
 merges in one debounce window and applies from pod labels it already knows). If the flap
-matters, use a subset-level split, or keep the old version compatible for that window.
-
-Bad:
-
-` + "```yaml" + `
+matters, use a subset-level split, or keep the old version compatible for that window.`,
+		Bad: `
     canary:
       stableService: web-stable      # host-level: selector switch + weight shift at promotion
       canaryService: web-canary
       trafficRouting:
         istio:
           virtualService: {name: web}
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
     canary:
       trafficRouting:
         istio:
           virtualService: {name: web}
           destinationRule: {name: web, stableSubsetName: stable, canarySubsetName: canary}
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		preds, m, err := predicted(p)
 		if err != nil {

@@ -13,26 +13,23 @@ var AntiAffinity = &rules.Rule{
 	ID: "RL1016", Name: "anti-affinity", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "antiAffinity sets neither or both of preferred/required, or a preferred weight outside 1..100.",
-	Doc: doc(`''antiAffinity'' keeps new pods away from the nodes of the old ReplicaSet, either as a
-preference (with a ''weight'' 1..100 used by the scheduler) or as a requirement. Argo Rollouts
+	Doc: rules.Doc{
+		Why: `\'antiAffinity\' keeps new pods away from the nodes of the old ReplicaSet, either as a
+preference (with a \'weight\' 1..100 used by the scheduler) or as a requirement. Argo Rollouts
 rejects a block with neither or both ("AntiAffinity must have exactly one strategy listed")
-and a weight outside 1..100; the Rollout is ''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+and a weight outside 1..100; the Rollout is \'InvalidSpec\'.`,
+		Bad: `
     canary:
       antiAffinity:
         preferredDuringSchedulingIgnoredDuringExecution: {weight: 0}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       antiAffinity:
         preferredDuringSchedulingIgnoredDuringExecution: {weight: 50}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			check := func(base string, a *v1alpha1.AntiAffinity) {

@@ -13,23 +13,18 @@ var CanaryScaleNoRouting = &rules.Rule{
 	ID: "RL1008", Name: "set-canary-scale-without-routing", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "A setCanaryScale step in a canary without trafficRouting.",
-	Doc: doc(`''setCanaryScale'' decouples the canary's replica count from its traffic weight. Without
-''trafficRouting'' the weight *is* the replica ratio, so there is nothing to decouple: Argo
+	Doc: rules.Doc{
+		Why: `\'setCanaryScale\' decouples the canary's replica count from its traffic weight. Without
+\'trafficRouting\' the weight *is* the replica ratio, so there is nothing to decouple: Argo
 Rollouts rejects the Rollout ("SetCanaryScale requires TrafficRouting to be set") and it
-stays ''InvalidSpec''. Either configure traffic routing or use ''setWeight'' alone.
-
-Bad:
-
-~~~yaml
+stays \'InvalidSpec\'. Either configure traffic routing or use \'setWeight\' alone.`,
+		Bad: `
     canary:
       steps:
       - setCanaryScale: {replicas: 1}
       - setWeight: 20
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       canaryService: checkout-canary
       stableService: checkout-stable
@@ -39,7 +34,9 @@ Good:
       steps:
       - setCanaryScale: {replicas: 1}
       - setWeight: 20
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.SetCanaryScale == nil || routingOf(ro) != nil {

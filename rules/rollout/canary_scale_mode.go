@@ -15,28 +15,25 @@ var CanaryScaleMode = &rules.Rule{
 	ID: "RL1022", Name: "set-canary-scale-mode", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "A setCanaryScale step sets several of matchTrafficWeight, replicas and weight (only one is used), none, or a weight outside 0..100.",
-	Doc: doc(`''setCanaryScale'' picks the canary's replica count in one of three ways. Argo Rollouts does not
-validate the step; it uses ''matchTrafficWeight: true'' if set, else ''replicas'', else ''weight''
-(percent of ''spec.replicas''), and silently ignores the others. An empty ''setCanaryScale: {}''
-behaves like ''matchTrafficWeight''. A ''weight'' above 100 asks for more canary pods than the
-Rollout's replicas; a negative one or negative ''replicas'' is meaningless. The canary then
-runs with a different capacity than the author expected, which is found only under load.
-
-Bad:
-
-~~~yaml
+	Doc: rules.Doc{
+		Why: `\'setCanaryScale\' picks the canary's replica count in one of three ways. Argo Rollouts does not
+validate the step; it uses \'matchTrafficWeight: true\' if set, else \'replicas\', else \'weight\'
+(percent of \'spec.replicas\'), and silently ignores the others. An empty \'setCanaryScale: {}\'
+behaves like \'matchTrafficWeight\'. A \'weight\' above 100 asks for more canary pods than the
+Rollout's replicas; a negative one or negative \'replicas\' is meaningless. The canary then
+runs with a different capacity than the author expected, which is found only under load.`,
+		Bad: `
       steps:
       - setCanaryScale: {replicas: 2, weight: 50}
       - setWeight: 50
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
       steps:
       - setCanaryScale: {weight: 50}
       - setWeight: 50
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			sc := s.SetCanaryScale

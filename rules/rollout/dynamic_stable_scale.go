@@ -13,31 +13,28 @@ var DynamicStableScale = &rules.Rule{
 	ID: "RL1011", Name: "scale-down-settings", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "dynamicStableScale with scaleDownDelaySeconds, or either of them without trafficRouting.",
-	Doc: doc(`''scaleDownDelaySeconds'' keeps the old ReplicaSet up after traffic moved away from it, and
-''dynamicStableScale'' scales the stable ReplicaSet down as the canary weight grows. Both
+	Doc: rules.Doc{
+		Why: `\'scaleDownDelaySeconds\' keeps the old ReplicaSet up after traffic moved away from it, and
+\'dynamicStableScale\' scales the stable ReplicaSet down as the canary weight grows. Both
 only make sense when a router, not the replica ratio, decides where traffic goes, and they
 contradict each other (one keeps the old pods, the other removes them early). Argo Rollouts
 rejects each of these combinations ("Canary dynamicStableScale cannot be used with
 scaleDownDelaySeconds", "... can only be used with traffic routing") and marks the Rollout
-''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+\'InvalidSpec\'.`,
+		Bad: `
     canary:
       dynamicStableScale: true
       scaleDownDelaySeconds: 30
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       dynamicStableScale: true
       trafficRouting:
         istio:
           virtualService: {name: checkout, routes: [primary]}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			c := canaryOf(ro)

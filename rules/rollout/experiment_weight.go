@@ -13,31 +13,28 @@ var ExperimentWeight = &rules.Rule{
 	ID: "RL1014", Name: "experiment-weight-routing", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "An experiment template sets weight without trafficRouting, or with a router other than Istio, SMI, ALB or a plugin.",
-	Doc: doc(`An experiment template's ''weight'' sends a share of traffic to the experiment's own
+	Doc: rules.Doc{
+		Why: `An experiment template's \'weight\' sends a share of traffic to the experiment's own
 ReplicaSet. That needs a router that can add a third destination: Istio, SMI, ALB or a
-plugin. Without ''trafficRouting'' Argo Rollouts rejects the Rollout ("Experiment template
+plugin. Without \'trafficRouting\' Argo Rollouts rejects the Rollout ("Experiment template
 weight cannot be set unless TrafficRouting is enabled"); with nginx, Apisix, Ambassador,
-App Mesh or Traefik it rejects it too. The Rollout is ''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+App Mesh or Traefik it rejects it too. The Rollout is \'InvalidSpec\'.`,
+		Bad: `
     canary:
       steps:
       - experiment:
           templates:
           - {name: baseline, specRef: stable, weight: 10}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       steps:
       - experiment:
           templates:
           - {name: baseline, specRef: stable}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.Experiment == nil {

@@ -13,29 +13,26 @@ var IstioVirtualServiceFields = &rules.Rule{
 	ID: "RL1012", Name: "istio-virtualservice-one-form", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "trafficRouting.istio sets both virtualService and virtualServices, or neither.",
-	Doc: doc(`Istio traffic routing names the VirtualService(s) to rewrite either with ''virtualService''
-(one) or ''virtualServices'' (a list), never both, and needs one of them. The controller rejects
-the Rollout ("either VirtualService or VirtualServices must be configured"). ''kubectl argo
-rollouts lint'' does not check this, so it is typically found only when the Rollout is
-already applied and stuck ''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+	Doc: rules.Doc{
+		Why: `Istio traffic routing names the VirtualService(s) to rewrite either with \'virtualService\'
+(one) or \'virtualServices\' (a list), never both, and needs one of them. The controller rejects
+the Rollout ("either VirtualService or VirtualServices must be configured"). \'kubectl argo
+rollouts lint\' does not check this, so it is typically found only when the Rollout is
+already applied and stuck \'InvalidSpec\'.`,
+		Bad: `
         istio:
           virtualService: {name: checkout, routes: [primary]}
           virtualServices:
           - {name: checkout-internal, routes: [primary]}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
         istio:
           virtualServices:
           - {name: checkout, routes: [primary]}
           - {name: checkout-internal, routes: [primary]}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			tr := routingOf(ro)

@@ -12,27 +12,24 @@ var MaxTrafficWeight = &rules.Rule{
 	ID: "RL1015", Name: "max-traffic-weight-router", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "trafficRouting.maxTrafficWeight with a router other than nginx or a plugin (Istio weights are always out of 100).",
-	Doc: doc(`''maxTrafficWeight'' changes the scale of ''setWeight'' for routers whose weights are not
+	Doc: rules.Doc{
+		Why: `\'maxTrafficWeight\' changes the scale of \'setWeight\' for routers whose weights are not
 percentages (nginx, plugins). Istio VirtualService weights always add up to 100, so Argo
 Rollouts rejects the field with any other router ("Canary maxTrafficWeight in traffic
-routing only supported in Nginx and Plugins") and the Rollout is ''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+routing only supported in Nginx and Plugins") and the Rollout is \'InvalidSpec\'.`,
+		Bad: `
       trafficRouting:
         maxTrafficWeight: 1000
         istio:
           virtualService: {name: checkout, routes: [primary]}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
       trafficRouting:
         istio:
           virtualService: {name: checkout, routes: [primary]}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			tr := routingOf(ro)

@@ -15,25 +15,22 @@ var NegativeCount = &rules.Rule{
 	ID: "RL1021", Name: "negative-count", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "replicas, minReadySeconds, revisionHistoryLimit or progressDeadlineSeconds is negative (error), or a strategy delay or count is (warning).",
-	Doc: doc(`Counts and durations of a Rollout cannot be negative. Argo Rollouts rejects ''replicas'',
-''minReadySeconds'', ''revisionHistoryLimit'' and ''progressDeadlineSeconds'' below zero ("must be
-greater than or equal to 0") and the Rollout is ''InvalidSpec''. Negative strategy delays and
-counts (''scaleDownDelaySeconds'', ''abortScaleDownDelaySeconds'', ''minPodsPerReplicaSet'',
-''autoPromotionSeconds'') are accepted but make no sense; they are reported as warnings.
-
-Bad:
-
-~~~yaml
+	Doc: rules.Doc{
+		Why: `Counts and durations of a Rollout cannot be negative. Argo Rollouts rejects \'replicas\',
+\'minReadySeconds\', \'revisionHistoryLimit\' and \'progressDeadlineSeconds\' below zero ("must be
+greater than or equal to 0") and the Rollout is \'InvalidSpec\'. Negative strategy delays and
+counts (\'scaleDownDelaySeconds\', \'abortScaleDownDelaySeconds\', \'minPodsPerReplicaSet\',
+\'autoPromotionSeconds\') are accepted but make no sense; they are reported as warnings.`,
+		Bad: `
 spec:
   replicas: -1
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
 spec:
   replicas: 1
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			// check reports a negative value: an error where Argo Rollouts

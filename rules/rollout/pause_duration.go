@@ -14,30 +14,27 @@ var PauseDuration = &rules.Rule{
 	ID: "RL1003", Name: "pause-duration", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "A pause step's duration is negative, unparsable (e.g. \"1d\") or an explicit 0.",
-	Doc: doc(`A ''pause'' step's ''duration'' is a number of seconds or a Go duration string (''30s'', ''10m'',
-''1h''). Argo Rollouts reads anything else (''1d'', ''10 minutes'') as -1 and rejects the Rollout
-with "Duration needs to be greater than 0": the Rollout is ''InvalidSpec'' and no step runs.
-A negative number is rejected the same way. An explicit ''duration: 0'' is accepted but
-does not pause at all, which is rarely what was meant: ''pause: {}'' (no duration) is
-the indefinite pause that waits for ''kubectl argo rollouts promote''. That case is a warning.
-
-Bad:
-
-~~~yaml
+	Doc: rules.Doc{
+		Why: `A \'pause\' step's \'duration\' is a number of seconds or a Go duration string (\'30s\', \'10m\',
+\'1h\'). Argo Rollouts reads anything else (\'1d\', \'10 minutes\') as -1 and rejects the Rollout
+with "Duration needs to be greater than 0": the Rollout is \'InvalidSpec\' and no step runs.
+A negative number is rejected the same way. An explicit \'duration: 0\' is accepted but
+does not pause at all, which is rarely what was meant: \'pause: {}\' (no duration) is
+the indefinite pause that waits for \'kubectl argo rollouts promote\'. That case is a warning.`,
+		Bad: `
       steps:
       - setWeight: 20
       - pause: {duration: 1d}
       - pause: {duration: -30}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
       steps:
       - setWeight: 20
       - pause: {duration: 24h}
       - pause: {}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.Pause == nil || s.Pause.Duration == nil {

@@ -13,31 +13,28 @@ var PingPongRouter = &rules.Rule{
 	ID: "RL1018", Name: "ping-pong-router", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "pingPong with traffic routing other than Istio, ALB or a plugin, or ALB ping-pong without alb.rootService.",
-	Doc: doc(`With ''pingPong'' the two Services swap the stable and canary roles at every promotion, so
+	Doc: rules.Doc{
+		Why: `With \'pingPong\' the two Services swap the stable and canary roles at every promotion, so
 the router must be one Argo Rollouts can re-point at either Service: Istio, ALB or a plugin.
 With nginx, SMI and the others the Rollout is rejected ("Ping-pong feature works with the
 ALB, Istio, and plugin-based traffic routers only"). ALB additionally needs
-''alb.rootService'', the Service the Ingress rule names ("Root service field is required for
+\'alb.rootService\', the Service the Ingress rule names ("Root service field is required for
 the configuration with ALB and ping-pong feature enabled"). Either way the Rollout is
-''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+\'InvalidSpec\'.`,
+		Bad: `
     canary:
       pingPong: {pingService: app-ping, pongService: app-pong}
       trafficRouting:
         nginx: {stableIngress: app}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       pingPong: {pingService: app-ping, pongService: app-pong}
       trafficRouting:
         alb: {ingress: app, servicePort: 80, rootService: app-root}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			c := canaryOf(ro)

@@ -15,25 +15,22 @@ var ProgressDeadline = &rules.Rule{
 	ID: "RL1017", Name: "progress-deadline", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "progressDeadlineSeconds (default 600) is not greater than minReadySeconds.",
-	Doc: doc(`A pod counts as available only ''minReadySeconds'' after it is ready, and the Rollout is
-declared stuck after ''progressDeadlineSeconds'' (default 600) without progress. A deadline
-that is not longer than ''minReadySeconds'' can never be met; Argo Rollouts rejects it ("must
-be greater than minReadySeconds") and the Rollout is ''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+	Doc: rules.Doc{
+		Why: `A pod counts as available only \'minReadySeconds\' after it is ready, and the Rollout is
+declared stuck after \'progressDeadlineSeconds\' (default 600) without progress. A deadline
+that is not longer than \'minReadySeconds\' can never be met; Argo Rollouts rejects it ("must
+be greater than minReadySeconds") and the Rollout is \'InvalidSpec\'.`,
+		Bad: `
 spec:
   minReadySeconds: 900
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
 spec:
   minReadySeconds: 900
   progressDeadlineSeconds: 1800
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			deadline := int32(defaultProgressDeadline)

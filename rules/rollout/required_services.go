@@ -12,34 +12,31 @@ var RequiredServices = &rules.Rule{
 	ID: "RL1007", Name: "required-services", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "canaryService/stableService (or ping/pong, or blueGreen activeService) missing where the strategy needs them.",
-	Doc: doc(`Traffic routing splits traffic between two Services whose selectors Argo Rollouts pins to the
-stable and the canary ReplicaSet. Istio host-level splitting (no ''destinationRule''), nginx,
-ALB (without ''pingPong''), SMI, Apisix, Ambassador, App Mesh and Traefik all need both
-''canaryService'' and ''stableService''; Argo Rollouts rejects the Rollout otherwise ("Canary
+	Doc: rules.Doc{
+		Why: `Traffic routing splits traffic between two Services whose selectors Argo Rollouts pins to the
+stable and the canary ReplicaSet. Istio host-level splitting (no \'destinationRule\'), nginx,
+ALB (without \'pingPong\'), SMI, Apisix, Ambassador, App Mesh and Traefik all need both
+\'canaryService\' and \'stableService\'; Argo Rollouts rejects the Rollout otherwise ("Canary
 service and Stable service must to be set to use Traffic Routing"). Istio subset-level
-splitting (''destinationRule'') and ''pingPong'' do not. ''pingPong'' needs both its Services, and a
-blue-green Rollout needs an ''activeService''.
-
-Bad:
-
-~~~yaml
+splitting (\'destinationRule\') and \'pingPong\' do not. \'pingPong\' needs both its Services, and a
+blue-green Rollout needs an \'activeService\'.`,
+		Bad: `
     canary:
       stableService: checkout-stable
       trafficRouting:
         istio:
           virtualService: {name: checkout, routes: [primary]}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       stableService: checkout-stable
       canaryService: checkout-canary
       trafficRouting:
         istio:
           virtualService: {name: checkout, routes: [primary]}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if bg := ro.Spec.Strategy.BlueGreen; bg != nil && bg.ActiveService == "" {

@@ -16,33 +16,30 @@ var ScaleDownRevisionLimit = &rules.Rule{
 	ID: "RL1019", Name: "scale-down-revision-limit", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "blueGreen scaleDownDelayRevisionLimit is larger than revisionHistoryLimit (default 10).",
-	Doc: doc(`''scaleDownDelayRevisionLimit'' keeps that many old ReplicaSets running during their scale-down
-delay; ''revisionHistoryLimit'' (default 10) is how many old ReplicaSets are kept at all. Keeping
+	Doc: rules.Doc{
+		Why: `\'scaleDownDelayRevisionLimit\' keeps that many old ReplicaSets running during their scale-down
+delay; \'revisionHistoryLimit\' (default 10) is how many old ReplicaSets are kept at all. Keeping
 more running than exist is contradictory, and Argo Rollouts rejects it ("This rollout's
 revision history limit can not be smaller than the rollout's scale down limit"); the
-Rollout is ''InvalidSpec''.
-
-Bad:
-
-~~~yaml
+Rollout is \'InvalidSpec\'.`,
+		Bad: `
 spec:
   revisionHistoryLimit: 2
   strategy:
     blueGreen:
       activeService: app
       scaleDownDelayRevisionLimit: 3
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
 spec:
   revisionHistoryLimit: 5
   strategy:
     blueGreen:
       activeService: app
       scaleDownDelayRevisionLimit: 3
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			bg := ro.Spec.Strategy.BlueGreen

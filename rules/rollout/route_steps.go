@@ -16,17 +16,15 @@ var RouteSteps = &rules.Rule{
 	ID: "RL1009", Name: "header-mirror-route-routing", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "setHeaderRoute/setMirrorRoute without a capable router, without managedRoutes, or naming a route not in managedRoutes.",
-	Doc: doc(`''setHeaderRoute'' and ''setMirrorRoute'' make Argo Rollouts add a named route to the router's
+	Doc: rules.Doc{
+		Why: `\'setHeaderRoute\' and \'setMirrorRoute\' make Argo Rollouts add a named route to the router's
 configuration (for Istio: an http route placed before the weighted ones). They need a
 router that can do it (header routes: Istio, ALB, Apisix or a plugin; mirror routes: Istio or
-a plugin), and the route name must be declared in ''trafficRouting.managedRoutes'' so the
+a plugin), and the route name must be declared in \'trafficRouting.managedRoutes\' so the
 controller knows where to insert it and can remove it at the end. Otherwise the Rollout is
-''InvalidSpec'' ("SetHeaderRoute requires TrafficRouting...", "Steps define a route that does
-not exist in spec.strategy.canary.trafficRouting.managedRoutes").
-
-Bad:
-
-~~~yaml
+\'InvalidSpec\' ("SetHeaderRoute requires TrafficRouting...", "Steps define a route that does
+not exist in spec.strategy.canary.trafficRouting.managedRoutes").`,
+		Bad: `
       trafficRouting:
         istio:
           virtualService: {name: checkout, routes: [primary]}
@@ -36,11 +34,8 @@ Bad:
           match:
           - headerName: x-canary
             headerValue: {exact: "true"}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
       trafficRouting:
         managedRoutes:
         - name: header-canary
@@ -52,7 +47,9 @@ Good:
           match:
           - headerName: x-canary
             headerValue: {exact: "true"}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			tr := routingOf(ro)

@@ -13,27 +13,24 @@ var SameService = &rules.Rule{
 	ID: "RL1006", Name: "same-service-two-roles", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "canaryService equals stableService, activeService equals previewService, or pingService equals pongService.",
-	Doc: doc(`Argo Rollouts points each role's Service selector at a different ReplicaSet (it writes
-''rollouts-pod-template-hash'' into it). One Service cannot select both the stable and the
+	Doc: rules.Doc{
+		Why: `Argo Rollouts points each role's Service selector at a different ReplicaSet (it writes
+\'rollouts-pod-template-hash\' into it). One Service cannot select both the stable and the
 canary pods, so the controller rejects such a Rollout ("two different services are
-required"), marks it ''InvalidSpec'' and does not progress. The same holds for blue-green
-''activeService''/''previewService'' and for ''pingPong'' ''pingService''/''pongService''.
-
-Bad:
-
-~~~yaml
+required"), marks it \'InvalidSpec\' and does not progress. The same holds for blue-green
+\'activeService\'/\'previewService\' and for \'pingPong\' \'pingService\'/\'pongService\'.`,
+		Bad: `
     canary:
       canaryService: checkout
       stableService: checkout
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       canaryService: checkout-canary
       stableService: checkout-stable
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			pair := func(base, aField, a, bField, b, what string) {

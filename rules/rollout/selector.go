@@ -19,33 +19,30 @@ var Selector = &rules.Rule{
 	ID: "RL1005", Name: "selector-template-labels", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "spec.selector is missing, empty or invalid, or does not match spec.template.metadata.labels.",
-	Doc: doc(`A Rollout without ''workloadRef'' owns its ReplicaSets through ''spec.selector''. Argo Rollouts
+	Doc: rules.Doc{
+		Why: `A Rollout without \'workloadRef\' owns its ReplicaSets through \'spec.selector\'. Argo Rollouts
 rejects a missing selector ("Rollout has missing field '.spec.selector'"), an empty one
 (it would select every pod of the namespace) and one that does not match the pod template's
-labels (its new pods would not be its own). The Rollout is ''InvalidSpec'' and nothing is
-deployed.
-
-Bad:
-
-~~~yaml
+labels (its new pods would not be its own). The Rollout is \'InvalidSpec\' and nothing is
+deployed.`,
+		Bad: `
 spec:
   selector:
     matchLabels: {app: checkout}
   template:
     metadata:
       labels: {app: check-out}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
 spec:
   selector:
     matchLabels: {app: checkout}
   template:
     metadata:
       labels: {app: checkout}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if ro.Spec.WorkloadRef != nil {

@@ -16,26 +16,23 @@ var StepAction = &rules.Rule{
 	ID: "RL1002", Name: "step-action", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "A canary step sets no action, or more than one of setWeight, pause, experiment and analysis.",
-	Doc: `Each canary step does exactly one thing. Argo Rollouts rejects a step that combines
-` + "`setWeight`" + `, ` + "`pause`" + `, ` + "`experiment`" + ` or ` + "`analysis`" + ` ("Step must have one of the following set"), and
+	Doc: rules.Doc{
+		Why: `Each canary step does exactly one thing. Argo Rollouts rejects a step that combines
+\'setWeight\', \'pause\', \'experiment\' or \'analysis\' ("Step must have one of the following set"), and
 a step with no action at all (often the result of a misspelt key, which RL0003 reports too).
-The Rollout becomes ` + "`InvalidSpec`" + ` and does not progress.
-
-Bad:
-
-` + "```yaml" + `
+The Rollout becomes \'InvalidSpec\' and does not progress.`,
+		Bad: `
       steps:
       - setWeight: 20
         pause: {duration: 5m}
-` + "```" + `
-
-Good:
-
-` + "```yaml" + `
+`,
+		Good: `
       steps:
       - setWeight: 20
       - pause: {duration: 5m}
-` + "```",
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			var exclusive []string

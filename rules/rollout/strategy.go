@@ -12,28 +12,25 @@ var OneStrategy = &rules.Rule{
 	ID: "RL1013", Name: "one-strategy", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "spec.strategy sets neither canary nor blueGreen, or both.",
-	Doc: doc(`A Rollout deploys with exactly one strategy. Argo Rollouts rejects a Rollout with neither
-''canary'' nor ''blueGreen'' ("Rollout has missing field '.spec.strategy.canary or
+	Doc: rules.Doc{
+		Why: `A Rollout deploys with exactly one strategy. Argo Rollouts rejects a Rollout with neither
+\'canary\' nor \'blueGreen\' ("Rollout has missing field '.spec.strategy.canary or
 .spec.strategy.blueGreen'") and one with both ("Multiple Strategies can not be listed"); it
-stays ''InvalidSpec''. A strategy misspelt (''canery:'') also ends here, next to RL0003.
-
-Bad:
-
-~~~yaml
+stays \'InvalidSpec\'. A strategy misspelt (\'canery:\') also ends here, next to RL0003.`,
+		Bad: `
   strategy:
     canary:
       steps: [{setWeight: 50}]
     blueGreen:
       activeService: checkout
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
   strategy:
     canary:
       steps: [{setWeight: 50}]
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			s := ro.Spec.Strategy

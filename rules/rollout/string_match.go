@@ -16,32 +16,29 @@ var StringMatch = &rules.Rule{
 	ID: "RL1010", Name: "string-match-one-kind", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
 	Summary: "A setHeaderRoute/setMirrorRoute match value sets none or several of exact, regex and prefix.",
-	Doc: doc(`Each match value of a ''setHeaderRoute'' (''headerValue'') or ''setMirrorRoute'' (''method'',
-''path'') is one comparison: exactly one of ''exact'', ''regex'' or ''prefix'' (a mirror
-''headers'' entry may also be empty, Istio's "header present", but not set several). Argo
+	Doc: rules.Doc{
+		Why: `Each match value of a \'setHeaderRoute\' (\'headerValue\') or \'setMirrorRoute\' (\'method\',
+\'path\') is one comparison: exactly one of \'exact\', \'regex\' or \'prefix\' (a mirror
+\'headers\' entry may also be empty, Istio's "header present", but not set several). Argo
 Rollouts rejects none ("StringMatch value missed") and several ("StringMatch match value
-must have exactly one of the following") and marks the Rollout ''InvalidSpec''. With ALB
-header routes only ''exact'' is supported.
-
-Bad:
-
-~~~yaml
+must have exactly one of the following") and marks the Rollout \'InvalidSpec\'. With ALB
+header routes only \'exact\' is supported.`,
+		Bad: `
       - setHeaderRoute:
           name: header-canary
           match:
           - headerName: x-canary
             headerValue: {exact: "true", prefix: "t"}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
       - setHeaderRoute:
           name: header-canary
           match:
           - headerName: x-canary
             headerValue: {exact: "true"}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			check := func(at, what string, m *v1alpha1.StringMatch, albOnlyExact, allowNone bool) {

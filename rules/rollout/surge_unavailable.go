@@ -17,27 +17,24 @@ var SurgeUnavailableZero = &rules.Rule{
 	ID: "RL1004", Name: "surge-unavailable-zero", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "A canary's maxSurge and maxUnavailable are both 0, so no pod can ever be replaced.",
-	Doc: doc(`With ''maxSurge: 0'' the controller may not create a pod above the desired count, and with
-''maxUnavailable: 0'' it may not remove one below it: the canary could never start. Argo
+	Doc: rules.Doc{
+		Why: `With \'maxSurge: 0\' the controller may not create a pod above the desired count, and with
+\'maxUnavailable: 0\' it may not remove one below it: the canary could never start. Argo
 Rollouts rejects the Rollout ("MaxSurge and MaxUnavailable both can not be zero"), marks it
-''InvalidSpec'' and does nothing. Both default to 25%, so this only happens when both are
-written. ''"0%"'' counts as zero.
-
-Bad:
-
-~~~yaml
+\'InvalidSpec\' and does nothing. Both default to 25%, so this only happens when both are
+written. \'"0%"\' counts as zero.`,
+		Bad: `
     canary:
       maxSurge: 0
       maxUnavailable: "0%"
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
     canary:
       maxSurge: 1
       maxUnavailable: 0
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			c := canaryOf(ro)

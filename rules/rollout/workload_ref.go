@@ -13,26 +13,23 @@ var WorkloadRefAndTemplate = &rules.Rule{
 	ID: "RL1020", Name: "workload-ref-with-template", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
 	Summary: "spec.workloadRef and spec.template are both set.",
-	Doc: doc(`A Rollout either carries its own pod template or borrows one from a Deployment through
-''workloadRef''. With both, Argo Rollouts cannot tell which one to run and rejects the
-Rollout ("template must be empty for workload reference rollout"); it stays ''InvalidSpec''.
-Usually the template was left over from converting a Deployment.
-
-Bad:
-
-~~~yaml
+	Doc: rules.Doc{
+		Why: `A Rollout either carries its own pod template or borrows one from a Deployment through
+\'workloadRef\'. With both, Argo Rollouts cannot tell which one to run and rejects the
+Rollout ("template must be empty for workload reference rollout"); it stays \'InvalidSpec\'.
+Usually the template was left over from converting a Deployment.`,
+		Bad: `
 spec:
   workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app}
   template:
     metadata: {labels: {app: app}}
-~~~
-
-Good:
-
-~~~yaml
+`,
+		Good: `
 spec:
   workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app}
-~~~`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if ro.Spec.WorkloadRef == nil {

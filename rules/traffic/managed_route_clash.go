@@ -13,18 +13,16 @@ var ManagedRouteClash = &rules.Rule{
 	ID: "RL2016", Name: "managed-route-name-clash", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "A VirtualService route in git has the name of a route listed in the Rollout's managedRoutes.",
-	Doc: `The routes listed in ` + "`trafficRouting.managedRoutes`" + ` belong to the controller: a
-` + "`setHeaderRoute`" + ` or ` + "`setMirrorRoute`" + ` step removes the route of that name from the VirtualService
+	Doc: rules.Doc{
+		Why: `The routes listed in \'trafficRouting.managedRoutes\' belong to the controller: a
+\'setHeaderRoute\' or \'setMirrorRoute\' step removes the route of that name from the VirtualService
 and re-creates it (header routes at the end, mirror routes at the front, managed routes then
 reordered first), and the controller deletes them when the rollout completes or aborts. A
 route in git with the same name is therefore replaced or deleted — its match and destinations
 are lost, and the traffic it carried falls through to other routes.
 
-Fix: rename either the route in the VirtualService or the managed route.
-
-Bad:
-
-` + yamlBlock(`
+Fix: rename either the route in the VirtualService or the managed route.`,
+		Bad: `
 # Rollout
 managedRoutes: [{name: beta}]
 ---
@@ -33,13 +31,12 @@ http:
 - name: beta          # deleted when the rollout ends
   match: [{headers: {x-beta: {exact: "1"}}}]
   route: [{destination: {host: checkout-beta}}]
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 managedRoutes: [{name: canary-beta}]
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			if len(rr.VirtualServices) == 0 {

@@ -12,35 +12,32 @@ var MissingObject = &rules.Rule{
 	ID: "RL2002", Name: "traffic-object-missing", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService", "DestinationRule"}, Tags: tags,
 	Summary: "The VirtualService or DestinationRule a Rollout references is not in the bundle.",
-	Doc: `A Rollout with Istio traffic routing patches the VirtualService (and DestinationRule) it names.
-When the object does not exist, the controller emits ` + "`VirtualServiceNotFound`" + ` /
-` + "`DestinationRuleNotFound`" + ` events and the Rollout stalls (a missing VirtualService also makes
-the Rollout ` + "`InvalidSpec`" + `): traffic never shifts. A reference may also be misspelt, or point
-at the wrong namespace with the ` + "`name.namespace`" + ` form.
+	Doc: rules.Doc{
+		Why: `A Rollout with Istio traffic routing patches the VirtualService (and DestinationRule) it names.
+When the object does not exist, the controller emits \'VirtualServiceNotFound\' /
+\'DestinationRuleNotFound\' events and the Rollout stalls (a missing VirtualService also makes
+the Rollout \'InvalidSpec\'): traffic never shifts. A reference may also be misspelt, or point
+at the wrong namespace with the \'name.namespace\' form.
 
 Severity policy: **warning** when the bundle contains Istio objects (the reference most likely
-should resolve inside it), **info** when the bundle holds no ` + "`networking.istio.io`" + ` object at
+should resolve inside it), **info** when the bundle holds no \'networking.istio.io\' object at
 all (the mesh configuration plainly lives in another repository). It is never an error, so
 that the admission webhook, which sees objects one at a time in any order, does not reject a
 Rollout applied before its VirtualService.
 
-Fix: add the object to the bundle, or correct the name/namespace.
-
-Bad:
-
-` + yamlBlock(`
+Fix: add the object to the bundle, or correct the name/namespace.`,
+		Bad: `
 trafficRouting:
   istio:
     virtualService: {name: checkout-vs}   # the bundle's VirtualService is "checkout"
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 trafficRouting:
   istio:
     virtualService: {name: checkout}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		sev := missingSeverity(p)
 		for _, rr := range p.Graph.Refs().Rollouts {

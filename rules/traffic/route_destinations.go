@@ -14,31 +14,26 @@ var RouteMissingDestination = &rules.Rule{
 	ID: "RL2004", Name: "route-missing-destination", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "A managed route lacks the stable or the canary destination, or names it in another namespace.",
-	Doc: `Every route a Rollout manages must carry both the stable and the canary destination: in host
+	Doc: rules.Doc{
+		Why: `Every route a Rollout manages must carry both the stable and the canary destination: in host
 mode a destination whose host is the stable Service and one whose host is the canary Service;
-in subset mode (` + "`destinationRule`" + ` set) one with the stable subset and one with the canary
-subset. Otherwise Argo marks the Rollout ` + "`InvalidSpec`" + ` ("Canary Service 'x' not found in route")
+in subset mode (\'destinationRule\' set) one with the stable subset and one with the canary
+subset. Otherwise Argo marks the Rollout \'InvalidSpec\' ("Canary Service 'x' not found in route")
 and traffic never shifts.
 
-Argo compares hosts by their first label only (` + "`checkout-canary.other.svc.cluster.local`" + ` counts
-as ` + "`checkout-canary`" + `). rolloutlint also resolves the namespace: a host that matches by short
+Argo compares hosts by their first label only (\'checkout-canary.other.svc.cluster.local\' counts
+as \'checkout-canary\'). rolloutlint also resolves the namespace: a host that matches by short
 name but names a Service in another namespace (or an external host) passes Argo's check while
-Istio sends the weighted traffic somewhere else, so it is reported too.
-
-Bad:
-
-` + yamlBlock(`
+Istio sends the weighted traffic somewhere else, so it is reported too.`,
+		Bad: `
 http:
 - name: primary
   route:
   - destination: {host: checkout-stable}
     weight: 100
   # no checkout-canary destination
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 http:
 - name: primary
   route:
@@ -46,7 +41,9 @@ http:
     weight: 100
   - destination: {host: checkout-canary}
     weight: 0
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			rr := m.Refs
@@ -114,19 +111,17 @@ var DeletedDestination = &rules.Rule{
 	ID: "RL2005", Name: "route-destination-deleted", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "A managed route has a destination that is neither stable, canary nor an additional subset: Argo deletes it.",
-	Doc: `On every weight change Argo Rollouts rewrites each managed route: the stable and canary
+	Doc: rules.Doc{
+		Why: `On every weight change Argo Rollouts rewrites each managed route: the stable and canary
 destinations get the step's weights, experiment destinations get theirs, destinations whose
-subset is listed in ` + "`destinationRule.additionalSubsetNames`" + ` keep their weight, and **every other
+subset is listed in \'destinationRule.additionalSubsetNames\' keep their weight, and **every other
 destination is deleted**. A third destination in git (a legacy version, a shadow backend)
 silently disappears at the first step, its traffic moves to stable/canary, and a GitOps tool
 then fights the controller over it.
 
 Fix: move the extra destination to a route the Rollout does not manage, or (subset mode) list
-its subset in ` + "`additionalSubsetNames`" + `.
-
-Bad:
-
-` + yamlBlock(`
+its subset in \'additionalSubsetNames\'.`,
+		Bad: `
 route:
 - destination: {host: checkout, subset: stable}
   weight: 80
@@ -134,17 +129,16 @@ route:
   weight: 0
 - destination: {host: checkout, subset: legacy}   # deleted by the controller
   weight: 20
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 destinationRule:
   name: checkout
   stableSubsetName: stable
   canarySubsetName: canary
   additionalSubsetNames: [legacy]
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			for _, d := range m.Dests {

@@ -14,20 +14,18 @@ var RouteNotFound = &rules.Rule{
 	ID: "RL2003", Name: "route-not-found", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "A route the Rollout manages is not in its VirtualService, or cannot be chosen unambiguously.",
-	Doc: `Argo Rollouts finds the routes it manages in the VirtualService: http routes by name
-(` + "`routes`" + `), tls routes by port and SNI hosts (` + "`tlsRoutes`" + `), tcp routes by port
-(` + "`tcpRoutes`" + `). When ` + "`routes`" + ` is omitted, the VirtualService must have exactly one http route
-(not counting the header/mirror routes listed in ` + "`managedRoutes`" + `), and likewise for tls and tcp.
+	Doc: rules.Doc{
+		Why: `Argo Rollouts finds the routes it manages in the VirtualService: http routes by name
+(\'routes\'), tls routes by port and SNI hosts (\'tlsRoutes\'), tcp routes by port
+(\'tcpRoutes\'). When \'routes\' is omitted, the VirtualService must have exactly one http route
+(not counting the header/mirror routes listed in \'managedRoutes\'), and likewise for tls and tcp.
 When a route is not found, or the VirtualService has no http, tls or tcp route at all, the
-Rollout is ` + "`InvalidSpec`" + ` ("HTTP Route 'x' is not found in the defined Virtual Service",
+Rollout is \'InvalidSpec\' ("HTTP Route 'x' is not found in the defined Virtual Service",
 "spec.http[] should be set ... it must have exactly one route") and no step runs.
 
 Fix: name the route in the VirtualService exactly as the Rollout lists it, or list the routes
-the Rollout manages when the VirtualService has several.
-
-Bad:
-
-` + yamlBlock(`
+the Rollout manages when the VirtualService has several.`,
+		Bad: `
 # Rollout
 virtualService: {name: checkout, routes: [primary]}
 ---
@@ -35,17 +33,16 @@ virtualService: {name: checkout, routes: [primary]}
 http:
 - name: main
   route: [...]
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 virtualService: {name: checkout, routes: [primary]}
 ---
 http:
 - name: primary
   route: [...]
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			if len(rr.VirtualServices) == 0 {

@@ -97,46 +97,39 @@ var VersionLabelSelector = &rules.Rule{
 	ID: "RL2011", Name: "version-label-selector", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "Service", "DestinationRule"}, Tags: tags,
 	Summary: "A stable/canary Service selector or managed subset pins a version-like label.",
-	Doc: `Argo Rollouts tells the stable and the canary revision apart by adding
-` + "`rollouts-pod-template-hash`" + ` to the stable/canary Service selectors and DestinationRule
-subsets at runtime. A selector or subset that also pins a version (` + "`version: v1`" + `,
-` + "`app.kubernetes.io/version`" + `, an image tag) fights that: when the next release changes the label
+	Doc: rules.Doc{
+		Why: `Argo Rollouts tells the stable and the canary revision apart by adding
+\'rollouts-pod-template-hash\' to the stable/canary Service selectors and DestinationRule
+subsets at runtime. A selector or subset that also pins a version (\'version: v1\',
+\'app.kubernetes.io/version\', an image tag) fights that: when the next release changes the label
 in the pod template, the Service pinned in git either no longer matches the template (the Rollout
-goes ` + "`InvalidSpec`" + `) or is updated together with it — and then the stable Service selects
+goes \'InvalidSpec\') or is updated together with it — and then the stable Service selects
 only the *new* pods while the old stable pods still serve, so stable and canary select the same
 pods (or none) during the rollout and the split the steps describe never happens. After
 promotion the selector is wrong again for the next release.
 
-Version-like means: the keys ` + "`version`" + `, ` + "`app.kubernetes.io/version`" + `, ` + "`helm.sh/chart`" + `,
-` + "`revision`" + `, ` + "`app.kubernetes.io/revision`" + ` (add your own with the option ` + "`versionKeys`" + `), a
-value equal to one of the Rollout's image tags, or a value shaped like ` + "`1.2`" + ` / ` + "`v1.2.3`" + `.
+Version-like means: the keys \'version\', \'app.kubernetes.io/version\', \'helm.sh/chart\',
+\'revision\', \'app.kubernetes.io/revision\' (add your own with the option \'versionKeys\'), a
+value equal to one of the Rollout's image tags, or a value shaped like \'1.2\' / \'v1.2.3\'.
 
-` + yamlBlock(`
-# .rolloutlint.yaml
-rules:
-  RL2011:
-    options:
-      versionKeys: [track, build]
-`) + `
-
-Fix: select pods by stable identity labels (` + "`app`" + `, ` + "`app.kubernetes.io/name`" + `) only and let
-the controller add the pod-template hash.
-
-Bad:
-
-` + yamlBlock(`
+Fix: select pods by stable identity labels (\'app\', \'app.kubernetes.io/name\') only and let
+the controller add the pod-template hash.`,
+		Bad: `
 kind: Service
 spec:
   selector: {app: checkout, version: v1}
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 kind: Service
 spec:
   selector: {app: checkout}
-`),
+`,
+	},
+	Since: "v0.1.0",
+	Options: []rules.Option{{
+		Name: "versionKeys", Type: rules.OptStrings, Example: "[track, build]",
+		Doc: "more label keys that name a version, added to the built-in ones.",
+	}},
 	Run: func(p *rules.Pass) error {
 		keys := map[string]bool{}
 		for k := range versionKeys {
@@ -183,29 +176,26 @@ var SelectorNotInTemplate = &rules.Rule{
 	ID: "RL2012", Name: "selector-not-in-template", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "Service", "DestinationRule"}, Tags: tags,
 	Summary: "A Rollout's Service selector or stable/canary subset requires a label its pod template does not carry.",
-	Doc: `A Service (or DestinationRule subset) selects pods by labels; every key it requires must be on
+	Doc: rules.Doc{
+		Why: `A Service (or DestinationRule subset) selects pods by labels; every key it requires must be on
 the Rollout's pod template with the same value, or it selects none of the Rollout's pods. For
-Services Argo Rollouts refuses the Rollout (` + "`InvalidSpec`" + `: "Service has unmatch label");
-for subsets nothing checks, and traffic sent to the subset fails with 503 ` + "`UH`" + ` (no healthy
-upstream). ` + "`rollouts-pod-template-hash`" + ` is exempt: the controller sets it.
+Services Argo Rollouts refuses the Rollout (\'InvalidSpec\': "Service has unmatch label");
+for subsets nothing checks, and traffic sent to the subset fails with 503 \'UH\' (no healthy
+upstream). \'rollouts-pod-template-hash\' is exempt: the controller sets it.
 
-Fix: add the label to ` + "`spec.template.metadata.labels`" + ` or remove it from the selector/subset.
-
-Bad:
-
-` + yamlBlock(`
+Fix: add the label to \'spec.template.metadata.labels\' or remove it from the selector/subset.`,
+		Bad: `
 kind: Service
 spec:
   selector: {app: checkout, tier: web}   # template labels: {app: checkout}
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 kind: Service
 spec:
   selector: {app: checkout}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			tmpl, known := p.Graph.PodLabels(rr.Rollout)
@@ -240,32 +230,29 @@ var SelectsOtherRollout = &rules.Rule{
 	ID: "RL2013", Name: "selects-other-rollout-pods", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "Service", "DestinationRule"}, Tags: tags,
 	Summary: "A Rollout's Service selector or stable/canary subset also matches another Rollout's pods.",
-	Doc: `Until the controller adds ` + "`rollouts-pod-template-hash`" + ` (when the Service is created, and again
+	Doc: rules.Doc{
+		Why: `Until the controller adds \'rollouts-pod-template-hash\' (when the Service is created, and again
 after every GitOps sync that restores the selector from git), a selector that matches another
 Rollout's pod labels sends this application's traffic to the other application's pods too. In
 subset mode the host Service is never rewritten by the controller, so its selector plus the
 subset labels keep matching the other Rollout's pods for any traffic that does not go through
 the subsets. Users see a fraction of requests answered by the wrong application.
 
-Fix: add a label that only this Rollout's pods carry (for example ` + "`app.kubernetes.io/name`" + `) to
-the selector and the pod template.
-
-Bad:
-
-` + yamlBlock(`
+Fix: add a label that only this Rollout's pods carry (for example \'app.kubernetes.io/name\') to
+the selector and the pod template.`,
+		Bad: `
 # Rollouts cart and checkout both label pods {team: shop}
 kind: Service
 metadata: {name: checkout-stable}
 spec:
   selector: {team: shop}
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 spec:
   selector: {team: shop, app: checkout}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		x := g.Refs()

@@ -13,28 +13,23 @@ var SharedRoute = &rules.Rule{
 	ID: "RL2001", Name: "shared-route", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "Two or more Rollouts manage the same VirtualService route.",
-	Doc: `Argo Rollouts has no lock on a VirtualService route. When two Rollouts manage the same
+	Doc: rules.Doc{
+		Why: `Argo Rollouts has no lock on a VirtualService route. When two Rollouts manage the same
 route (the same VirtualService and the same named http route, tls/tcp match, or the implicit
-single route used when ` + "`routes`" + ` is omitted), each controller reconcile rewrites the whole
+single route used when \'routes\' is omitted), each controller reconcile rewrites the whole
 route: every destination that is not its own stable or canary is deleted. The two Rollouts
 then delete each other's destinations on every step, the weights flap, and requests for the
 other application fail or land on the wrong pods.
 
 Fix: give each Rollout its own route (a named http route per Rollout, listed in
-` + "`virtualService.routes`" + `), or its own VirtualService.
-
-Bad:
-
-` + yamlBlock(`
+\'virtualService.routes\'), or its own VirtualService.`,
+		Bad: `
 # Rollouts "cart" and "checkout" both omit routes: both manage the single route.
 trafficRouting:
   istio:
     virtualService: {name: shop}
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 # cart
 trafficRouting:
   istio:
@@ -43,7 +38,9 @@ trafficRouting:
 trafficRouting:
   istio:
     virtualService: {name: shop, routes: [checkout]}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		x := p.Graph.Refs()
 		for _, k := range x.RouteKeys() {

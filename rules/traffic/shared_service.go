@@ -13,30 +13,27 @@ var SharedService = &rules.Rule{
 	ID: "RL2014", Name: "shared-service", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "Service"}, Tags: tags,
 	Summary: "A Service is the stable/canary/active/preview Service of two or more Rollouts.",
-	Doc: `Argo Rollouts owns the selector of every Service a Rollout names: it writes its own
-` + "`rollouts-pod-template-hash`" + ` into it and marks it ` + "`argo-rollouts.argoproj.io/managed-by-rollouts`" + `.
+	Doc: rules.Doc{
+		Why: `Argo Rollouts owns the selector of every Service a Rollout names: it writes its own
+\'rollouts-pod-template-hash\' into it and marks it \'argo-rollouts.argoproj.io/managed-by-rollouts\'.
 When two Rollouts name the same Service, the second is refused ("Service is managed by another
-Rollout", ` + "`InvalidSpec`" + `), or — while the annotation is absent — the two controllers overwrite
+Rollout", \'InvalidSpec\'), or — while the annotation is absent — the two controllers overwrite
 each other's hash and the Service flips between the two applications' pods.
 
-Fix: give each Rollout its own stable and canary Services.
-
-Bad:
-
-` + yamlBlock(`
+Fix: give each Rollout its own stable and canary Services.`,
+		Bad: `
 # Rollouts cart and checkout
 canary:
   stableService: shop-stable
   canaryService: shop-canary
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 canary:
   stableService: checkout-stable
   canaryService: checkout-canary
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		x := p.Graph.Refs()
 		for _, rr := range x.Rollouts {
@@ -72,25 +69,22 @@ var SharedDestinationRule = &rules.Rule{
 	ID: "RL2015", Name: "shared-destination-rule", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "DestinationRule"}, Tags: tags,
 	Summary: "Two or more Rollouts manage the same DestinationRule.",
-	Doc: `A Rollout in subset mode rewrites the whole subset list of its DestinationRule, keeping only its
+	Doc: rules.Doc{
+		Why: `A Rollout in subset mode rewrites the whole subset list of its DestinationRule, keeping only its
 own stable and canary subsets, and labels them with its own pod-template hashes. Two Rollouts
 sharing one DestinationRule strip each other's subsets and overwrite each other's hashes on
-every update: the other application's routes fail with 503 ` + "`NC`" + ` or reach the wrong pods.
+every update: the other application's routes fail with 503 \'NC\' or reach the wrong pods.
 
-Fix: one DestinationRule per Rollout (and per host).
-
-Bad:
-
-` + yamlBlock(`
+Fix: one DestinationRule per Rollout (and per host).`,
+		Bad: `
 # Rollouts cart and checkout
 destinationRule: {name: shop, stableSubsetName: stable, canarySubsetName: canary}
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 destinationRule: {name: checkout, stableSubsetName: stable, canarySubsetName: canary}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		x := p.Graph.Refs()
 		for _, rr := range x.Rollouts {

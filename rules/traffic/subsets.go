@@ -47,25 +47,23 @@ var MissingSubset = &rules.Rule{
 	ID: "RL2006", Name: "missing-subset", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService", "DestinationRule"}, Tags: tags,
 	Summary: "A stable/canary subset, or a subset a VirtualService routes or mirrors to, is not defined by any DestinationRule for the host.",
-	Doc: `A VirtualService destination (or mirror) that names a subset only works when a DestinationRule
+	Doc: rules.Doc{
+		Why: `A VirtualService destination (or mirror) that names a subset only works when a DestinationRule
 for that host defines the subset. Otherwise Envoy has no cluster for it and every request sent
-there fails with **503 ` + "`NC`" + `** (no cluster) — at the moment a canary step first gives the subset
+there fails with **503 \'NC\'** (no cluster) — at the moment a canary step first gives the subset
 weight, or at once for the stable subset. Argo Rollouts does not check that the subsets exist:
 it silently skips labelling a subset the DestinationRule lacks.
 
-Hosts are compared as Istio does, namespace-aware: ` + "`checkout`" + ` written in namespace ` + "`shop`" + `,
-` + "`checkout.shop`" + ` and ` + "`checkout.shop.svc.cluster.local`" + ` are one host; a DestinationRule for
-` + "`checkout`" + ` in another namespace is a different host.
+Hosts are compared as Istio does, namespace-aware: \'checkout\' written in namespace \'shop\',
+\'checkout.shop\' and \'checkout.shop.svc.cluster.local\' are one host; a DestinationRule for
+\'checkout\' in another namespace is a different host.
 
 Severity: **error** when the bundle has DestinationRules for the host and none defines the
 subset; **warning** when the bundle has no DestinationRule for the host at all (it may be
 managed in another repository, or admitted later through the webhook).
 
-Fix: add the subset to the DestinationRule for that host (or correct the subset name).
-
-Bad:
-
-` + yamlBlock(`
+Fix: add the subset to the DestinationRule for that host (or correct the subset name).`,
+		Bad: `
 destinationRule: {name: checkout, stableSubsetName: stable, canarySubsetName: canary}
 ---
 kind: DestinationRule
@@ -74,15 +72,14 @@ spec:
   subsets:
   - name: stable
   - name: preview      # no "canary"
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
   subsets:
   - name: stable
   - name: canary
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			dr := rr.DestinationRule
@@ -145,30 +142,27 @@ var DestinationRuleHostMismatch = &rules.Rule{
 	ID: "RL2007", Name: "destination-rule-host-mismatch", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService", "DestinationRule"}, Tags: tags,
 	Summary: "The managed route sends the stable/canary subsets to a host other than the Rollout's DestinationRule host.",
-	Doc: `In subset mode Argo Rollouts labels the stable and canary subsets of the DestinationRule it
+	Doc: rules.Doc{
+		Why: `In subset mode Argo Rollouts labels the stable and canary subsets of the DestinationRule it
 names, and sets weights on the route destinations with those subset names — whatever their
 host. Istio resolves a subset against the DestinationRules **of the destination's host**. When
 the route's host is not the DestinationRule's host, the labelled subsets are never used: the
-route's subsets resolve to another DestinationRule (or none, 503 ` + "`NC`" + `), and the canary
+route's subsets resolve to another DestinationRule (or none, 503 \'NC\'), and the canary
 receives no traffic or the wrong pods do.
 
 Fix: use the DestinationRule's host in the managed route's destinations (or point the Rollout at
-the DestinationRule of the host the route uses).
-
-Bad:
-
-` + yamlBlock(`
+the DestinationRule of the host the route uses).`,
+		Bad: `
 # DestinationRule checkout: host: checkout
 route:
 - destination: {host: checkout-v2, subset: stable}
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 route:
 - destination: {host: checkout, subset: stable}
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			dr := m.Refs.DestinationRule
@@ -199,18 +193,16 @@ var ExtraSubset = &rules.Rule{
 	ID: "RL2008", Name: "managed-destination-rule-extra-subset", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "DestinationRule"}, Tags: tags,
 	Summary: "The DestinationRule a Rollout manages has subsets other than stable and canary; the controller removes them.",
-	Doc: `When Argo Rollouts updates the DestinationRule named in ` + "`destinationRule.name`" + ` it rewrites the
-whole ` + "`subsets`" + ` list with a merge patch that keeps only the stable and canary subsets (plus
+	Doc: rules.Doc{
+		Why: `When Argo Rollouts updates the DestinationRule named in \'destinationRule.name\' it rewrites the
+whole \'subsets\' list with a merge patch that keeps only the stable and canary subsets (plus
 subsets of running experiments). Any other subset — including ones listed in
-` + "`additionalSubsetNames`" + ` — disappears at the first update, and routes that use it fail with
-503 ` + "`NC`" + `; a GitOps tool then re-adds it and the two fight.
+\'additionalSubsetNames\' — disappears at the first update, and routes that use it fail with
+503 \'NC\'; a GitOps tool then re-adds it and the two fight.
 
 Fix: keep only the stable and canary subsets in the Rollout-managed DestinationRule; define
-other subsets in a DestinationRule the Rollout does not manage.
-
-Bad:
-
-` + yamlBlock(`
+other subsets in a DestinationRule the Rollout does not manage.`,
+		Bad: `
 kind: DestinationRule
 metadata: {name: checkout}
 spec:
@@ -219,15 +211,14 @@ spec:
   - name: stable
   - name: canary
   - name: legacy       # removed by the controller
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
   subsets:
   - name: stable
   - name: canary
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			dr := rr.DestinationRule

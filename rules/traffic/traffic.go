@@ -6,7 +6,6 @@ package traffic
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	networkingv1 "istio.io/api/networking/v1"
 
@@ -22,9 +21,6 @@ const hashLabel = "rollouts-pod-template-hash"
 
 // tags are the SARIF/doc tags of every rule in this package.
 var tags = []string{"traffic"}
-
-// yamlBlock fences a YAML example for a rule Doc.
-func yamlBlock(s string) string { return "```yaml\n" + strings.Trim(s, "\n") + "\n```" }
 
 // serviceNames returns the Services Argo treats as stable and canary: the
 // canary fields, or ping and pong when both are empty and pingPong is set (ping

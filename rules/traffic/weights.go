@@ -15,33 +15,30 @@ var WeightOverflow = &rules.Rule{
 	ID: "RL2009", Name: "weight-overflow", Severity: rules.Error, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "At a step, the canary weight plus experiment and additional-subset weights exceed 100.",
-	Doc: `At each weight change Argo Rollouts writes stable = 100 − canary − experiment weights −
-the current weights of destinations kept through ` + "`additionalSubsetNames`" + `, and clamps the
+	Doc: rules.Doc{
+		Why: `At each weight change Argo Rollouts writes stable = 100 − canary − experiment weights −
+the current weights of destinations kept through \'additionalSubsetNames\', and clamps the
 result at 0. When canary + experiment + additional exceeds 100 nothing fails: the stable weight
 becomes 0 and the route's weights add up to more than 100 (for example canary 80 + legacy 30 →
 0/80/30). Istio expects 100, so the update is rejected or traffic is split in proportions the
 step never said; the stable version silently receives no traffic at all.
 
-Fix: lower the step's ` + "`setWeight`" + ` (or the experiment template weights), or the additional
-destination's weight, so that they total at most 100.
-
-Bad:
-
-` + yamlBlock(`
+Fix: lower the step's \'setWeight\' (or the experiment template weights), or the additional
+destination's weight, so that they total at most 100.`,
+		Bad: `
 steps:
 - setWeight: 80      # + legacy subset at 30 = 110
 ---
 route:
 - destination: {host: checkout, subset: legacy}
   weight: 30
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 steps:
 - setWeight: 70      # 70 + 30 = 100, stable 0 by intent
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		for _, rr := range p.Graph.Refs().Rollouts {
 			c := rr.Spec.Spec.Strategy.Canary
@@ -121,7 +118,8 @@ var InitialWeights = &rules.Rule{
 	ID: "RL2010", Name: "initial-weights", Severity: rules.Warning, Source: rules.SourceGo,
 	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
 	Summary: "A managed route's weights in git do not total 100.",
-	Doc: `Argo Rollouts computes a managed route's stable weight as 100 minus the canary, experiment
+	Doc: rules.Doc{
+		Why: `Argo Rollouts computes a managed route's stable weight as 100 minus the canary, experiment
 and additional-subset weights, so a route committed with weights that total something else is
 not the route the controller will write: the first reconcile rewrites it, and until then Istio
 splits traffic in proportions nobody chose (a total above 100 is rejected by Istio's validation
@@ -131,27 +129,23 @@ A non-zero canary weight committed mid-rollout is a GitOps ownership problem and
 by RL5001.
 
 Fix: commit weights that total 100: the stable destination at 100 (minus additional subsets),
-the canary at 0.
-
-Bad:
-
-` + yamlBlock(`
+the canary at 0.`,
+		Bad: `
 route:
 - destination: {host: checkout-stable}
   weight: 70
 - destination: {host: checkout-canary}
   weight: 10
-`) + `
-
-Good:
-
-` + yamlBlock(`
+`,
+		Good: `
 route:
 - destination: {host: checkout-stable}
   weight: 100
 - destination: {host: checkout-canary}
   weight: 0
-`),
+`,
+	},
+	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			if len(m.Dests) < 2 {

@@ -14,7 +14,7 @@ import (
 // reference resolution: a probe rule, added through a LintHook, reports every
 // VirtualService reference of a Rollout that does not resolve.
 func TestContextResolvesReferences(t *testing.T) {
-	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: "Bad: Good:",
+	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo,
 		Run: func(p *rules.Pass) error {
 			for _, rr := range p.Graph.Refs().Rollouts {
