@@ -145,11 +145,22 @@ func (r *Rule) Validate() error {
 	return r.validateDoc()
 }
 
-// Related is a secondary location of a diagnostic: the other object involved.
+// Related is a secondary location of a diagnostic: the other object
+// involved (the other VirtualService defining the host, the Rollout step
+// that runs a template). SARIF shows it as a related location linked from
+// the message.
 type Related struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
+	// File, Line and Column locate it (1-based; Column counts characters).
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	// EndLine and EndColumn end the region, when known (0 otherwise). They
+	// are not part of the JSON output contract (DESIGN.md), which SARIF
+	// extends.
+	EndLine   int `json:"-"`
+	EndColumn int `json:"-"`
+	// Message says what this location is, as a noun phrase or sentence
+	// ("Rollout checkout step 3 analysis").
 	Message string `json:"message"`
 
 	// resource and path, when set, are resolved to File/Line/Column only if
@@ -171,12 +182,13 @@ func (r *Related) Resolve() {
 		return
 	}
 	p := r.resource.Pos(r.path)
-	r.File, r.Line, r.Column = p.File, p.Line, p.Column
+	r.File, r.Line, r.Column, r.EndLine, r.EndColumn = p.File, p.Line, p.Column, p.EndLine, p.EndColumn
 	r.resource = nil
 }
 
 // Fix is a suggested mechanical change.
 type Fix struct {
+	// Description says what to change, in words a user can apply by hand.
 	Description string `json:"description"`
 	// Replacement is the text that should replace the diagnostic's range,
 	// when the fix is a single edit.
@@ -185,21 +197,41 @@ type Fix struct {
 
 // Suppression records why a diagnostic is not counted.
 type Suppression struct {
-	Kind   string `json:"kind"` // inSource (comment) or external (annotation, config)
+	// Kind is inSource (a comment) or external (an annotation or the config),
+	// as SARIF names them.
+	Kind string `json:"kind"`
+	// Reason is the justification written after "--".
 	Reason string `json:"justification,omitempty"`
 }
 
-// Diagnostic is one finding.
+// Diagnostic is one finding (go/analysis's Diagnostic is the model). A rule
+// sets Resource and Path (or Pos), Message and, when other objects are
+// involved, Related; Pass.ReportDiag fills in the rest.
 type Diagnostic struct {
-	RuleID   string          `json:"ruleId"`
-	Name     string          `json:"name"`
-	Severity Severity        `json:"severity"`
-	Message  string          `json:"message"`
-	Pos      graph.Position  `json:"-"`
-	Object   graph.ObjectRef `json:"object"`
-	Path     string          `json:"path"`
-	Related  []Related       `json:"related"`
-	Fix      *Fix            `json:"fix,omitempty"`
+	// RuleID and Name identify the rule; filled in by the pass.
+	RuleID string `json:"ruleId"`
+	Name   string `json:"name"`
+	// Severity is the rule's default unless the rule sets one for this
+	// finding; the config may override it afterwards.
+	Severity Severity `json:"severity"`
+	// Message says what is wrong and why it matters, naming the objects and
+	// values involved. It is one line; it should not repeat the rule's Doc.
+	Message string `json:"message"`
+	// Pos is the primary location. Left zero, it is computed from Resource
+	// and Path.
+	Pos graph.Position `json:"-"`
+	// Object identifies the object the finding is about; filled in from
+	// Resource.
+	Object graph.ObjectRef `json:"object"`
+	// Path is the field path within the object (spec.strategy.canary.steps[2]);
+	// a path that does not exist lands on its nearest existing parent.
+	Path string `json:"path"`
+	// Related are the other locations involved. When a finding is about a
+	// pair (two objects claiming one host), it is reported once, on the first
+	// in file order, with the others here.
+	Related []Related `json:"related"`
+	// Fix, when set, suggests a change.
+	Fix *Fix `json:"fix,omitempty"`
 	// Suppressed is set when a comment, annotation or config silenced the
 	// finding; such findings are kept for SARIF and not counted.
 	Suppressed *Suppression `json:"suppressed,omitempty"`

@@ -217,6 +217,9 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
 			if err := checkRuleFlags(run.Analyzer.Rules, enable, disable); err != nil {
 				return err
 			}
+			if err := b.cfg.CheckOptions(run.Analyzer.Rules); err != nil {
+				return err
+			}
 			res := analyzer.Run(b.graph, run.Analyzer)
 			for _, h := range lintHooks {
 				if h.After != nil {

@@ -119,6 +119,9 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckOptions(ruleList); err != nil {
+		return err
+	}
 	certs, err := webhook.NewCertReloader(f.certFile, f.keyFile, log)
 	if err != nil {
 		return err
@@ -225,6 +228,9 @@ func watchConfig(ctx context.Context, path string, every time.Duration, linter *
 		if err == nil {
 			var rs []*rules.Rule
 			if rs, err = ruleSet(cfg); err == nil {
+				err = cfg.CheckOptions(rs)
+			}
+			if err == nil {
 				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
 				log.Info("config reloaded", "config", path, "rules", len(rs))
 				continue
