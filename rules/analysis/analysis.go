@@ -10,6 +10,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
@@ -18,7 +19,7 @@ import (
 var tags = []string{"analysis"}
 
 // templateKinds are the kinds the template rules read.
-var templateKinds = []string{"Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate"}
+var templateKinds = []string{kinds.Rollout, kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate}
 
 // collector merges diagnostics that land on the same spot with the same
 // message (a template used by several steps of one Rollout), keeping every

@@ -6,13 +6,14 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // ArgValueAndValueFrom reports a template arg with both value and valueFrom.
 var ArgValueAndValueFrom = &rules.Rule{
 	ID: "RL4005", Name: "analysis-arg-value-and-valuefrom", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
+	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: tags,
 	Summary: "An AnalysisTemplate arg sets both value and valueFrom.",
 	Doc: rules.Doc{
 		Why: `An arg takes its value from \'value\' or from \'valueFrom\' (a secret or a field), not both. Argo

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -16,7 +17,7 @@ import (
 // rejects when the AnalysisRun starts.
 var MetricLimits = &rules.Rule{
 	ID: "RL4020", Name: "metric-count-limits", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"AnalysisTemplate", "ClusterAnalysisTemplate"}, Tags: tags,
+	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate}, Tags: tags,
 	Summary: "A metric's count, interval, failureLimit or consecutiveSuccessLimit is invalid for Argo Rollouts.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts validates metrics only when an AnalysisRun starts, so a bad template passes \'kubectl apply\'

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -43,12 +44,12 @@ steps:
 				var msg string
 				if t.Cluster {
 					msg = fmt.Sprintf("ClusterAnalysisTemplate %q is not in the bundle", t.Name)
-					if p.Graph.Get("AnalysisTemplate", rr.Rollout.Namespace, t.Name) != nil {
+					if p.Graph.Get(kinds.AnalysisTemplate, rr.Rollout.Namespace, t.Name) != nil {
 						msg += fmt.Sprintf("; an AnalysisTemplate %s exists in namespace %s: drop clusterScope", t.Name, rr.Rollout.Namespace)
 					}
 				} else {
 					msg = fmt.Sprintf("AnalysisTemplate %q is not in namespace %s of the bundle", t.Name, rr.Rollout.Namespace)
-					if p.Graph.Get("ClusterAnalysisTemplate", "", t.Name) != nil {
+					if p.Graph.Get(kinds.ClusterAnalysisTemplate, "", t.Name) != nil {
 						msg += fmt.Sprintf("; a ClusterAnalysisTemplate %s exists: set clusterScope: true", t.Name)
 					}
 				}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -14,7 +15,7 @@ import (
 // Services of that namespace.
 var DestinationHostUnknown = &rules.Rule{
 	ID: "RL3001", Name: "destination-host-unknown", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService", "Service", "ServiceEntry"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Service, kinds.ServiceEntry}, Tags: []string{"istio"},
 	Summary: "A VirtualService destination host names no Service or ServiceEntry of the bundle.",
 	Doc: rules.Doc{
 		Why: `Istio sends a route's traffic to the cluster of its \'destination.host\'. When no Service or
@@ -97,7 +98,7 @@ spec:
 // servicesByNamespace groups the bundle's Services by namespace, in load order.
 func servicesByNamespace(g *graph.Graph) map[string][]*graph.Resource {
 	out := map[string][]*graph.Resource{}
-	for _, s := range g.OfKind("Service") {
+	for _, s := range g.OfKind(kinds.Service) {
 		out[s.Namespace] = append(out[s.Namespace], s)
 	}
 	return out

@@ -14,7 +14,7 @@ import (
 // destination ports on multi-port Services.
 var DestinationPort = &rules.Rule{
 	ID: "RL3002", Name: "destination-port", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService", "Service", "ServiceEntry"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Service, kinds.ServiceEntry}, Tags: []string{"istio"},
 	Summary: "A VirtualService destination names a port its Service lacks, or omits the port of a multi-port Service.",
 	Doc: rules.Doc{
 		Why: `Istio names the cluster of a destination \'outbound|<port>||<host>\'. The port must be one of the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // as RL3001.
 var DestinationRuleHostUnknown = &rules.Rule{
 	ID: "RL3013", Name: "destinationrule-host-unknown", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"DestinationRule", "Service", "ServiceEntry"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.DestinationRule, kinds.Service, kinds.ServiceEntry}, Tags: []string{"istio"},
 	Summary: "A DestinationRule's host names no Service or ServiceEntry of the bundle.",
 	Doc: rules.Doc{
 		Why: `A DestinationRule applies to the service whose name is its \'host\'. When no Service or ServiceEntry
@@ -45,7 +46,7 @@ spec:
 		svcNamespaces := namespacesWith(g, "Service")
 		wildcards := wildcardServiceEntries(g)
 		var byNS map[string][]*graph.Resource
-		for _, r := range g.OfKind("DestinationRule") {
+		for _, r := range g.OfKind(kinds.DestinationRule) {
 			o := r.DestinationRule()
 			if o == nil {
 				continue

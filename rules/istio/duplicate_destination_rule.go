@@ -8,6 +8,7 @@ import (
 	networkingv1 "istio.io/api/networking/v1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -15,7 +16,7 @@ import (
 // configure the same host, which Istio merges with first-wins semantics.
 var DuplicateDestinationRule = &rules.Rule{
 	ID: "RL3006", Name: "duplicate-destinationrule-host", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"DestinationRule"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.DestinationRule}, Tags: []string{"istio"},
 	Summary: "Two DestinationRules in one namespace configure the same host; Istio merges them first-wins.",
 	Doc: rules.Doc{
 		Why: `When several DestinationRules of one namespace, visible in a common namespace through
@@ -60,7 +61,7 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		for _, r := range g.OfKind("DestinationRule") {
+		for _, r := range g.OfKind(kinds.DestinationRule) {
 			o := r.DestinationRule()
 			if o == nil || o.Spec.GetHost() == "" || o.Spec.GetWorkloadSelector() != nil {
 				continue

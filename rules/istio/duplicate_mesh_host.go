@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -15,7 +16,7 @@ const maxRelated = 10
 // VirtualService visible in a common namespace.
 var DuplicateMeshHost = &rules.Rule{
 	ID: "RL3005", Name: "duplicate-mesh-virtualservice-host", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService}, Tags: []string{"istio"},
 	Summary: "Two mesh VirtualServices define the same host: sidecars apply only one of them.",
 	Doc: rules.Doc{
 		Why: `For the sidecars (the \'mesh\' gateway, which a VirtualService without \'gateways\' is bound to) one

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // one route's destinations.
 var DuplicateRouteDestination = &rules.Rule{
 	ID: "RL3010", Name: "duplicate-route-destination", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService}, Tags: []string{"istio"},
 	Summary: "One route lists the same destination (host, subset and port) twice.",
 	Doc: rules.Doc{
 		Why: `Istio turns a route's destinations into one weighted cluster entry each; the same destination

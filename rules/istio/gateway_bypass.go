@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // traffic to the bare host that a mesh VirtualService splits.
 var GatewayBypassesSplit = &rules.Rule{
 	ID: "RL3003", Name: "gateway-bypasses-mesh-split", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Rollout}, Tags: []string{"istio"},
 	Summary: "A gateway VirtualService routes to a bare host whose traffic a mesh VirtualService splits: ingress traffic bypasses the canary.",
 	Doc: rules.Doc{
 		Why: `A VirtualService applies only to the proxies it is bound to: one without \'gateways\' (or with

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // of the bundle that serves none of their hosts.
 var VirtualServiceHostNotInGateway = &rules.Rule{
 	ID: "RL3012", Name: "virtualservice-host-not-in-gateway", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService", "Gateway"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Gateway}, Tags: []string{"istio"},
 	Summary: "A VirtualService is bound to a Gateway whose servers accept none of its hosts.",
 	Doc: rules.Doc{
 		Why: `A Gateway takes from a bound VirtualService only the hosts its servers accept: a server host
@@ -55,7 +56,7 @@ spec:
 					continue
 				}
 				name, ns := gatewayKey(ref, r.Namespace)
-				gw := g.Get("Gateway", ns, name)
+				gw := g.Get(kinds.Gateway, ns, name)
 				if gw == nil || gw.Gateway() == nil {
 					continue
 				}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -13,7 +14,7 @@ import (
 // same Gateway when one of them ends with a catch-all route.
 var GatewayHostShadowed = &rules.Rule{
 	ID: "RL3011", Name: "gateway-host-route-shadowed", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService", "Gateway"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Gateway}, Tags: []string{"istio"},
 	Summary: "Two VirtualServices bind the same host to one Gateway and one has a catch-all route: the other's routes may never match.",
 	Doc: rules.Doc{
 		Why: `On a Gateway, Istio merges the http routes of every VirtualService bound to it for the same

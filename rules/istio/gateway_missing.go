@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // Gateway of the bundle.
 var GatewayMissing = &rules.Rule{
 	ID: "RL3004", Name: "gateway-not-in-bundle", Severity: rules.Info, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService", "Gateway"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Gateway}, Tags: []string{"istio"},
 	Summary: "A VirtualService is bound to a Gateway the bundle does not define.",
 	Doc: rules.Doc{
 		Why: `A VirtualService bound to a Gateway that does not exist programs no proxy for that binding: the
@@ -57,7 +58,7 @@ spec:
 			if name == "" || ns == "" {
 				return // malformed: Istio's validation rejects it
 			}
-			if g.Get("Gateway", ns, name) != nil {
+			if g.Get(kinds.Gateway, ns, name) != nil {
 				return
 			}
 			if !gwNamespaces[ns] {
@@ -67,7 +68,7 @@ spec:
 			}
 			if byNS == nil {
 				byNS = map[string][]*graph.Resource{}
-				for _, gw := range g.OfKind("Gateway") {
+				for _, gw := range g.OfKind(kinds.Gateway) {
 					byNS[gw.Namespace] = append(byNS[gw.Namespace], gw)
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	networkingv1 "istio.io/api/networking/v1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -35,7 +36,7 @@ type networkingVS = networkingv1.VirtualService
 
 // eachVirtualService calls fn for every typed VirtualService of the bundle.
 func eachVirtualService(g *graph.Graph, fn func(r *graph.Resource, vs *networkingv1.VirtualService)) {
-	for _, r := range g.OfKind("VirtualService") {
+	for _, r := range g.OfKind(kinds.VirtualService) {
 		if o := r.VirtualService(); o != nil {
 			fn(r, &o.Spec)
 		}
@@ -243,7 +244,7 @@ func serviceEntriesFor(g *graph.Graph, host, fqdn string, wildcards map[string]*
 // suffix (`*.example.com` → `.example.com`); the first entry in load order wins.
 func wildcardServiceEntries(g *graph.Graph) map[string]*graph.Resource {
 	out := map[string]*graph.Resource{}
-	for _, r := range g.OfKind("ServiceEntry") {
+	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		spec, _ := r.Object()["spec"].(map[string]any)
 		hosts, _ := spec["hosts"].([]any)
 		for _, h := range hosts {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // which Istio does not expand to the Service's fully qualified name.
 var NamespaceShortHost = &rules.Rule{
 	ID: "RL3007", Name: "unexpanded-short-host", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService", "DestinationRule", "Service"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.DestinationRule, kinds.Service}, Tags: []string{"istio"},
 	Summary: "A host written `name.namespace` (or `name.namespace.svc`) is not expanded by Istio and names no Service.",
 	Doc: rules.Doc{
 		Why: `Istio expands only a bare short name (\'reviews\', no dot) to
@@ -47,7 +48,7 @@ spec:
 			if !ok {
 				return
 			}
-			svc := g.Get("Service", ns, name)
+			svc := g.Get(kinds.Service, ns, name)
 			if svc == nil {
 				return
 			}
@@ -68,7 +69,7 @@ spec:
 				check(r, d.Dest.GetHost(), d.HostPath(), "the route points at a cluster that does not exist and requests get 503 NC")
 			}
 		})
-		for _, r := range g.OfKind("DestinationRule") {
+		for _, r := range g.OfKind(kinds.DestinationRule) {
 			if o := r.DestinationRule(); o != nil {
 				check(r, o.Spec.GetHost(), "spec.host", "its subsets and traffic policy apply to nothing (routes to its subsets get 503 NC)")
 			}

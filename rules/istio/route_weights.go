@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -44,7 +45,7 @@ func managedRoute(g *graph.Graph, r *graph.Resource, e routeEntry) bool {
 // mean: all zero (rejected), or not summing to 100 (silently rescaled).
 var RouteWeights = &rules.Rule{
 	ID: "RL3009", Name: "route-weights", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"VirtualService"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.VirtualService, kinds.Rollout}, Tags: []string{"istio"},
 	Summary: "A route not managed by a Rollout splits traffic with weights that do not sum to 100, or are all zero.",
 	Doc: rules.Doc{
 		Why: `Istio treats destination weights as relative: a route with weights 90 and 20 sends 82% and 18%,

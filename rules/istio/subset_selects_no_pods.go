@@ -8,6 +8,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -16,13 +17,13 @@ import (
 const podTemplateHashLabel = "rollouts-pod-template-hash"
 
 // workloadKinds are the kinds whose pod templates the bundle can show.
-var workloadKinds = []string{"Rollout", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"}
+var workloadKinds = []string{kinds.Rollout, kinds.Deployment, kinds.StatefulSet, kinds.DaemonSet, kinds.ReplicaSet}
 
 // SubsetSelectsNoPods reports DestinationRule subsets whose labels no pod
 // template behind the host's Service carries.
 var SubsetSelectsNoPods = &rules.Rule{
 	ID: "RL3008", Name: "subset-selects-no-pods", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"DestinationRule", "Service", "Rollout", "Deployment", "StatefulSet"}, Tags: []string{"istio"},
+	Kinds: []string{kinds.DestinationRule, kinds.Service, kinds.Rollout, kinds.Deployment, kinds.StatefulSet, kinds.DaemonSet, kinds.ReplicaSet}, Tags: []string{"istio"},
 	Summary: "A DestinationRule subset's labels match no pod template behind the host's Service.",
 	Doc: rules.Doc{
 		Why: `A subset's endpoints are the Service's endpoints whose pods also carry every label of the subset.
@@ -62,7 +63,7 @@ spec:
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		idx := indexWorkloads(g)
-		for _, r := range g.OfKind("DestinationRule") {
+		for _, r := range g.OfKind(kinds.DestinationRule) {
 			o := r.DestinationRule()
 			if o == nil || o.Spec.GetHost() == "" {
 				continue

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
@@ -12,7 +13,7 @@ import (
 // whose every rollout write is pushed to every gateway proxy.
 var GatewayFanout = &rules.Rule{
 	ID: "RL6003", Name: "mesh-route-pushes-every-gateway", Severity: rules.Info, Source: rules.SourceGo, OptIn: true,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: []string{"plan", "istio", "xds", "performance"},
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: []string{"plan", "istio", "xds", "performance"},
 	Summary: "Each weight write on a mesh-only VirtualService is a full push to every gateway and to sidecars in every namespace.",
 	Doc: rules.Doc{
 		Why: `istiod decides which proxies a VirtualService change reaches before it looks at the
@@ -84,7 +85,7 @@ spec:
 }
 
 func reportFanout(p *rules.Pass, m *xds.Model, pl *aplan.Plan, o aplan.Object, pushes int) {
-	r := p.Graph.Get("VirtualService", o.Namespace, o.Name)
+	r := p.Graph.Get(kinds.VirtualService, o.Namespace, o.Name)
 	if r == nil || r.VirtualService() == nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
 )
@@ -13,7 +14,7 @@ import (
 // host that does not exist: Envoy answers those requests 503 NC.
 var MissingDestination = &rules.Rule{
 	ID: "RL6001", Name: "step-traffic-to-missing-destination", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService", "DestinationRule", "Service"}, Tags: []string{"plan", "istio"},
+	Kinds: []string{kinds.Rollout, kinds.VirtualService, kinds.DestinationRule, kinds.Service}, Tags: []string{"plan", "istio"},
 	Summary: "A canary step first sends traffic to a DestinationRule subset or Service host that does not exist (503 NC).",
 	Doc: rules.Doc{
 		Why: `Istio renders a route destination into Envoy's route table even when the subset is defined
@@ -149,7 +150,7 @@ func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destin
 	if strings.HasPrefix(d.Host, "<") {
 		return "", nil // experiment Services are created by Argo at run time
 	}
-	vs := g.Get("VirtualService", rt.VS.Namespace, rt.VS.Name)
+	vs := g.Get(kinds.VirtualService, rt.VS.Namespace, rt.VS.Name)
 	var related []rules.Related
 	if vs != nil && d.Index >= 0 {
 		field := "host"

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // preferred weight outside 1..100.
 var AntiAffinity = &rules.Rule{
 	ID: "RL1016", Name: "anti-affinity", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "antiAffinity sets neither or both of preferred/required, or a preferred weight outside 1..100.",
 	Doc: rules.Doc{
 		Why: `\'antiAffinity\' keeps new pods away from the nodes of the old ReplicaSet, either as a

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // traffic routing.
 var CanaryScaleNoRouting = &rules.Rule{
 	ID: "RL1008", Name: "set-canary-scale-without-routing", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "A setCanaryScale step in a canary without trafficRouting.",
 	Doc: rules.Doc{
 		Why: `\'setCanaryScale\' decouples the canary's replica count from its traffic weight. Without

@@ -6,6 +6,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -13,7 +14,7 @@ import (
 // out of range.
 var CanaryScaleMode = &rules.Rule{
 	ID: "RL1022", Name: "set-canary-scale-mode", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "A setCanaryScale step sets several of matchTrafficWeight, replicas and weight (only one is used), none, or a weight outside 0..100.",
 	Doc: rules.Doc{
 		Why: `\'setCanaryScale\' picks the canary's replica count in one of three ways. Argo Rollouts does not

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // combinations Argo Rollouts rejects.
 var DynamicStableScale = &rules.Rule{
 	ID: "RL1011", Name: "scale-down-settings", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "dynamicStableScale with scaleDownDelaySeconds, or either of them without trafficRouting.",
 	Doc: rules.Doc{
 		Why: `\'scaleDownDelaySeconds\' keeps the old ReplicaSet up after traffic moved away from it, and

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // traffic routing cannot honour.
 var ExperimentWeight = &rules.Rule{
 	ID: "RL1014", Name: "experiment-weight-routing", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "An experiment template sets weight without trafficRouting, or with a router other than Istio, SMI, ALB or a plugin.",
 	Doc: rules.Doc{
 		Why: `An experiment template's \'weight\' sends a share of traffic to the experiment's own

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // neither of virtualService and virtualServices.
 var IstioVirtualServiceFields = &rules.Rule{
 	ID: "RL1012", Name: "istio-virtualservice-one-form", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "trafficRouting.istio sets both virtualService and virtualServices, or neither.",
 	Doc: rules.Doc{
 		Why: `Istio traffic routing names the VirtualService(s) to rewrite either with \'virtualService\'

@@ -4,13 +4,14 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // MaxTrafficWeight reports maxTrafficWeight with a router that ignores it.
 var MaxTrafficWeight = &rules.Rule{
 	ID: "RL1015", Name: "max-traffic-weight-router", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "trafficRouting.maxTrafficWeight with a router other than nginx or a plugin (Istio weights are always out of 100).",
 	Doc: rules.Doc{
 		Why: `\'maxTrafficWeight\' changes the scale of \'setWeight\' for routers whose weights are not

@@ -7,13 +7,14 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // NegativeCount reports Rollout counts and durations below zero.
 var NegativeCount = &rules.Rule{
 	ID: "RL1021", Name: "negative-count", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "replicas, minReadySeconds, revisionHistoryLimit or progressDeadlineSeconds is negative (error), or a strategy delay or count is (warning).",
 	Doc: rules.Doc{
 		Why: `Counts and durations of a Rollout cannot be negative. Argo Rollouts rejects \'replicas\',

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // an explicit zero.
 var PauseDuration = &rules.Rule{
 	ID: "RL1003", Name: "pause-duration", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "A pause step's duration is negative, unparsable (e.g. \"1d\") or an explicit 0.",
 	Doc: rules.Doc{
 		Why: `A \'pause\' step's \'duration\' is a number of seconds or a Go duration string (\'30s\', \'10m\',

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // Services, and ALB ping-pong without a root Service.
 var PingPongRouter = &rules.Rule{
 	ID: "RL1018", Name: "ping-pong-router", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "pingPong with traffic routing other than Istio, ALB or a plugin, or ALB ping-pong without alb.rootService.",
 	Doc: rules.Doc{
 		Why: `With \'pingPong\' the two Services swap the stable and canary roles at every promotion, so

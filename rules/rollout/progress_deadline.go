@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -13,7 +14,7 @@ const defaultProgressDeadline = 600
 // ProgressDeadline reports progressDeadlineSeconds not above minReadySeconds.
 var ProgressDeadline = &rules.Rule{
 	ID: "RL1017", Name: "progress-deadline", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "progressDeadlineSeconds (default 600) is not greater than minReadySeconds.",
 	Doc: rules.Doc{
 		Why: `A pod counts as available only \'minReadySeconds\' after it is ready, and the Rollout is

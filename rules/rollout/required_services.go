@@ -4,13 +4,14 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // RequiredServices reports Service fields a strategy needs but leaves empty.
 var RequiredServices = &rules.Rule{
 	ID: "RL1007", Name: "required-services", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "canaryService/stableService (or ping/pong, or blueGreen activeService) missing where the strategy needs them.",
 	Doc: rules.Doc{
 		Why: `Traffic routing splits traffic between two Services whose selectors Argo Rollouts pins to the

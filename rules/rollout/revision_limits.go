@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -14,7 +15,7 @@ const defaultRevisionHistoryLimit = 10
 // the revision history limit.
 var ScaleDownRevisionLimit = &rules.Rule{
 	ID: "RL1019", Name: "scale-down-revision-limit", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "blueGreen scaleDownDelayRevisionLimit is larger than revisionHistoryLimit (default 10).",
 	Doc: rules.Doc{
 		Why: `\'scaleDownDelayRevisionLimit\' keeps that many old ReplicaSets running during their scale-down

@@ -7,6 +7,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -14,7 +15,7 @@ import (
 // Rollout's traffic routing cannot carry out.
 var RouteSteps = &rules.Rule{
 	ID: "RL1009", Name: "header-mirror-route-routing", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "setHeaderRoute/setMirrorRoute without a capable router, without managedRoutes, or naming a route not in managedRoutes.",
 	Doc: rules.Doc{
 		Why: `\'setHeaderRoute\' and \'setMirrorRoute\' make Argo Rollouts add a named route to the router's

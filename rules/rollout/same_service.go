@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // be distinct: canary/stable, active/preview, ping/pong.
 var SameService = &rules.Rule{
 	ID: "RL1006", Name: "same-service-two-roles", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "canaryService equals stableService, activeService equals previewService, or pingService equals pongService.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts points each role's Service selector at a different ReplicaSet (it writes

@@ -4,13 +4,14 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // SetWeightRange reports setWeight values outside 0..maxTrafficWeight.
 var SetWeightRange = &rules.Rule{
 	ID: "RL1001", Name: "set-weight-range", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "A canary step's setWeight is outside 0..100 (or 0..maxTrafficWeight).",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts rejects the whole Rollout (condition \'InvalidSpec\': "SetWeight needs to be between 0

@@ -7,6 +7,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -14,7 +15,7 @@ import (
 // mutually exclusive ones.
 var StepAction = &rules.Rule{
 	ID: "RL1002", Name: "step-action", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "A canary step sets no action, or more than one of setWeight, pause, experiment and analysis.",
 	Doc: rules.Doc{
 		Why: `Each canary step does exactly one thing. Argo Rollouts rejects a step that combines

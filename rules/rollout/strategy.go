@@ -4,13 +4,14 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // OneStrategy reports a Rollout with neither or both of canary and blueGreen.
 var OneStrategy = &rules.Rule{
 	ID: "RL1013", Name: "one-strategy", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "spec.strategy sets neither canary nor blueGreen, or both.",
 	Doc: rules.Doc{
 		Why: `A Rollout deploys with exactly one strategy. Argo Rollouts rejects a Rollout with neither

@@ -7,6 +7,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -14,7 +15,7 @@ import (
 // not set exactly one of exact, regex and prefix.
 var StringMatch = &rules.Rule{
 	ID: "RL1010", Name: "string-match-one-kind", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout", "traffic"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout", "traffic"},
 	Summary: "A setHeaderRoute/setMirrorRoute match value sets none or several of exact, regex and prefix.",
 	Doc: rules.Doc{
 		Why: `Each match value of a \'setHeaderRoute\' (\'headerValue\') or \'setMirrorRoute\' (\'method\',

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -15,7 +16,7 @@ import (
 // both zero.
 var SurgeUnavailableZero = &rules.Rule{
 	ID: "RL1004", Name: "surge-unavailable-zero", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "A canary's maxSurge and maxUnavailable are both 0, so no pod can ever be replaced.",
 	Doc: rules.Doc{
 		Why: `With \'maxSurge: 0\' the controller may not create a pod above the desired count, and with

@@ -4,6 +4,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // template.
 var WorkloadRefAndTemplate = &rules.Rule{
 	ID: "RL1020", Name: "workload-ref-with-template", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout"}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
 	Summary: "spec.workloadRef and spec.template are both set.",
 	Doc: rules.Doc{
 		Why: `A Rollout either carries its own pod template or borrows one from a Deployment through

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -11,7 +12,7 @@ import (
 // header/mirror route the Rollout creates and deletes itself.
 var ManagedRouteClash = &rules.Rule{
 	ID: "RL2016", Name: "managed-route-name-clash", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "A VirtualService route in git has the name of a route listed in the Rollout's managedRoutes.",
 	Doc: rules.Doc{
 		Why: `The routes listed in \'trafficRouting.managedRoutes\' belong to the controller: a

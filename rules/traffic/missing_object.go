@@ -3,6 +3,7 @@ package traffic
 import (
 	"fmt"
 
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -10,7 +11,7 @@ import (
 // that is not in the bundle.
 var MissingObject = &rules.Rule{
 	ID: "RL2002", Name: "traffic-object-missing", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService, kinds.DestinationRule}, Tags: tags,
 	Summary: "The VirtualService or DestinationRule a Rollout references is not in the bundle.",
 	Doc: rules.Doc{
 		Why: `A Rollout with Istio traffic routing patches the VirtualService (and DestinationRule) it names.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // canary destination, and destinations that match only by short name.
 var RouteMissingDestination = &rules.Rule{
 	ID: "RL2004", Name: "route-missing-destination", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "A managed route lacks the stable or the canary destination, or names it in another namespace.",
 	Doc: rules.Doc{
 		Why: `Every route a Rollout manages must carry both the stable and the canary destination: in host
@@ -109,7 +110,7 @@ func hasSubset(ds []graph.Destination, subset string) bool {
 // controller removes on the first weight change.
 var DeletedDestination = &rules.Rule{
 	ID: "RL2005", Name: "route-destination-deleted", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "A managed route has a destination that is neither stable, canary nor an additional subset: Argo deletes it.",
 	Doc: rules.Doc{
 		Why: `On every weight change Argo Rollouts rewrites each managed route: the stable and canary

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -12,7 +13,7 @@ import (
 // route of the VirtualService.
 var RouteNotFound = &rules.Rule{
 	ID: "RL2003", Name: "route-not-found", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "A route the Rollout manages is not in its VirtualService, or cannot be chosen unambiguously.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts finds the routes it manages in the VirtualService: http routes by name

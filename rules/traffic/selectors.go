@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -95,7 +96,7 @@ func imageTags(rr *graph.RolloutRefs) map[string]bool {
 // version instead of leaving revision selection to the controller.
 var VersionLabelSelector = &rules.Rule{
 	ID: "RL2011", Name: "version-label-selector", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "Service", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.Service, kinds.DestinationRule}, Tags: tags,
 	Summary: "A stable/canary Service selector or managed subset pins a version-like label.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts tells the stable and the canary revision apart by adding
@@ -174,7 +175,7 @@ spec:
 // Rollout's pod template does not carry.
 var SelectorNotInTemplate = &rules.Rule{
 	ID: "RL2012", Name: "selector-not-in-template", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "Service", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.Service, kinds.DestinationRule, kinds.Deployment}, Tags: tags,
 	Summary: "A Rollout's Service selector or stable/canary subset requires a label its pod template does not carry.",
 	Doc: rules.Doc{
 		Why: `A Service (or DestinationRule subset) selects pods by labels; every key it requires must be on
@@ -228,7 +229,7 @@ spec:
 // the pods of another Rollout.
 var SelectsOtherRollout = &rules.Rule{
 	ID: "RL2013", Name: "selects-other-rollout-pods", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "Service", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.Service, kinds.DestinationRule}, Tags: tags,
 	Summary: "A Rollout's Service selector or stable/canary subset also matches another Rollout's pods.",
 	Doc: rules.Doc{
 		Why: `Until the controller adds \'rollouts-pod-template-hash\' (when the Service is created, and again

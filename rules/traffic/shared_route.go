@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // SharedRoute reports a VirtualService route managed by more than one Rollout.
 var SharedRoute = &rules.Rule{
 	ID: "RL2001", Name: "shared-route", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "Two or more Rollouts manage the same VirtualService route.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts has no lock on a VirtualService route. When two Rollouts manage the same

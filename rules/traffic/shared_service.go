@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // SharedService reports a Service that more than one Rollout references.
 var SharedService = &rules.Rule{
 	ID: "RL2014", Name: "shared-service", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "Service"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.Service}, Tags: tags,
 	Summary: "A Service is the stable/canary/active/preview Service of two or more Rollouts.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts owns the selector of every Service a Rollout names: it writes its own
@@ -67,7 +68,7 @@ func roleOf(rr *graph.RolloutRefs, svc *graph.Resource) string {
 // Rollout.
 var SharedDestinationRule = &rules.Rule{
 	ID: "RL2015", Name: "shared-destination-rule", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.DestinationRule}, Tags: tags,
 	Summary: "Two or more Rollouts manage the same DestinationRule.",
 	Doc: rules.Doc{
 		Why: `A Rollout in subset mode rewrites the whole subset list of its DestinationRule, keeping only its

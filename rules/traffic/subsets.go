@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -45,7 +46,7 @@ func quoteAll(list []string) string {
 // MissingSubset reports subsets that no DestinationRule for the host defines.
 var MissingSubset = &rules.Rule{
 	ID: "RL2006", Name: "missing-subset", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService, kinds.DestinationRule}, Tags: tags,
 	Summary: "A stable/canary subset, or a subset a VirtualService routes or mirrors to, is not defined by any DestinationRule for the host.",
 	Doc: rules.Doc{
 		Why: `A VirtualService destination (or mirror) that names a subset only works when a DestinationRule
@@ -97,7 +98,7 @@ spec:
 					rules.RelatedAt(dr.Target, "spec.subsets", "DestinationRule "+dr.Target.Name+" subsets"))
 			}
 		}
-		for _, vs := range p.Graph.OfKind("VirtualService") {
+		for _, vs := range p.Graph.OfKind(kinds.VirtualService) {
 			spec := vsSpec(vs)
 			if spec == nil {
 				continue
@@ -140,7 +141,7 @@ spec:
 // host of the Rollout's DestinationRule.
 var DestinationRuleHostMismatch = &rules.Rule{
 	ID: "RL2007", Name: "destination-rule-host-mismatch", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService, kinds.DestinationRule}, Tags: tags,
 	Summary: "The managed route sends the stable/canary subsets to a host other than the Rollout's DestinationRule host.",
 	Doc: rules.Doc{
 		Why: `In subset mode Argo Rollouts labels the stable and canary subsets of the DestinationRule it
@@ -191,7 +192,7 @@ route:
 // controller removes.
 var ExtraSubset = &rules.Rule{
 	ID: "RL2008", Name: "managed-destination-rule-extra-subset", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "DestinationRule"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.DestinationRule}, Tags: tags,
 	Summary: "The DestinationRule a Rollout manages has subsets other than stable and canary; the controller removes them.",
 	Doc: rules.Doc{
 		Why: `When Argo Rollouts updates the DestinationRule named in \'destinationRule.name\' it rewrites the

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/weights"
 )
@@ -13,7 +14,7 @@ import (
 // exceed 100, so the controller clamps the stable weight.
 var WeightOverflow = &rules.Rule{
 	ID: "RL2009", Name: "weight-overflow", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "At a step, the canary weight plus experiment and additional-subset weights exceed 100.",
 	Doc: rules.Doc{
 		Why: `At each weight change Argo Rollouts writes stable = 100 − canary − experiment weights −
@@ -116,7 +117,7 @@ func heaviestAdditional(rr *graph.RolloutRefs) ([]int32, []graph.Destination, ma
 // controller's resting state: totalling 100 with the canary at 0.
 var InitialWeights = &rules.Rule{
 	ID: "RL2010", Name: "initial-weights", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{"Rollout", "VirtualService"}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
 	Summary: "A managed route's weights in git do not total 100.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts computes a managed route's stable weight as 100 minus the canary, experiment
