@@ -20,8 +20,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
 
-func init() { Register("sarif", SARIF) }
-
 // Where the tool and its rule pages live; helpUri links point at the pages
 // that `make docs` generates.
 const (
