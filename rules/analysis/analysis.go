@@ -9,6 +9,12 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -109,4 +115,46 @@ func useName(ref *graph.TemplateRef) string {
 		return fmt.Sprintf("step %d experiment", ref.Step)
 	}
 	return string(ref.Use) + " analysis"
+}
+
+// similar reports whether two arg names are close enough to be a typo of
+// each other: a prefix of the other, or a few edits apart.
+func similar(a, b string) bool {
+	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+		return true
+	}
+	return textdist.Distance(a, b) <= max(3, max(len(a), len(b))/2)
+}
+
+// intValue returns an IntOrString's value; ok is false when unset or templated.
+func intValue(v *intstr.IntOrString) (int, bool) {
+	if v == nil || v.Type == intstr.String && strings.Contains(v.StrVal, "{{") {
+		return 0, false
+	}
+	return v.IntValue(), true
+}
+
+// providers names the providers a metric sets, in a stable order.
+func providers(mp *v1alpha1.MetricProvider) []string {
+	var out []string
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"prometheus", mp.Prometheus != nil}, {"kayenta", mp.Kayenta != nil}, {"web", mp.Web != nil},
+		{"datadog", mp.Datadog != nil}, {"wavefront", mp.Wavefront != nil}, {"newRelic", mp.NewRelic != nil},
+		{"job", mp.Job != nil}, {"cloudWatch", mp.CloudWatch != nil}, {"graphite", mp.Graphite != nil},
+		{"influxdb", mp.Influxdb != nil}, {"skywalking", mp.SkyWalking != nil},
+	}
+	for _, s := range set {
+		if s.on {
+			out = append(out, s.name)
+		}
+	}
+	var plugins []string
+	for name := range mp.Plugin {
+		plugins = append(plugins, fmt.Sprintf("plugin %s", name))
+	}
+	sort.Strings(plugins)
+	return append(out, plugins...)
 }

@@ -34,3 +34,13 @@ func eachStep(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout, i 
 		}
 	})
 }
+
+// later returns, of two field paths, the one written later in the file first,
+// then the other: a conflict is reported where the reader meets its second half.
+func later(r *graph.Resource, a, b string) (string, string) {
+	pa, pb := r.Pos(a), r.Pos(b)
+	if pa.Line > pb.Line || (pa.Line == pb.Line && pa.Column > pb.Column) {
+		return a, b
+	}
+	return b, a
+}

@@ -137,12 +137,3 @@ func uniqueSorted(ss []string) []string {
 	}
 	return out
 }
-
-// quoteList renders names as `"a", "b"`.
-func quoteList(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
-}

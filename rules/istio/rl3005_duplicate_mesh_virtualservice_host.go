@@ -9,9 +9,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// maxRelated caps the related locations of one finding.
-const maxRelated = 10
-
 // DuplicateMeshHost reports hosts claimed by more than one mesh-bound
 // VirtualService visible in a common namespace.
 var DuplicateMeshHost = &rules.Rule{
@@ -95,14 +92,4 @@ spec:
 		})
 		return nil
 	},
-}
-
-// hostPath returns the path of the hosts entry of vs that names fqdn.
-func hostPath(r *graph.Resource, vs *networkingVS, fqdn string) string {
-	for i, h := range vs.GetHosts() {
-		if graph.FQDN(h, r.Namespace) == fqdn {
-			return graph.Index("spec.hosts", i)
-		}
-	}
-	return "spec.hosts"
 }

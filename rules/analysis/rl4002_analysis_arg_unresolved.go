@@ -2,9 +2,7 @@ package analysis
 
 import (
 	"fmt"
-	"strings"
 
-	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
@@ -96,13 +94,4 @@ func similarArg(run *analysisrun.Run, name string) string {
 		}
 	}
 	return ""
-}
-
-// similar reports whether two arg names are close enough to be a typo of
-// each other: a prefix of the other, or a few edits apart.
-func similar(a, b string) bool {
-	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
-		return true
-	}
-	return textdist.Distance(a, b) <= max(3, max(len(a), len(b))/2)
 }

@@ -9,31 +9,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// routeEntry is one http/tls/tcp route with its weighted destinations.
-type routeEntry struct {
-	kind  graph.RouteKind
-	index int
-	name  string
-	path  string
-	dests []graph.Destination
-}
-
-// routes lists a VirtualService's http, tls and tcp routes in order.
-func routes(vs *networkingVS) []routeEntry {
-	var out []routeEntry
-	for _, kind := range []graph.RouteKind{graph.HTTP, graph.TLS, graph.TCP} {
-		for i := 0; i < graph.RouteCount(vs, kind); i++ {
-			name := ""
-			if kind == graph.HTTP {
-				name = vs.GetHttp()[i].GetName()
-			}
-			out = append(out, routeEntry{kind: kind, index: i, name: routeName(string(kind), i, name),
-				path: graph.Index("spec."+string(kind), i), dests: graph.RouteDestinations(vs, kind, i)})
-		}
-	}
-	return out
-}
-
 // managedRoute reports whether a Rollout manages the route (its weights are
 // then the controller's business and RL2xxx's).
 func managedRoute(g *graph.Graph, r *graph.Resource, e routeEntry) bool {
@@ -107,16 +82,4 @@ Fix: give every destination an explicit weight and make them sum to 100.`,
 		})
 		return nil
 	},
-}
-
-// destLabel names a destination as host[/subset][:port].
-func destLabel(d graph.Destination) string {
-	s := d.Host
-	if d.Subset != "" {
-		s += "/" + d.Subset
-	}
-	if d.Port != 0 {
-		s += fmt.Sprintf(":%d", d.Port)
-	}
-	return s
 }

@@ -59,14 +59,6 @@ metrics:
 	},
 }
 
-// intValue returns an IntOrString's value; ok is false when unset or templated.
-func intValue(v *intstr.IntOrString) (int, bool) {
-	if v == nil || v.Type == intstr.String && strings.Contains(v.StrVal, "{{") {
-		return 0, false
-	}
-	return v.IntValue(), true
-}
-
 func checkLimits(p *rules.Pass, t *graph.Resource, mp string, m *v1alpha1.Metric) {
 	report := func(field, format string, args ...any) {
 		p.Report(t, mp+"."+field, fmt.Sprintf("metric %s: ", m.Name)+fmt.Sprintf(format, args...), users(p.Graph, t)...)

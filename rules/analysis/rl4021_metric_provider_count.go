@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -52,29 +51,4 @@ metrics:
 		})
 		return nil
 	},
-}
-
-// providers names the providers a metric sets, in a stable order.
-func providers(mp *v1alpha1.MetricProvider) []string {
-	var out []string
-	set := []struct {
-		name string
-		on   bool
-	}{
-		{"prometheus", mp.Prometheus != nil}, {"kayenta", mp.Kayenta != nil}, {"web", mp.Web != nil},
-		{"datadog", mp.Datadog != nil}, {"wavefront", mp.Wavefront != nil}, {"newRelic", mp.NewRelic != nil},
-		{"job", mp.Job != nil}, {"cloudWatch", mp.CloudWatch != nil}, {"graphite", mp.Graphite != nil},
-		{"influxdb", mp.Influxdb != nil}, {"skywalking", mp.SkyWalking != nil},
-	}
-	for _, s := range set {
-		if s.on {
-			out = append(out, s.name)
-		}
-	}
-	var plugins []string
-	for name := range mp.Plugin {
-		plugins = append(plugins, fmt.Sprintf("plugin %s", name))
-	}
-	sort.Strings(plugins)
-	return append(out, plugins...)
 }

@@ -56,3 +56,17 @@ trafficRouting:
 		return nil
 	},
 }
+
+// istioGroup is the API group of VirtualServices and DestinationRules.
+const istioGroup = "networking.istio.io"
+
+// missingSeverity is the policy for "the referenced object is not in the
+// bundle": info when the bundle carries no Istio object at all (the mesh
+// config plainly lives elsewhere), warning otherwise. Never above warning, so
+// the webhook (which sees objects one at a time) does not block on ordering.
+func missingSeverity(p *rules.Pass) rules.Severity {
+	if !p.Graph.HasGroup(istioGroup) {
+		return rules.Info
+	}
+	return rules.Warning
+}

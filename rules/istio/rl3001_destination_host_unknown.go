@@ -2,9 +2,7 @@ package istio
 
 import (
 	"fmt"
-	"sort"
 
-	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -93,33 +91,4 @@ spec:
 		})
 		return nil
 	},
-}
-
-// servicesByNamespace groups the bundle's Services by namespace, in load order.
-func servicesByNamespace(g *graph.Graph) map[string][]*graph.Resource {
-	out := map[string][]*graph.Resource{}
-	for _, s := range g.OfKind(kinds.Service) {
-		out[s.Namespace] = append(out[s.Namespace], s)
-	}
-	return out
-}
-
-// nearestName returns the resource whose name is within edit distance 2 of
-// name (the closest, first in load order on ties), or nil.
-func nearestName(name string, candidates []*graph.Resource) *graph.Resource {
-	type scored struct {
-		r *graph.Resource
-		d int
-	}
-	var best []scored
-	for _, c := range candidates {
-		if d := textdist.Distance(name, c.Name); d <= 2 {
-			best = append(best, scored{c, d})
-		}
-	}
-	if len(best) == 0 {
-		return nil
-	}
-	sort.SliceStable(best, func(i, j int) bool { return best[i].d < best[j].d })
-	return best[0].r
 }

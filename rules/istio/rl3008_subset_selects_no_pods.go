@@ -115,7 +115,7 @@ func (w *workload) carries(k, v string) bool {
 }
 
 // workloadIndex finds workloads by namespace and one template label.
-type workloadIndex map[string]map[string][]*workload // ns → "k=v" → workloads
+type workloadIndex map[string]map[string][]*workload
 
 // indexWorkloads reads every workload's pod template labels once.
 func indexWorkloads(g *graph.Graph) workloadIndex {
