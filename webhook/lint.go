@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -60,7 +61,8 @@ type Result struct {
 
 // Lint lints raw (the object of an AdmissionReview, JSON) of the given
 // identity. ns is the request's namespace, used when the object sets none.
-func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
+// It stops early with ctx's error once ctx is done.
+func (l *Linter) Lint(ctx context.Context, self Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
 	inputs := []load.Input{{Path: incomingFile, Data: raw}}
 	var related []Object
 	if l.View != nil {
@@ -76,7 +78,13 @@ func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Res
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
 		return nil, fmt.Errorf("the object of %s could not be loaded", self)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res := analyzer.Run(g, opts)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := &Result{Related: len(related)}
 	for _, d := range res.Active() {
 		onSelf := d.Pos.File == incomingFile

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -44,7 +45,7 @@ func TestFindingsOnRelatedObjectsReachTheReview(t *testing.T) {
 	l := &Linter{Rules: append(all.Rules(), sharedRouteProbe), View: v}
 	vs := mustObj(t, vsObj)
 	raw, _ := json.Marshal(vs.Object)
-	res, err := l.Lint(Key{KindVirtualService, "shop", "vs"}, "shop", raw, vs.Object)
+	res, err := l.Lint(context.Background(), Key{KindVirtualService, "shop", "vs"}, "shop", raw, vs.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestFindingsOnRelatedObjectsReachTheReview(t *testing.T) {
 	// Linting an unrelated Service sees none of that, though the same rule runs.
 	svc := mustObj(t, unrelated)
 	raw, _ = json.Marshal(svc.Object)
-	res, err = l.Lint(Key{KindService, "shop", "other"}, "shop", raw, svc.Object)
+	res, err = l.Lint(context.Background(), Key{KindService, "shop", "other"}, "shop", raw, svc.Object)
 	if err != nil {
 		t.Fatal(err)
 	}

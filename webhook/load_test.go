@@ -133,7 +133,7 @@ func TestLoad(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := NewHandler(Options{Linter: &Linter{Rules: all.Rules(), View: v, Globals: rules.Globals{IstioVersion: "1.28"}}})
-	go func() { _ = ServeListener(ctx, ln, h, certs, slog.New(slog.DiscardHandler)) }()
+	go func() { _ = ServeListener(ctx, ln, h, certs, slog.New(slog.DiscardHandler), ServeOptions{}) }()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pair.CAPEM)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -129,7 +130,7 @@ func BenchmarkReviewSize(b *testing.B) {
 					if err := json.Unmarshal(raw, &obj); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := l.Lint(Key{KindRollout, "shop", "big"}, "shop", raw, obj); err != nil {
+					if _, err := l.Lint(context.Background(), Key{KindRollout, "shop", "big"}, "shop", raw, obj); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/homedir"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -35,6 +37,10 @@ type webhookFlags struct {
 	maxBody                      int64
 	logFormat, logLevel          string
 	configPoll                   time.Duration
+	trustedUsers                 []string
+	denyExisting                 bool
+	concurrency, maxQueued       int
+	shutdownDelay                time.Duration
 }
 
 func newWebhook(s *Streams) *cobra.Command {
@@ -51,8 +57,17 @@ only findings that involve the object are reported, by rule ID and field path.
 --enforce error denies (HTTP status 403 in the review) on error-level findings and returns
 warning-level ones as warnings; warning returns both as warnings; off (audit) allows
 everything and only logs, counts and attaches findings as an audit annotation.
+An UPDATE is denied only for errors it introduces: those the old object had already
+come back as warnings (--deny-existing denies them too). Changes of metadata or status
+alone are not linted, and requests of --trusted-user (by default the Argo Rollouts and
+Argo CD application controllers) are never denied.
+At most --max-concurrent-reviews lints run at once; the others wait in arrival order.
 When a review cannot be linted (malformed, time-out), --failure-mode allow admits the object
-with a warning and deny rejects it.
+with a warning and deny rejects it; either way it is logged and counted.
+
+Out of a cluster the view's cluster is --kubeconfig, else $KUBECONFIG, else the in-cluster
+service account, else ~/.kube/config. On SIGTERM /readyz turns 503, reviews are still
+answered for --shutdown-delay, then the server shuts down.
 
 The certificate and key files are re-read when they change, and so is --config. /healthz, /readyz (cluster view
 synced) and /metrics (Prometheus) are served on the same port, and on --metrics-addr over
@@ -67,7 +82,7 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
 	fl.StringVar(&f.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
 	fl.StringVar(&f.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: in-cluster config)")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	fl.BoolVar(&f.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
 	fl.StringVar(&f.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
 	fl.StringVar(&f.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
@@ -79,6 +94,11 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.DurationVar(&f.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	fl.StringArrayVar(&f.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
+	fl.BoolVar(&f.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
+	fl.IntVar(&f.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once; further reviews wait in arrival order until their deadline")
+	fl.IntVar(&f.maxQueued, "max-queued-reviews", webhook.DefaultMaxQueued, "reviews waiting for a lint; past it the failure mode answers at once")
+	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long reviews are still served after /readyz turns 503")
 	return c
 }
 
@@ -111,6 +131,15 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	if f.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
+	if f.concurrency <= 0 {
+		return fmt.Errorf("--max-concurrent-reviews must be positive")
+	}
+	if f.maxQueued <= 0 {
+		return fmt.Errorf("--max-queued-reviews must be positive")
+	}
+	if f.shutdownDelay < 0 {
+		return fmt.Errorf("--shutdown-delay must not be negative")
+	}
 	cfg, err := loadConfig(f.configPath)
 	if err != nil {
 		return err
@@ -132,10 +161,11 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	}
 	var ready func() bool
 	if f.clusterView {
-		rc, err := restConfig(f.kubeconfig)
+		rc, source, err := restConfig(f.kubeconfig)
 		if err != nil {
 			return err
 		}
+		log.Info("cluster view", "cluster", rc.Host, "from", source)
 		dyn, err := dynamic.NewForConfig(rc)
 		if err != nil {
 			return fmt.Errorf("cluster client: %w", err)
@@ -152,13 +182,17 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 		ready = view.Synced
 	}
 	metrics := webhook.NewMetrics(linter.View)
+	metrics.WatchCertificate(certs)
 	h := webhook.NewHandler(webhook.Options{
 		Linter: linter, Enforce: enforce, Failure: failure,
 		ExemptNamespaces: f.exemptNamespaces, ExemptObjects: f.exemptObjs,
-		Timeout: f.timeout, MaxBodyBytes: f.maxBody, Log: log, Metrics: metrics, Ready: ready,
+		TrustedUsers: f.trustedUsers, DenyExisting: f.denyExisting,
+		Timeout: f.timeout, Concurrency: f.concurrency, MaxQueued: f.maxQueued,
+		MaxBodyBytes: f.maxBody, Log: log, Metrics: metrics, Ready: ready,
 	})
 	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
-		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg))
+		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg),
+		"concurrency", f.concurrency, "trustedUsers", f.trustedUsers, "denyExisting", f.denyExisting)
 	if f.metricsAddr != "" {
 		plain := &http.Server{Addr: f.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
@@ -168,7 +202,7 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, f.listen, h, certs, log)
+	return webhook.Serve(ctx, f.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: f.shutdownDelay})
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -178,19 +212,33 @@ func orBackground(ctx context.Context) context.Context {
 	return ctx
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
+// restConfig finds the cluster of the view as controller-runtime does: the
+// --kubeconfig file, else $KUBECONFIG (a list of files, merged), else the
+// in-cluster service account, else ~/.kube/config. It says which one it used.
+func restConfig(kubeconfig string) (*rest.Config, string, error) {
+	load := func(rules *clientcmd.ClientConfigLoadingRules, what string) (*rest.Config, string, error) {
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if err != nil {
-			return nil, fmt.Errorf("no --kubeconfig and not in a cluster: %w (use --cluster-view=false to lint objects alone)", err)
+			return nil, "", fmt.Errorf("reading %s: %w", what, err)
 		}
-		return rc, nil
+		return rc, what, nil
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	if kubeconfig != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, "--kubeconfig "+kubeconfig)
 	}
-	return rc, nil
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(env)}, "$KUBECONFIG "+env)
+	}
+	rc, inClusterErr := rest.InClusterConfig()
+	if inClusterErr == nil {
+		return rc, "in-cluster service account", nil
+	}
+	home := filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+	if _, err := os.Stat(home); err == nil {
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: home}, home)
+	}
+	return nil, "", fmt.Errorf("no cluster for the view: no --kubeconfig, no $KUBECONFIG, not in a cluster (%w), no %s (use --cluster-view=false to lint objects alone)",
+		inClusterErr, home)
 }
 
 func configFile(cfg *config.Config) string {
