@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -23,9 +24,8 @@ import (
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
 
-func init() { extraCommands = append(extraCommands, newWebhook) }
-
-type webhookFlags struct {
+// webhookOptions are the flags of `webhook`.
+type webhookOptions struct {
 	listen, metricsAddr          string
 	certFile, keyFile            string
 	kubeconfig                   string
@@ -43,8 +43,8 @@ type webhookFlags struct {
 	shutdownDelay                time.Duration
 }
 
-func newWebhook(s *Streams) *cobra.Command {
-	var f webhookFlags
+func newWebhook(e *Env) *cobra.Command {
+	var o webhookOptions
 	c := &cobra.Command{
 		Use:   "webhook",
 		Short: "Run the validating admission webhook (HTTPS)",
@@ -75,80 +75,84 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 		Example: `  rolloutlint webhook --cert-file /tls/tls.crt --key-file /tls/tls.key --config /config/.rolloutlint.yaml
   rolloutlint webhook --kubeconfig ~/.kube/config --enforce warning --exempt-namespace 'kube-*'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd.Context(), s, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), e) },
 	}
-	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
-	fl.StringVar(&f.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
-	fl.StringVar(&f.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
-	fl.BoolVar(&f.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
-	fl.StringVar(&f.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
-	fl.StringVar(&f.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
-	fl.StringVar(&f.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
-	fl.StringArrayVar(&f.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
-	fl.StringArrayVar(&f.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
-	fl.DurationVar(&f.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
-	fl.Int64Var(&f.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
-	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
-	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fl.DurationVar(&f.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
-	fl.StringArrayVar(&f.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
-	fl.BoolVar(&f.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
-	fl.IntVar(&f.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once; further reviews wait in arrival order until their deadline")
-	fl.IntVar(&f.maxQueued, "max-queued-reviews", webhook.DefaultMaxQueued, "reviews waiting for a lint; past it the failure mode answers at once")
-	fl.DurationVar(&f.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long reviews are still served after /readyz turns 503")
+	o.bind(c.Flags())
 	return c
 }
 
-func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
+func (o *webhookOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&o.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
+	fl.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
+	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
+	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	fl.BoolVar(&o.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
+	fl.StringVar(&o.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
+	fl.StringVar(&o.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
+	fl.StringVar(&o.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
+	fl.StringArrayVar(&o.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
+	fl.StringArrayVar(&o.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
+	fl.DurationVar(&o.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
+	fl.Int64Var(&o.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
+	fl.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
+	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	fl.StringArrayVar(&o.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
+	fl.BoolVar(&o.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
+	fl.IntVar(&o.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once; further reviews wait in arrival order until their deadline")
+	fl.IntVar(&o.maxQueued, "max-queued-reviews", webhook.DefaultMaxQueued, "reviews waiting for a lint; past it the failure mode answers at once")
+	fl.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long reviews are still served after /readyz turns 503")
+}
+
+// run serves reviews until the context ends or SIGINT/SIGTERM.
+func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	var log *slog.Logger
-	switch f.logFormat {
+	switch o.logFormat {
 	case "json":
-		log = slog.New(slog.NewJSONHandler(s.Err, hopts))
+		log = slog.New(slog.NewJSONHandler(e.Err, hopts))
 	case "text":
-		log = slog.New(slog.NewTextHandler(s.Err, hopts))
+		log = slog.New(slog.NewTextHandler(e.Err, hopts))
 	default:
-		return fmt.Errorf("--log-format: unknown format %q (want json or text)", f.logFormat)
+		return fmt.Errorf("--log-format: unknown format %q (want json or text)", o.logFormat)
 	}
-	enforce, err := webhook.ParseEnforce(f.enforce)
+	enforce, err := webhook.ParseEnforce(o.enforce)
 	if err != nil {
 		return fmt.Errorf("--enforce: %w", err)
 	}
-	failure, err := webhook.ParseFailureMode(f.failure)
+	failure, err := webhook.ParseFailureMode(o.failure)
 	if err != nil {
 		return fmt.Errorf("--failure-mode: %w", err)
 	}
-	if f.certFile == "" || f.keyFile == "" {
+	if o.certFile == "" || o.keyFile == "" {
 		return fmt.Errorf("--cert-file and --key-file are required: the webhook serves HTTPS only")
 	}
-	if f.timeout <= 0 {
+	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
-	if f.concurrency <= 0 {
+	if o.concurrency <= 0 {
 		return fmt.Errorf("--max-concurrent-reviews must be positive")
 	}
-	if f.maxQueued <= 0 {
+	if o.maxQueued <= 0 {
 		return fmt.Errorf("--max-queued-reviews must be positive")
 	}
-	if f.shutdownDelay < 0 {
+	if o.shutdownDelay < 0 {
 		return fmt.Errorf("--shutdown-delay must not be negative")
 	}
-	cfg, err := loadConfig(f.configPath)
+	cfg, err := loadConfig(o.configPath)
 	if err != nil {
 		return err
 	}
-	ruleList, err := ruleSet(cfg)
+	ruleList, err := e.ruleSet(cfg, nil)
 	if err != nil {
 		return err
 	}
-	certs, err := webhook.NewCertReloader(f.certFile, f.keyFile, log)
+	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
 	if err != nil {
 		return err
 	}
@@ -157,11 +161,11 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 
 	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
 	if cfg != nil && cfg.File != "" {
-		go watchConfig(ctx, cfg.File, f.configPoll, linter, log)
+		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)
 	}
 	var ready func() bool
-	if f.clusterView {
-		rc, source, err := restConfig(f.kubeconfig)
+	if o.clusterView {
+		rc, source, err := restConfig(o.kubeconfig)
 		if err != nil {
 			return err
 		}
@@ -185,24 +189,24 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	metrics.WatchCertificate(certs)
 	h := webhook.NewHandler(webhook.Options{
 		Linter: linter, Enforce: enforce, Failure: failure,
-		ExemptNamespaces: f.exemptNamespaces, ExemptObjects: f.exemptObjs,
-		TrustedUsers: f.trustedUsers, DenyExisting: f.denyExisting,
-		Timeout: f.timeout, Concurrency: f.concurrency, MaxQueued: f.maxQueued,
-		MaxBodyBytes: f.maxBody, Log: log, Metrics: metrics, Ready: ready,
+		ExemptNamespaces: o.exemptNamespaces, ExemptObjects: o.exemptObjs,
+		TrustedUsers: o.trustedUsers, DenyExisting: o.denyExisting,
+		Timeout: o.timeout, Concurrency: o.concurrency, MaxQueued: o.maxQueued,
+		MaxBodyBytes: o.maxBody, Log: log, Metrics: metrics, Ready: ready,
 	})
 	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
-		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg),
-		"concurrency", f.concurrency, "trustedUsers", f.trustedUsers, "denyExisting", f.denyExisting)
-	if f.metricsAddr != "" {
-		plain := &http.Server{Addr: f.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
+		"failureMode", string(failure), "clusterView", o.clusterView, "config", configFile(cfg),
+		"concurrency", o.concurrency, "trustedUsers", o.trustedUsers, "denyExisting", o.denyExisting)
+	if o.metricsAddr != "" {
+		plain := &http.Server{Addr: o.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := plain.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-				log.Error("metrics listener failed", "addr", f.metricsAddr, "err", err)
+				log.Error("metrics listener failed", "addr", o.metricsAddr, "err", err)
 			}
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, f.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: f.shutdownDelay})
+	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay})
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -251,7 +255,7 @@ func configFile(cfg *config.Config) string {
 // watchConfig reloads the config (and the rule set it selects) when the file
 // changes, keeping the previous one when the new one does not load. It polls:
 // kubelet updates a mounted ConfigMap by swapping a symlink, which polling sees.
-func watchConfig(ctx context.Context, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
+func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
 	if every <= 0 {
 		return
 	}
@@ -272,7 +276,7 @@ func watchConfig(ctx context.Context, path string, every time.Duration, linter *
 		cfg, err := loadConfig(path)
 		if err == nil {
 			var rs []*rules.Rule
-			if rs, err = ruleSet(cfg); err == nil {
+			if rs, err = e.ruleSet(cfg, nil); err == nil {
 				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
 				log.Info("config reloaded", "config", path, "rules", len(rs))
 				continue
