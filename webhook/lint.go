@@ -72,7 +72,7 @@ func (l *Linter) Lint(ctx context.Context, self Key, ns string, raw []byte, obj 
 		inputs = append(inputs, load.Input{Path: "cluster:" + o.Key.String(), Data: o.JSON})
 	}
 	l.mu.RLock()
-	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1}
+	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}
 	l.mu.RUnlock()
 	g := load.Inputs(inputs, load.Options{Namespace: ns})
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
@@ -82,8 +82,8 @@ func (l *Linter) Lint(ctx context.Context, self Key, ns string, raw []byte, obj 
 		return nil, err
 	}
 	res := analyzer.Run(g, opts)
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if res.Err != nil {
+		return nil, res.Err
 	}
 	out := &Result{Related: len(related)}
 	for _, d := range res.Active() {

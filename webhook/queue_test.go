@@ -205,3 +205,26 @@ func value(t testing.TB, c prometheus.Metric) float64 {
 	t.Fatalf("not a gauge or counter: %v", c.Desc())
 	return 0
 }
+
+// TestLintIsCancelledAtTheDeadline: a rule that runs until its pass's context
+// ends is stopped when the review's deadline passes, so its slot comes back.
+func TestLintIsCancelledAtTheDeadline(t *testing.T) {
+	stopped := make(chan error, 1)
+	waits := &rules.Rule{ID: "RL0996", Name: "waits", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+		Run: func(p *rules.Pass) error {
+			<-p.Context().Done()
+			stopped <- p.Context().Err()
+			return p.Context().Err()
+		}}
+	h := newTestHandler(Options{Concurrency: 1, Timeout: 50 * time.Millisecond, Linter: &Linter{Rules: append(all.Rules(), waits)}})
+	_, resp := post(t, h, reviewJSON(t, "c", "CREATE", goodRollout, false))
+	if resp == nil || !resp.Allowed || !strings.Contains(strings.Join(resp.Warnings, " "), "did not check") {
+		t.Fatalf("timed-out review: %+v", resp)
+	}
+	if err := <-stopped; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the rule saw %v", err)
+	}
+	for value(t, h.opts.Metrics.inFlight) != 0 { // the slot comes back
+		time.Sleep(time.Millisecond)
+	}
+}
