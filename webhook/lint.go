@@ -7,6 +7,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -24,7 +25,7 @@ type Linter struct {
 	// Globals are the run-wide rule settings derived from the config.
 	Globals rules.Globals
 	// View supplies the related cluster objects; nil lints the object alone.
-	View *View
+	View *clusterview.View
 
 	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
 }
@@ -45,7 +46,7 @@ type Finding struct {
 	// Object is where the finding lands; it is the incoming object unless
 	// OnOther is set (a finding on a related object that points back at the
 	// incoming one, such as the other Rollout of a shared route).
-	Object  Key
+	Object  clusterview.Key
 	OnOther bool
 	// Path is the field path on Object.
 	Path    string
@@ -62,9 +63,9 @@ type Result struct {
 // Lint lints raw (the object of an AdmissionReview, JSON) of the given
 // identity. ns is the request's namespace, used when the object sets none.
 // It stops early with ctx's error once ctx is done.
-func (l *Linter) Lint(ctx context.Context, self Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
+func (l *Linter) Lint(ctx context.Context, self clusterview.Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
 	inputs := []load.Input{{Path: incomingFile, Data: raw}}
-	var related []Object
+	var related []clusterview.Object
 	if l.View != nil {
 		related = l.View.Related(self, obj)
 	}
@@ -101,7 +102,7 @@ func (l *Linter) Lint(ctx context.Context, self Key, ns string, raw []byte, obj 
 		f := Finding{RuleID: d.RuleID, Severity: d.Severity, Path: d.Path, Message: d.Message, Object: self}
 		if !onSelf {
 			f.OnOther = true
-			f.Object = Key{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
+			f.Object = clusterview.Key{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
 		}
 		out.Findings = append(out.Findings, f)
 	}

@@ -26,6 +26,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/internal/testcert"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
@@ -34,14 +35,14 @@ import (
 // clusterFromCorpus fills a view with a generated bundle of about n objects
 // and returns review bodies for the objects the webhook lints, as UPDATEs of
 // what is already in the cluster (so each is linted with its neighbours).
-func clusterFromCorpus(t testing.TB, n int) (*View, [][]byte) {
+func clusterFromCorpus(t testing.TB, n int) (*clusterview.View, [][]byte) {
 	t.Helper()
 	apps := 1
 	for corpus.Objects(apps) < n {
 		apps++
 	}
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: apps, Seed: 7, MistakeRate: 0.1}), load.Options{})
-	v := NewView()
+	v := clusterview.New()
 	var bodies [][]byte
 	for i, r := range g.Resources {
 		if err := v.Set(&unstructured.Unstructured{Object: r.Object()}); err != nil {
@@ -54,13 +55,31 @@ func clusterFromCorpus(t testing.TB, n int) (*View, [][]byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The old version differs in its spec, so the review is linted (an
+		// UPDATE of metadata or status alone is not).
+		old := map[string]any{}
+		for k, v := range r.Object() { // a copy: the resource's map may be shared
+			old[k] = v
+		}
+		if spec, ok := old["spec"].(map[string]any); ok {
+			prev := make(map[string]any, len(spec)+1)
+			for k, v := range spec {
+				prev[k] = v
+			}
+			prev["loadTestPrevious"] = i
+			old["spec"] = prev
+		}
+		oldRaw, err := json.Marshal(old)
+		if err != nil {
+			t.Fatal(err)
+		}
 		review := map[string]any{
 			"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
 			"request": map[string]any{
 				"uid": fmt.Sprintf("load-%d", i), "kind": map[string]any{"group": r.Group, "version": r.Version, "kind": r.Kind},
 				"resource": map[string]any{"group": r.Group, "version": r.Version, "resource": "x"},
 				"name":     r.Name, "namespace": r.Namespace, "operation": "UPDATE", "userInfo": map[string]any{},
-				"object": json.RawMessage(raw), "oldObject": json.RawMessage(raw),
+				"object": json.RawMessage(raw), "oldObject": json.RawMessage(oldRaw),
 			},
 		}
 		b, err := json.Marshal(review)
@@ -116,7 +135,10 @@ func loadServer(t *testing.T, h http.Handler) (url string, client func(keepAlive
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = ServeListener(ctx, ln, h, certs, slog.New(slog.DiscardHandler), ServeOptions{}); close(done) }()
+	go func() {
+		_ = ServeListener(ctx, ln, h, certs, slog.New(slog.DiscardHandler), ServeOptions{})
+		close(done)
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pair.CAPEM)
@@ -390,7 +412,7 @@ func bigReview(t testing.TB, raw []byte) []byte {
 	b, err := json.Marshal(map[string]any{
 		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
 		"request": map[string]any{
-			"uid": "big", "kind": map[string]any{"group": "argoproj.io", "version": "v1alpha1", "kind": KindRollout},
+			"uid": "big", "kind": map[string]any{"group": "argoproj.io", "version": "v1alpha1", "kind": clusterview.KindRollout},
 			"resource": map[string]any{"group": "argoproj.io", "version": "v1alpha1", "resource": "rollouts"},
 			"name":     "big", "namespace": "shop", "operation": "CREATE", "userInfo": map[string]any{"username": "load"},
 			"object": json.RawMessage(raw),

@@ -3,6 +3,8 @@ package webhook
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 )
 
 // Metrics are the webhook's Prometheus series.
@@ -25,7 +27,7 @@ var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25
 
 // NewMetrics registers the series (and the Go and process collectors) on a
 // fresh registry. view may be nil.
-func NewMetrics(view *View) *Metrics {
+func NewMetrics(view *clusterview.View) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{

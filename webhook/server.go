@@ -26,6 +26,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 )
 
 // Enforce is what the webhook does with findings.
@@ -301,7 +303,7 @@ func (h *Handler) budget(r *http.Request) time.Duration {
 // review decides one request, or says why it could not.
 func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest, start time.Time, log *slog.Logger) (resp *admissionv1.AdmissionReview, fail *failure) {
 	dry := req.DryRun != nil && *req.DryRun
-	self := Key{Kind: req.Kind.Kind, Namespace: req.Namespace, Name: req.Name}
+	self := clusterview.Key{Kind: req.Kind.Kind, Namespace: req.Namespace, Name: req.Name}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("panic while reviewing", "panic", fmt.Sprint(p))
@@ -325,7 +327,8 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 		return nil, &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("request.object of %s is not a JSON object", self)}
 	}
 	if self.Name == "" { // generateName: the API server has not named it yet
-		self.Name = str(mapAt(obj, "metadata"), "name")
+		md, _ := obj["metadata"].(map[string]any)
+		self.Name, _ = md["name"].(string)
 	}
 	if h.exempt(self) {
 		log.Debug("exempt")
@@ -437,7 +440,7 @@ func (h *Handler) inSlot(ctx context.Context, lint func(context.Context) error) 
 
 // lintFailure turns an error of inSlot into the failure answered, counting
 // time-outs by stage.
-func (h *Handler) lintFailure(ctx context.Context, self Key, err error) *failure {
+func (h *Handler) lintFailure(ctx context.Context, self clusterview.Key, err error) *failure {
 	var qe queueError
 	switch {
 	case errors.As(err, &qe) && qe == errQueueFull:
@@ -505,7 +508,7 @@ func (h *Handler) write(w http.ResponseWriter, review *admissionv1.AdmissionRevi
 	_, _ = w.Write(data)
 }
 
-func (h *Handler) exempt(k Key) bool {
+func (h *Handler) exempt(k clusterview.Key) bool {
 	for _, p := range h.opts.ExemptNamespaces {
 		if ok, _ := path.Match(p, k.Namespace); ok {
 			return true
@@ -523,7 +526,7 @@ func (h *Handler) exempt(k Key) bool {
 // linted reports whether the webhook lints a kind; others are allowed untouched.
 func linted(kind string) bool {
 	switch kind {
-	case KindRollout, KindService, KindVirtualService, KindDestinationRule, KindAnalysisTemplate, KindClusterAnalysisTemplate:
+	case clusterview.KindRollout, clusterview.KindService, clusterview.KindVirtualService, clusterview.KindDestinationRule, clusterview.KindAnalysisTemplate, clusterview.KindClusterAnalysisTemplate:
 		return true
 	}
 	return false
@@ -565,7 +568,7 @@ func findingList(fs []Finding) []string {
 }
 
 // denyMessage lists the errors concisely: rule ID, field path and message.
-func denyMessage(self Key, errs []Finding, existing int) string {
+func denyMessage(self clusterview.Key, errs []Finding, existing int) string {
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].RuleID < errs[j].RuleID })
 	var b strings.Builder
 	if existing > 0 {

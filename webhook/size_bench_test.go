@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
@@ -96,9 +97,9 @@ const bigNeighbours = `{"apiVersion":"v1","kind":"Service","metadata":{"name":"b
 {"apiVersion":"networking.istio.io/v1","kind":"DestinationRule","metadata":{"name":"big","namespace":"shop"},"spec":{"host":"big-stable","subsets":[{"name":"stable","labels":{"app":"big"}},{"name":"canary","labels":{"app":"big"}}]}}
 {"apiVersion":"argoproj.io/v1alpha1","kind":"AnalysisTemplate","metadata":{"name":"success-rate","namespace":"shop"},"spec":{"args":[{"name":"svc"}],"metrics":[{"name":"sr","interval":"1m","count":3,"successCondition":"result[0] >= 0.95","provider":{"prometheus":{"address":"http://prom:9090","query":"sum(rate(http_requests_total{service=\"{{args.svc}}\"}[5m]))"}}}]}}`
 
-func bigView(t testing.TB) *View {
+func bigView(t testing.TB) *clusterview.View {
 	t.Helper()
-	v := NewView()
+	v := clusterview.New()
 	dec := json.NewDecoder(strings.NewReader(bigNeighbours))
 	for dec.More() {
 		var m map[string]any
@@ -130,7 +131,7 @@ func BenchmarkReviewSize(b *testing.B) {
 					if err := json.Unmarshal(raw, &obj); err != nil {
 						b.Fatal(err)
 					}
-					if _, err := l.Lint(context.Background(), Key{KindRollout, "shop", "big"}, "shop", raw, obj); err != nil {
+					if _, err := l.Lint(context.Background(), clusterview.Key{Kind: clusterview.KindRollout, Namespace: "shop", Name: "big"}, "shop", raw, obj); err != nil {
 						b.Fatal(err)
 					}
 				}

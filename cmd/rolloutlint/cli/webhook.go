@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/util/homedir"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
@@ -178,7 +179,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		if err != nil {
 			return fmt.Errorf("discovery client: %w", err)
 		}
-		view := webhook.NewView()
+		view := clusterview.New()
 		if err := view.Start(ctx, disc, dyn, log); err != nil {
 			return err
 		}
