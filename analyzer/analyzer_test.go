@@ -330,7 +330,7 @@ func TestCanceledContextSkipsTheRemainingRules(t *testing.T) {
 	defer cancel()
 	var ran []string
 	mk := func(id string, run func(*rules.Pass) error) *rules.Rule {
-		return &rules.Rule{ID: id, Name: "r" + strings.ToLower(id), Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+		return &rules.Rule{ID: id, Name: "r" + strings.ToLower(id), Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 			Run: func(p *rules.Pass) error { ran = append(ran, id); return run(p) }}
 	}
 	first := mk("RL0901", func(p *rules.Pass) error { cancel(); return p.Context().Err() })
