@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"istio.io/istio/pilot/pkg/model"
-	"istio.io/istio/pkg/config/schema/kind"
 )
 
 // recorder collects, between two settle points, what istiod decided per
@@ -47,11 +46,12 @@ func (r *recorder) quietFor() time.Duration {
 
 // keyString renders a ConfigKey the way the plan names it.
 func keyString(k model.ConfigKey) string {
-	switch k.Kind {
-	case kind.ServiceEntry, kind.Endpoints:
-		return k.Kind.String() + "/" + k.Name
+	switch name := k.Kind.String(); name {
+	case "ServiceEntry", "Endpoints": // kind.Endpoints exists from 1.31 only
+		return name + "/" + k.Name
+	default:
+		return name + "/" + k.Namespace + "/" + k.Name
 	}
-	return k.Kind.String() + "/" + k.Namespace + "/" + k.Name
 }
 
 // fullFlag reads PushRequest.Full where the field exists (up to 1.30).
