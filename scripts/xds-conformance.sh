@@ -25,7 +25,7 @@ cache_root=${ROLLOUTLINT_BUILD_CACHE:-$HOME/.cache/rolloutlint-build}
 versions=${XDS_VERSIONS:-"1.31.0 1.30.3 1.28.2"}
 
 # The module proxy serves 1.31.0 as this pseudo-version (conformance/xds/go.mod).
-proxy_module_1_31_0=$(awk '$1=="istio.io/istio"{print $2}' conformance/xds/go.mod | head -1)
+proxy_module_1_31_0=$(grep -o "istio.io/istio v[^ ]*" conformance/xds/go.mod | head -1 | cut -d" " -f2)
 
 model_of() { echo "${1%.*}"; }
 

@@ -422,6 +422,16 @@ func (r *run) stage(obs *StateObs, stage string, batch int) error {
 	return err
 }
 
+// update writes a config the way the API server does: the object keeps its
+// creation timestamp (istiod orders merged DestinationRules by it).
+func (r *run) update(c config.Config) error {
+	if cur := r.f.Store().Get(c.GroupVersionKind, c.Name, c.Namespace); cur != nil {
+		c.CreationTimestamp = cur.CreationTimestamp
+	}
+	_, err := r.f.Store().Update(c)
+	return err
+}
+
 // apply performs one plan write.
 func (r *run) apply(w planWrite, s planState, work *batchWork, vsDone map[string]bool) error {
 	switch w.Kind {
@@ -437,8 +447,7 @@ func (r *run) apply(w planWrite, s planState, work *batchWork, vsDone map[string
 		}
 		c = r.vsForState(c, s)
 		r.cfgs[k] = c
-		_, err := r.f.Store().Update(c)
-		return err
+		return r.update(c)
 	case "dr-subset-label":
 		k := cfgKey("DestinationRule", w.Object.Namespace, w.Object.Name)
 		c, ok := r.cfgs[k]
@@ -447,8 +456,7 @@ func (r *run) apply(w planWrite, s planState, work *batchWork, vsDone map[string
 		}
 		c = r.drForLabels(c, []planLabel{{Object: w.Object, Field: w.Field, Hash: w.New}})
 		r.cfgs[k] = c
-		_, err := r.f.Store().Update(c)
-		return err
+		return r.update(c)
 	case "service-selector":
 		k := key(w.Object.Namespace, w.Object.Name)
 		svc := r.kube.services[k]

@@ -111,8 +111,8 @@ var models = map[string]*Model{
 		Version: "1.30", DebounceMillis: 100,
 		Cite: "§11 1.30 (#59482): DR keys become delta-aware for EDS; a VS key blocks partial EDS",
 		Kinds: []KindRow{
-			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
-				Cite: "§11 1.30: a VS key blocks partial EDS; otherwise as §2.5"},
+			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
+				Cite: "§11 1.30: a VS key blocks partial EDS; cdsNeedsPush no longer drops a VS key for routers (pushCdsGatewayConfig / skippedCdsConfigs)"},
 			{Kind: KindDestinationRule, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial, AllGateways: true,
 				Cite: "§11 1.30: EDS partial pushes work for DestinationRule keys (deltaAwareEdsConfigs)"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
