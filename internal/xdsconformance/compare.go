@@ -2,6 +2,7 @@ package xdsconformance
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -313,6 +314,31 @@ func observedView(p *Push) view {
 		v.class = "full"
 	}
 	return v
+}
+
+// ID names a row the way known-differences.txt lists it:
+// "<version> <scenario> <rollout> <path>/<timing> <state> #<push>".
+func (r Row) ID() string {
+	return fmt.Sprintf("%s %s %s %s/%s %s #%d", r.Version, r.Scenario, r.Rollout, r.Path, r.Timing, r.State, r.Index)
+}
+
+// LoadKnown reads a known-differences file: one row ID per line, then two
+// spaces and the fields that differ; # starts a comment.
+func LoadKnown(path string) (map[string]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		id, why, _ := strings.Cut(l, "  ")
+		out[strings.TrimSpace(id)] = strings.TrimSpace(why)
+	}
+	return out, nil
 }
 
 // Table renders rows as predicted | observed | match.

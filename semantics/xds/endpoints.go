@@ -84,6 +84,8 @@ func (e *endpointsSim) apply(w plan.Write) []endpointEvent {
 				out = append(out, endpointEvent{h, Emptied, StageSlice})
 			case before == 0:
 				out = append(out, endpointEvent{h, Filled, StageSlice})
+			case before != after:
+				out = append(out, endpointEvent{h, Resized, StageSlice})
 			default:
 				out = append(out, endpointEvent{h, Reselected, StageSlice})
 			}

@@ -141,6 +141,9 @@ type EndpointRow struct {
 	None bool
 	// Effective are the types whose content changes.
 	Effective []Type
+	// WithWrite are types the selector write's own push changes when its
+	// endpoints change this way (1.28: a host emptied or filled changes CDS).
+	WithWrite []Type
 	Cite      string
 	// Proof names the conformance scenarios that show the row's behaviour.
 	Proof string
@@ -163,6 +166,8 @@ const (
 	Deleted EndpointChange = "deleted"
 	// Reselected: a selector change swaps a host's endpoints for other pods.
 	Reselected EndpointChange = "reselected"
+	// Resized: a selector change swaps them for a different number of pods.
+	Resized EndpointChange = "resized"
 	// Emptied: a selector change leaves the host with no endpoints.
 	Emptied EndpointChange = "emptied"
 	// Filled: a selector change gives endpoints to a host that had none.
@@ -183,9 +188,13 @@ type Model struct {
 	Version string
 	// NoFullSplit is true from 1.31: there is no Full flag (reference §11).
 	NoFullSplit bool
-	Kinds       []KindRow
-	Changes     []ChangeRow
-	Endpoints   []EndpointRow
+	// DelegateRootKeys is true when a delegate VirtualService's update also
+	// carries its roots' keys (conformance scenario delegate: 1.31 adds them,
+	// 1.28 keys the delegate alone; both scope it by its roots).
+	DelegateRootKeys bool
+	Kinds            []KindRow
+	Changes          []ChangeRow
+	Endpoints        []EndpointRow
 	// DebounceMillis is PILOT_DEBOUNCE_AFTER (reference §5).
 	DebounceMillis int
 	Cite           string

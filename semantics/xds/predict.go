@@ -263,6 +263,9 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 				continue
 			}
 			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
+			if len(row.WithWrite) > 0 {
+				add(w.Batch, windowEvent{write: i, ev: Event{Kind: KindServiceEntry, Stage: StageWrite, Effective: row.WithWrite}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
+			}
 		}
 	}
 	slots := make([]slot, 0, len(windows))
@@ -308,7 +311,7 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 		switch we.ev.Kind {
 		case KindVirtualService, KindDestinationRule:
 			keys[fmt.Sprintf("%s/%s/%s", keyKind, we.obj.Object.Namespace, we.obj.Object.Name)] = true
-			if we.ev.Kind == KindVirtualService {
+			if we.ev.Kind == KindVirtualService && m.DelegateRootKeys {
 				for _, p := range sc.Parents(we.obj.Resource) {
 					keys[fmt.Sprintf("%s/%s/%s", keyKind, p.Namespace, p.Name)] = true
 				}

@@ -39,8 +39,9 @@ var changes128 = []ChangeRow{
 var endpoints128 = []EndpointRow{
 	{Change: NotReadyAdded, None: true,
 		Cite: "§4.2 endpointUpdateRequiresPush: a new UnHealthy endpoint needs no push"},
-	{Change: NotReadyToEmpty, Kind: KindServiceEntry,
-		Cite: "§4.2: the host's shard was deleted, GetOrCreateEndpointShard creates it → FullPush (new service); not-ready endpoints are filtered from the CLA"},
+	{Change: NotReadyToEmpty, Kind: KindEndpoints,
+		Cite:  "§4.2 + conformance: on a host whose endpoints were all gone, new not-ready endpoints are an incremental push (the shard's key was preserved); they are filtered from the CLA, nothing changes",
+		Proof: "host-level, dynamic-stable-scale"},
 	{Change: TurnedReady, Kind: KindEndpoints, Effective: []Type{EDS},
 		Cite: "§9 row 8: HealthStatus differs → incremental EDS, the endpoints enter the CLA"},
 	{Change: Terminating, Kind: KindEndpoints, Effective: []Type{EDS},
@@ -49,10 +50,15 @@ var endpoints128 = []EndpointRow{
 		Cite: "§4.2: an old endpoint disappeared → incremental EDS, the CLA already lacked it"},
 	{Change: Reselected, Kind: KindEndpoints, Effective: []Type{EDS},
 		Cite: "§9 row 5 / §4.2: the slice swaps the host's endpoints → incremental EDS"},
-	{Change: Emptied, Kind: KindEndpoints, Effective: []Type{EDS},
-		Cite: "§4.2: len(eps)==0 → IncrementalPush, the shard is deleted (keys preserved)"},
-	{Change: Filled, Kind: KindServiceEntry, Effective: []Type{EDS},
-		Cite: "§4.2: the host had no shard; creating it is a FullPush (new service)"},
+	{Change: Resized, Kind: KindEndpoints, Effective: []Type{EDS}, WithWrite: []Type{CDS},
+		Cite:  "§9 row 5 / §4.2: the slice swaps the host's endpoints → incremental EDS; conformance: when their number changes, the selector write's own push changes CDS for sidecars in the host's namespace (cause not traced in the source)",
+		Proof: "bluegreen"},
+	{Change: Emptied, Kind: KindEndpoints, Effective: []Type{EDS}, WithWrite: []Type{CDS},
+		Cite:  "§4.2: len(eps)==0 → IncrementalPush, the shard is deleted (keys preserved); conformance: the selector write's own push changes CDS for sidecars in the host's namespace (cause not traced in the source)",
+		Proof: "host-level, dynamic-stable-scale, header-mirror, multi-vs, bluegreen"},
+	{Change: Filled, Kind: KindEndpoints, Effective: []Type{EDS}, WithWrite: []Type{CDS},
+		Cite:  "§4.2 + conformance: the emptied host kept its key, so its endpoints coming back are an incremental push; the selector write's push changes CDS as for an emptied host",
+		Proof: "host-level, dynamic-stable-scale, header-mirror, multi-vs"},
 	// A ServiceEntry's workloadSelector turns pods into workload instances
 	// only once they are ready, and drops them when they stop being ready.
 	{Change: NotReadyAdded, Selected: true, None: true,
@@ -79,6 +85,9 @@ var endpoints131 = func() []EndpointRow {
 			out[i] = EndpointRow{Change: out[i].Change, Kind: KindEndpoints, Effective: []Type{EDS},
 				Cite:  "§11 1.31 + conformance: not-ready endpoints are sent as UNHEALTHY → endpoints-only push, EDS changes, also on a host whose shard was deleted",
 				Proof: "host-level"}
+		case Emptied, Resized:
+			out[i].WithWrite, out[i].Proof = nil, "host-level, bluegreen"
+			out[i].Cite = "§4.2 + conformance: the slice changes the host's endpoints; in 1.31 nothing else changes"
 		case Filled:
 			out[i] = EndpointRow{Change: Filled, Kind: KindEndpoints, Effective: []Type{EDS},
 				Cite:  "§11 1.31 + conformance: a host's first endpoints are an endpoints-only update (kind.Endpoints), no full push",
@@ -93,7 +102,8 @@ var sidecarFull = []Type{CDS, EDS, LDS, RDS}
 var models = map[string]*Model{
 	"1.28": {
 		Version: "1.28", DebounceMillis: 100,
-		Cite: "§0-§10: Istio 1.28.2 (ab413ac), default flags",
+		Verified: Verification{Release: "1.28.2", Commit: "ab413ac6c1f40b2f7c69d97e0db4e712e4ef1ecc", Scenarios: 10},
+		Cite:     "§0-§10: Istio 1.28.2 (ab413ac), default flags",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{LDS, RDS}, EDS: EDSNone, AllGateways: true,
 				Cite: "§2.5 + §3: VS is in skippedEdsConfigs, dropped by cdsNeedsPush for routers; proxyDependentOnConfig is true for every router"},
@@ -124,7 +134,7 @@ var models = map[string]*Model{
 		Endpoints: endpoints128,
 	},
 	"1.31": {
-		Version: "1.31", DebounceMillis: 100, NoFullSplit: true,
+		Version: "1.31", DebounceMillis: 100, NoFullSplit: true, DelegateRootKeys: true,
 		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 10},
 		Cite:     "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
 		Kinds: []KindRow{

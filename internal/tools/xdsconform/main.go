@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/rolloutlint/rolloutlint/internal/xdsconformance"
 )
@@ -40,12 +41,19 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Print(xdsconformance.Table(res.Rows, !*all))
+		known, _ := xdsconformance.LoadKnown(filepath.Join(*root, "testdata", "xds-conformance", "known-differences.txt"))
+		nKnown := 0
+		for _, r := range res.Rows {
+			if _, ok := known[r.ID()]; ok && !r.Match {
+				nKnown++
+			}
+		}
 		for _, s := range res.Stale {
 			fmt.Println("STALE", s)
 		}
 		v := obs[0].Istio
-		fmt.Printf("%s: Istio %s (%s, commit %s): %d scenarios, %d writes, %d pushes compared, %d match, %d differ, %d stale runs\n",
-			dir, v.Version, v.Module, v.Commit, len(obs), res.Writes, res.Pushes, res.Matched, res.Pushes-res.Matched, len(res.Stale))
+		fmt.Printf("%s: Istio %s (%s, commit %s): %d scenarios, %d writes, %d pushes compared, %d match, %d differ (%d of them listed in known-differences.txt), %d stale runs\n",
+			dir, v.Version, v.Module, v.Commit, len(obs), res.Writes, res.Pushes, res.Matched, res.Pushes-res.Matched, nKnown, len(res.Stale))
 		if res.Matched != res.Pushes || len(res.Stale) > 0 {
 			bad = true
 		}
