@@ -118,11 +118,13 @@ var models = map[string]*Model{
 		Endpoints: endpoints128,
 	},
 	"1.30": {
-		Version: "1.30", DebounceMillis: 100,
-		Cite: "§11 1.30 (#59482): DR keys become delta-aware for EDS; a VS key blocks partial EDS",
+		Version: "1.30", DebounceMillis: 100, DelegateRootKeys: true,
+		Verified: Verification{Release: "1.30.3", Commit: "56df41f63e513f834c9a3af33d8aed82d1d961f2", Scenarios: 10},
+		Cite:     "§11 1.30 (#59482): DR keys become delta-aware for EDS; a VS key blocks partial EDS",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
-				Cite: "§11 1.30: a VS key blocks partial EDS; cdsNeedsPush no longer drops a VS key for routers (pushCdsGatewayConfig / skippedCdsConfigs)"},
+				Cite:  "§11 1.30: a VS key blocks partial EDS; cdsNeedsPush no longer drops a VS key for routers (pushCdsGatewayConfig / skippedCdsConfigs)",
+				Proof: "host-level, delegate"},
 			{Kind: KindDestinationRule, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial, AllGateways: true,
 				Cite: "§11 1.30: EDS partial pushes work for DestinationRule keys (deltaAwareEdsConfigs)"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
