@@ -68,7 +68,21 @@ type Options struct {
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
+	// It is given the path as findings name it (relative to Dir when relative).
 	Exclude func(path string) bool
+	// Dir is the directory relative paths are read from; "" is the process's
+	// working directory. Paths in inputs and findings stay as given, so a
+	// caller with its own working directory (a test, a server) reports the
+	// same names as a process started there.
+	Dir string
+}
+
+// osPath is the name the file system knows path by.
+func (o Options) osPath(path string) string {
+	if o.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(o.Dir, path)
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -95,7 +109,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			return nil
 		}
 		seen[path] = true
-		in, err := readFile(path, limits)
+		in, err := readFile(path, opts.osPath(path), limits)
 		if err != nil {
 			return err
 		}
@@ -114,7 +128,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			inputs = append(inputs, Input{Path: StdinName, Data: data})
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := os.Stat(opts.osPath(p))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
 		}
@@ -125,7 +139,9 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			continue
 		}
 		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		root := opts.osPath(p)
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			path = renamed(path, root, p)
 			if err != nil {
 				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
 			}
@@ -165,8 +181,21 @@ func IsManifestName(path string) bool {
 	return false
 }
 
-func readFile(path string, limits Limits) (Input, error) {
-	f, err := os.Open(path)
+// renamed gives a path found by walking root (as, joined to Options.Dir) the
+// name that walking as itself would have given it: as joined with the rest.
+func renamed(path, root, as string) string {
+	switch {
+	case root == as:
+		return path
+	case path == root:
+		return as
+	}
+	return filepath.Join(as, strings.TrimPrefix(path[len(root):], string(filepath.Separator)))
+}
+
+// readFile reads the file the file system names osPath; the input is named path.
+func readFile(path, osPath string, limits Limits) (Input, error) {
+	f, err := os.Open(osPath)
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}

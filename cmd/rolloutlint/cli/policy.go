@@ -72,7 +72,7 @@ func newPolicyCheck(e *Env) *cobra.Command {
 		Short: "Load policy directories as lint would and list the rules they define",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, dirs []string) error {
-			rs, err := policies.LoadDirs(uniqueDirs(dirs))
+			rs, err := policies.LoadDirs(uniqueDirs(e.paths(dirs)))
 			if err != nil {
 				return err
 			}
@@ -96,7 +96,7 @@ fails and 2 when the policies do not load.`,
 		Example: `  rolloutlint policy test policies/`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			dirs = uniqueDirs(dirs)
+			dirs = uniqueDirs(e.paths(dirs))
 			if _, err := policies.LoadDirs(dirs); err != nil {
 				return err
 			}

@@ -34,7 +34,7 @@ func (o *promOptions) check(e *Env, g *graph.Graph, res *analyzer.Result) error 
 		return nil
 	}
 	client, err := promcheck.NewClient(promcheck.Config{URL: o.url, Timeout: o.timeout,
-		BearerTokenFile: o.tokenFile, CAFile: o.caFile, InsecureSkipVerify: o.insecure})
+		BearerTokenFile: e.path(o.tokenFile), CAFile: e.path(o.caFile), InsecureSkipVerify: o.insecure})
 	if err != nil {
 		return fmt.Errorf("--prometheus-url: %w", err)
 	}

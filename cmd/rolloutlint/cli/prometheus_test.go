@@ -18,6 +18,7 @@ const seed004 = "../../../testdata/rules/RL4010/clean-seed004.yaml"
 // in the report, and exit code 2 when the server is unreachable. The live
 // behaviour against a real Prometheus is tested in live/promcheck.
 func TestPrometheusFlagWiring(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	var lastQuery atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -27,7 +27,7 @@ func newRules(e *Env) *cobra.Command {
 		Short: "List every rule: ID, name, default severity, source and summary",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := loadConfig(configPath)
+			cfg, err := e.loadConfig(configPath)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func newExplain(e *Env) *cobra.Command {
 		Short: "Explain a rule: why it matters and how to fix it, with a bad and a good example",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			cfg, err := loadConfig(configPath)
+			cfg, err := e.loadConfig(configPath)
 			if err != nil {
 				return err
 			}

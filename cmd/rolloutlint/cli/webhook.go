@@ -115,7 +115,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
-	cfg, err := loadConfig(o.configPath)
+	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
+	certs, err := webhook.NewCertReloader(e.path(o.certFile), e.path(o.keyFile), log)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	}
 	var ready func() bool
 	if o.clusterView {
-		rc, err := restConfig(o.kubeconfig)
+		rc, err := restConfig(e.path(o.kubeconfig))
 		if err != nil {
 			return err
 		}
@@ -225,7 +225,7 @@ func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, 
 			continue
 		}
 		stamp = now
-		cfg, err := loadConfig(path)
+		cfg, err := e.loadConfig(path)
 		if err == nil {
 			var rs []*rules.Rule
 			if rs, err = e.ruleSet(cfg, nil); err == nil {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestWebhookFlagErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
