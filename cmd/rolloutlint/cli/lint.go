@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,8 +187,9 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
 	return c
 }
 
-// run is one lint: load, run the rules, check the live Prometheus, keep the
-// reported files' findings, write the report and pick the exit code.
+// run is one lint: load, run the rules (the live ones with
+// --prometheus-url), keep the reported files' findings, write the report and
+// pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
@@ -221,12 +223,16 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := b.cfg.CheckOptions(all); err != nil {
 		return err
 	}
+	live, err := o.prometheus.live(context.Background(), e)
+	if err != nil {
+		return err
+	}
 	res := analyzer.Run(b.graph, analyzer.Options{
 		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
-		Globals: globals,
+		Globals: globals, Live: live,
 	})
-	if err := o.prometheus.check(e, b.graph, res); err != nil {
-		return err
+	if res.LiveErr != nil {
+		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
 	}
 	if b.reported != nil {
 		res = res.Only(b.reported, e.canonical)
