@@ -24,6 +24,9 @@ type Linter struct {
 	Globals rules.Globals
 	// View supplies the related cluster objects; nil lints the object alone.
 	View *View
+	// FullDecode loads every object with the full yaml.v3 path, never the
+	// fast decoder (load.Options.FullDecode; ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
 
 	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
 }
@@ -72,7 +75,7 @@ func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Res
 	l.mu.RLock()
 	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1}
 	l.mu.RUnlock()
-	g := load.Inputs(inputs, load.Options{Namespace: ns})
+	g := load.Inputs(inputs, load.Options{Namespace: ns, FullDecode: l.FullDecode})
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
 		return nil, fmt.Errorf("the object of %s could not be loaded", self)
 	}

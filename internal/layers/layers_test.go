@@ -58,10 +58,10 @@ var layers = []layer{
 	{"command", []string{"cmd/..."}, []string{"..."}},
 }
 
-// io names standard packages that talk to the network or run programs: only
+// ioPkgs names standard packages that talk to the network or run programs: only
 // the live checks, the webhook and the command may (and the test
 // certificate maker, which names loopback IPs): a rule never does I/O.
-var io = []string{"net", "net/http", "os/exec"}
+var ioPkgs = []string{"net", "net/http", "os/exec"}
 
 var ioAllowed = []string{"live/...", "webhook/...", "cmd/...", "internal/testcert"}
 
@@ -121,7 +121,7 @@ func check(imports map[string][]string) []string {
 				}
 				continue
 			}
-			if matchesAny(io, imp) && !matchesAny(ioAllowed, pkg) {
+			if matchesAny(ioPkgs, imp) && !matchesAny(ioAllowed, pkg) {
 				out = append(out, fmt.Sprintf("%s (%s layer) imports %s: only %s may do network or process I/O",
 					pkg, l.name, imp, strings.Join(ioAllowed, ", ")))
 			}

@@ -70,6 +70,11 @@ type Options struct {
 	// Exclude reports whether a file found while walking a directory is skipped.
 	// It is given the path as findings name it (relative to Dir when relative).
 	Exclude func(path string) bool
+	// FullDecode sends every document through the full yaml.v3 path, never
+	// the fast decoder. The two load the same (a differential fuzz test and
+	// the repository's manifests check it); this is the switch for the day a
+	// document shows a difference (ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
 	// Dir is the directory relative paths are read from; "" is the process's
 	// working directory. Paths in inputs and findings stay as given, so a
 	// caller with its own working directory (a test, a server) reports the
@@ -278,7 +283,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	files := make([]*fileWork, len(inputs))
 	var docs []docWork
 	for i, in := range inputs {
-		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
+		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
 		fw.chunks = fw.prepare(in)
 		files[i] = fw
 		for j := range fw.chunks {
@@ -288,14 +293,15 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	results := make([]docResult, len(docs))
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]
-		l := &loader{ns: ns, limits: limits}
+		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
 		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, fast: l.fastDocs}
 	})
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File
 		problems   []graph.Problem
+		fastDocs   int
 	)
 	k := 0
 	for _, fw := range files {
@@ -310,10 +316,13 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 			}
 			resources = append(resources, r.resources...)
 			problems = append(problems, r.problems...)
+			fastDocs += r.fast
 			stopped = r.stop
 		}
 	}
-	return graph.New(ns, resources, graphFiles, problems)
+	g := graph.New(ns, resources, graphFiles, problems)
+	g.FastDocuments = fastDocs
+	return g
 }
 
 // fileWork is one input file cut into documents, with the file-level
@@ -331,11 +340,14 @@ type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
 	stop      bool // the file is a template; skip its later documents
+	fast      int  // documents the fast decoder loaded (0 or 1)
 }
 
 type loader struct {
 	ns        string
 	limits    Limits
+	full      bool // Options.FullDecode
+	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
 	files     []*graph.File
 	problems  []graph.Problem

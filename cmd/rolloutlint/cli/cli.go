@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -163,6 +164,26 @@ func (e *Env) paths(ps []string) []string {
 		out[i] = e.path(p)
 	}
 	return out
+}
+
+// FastDecodeEnv is the environment variable that turns the loader's fast
+// decoder off: with ROLLOUTLINT_FAST_DECODE=off every document takes the
+// full yaml.v3 path (load.Options.FullDecode). The two paths load the same;
+// this is the switch for the day a document shows a difference.
+const FastDecodeEnv = "ROLLOUTLINT_FAST_DECODE"
+
+// fullDecode reads FastDecodeEnv: on (or unset) keeps the fast decoder, off
+// turns it off; anything else is an error, so a typo does not silently
+// select nothing.
+func (e *Env) fullDecode() (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(e.getenv(FastDecodeEnv))); v {
+	case "", "on", "true", "1":
+		return false, nil
+	case "off", "false", "0":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want on or off", FastDecodeEnv, v)
+	}
 }
 
 // workDir is the run's working directory.

@@ -65,6 +65,10 @@ func (e *Env) loadConfig(path string) (*config.Config, error) {
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
 func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	full, err := e.fullDecode()
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
@@ -74,11 +78,12 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 		ns = cfg.Namespace
 	}
 	opts := load.Options{
-		Namespace: ns,
-		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:     e.In,
-		Exclude:   func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
-		Dir:       e.Dir,
+		Namespace:  ns,
+		Limits:     load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
+		Stdin:      e.In,
+		Exclude:    func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
+		Dir:        e.Dir,
+		FullDecode: full,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -176,7 +181,11 @@ too so references resolve, but findings are reported only for the given files.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
-CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimit.Default>>20, memlimit.LiveFactor),
+CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
+
+ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
+of the fast one; the findings are the same (it is there should a document ever load
+differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -

@@ -115,6 +115,10 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
+	full, err := e.fullDecode()
+	if err != nil {
+		return err
+	}
 	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return err
@@ -133,7 +137,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	ctx, stop := signal.NotifyContext(orBackground(parent), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
+	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg), FullDecode: full}
 	if cfg != nil && cfg.File != "" {
 		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)
 	}
