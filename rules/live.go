@@ -16,10 +16,9 @@ import (
 const SourceLive Source = "live"
 
 // Live is what a run gives the live rules: the running systems they may ask
-// and where they tell the user what they did.
+// and where they tell the user what they did. Their queries run under the
+// pass's context (Pass.Context).
 type Live struct {
-	// Context bounds the queries; nil means context.Background().
-	Context context.Context
 	// Prometheus answers PromQL instant queries; nil when the run was not
 	// given one.
 	Prometheus Prometheus
@@ -27,14 +26,6 @@ type Live struct {
 	// sent, skipped); the lint command prints it on standard error. Nil
 	// drops it.
 	Notef func(format string, args ...any)
-}
-
-// Ctx returns the context live queries run under.
-func (l *Live) Ctx() context.Context {
-	if l == nil || l.Context == nil {
-		return context.Background()
-	}
-	return l.Context
 }
 
 // Note hands one line to Notef, when set.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -79,6 +80,7 @@ type Pass struct {
 	Live *Live
 
 	report func(Diagnostic)
+	ctx    context.Context
 }
 
 // Mode is the setting a lint runs in.

@@ -48,7 +48,7 @@ var layers = []layer{
 	{"driver", []string{"analyzer/..."}, with(leaf, "model/...", "semantics/...", "rules", "analyzer/...")},
 	{"live", []string{"live/..."}, with(leaf, "model/...", "semantics/...", "rules")},
 	{"report", []string{"report/..."}, with(leaf, "model/...", "semantics/...", "rules", "rules/ruledoc", "analyzer/...", "report/...")},
-	{"webhook", []string{"webhook/..."}, with(leaf, "model/...", "semantics/...", "rules", "analyzer/...", "webhook/...")},
+	{"webhook", []string{"webhook/..."}, with(leaf, "model/...", "semantics/...", "rules", "analyzer/...", "live/...", "webhook/...")},
 	// The docs are rendered from the registry, never through the CLI.
 	{"docs generator", []string{"internal/docgen"}, with(leaf, "rules", "rules/ruledoc", "rules/all")},
 	{"benchmark corpus", []string{"internal/corpus"}, with(leaf, "model/...")},

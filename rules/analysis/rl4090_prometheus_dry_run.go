@@ -64,7 +64,7 @@ func dryRun(p *rules.Pass) error {
 	if p.Live == nil || p.Live.Prometheus == nil {
 		return nil
 	}
-	g, prom, ctx := p.Graph, p.Live.Prometheus, p.Live.Ctx()
+	g, prom, ctx := p.Graph, p.Live.Prometheus, p.Context()
 	var st dryStats
 	type answer struct {
 		res *promql.Result

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,7 +231,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := b.cfg.CheckOptions(all); err != nil {
 		return err
 	}
-	live, err := o.prometheus.live(context.Background(), e)
+	live, err := o.prometheus.live(e)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -29,7 +28,7 @@ func (o *promOptions) bind(fl *pflag.FlagSet) {
 // live returns the running systems of the lint: with --prometheus-url, its
 // client for the live rule RL4090, which notes what it did on stderr; nil
 // without, which leaves the live rules off.
-func (o *promOptions) live(ctx context.Context, e *Env) (*rules.Live, error) {
+func (o *promOptions) live(e *Env) (*rules.Live, error) {
 	if o.url == "" {
 		return nil, nil
 	}
@@ -38,7 +37,7 @@ func (o *promOptions) live(ctx context.Context, e *Env) (*rules.Live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus-url: %w", err)
 	}
-	return &rules.Live{Context: ctx, Prometheus: client, Notef: func(format string, args ...any) {
+	return &rules.Live{Prometheus: client, Notef: func(format string, args ...any) {
 		fmt.Fprintf(e.Err, format+"\n", args...)
 	}}, nil
 }
