@@ -169,7 +169,7 @@ func write(root string, files []file) error {
 			return err
 		}
 		if _, err := w.Write(f.data); err != nil {
-			w.Close()
+			_ = w.Close() // the write error is the one to report
 			return err
 		}
 		if err := w.Close(); err != nil {
