@@ -85,7 +85,7 @@ type blockingRule struct {
 }
 
 func (b *blockingRule) rule() *rules.Rule {
-	return &rules.Rule{ID: "RL0997", Name: "blocks", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+	return &rules.Rule{ID: "RL0997", Name: "blocks", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 		Run: func(*rules.Pass) error { b.started <- struct{}{}; <-b.release; return nil }}
 }
 
@@ -210,7 +210,7 @@ func value(t testing.TB, c prometheus.Metric) float64 {
 // ends is stopped when the review's deadline passes, so its slot comes back.
 func TestLintIsCancelledAtTheDeadline(t *testing.T) {
 	stopped := make(chan error, 1)
-	waits := &rules.Rule{ID: "RL0996", Name: "waits", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+	waits := &rules.Rule{ID: "RL0996", Name: "waits", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 		Run: func(p *rules.Pass) error {
 			<-p.Context().Done()
 			stopped <- p.Context().Err()
