@@ -43,18 +43,27 @@ func newHandshakeListener(ln net.Listener, cfg *tls.Config, concurrent int, time
 }
 
 func (l *handshakeListener) acceptLoop() {
+	var backoff time.Duration
 	for {
 		raw, err := l.Listener.Accept()
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
+			if errors.Is(err, net.ErrClosed) {
+				l.errOnce.Do(func() { l.err = err })
+				l.close()
+				return
 			}
-			l.errOnce.Do(func() { l.err = err })
-			l.close()
-			return
+			// A passing failure (too many open files, a connection reset
+			// before it was accepted): retry, as net/http's accept loop does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			l.log.Warn("accepting a connection failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-l.done:
+				return
+			case <-time.After(backoff):
+			}
+			continue
 		}
+		backoff = 0
 		// Waiting for a slot here, in the accept loop, keeps the arrival order.
 		select {
 		case l.slots <- struct{}{}:

@@ -279,23 +279,34 @@ func TestLoad(t *testing.T) {
 	elapsed := time.Since(began)
 	cpuUsed := processCPU() - cpu
 	close(errs)
+	failed := 0
 	for err := range errs {
-		t.Fatalf("request failed: %v", err)
+		if failed == 0 {
+			t.Logf("first failed request: %v", err)
+		}
+		failed++
 	}
+	var ok []answer
 	unchecked := 0
 	for _, a := range as {
+		if a.latency > 0 {
+			ok = append(ok, a)
+		}
 		if a.unchecked {
 			unchecked++
 		}
 	}
-	t.Logf("steady: %d requests in %s (%.0f req/s), %d objects in view: %s; %d unchecked; process CPU %.2f ms per request (server and load generator); load average %s",
-		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), v.Len(), latencies(as), unchecked,
-		float64(cpuUsed.Microseconds())/1000/float64(n), loadAverage())
-	if unchecked > 0 {
-		t.Errorf("%d reviews answered without being linted", unchecked)
+	if len(ok) == 0 {
+		t.Fatalf("all %d requests failed", n)
 	}
-	if target := loadTarget(t); target > 0 && p99(as) > target {
-		t.Errorf("p99 %s over the %s target", p99(as).Round(time.Microsecond), target)
+	t.Logf("steady: %d requests in %s (%.0f req/s), %d objects in view: %s; %d unchecked, %d failed; process CPU %.2f ms per request (server and load generator); load average %s",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), v.Len(), latencies(ok), unchecked, failed,
+		float64(cpuUsed.Microseconds())/1000/float64(n), loadAverage())
+	if unchecked > 0 || failed > 0 {
+		t.Errorf("%d reviews answered without being linted, %d failed", unchecked, failed)
+	}
+	if target := loadTarget(t); target > 0 && p99(ok) > target {
+		t.Errorf("p99 %s over the %s target", p99(ok).Round(time.Microsecond), target)
 	}
 }
 
@@ -390,7 +401,7 @@ func TestLoadBigObjectsMemory(t *testing.T) {
 				defer wg.Done()
 				a, err := sendReview(client, url, body)
 				if err != nil {
-					t.Error(err)
+					t.Errorf("review %d: %v", i, err)
 					return
 				}
 				as[i] = a
@@ -400,14 +411,21 @@ func TestLoadBigObjectsMemory(t *testing.T) {
 		close(stop)
 		heap := <-peakHeap
 		unchecked := 0
+		var ok []answer
 		for _, a := range as {
 			if a.unchecked {
 				unchecked++
 			}
+			if a.latency > 0 {
+				ok = append(ok, a)
+			}
+		}
+		if len(ok) == 0 {
+			ok = []answer{{}}
 		}
 		rss := peakRSS()
 		t.Logf("8 concurrent %d KB reviews, %d lint slots: all answered in %s (%s); %d unchecked; peak Go heap %d MiB, peak RSS of the test process %d MiB; load average %s",
-			len(raw)>>10, slots, time.Since(began).Round(time.Millisecond), latencies(as), unchecked, heap>>20, rss>>20, loadAverage())
+			len(raw)>>10, slots, time.Since(began).Round(time.Millisecond), latencies(ok), unchecked, heap>>20, rss>>20, loadAverage())
 		if slots == 2 && rss > 512<<20 {
 			t.Errorf("peak RSS %d MiB over the shipped 512Mi limit", rss>>20)
 		}

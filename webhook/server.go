@@ -336,7 +336,10 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	}
 	var old map[string]any
 	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
-		if err := json.Unmarshal(req.OldObject.Raw, &old); err == nil && old != nil && sameExceptMetadataAndStatus(old, obj) {
+		if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+			old = nil // an unreadable old object: every error counts as introduced
+		}
+		if old != nil && sameExceptMetadataAndStatus(old, obj) {
 			log.Debug("metadata or status change only: not linted")
 			return answer(decSkipped, true), nil
 		}
