@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -116,6 +117,9 @@ type ServeOptions struct {
 	ShutdownTimeout time.Duration
 	// MaxHandshakes bounds the TLS handshakes in progress (0: four per CPU).
 	MaxHandshakes int
+	// WriteTimeout bounds a request from its headers to the end of the
+	// answer (0: 10 s); keep it above the reviews' deadline.
+	WriteTimeout time.Duration
 }
 
 // Serve runs the HTTPS server on addr until ctx is done, then drains and
@@ -141,7 +145,7 @@ func ServeListener(ctx context.Context, ln net.Listener, h http.Handler, certs *
 		TLSConfig:         cfg,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      10 * time.Second,
+		WriteTimeout:      cmp.Or(opts.WriteTimeout, 10*time.Second),
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
