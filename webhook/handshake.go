@@ -31,8 +31,6 @@ type handshakeListener struct {
 	ready     chan net.Conn
 	done      chan struct{}
 	closeOnce sync.Once
-	errOnce   sync.Once
-	err       error
 }
 
 func newHandshakeListener(ln net.Listener, cfg *tls.Config, concurrent int, timeout time.Duration, log *slog.Logger) *handshakeListener {
@@ -48,7 +46,6 @@ func (l *handshakeListener) acceptLoop() {
 		raw, err := l.Listener.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
-				l.errOnce.Do(func() { l.err = err })
 				l.close()
 				return
 			}
@@ -98,9 +95,6 @@ func (l *handshakeListener) Accept() (net.Conn, error) {
 	case c := <-l.ready:
 		return c, nil
 	case <-l.done:
-		if l.err != nil {
-			return nil, l.err
-		}
 		return nil, net.ErrClosed
 	}
 }
