@@ -214,7 +214,8 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay})
+	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay,
+		WriteTimeout: max(10*time.Second, o.timeout+5*time.Second)})
 }
 
 func orBackground(ctx context.Context) context.Context {
