@@ -121,7 +121,7 @@ type Scoper struct {
 // NewScoper indexes the Sidecars of a graph.
 func NewScoper(g *graph.Graph) *Scoper {
 	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}, parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}}
-	for _, r := range g.OfKind("ServiceEntry") {
+	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		se, _ := r.Typed.(*kinds.ServiceEntryObject)
 		if se == nil || se.Spec.GetWorkloadSelector() == nil {
 			continue
@@ -132,7 +132,7 @@ func NewScoper(g *graph.Graph) *Scoper {
 			}
 		}
 	}
-	for _, r := range g.OfKind("VirtualService") {
+	for _, r := range g.OfKind(kinds.VirtualService) {
 		vs := r.VirtualService()
 		if vs == nil {
 			continue
@@ -150,7 +150,7 @@ func NewScoper(g *graph.Graph) *Scoper {
 			}
 		}
 	}
-	for _, r := range g.OfKind("Sidecar") {
+	for _, r := range g.OfKind(kinds.Sidecar) {
 		sc, _ := r.Typed.(*kinds.SidecarObject)
 		if sc == nil || sc.Spec.GetWorkloadSelector() != nil {
 			continue
