@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 )
@@ -35,16 +37,17 @@ type Limits struct {
 	MaxFileBytes int64
 	// MaxDocuments is the most documents read from one file.
 	MaxDocuments int
-	// MaxNodes bounds the nodes visited when expanding one document, aliases
-	// included, which defuses alias bombs.
-	MaxNodes int
+	// MaxAliasNodes bounds the nodes YAML aliases add to one file when
+	// expanded, all its documents together, which defuses alias bombs. What a
+	// document holds as written is bounded by the file size.
+	MaxAliasNodes int
 }
 
 // Default limits, documented in docs/limits.md.
 const (
-	DefaultMaxFileBytes = 32 << 20
-	DefaultMaxDocuments = 20000
-	DefaultMaxNodes     = 1_000_000
+	DefaultMaxFileBytes  = 32 << 20
+	DefaultMaxDocuments  = 20000
+	DefaultMaxAliasNodes = 1_000_000
 )
 
 func (l Limits) withDefaults() Limits {
@@ -54,8 +57,8 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDocuments <= 0 {
 		l.MaxDocuments = DefaultMaxDocuments
 	}
-	if l.MaxNodes <= 0 {
-		l.MaxNodes = DefaultMaxNodes
+	if l.MaxAliasNodes <= 0 {
+		l.MaxAliasNodes = DefaultMaxAliasNodes
 	}
 	return l
 }
@@ -250,7 +253,8 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	var docs []docWork
 	for i, in := range inputs {
 		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
-		fw.chunks = fw.prepare(in)
+		fw.chunks = fw.prepare(&in)
+		fw.in = in
 		files[i] = fw
 		for j := range fw.chunks {
 			docs = append(docs, docWork{file: i, doc: j})
@@ -260,9 +264,10 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]
 		l := &loader{ns: ns, limits: limits}
-		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+		stop, pending := l.document(files[d.file].in, d.doc, files[d.file].chunks[d.doc])
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending}
 	})
+	expandAliases(results, docs, inputs, limits, ns)
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File
@@ -291,6 +296,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 // problems (size and document limits) found while cutting it.
 type fileWork struct {
 	loader
+	in     Input // with the text prepare decoded
 	chunks []chunk
 }
 
@@ -301,7 +307,72 @@ type docWork struct{ file, doc int }
 type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
-	stop      bool // the file is a template; skip its later documents
+	stop      bool        // the file is a template; skip its later documents
+	pending   *pendingDoc // parsed, with aliases to budget before it is converted
+}
+
+// expandAliases converts the documents whose YAML aliases add nodes, as far
+// as each file's alias budget goes. The budget is spent in document order
+// after every document is parsed, so which documents are refused does not
+// depend on how the parallel workers were scheduled; the first refused
+// document of a file gets one finding, which counts the later ones. Without
+// a budget per file, a thousand small alias bombs, each under a per-document
+// limit, ran for a minute and more.
+func expandAliases(results []docResult, docs []docWork, inputs []Input, limits Limits, ns string) {
+	var granted []int
+	for k := 0; k < len(results); {
+		file := docs[k].file
+		used, refused, first := 0, 0, -1
+		var at *yaml.Node
+		for ; k < len(results) && docs[k].file == file; k++ {
+			p := results[k].pending
+			if p == nil {
+				continue
+			}
+			if first < 0 && satAdd(used, p.adds()) <= limits.MaxAliasNodes {
+				used = satAdd(used, p.adds())
+				granted = append(granted, k)
+				continue
+			}
+			if first < 0 {
+				first = k
+				at = crossing(p.uses, limits.MaxAliasNodes-used)
+			}
+			refused++
+			results[k].pending = nil
+		}
+		if first < 0 {
+			continue
+		}
+		var msg string
+		if used == 0 {
+			msg = fmt.Sprintf("document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", limits.MaxAliasNodes)
+		} else {
+			msg = fmt.Sprintf("YAML aliases in this file expand to more than %d nodes, the limit per file (%d in the documents before this one; alias bombs?); this document was not linted", limits.MaxAliasNodes, used)
+		}
+		if refused > 1 {
+			msg += fmt.Sprintf(", nor the %d later documents of the file that use aliases", refused-1)
+		}
+		r := &results[first]
+		r.problems = append(r.problems, graph.Problem{RuleID: RuleLimit, Pos: graph.NodePos(inputs[docs[first].file].Path, at), Message: msg})
+	}
+	parallel.For(len(granted), 1, func(i int) {
+		r := &results[granted[i]]
+		l := &loader{ns: ns, limits: limits, resources: r.resources, problems: r.problems}
+		l.convert(r.pending, satAdd(r.pending.own, r.pending.adds()))
+		r.resources, r.problems, r.pending = l.resources, l.problems, nil
+	})
+}
+
+// crossing is the alias at which a document's expansion passes left nodes.
+func crossing(uses []aliasUse, left int) *yaml.Node {
+	sum := 0
+	for _, u := range uses {
+		if sum = satAdd(sum, u.adds); sum > left {
+			return u.node
+		}
+	}
+	return uses[len(uses)-1].node
 }
 
 type loader struct {
@@ -316,18 +387,26 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-// prepare records the file, checks the file-level limits and cuts it into
+// prepare records the file, checks the file-level limits, decodes its text
+// (in.Data becomes UTF-8 with LF or CRLF line ends) and cuts it into
 // documents, which are decoded afterwards (see Inputs).
-func (l *loader) prepare(in Input) []chunk {
-	data := in.Data
-	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1}
+func (l *loader) prepare(in *Input) []chunk {
+	f := &graph.File{Path: in.Path, Lines: 1}
 	l.files = append(l.files, f)
-	if int64(len(data)) > l.limits.MaxFileBytes {
+	if int64(len(in.Data)) > l.limits.MaxFileBytes {
 		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
-			"file is larger than the %d MiB limit; it was not read (raise it with --max-file-size)", l.limits.MaxFileBytes>>20)
+			"file is larger than the limit of %s; it was not read (raise it with --max-file-size)", byteCount(l.limits.MaxFileBytes))
+		in.Data = nil
 		return nil
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	data, badLine, msg := decodeText(in.Data)
+	if msg != "" {
+		l.problem(RuleSyntax, lineStart(in.Path, badLine), nil, "", "%s", msg)
+		in.Data = nil
+		return nil
+	}
+	in.Data = data
+	f.Lines = bytes.Count(data, []byte("\n")) + 1
 	f.Source = data
 	f.Directives = l.directives(in.Path, data)
 	chunks := splitDocuments(data)
@@ -337,4 +416,16 @@ func (l *loader) prepare(in Input) []chunk {
 		chunks = chunks[:l.limits.MaxDocuments]
 	}
 	return chunks
+}
+
+// byteCount prints a byte limit as the flag takes it, in bytes, with the
+// binary unit beside it when it is a whole number of KiB or MiB.
+func byteCount(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d bytes (%d MiB)", n, n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d bytes (%d KiB)", n, n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

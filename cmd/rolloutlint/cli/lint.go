@@ -63,6 +63,13 @@ func loadConfig(path string) (*config.Config, error) {
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
 func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
+	// The loader reads 0 as "the default"; on the command line it is a mistake.
+	if o.maxFileBytes <= 0 {
+		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
+	}
+	if o.maxDocuments <= 0 {
+		return nil, fmt.Errorf("--max-documents %d: the limit must be a positive number of documents (default %d)", o.maxDocuments, load.DefaultMaxDocuments)
+	}
 	cfg, err := loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
