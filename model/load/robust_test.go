@@ -232,4 +232,3 @@ func TestNonManifestContentIsNotQuoted(t *testing.T) {
 		t.Errorf("a manifest's duplicate key: %q", got)
 	}
 }
-
