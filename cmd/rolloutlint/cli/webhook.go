@@ -123,6 +123,9 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.CheckOptions(ruleList); err != nil {
+		return err
+	}
 	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
 	if err != nil {
 		return err
@@ -229,6 +232,9 @@ func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, 
 		if err == nil {
 			var rs []*rules.Rule
 			if rs, err = e.ruleSet(cfg, nil); err == nil {
+				err = cfg.CheckOptions(rs)
+			}
+			if err == nil {
 				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
 				log.Info("config reloaded", "config", path, "rules", len(rs))
 				continue
