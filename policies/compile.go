@@ -358,6 +358,9 @@ func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*
 var policyOptions = []rules.Option{{
 	Name: "timeout", Type: rules.OptDuration, Default: DefaultTimeout.String(), Example: "2s",
 	Doc: "how long one evaluation of the policy over the bundle may run before it is stopped and reported as RL0009.",
+}, {
+	Name: "memory", Type: rules.OptQuantity, Default: formatBytes(DefaultMemory), Example: "1Gi",
+	Doc: "how much one evaluation of the policy may grow the heap before it is stopped and reported as RL0009.",
 }}
 
 // stringOr returns a custom string field, "" when it is absent, and false
