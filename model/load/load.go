@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -29,6 +28,7 @@ const (
 	RuleNotManifest = "RL0004" // a template (Helm/Go) rather than a manifest
 	RuleLimit       = "RL0005" // input over a configured limit
 	RuleAPIVersion  = "RL0006" // known kind at an apiVersion rolloutlint does not model
+	RuleSkipped     = "RL0011" // a file found in a directory that was not read
 )
 
 // Limits bound the work one input can cause. Zero values take the defaults.
@@ -72,6 +72,10 @@ type Options struct {
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
 	Exclude func(path string) bool
+	// FollowSymlinks reads symlinks found while walking a directory that
+	// point outside it (files and directories); by default they are skipped
+	// with a finding.
+	FollowSymlinks bool
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -80,6 +84,9 @@ type Options struct {
 type Input struct {
 	Path string
 	Data []byte
+	// Skipped says why a file found in a directory was not read (a named
+	// pipe, a symlink out of the directory); the loader reports it as RL0011.
+	Skipped string
 }
 
 // StdinName is the file name findings use for standard input.
@@ -87,8 +94,11 @@ const StdinName = "<stdin>"
 
 // Expand turns command-line paths into inputs: files are read, directories
 // walked recursively for *.yaml, *.yml and *.json (hidden directories and
-// files skipped), "-" reads stdin. Missing paths are an error: that is a usage
-// mistake, not a finding.
+// files skipped; special files and symlinks out of the directory become
+// inputs with Skipped set, see walk.go), "-" reads stdin. A file named on
+// the command line is read whatever its type, a named pipe without waiting
+// for a writer. Missing paths are an error: that is a usage mistake, not a
+// finding.
 func Expand(paths []string, opts Options) ([]Input, error) {
 	limits := opts.Limits.withDefaults()
 	var inputs []Input
@@ -127,31 +137,19 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			}
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
-			}
-			if d.IsDir() {
-				if path != p && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			// Hidden files are tool configs (.rolloutlint.yaml, .pre-commit-config.yaml,
-			// .gitlab-ci.yml), not manifests; name one explicitly to lint it.
-			if strings.HasPrefix(d.Name(), ".") || !IsManifestName(path) || opts.Exclude != nil && opts.Exclude(path) {
-				return nil
-			}
-			found = append(found, path)
-			return nil
-		})
+		found, err := walkDir(p, opts)
 		if err != nil {
 			return nil, err
 		}
-		sort.Strings(found)
 		for _, f := range found {
-			if err := add(f); err != nil {
+			if f.skipped != "" {
+				if !seen[f.path] {
+					seen[f.path] = true
+					inputs = append(inputs, Input{Path: f.path, Skipped: f.skipped})
+				}
+				continue
+			}
+			if err := add(f.path); err != nil {
 				return nil, err
 			}
 		}
@@ -169,7 +167,7 @@ func IsManifestName(path string) bool {
 }
 
 func readFile(path string, limits Limits) (Input, error) {
-	f, err := os.Open(path)
+	f, err := openNoWait(path)
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
@@ -393,6 +391,10 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 func (l *loader) prepare(in *Input) []chunk {
 	f := &graph.File{Path: in.Path, Lines: 1}
 	l.files = append(l.files, f)
+	if in.Skipped != "" {
+		l.problem(RuleSkipped, lineStart(in.Path, 1), nil, "", "not linted: %s", in.Skipped)
+		return nil
+	}
 	if int64(len(in.Data)) > l.limits.MaxFileBytes {
 		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
 			"file is larger than the limit of %s; it was not read (raise it with --max-file-size)", byteCount(l.limits.MaxFileBytes))

@@ -27,6 +27,8 @@ type loadOptions struct {
 	context      []string
 	maxFileBytes int64
 	maxDocuments int
+	// followSymlinks reads symlinks out of a linted directory.
+	followSymlinks bool
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -35,6 +37,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
+	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -79,10 +82,11 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 		ns = cfg.Namespace
 	}
 	opts := load.Options{
-		Namespace: ns,
-		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:     stdin,
-		Exclude:   cfg.Excluded,
+		Namespace:      ns,
+		Limits:         load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
+		Stdin:          stdin,
+		Exclude:        cfg.Excluded,
+		FollowSymlinks: o.followSymlinks,
 	}
 	var cfgPaths []string
 	if cfg != nil {
