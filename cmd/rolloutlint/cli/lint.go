@@ -161,7 +161,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
 	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
 	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
-	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never one of the linted files; a symlink there is replaced, not followed)")
 	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
@@ -205,6 +205,11 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	b, err := o.load.loadBundle(args, e.In)
 	if err != nil {
 		return err
+	}
+	if o.output != "" {
+		if err := checkOutput(o.output, b.graph.Files); err != nil {
+			return err
+		}
 	}
 	level := o.failLevel
 	if !fl.Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
@@ -252,8 +257,8 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if o.output != "" {
-		if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing report: %w", err)
+		if err := writeOutput(o.output, buf.Bytes()); err != nil {
+			return err
 		}
 	}
 	if failAt != 0 && res.Fails(failAt) {

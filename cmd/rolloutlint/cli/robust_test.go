@@ -73,3 +73,61 @@ func TestSymlinkedTokenIsNeitherReadNorQuoted(t *testing.T) {
 		t.Errorf("--follow-symlinks: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }
+
+// TestOutputIsNeverAnInput: --output naming a linted file (directly, through
+// another spelling, a hard link or a symlink) is refused before anything is
+// written, and the manifest is left as it was.
+func TestOutputIsNeverAnInput(t *testing.T) {
+	dir := write(t, map[string]string{"deploy/r.yaml": acceptance})
+	if err := os.Link(filepath.Join(dir, "deploy/r.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("deploy/r.yaml", filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"deploy/r.yaml", "./deploy/../deploy/r.yaml", "hard.yaml", "link.yaml"} {
+		r := run(t, dir, "", "lint", "--output", out, "deploy")
+		if r.code != 2 || !strings.Contains(r.err, "is one of the files being linted") {
+			t.Errorf("--output %s: exit %d, stderr %q", out, r.code, r.err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "deploy/r.yaml")); string(data) != acceptance {
+			t.Fatalf("--output %s changed the manifest", out)
+		}
+	}
+}
+
+// TestOutputIsWrittenAtomicallyWithoutFollowingASymlink: the report replaces
+// a symlink at the output path instead of writing through it, and leaves no
+// temporary file behind.
+func TestOutputIsWrittenAtomicallyWithoutFollowingASymlink(t *testing.T) {
+	dir := write(t, map[string]string{"r.yaml": acceptance, "elsewhere/keep.txt": "precious\n"})
+	if err := os.Symlink("elsewhere/keep.txt", filepath.Join(dir, "report.sarif")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir, "", "lint", "--format", "sarif", "--output", "report.sarif", "r.yaml")
+	if r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "elsewhere/keep.txt")); string(data) != "precious\n" {
+		t.Errorf("the report was written through the symlink: %q", data)
+	}
+	st, err := os.Lstat(filepath.Join(dir, "report.sarif"))
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+		t.Fatalf("report.sarif: %v, %v", st, err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "report.sarif"))
+	if !strings.Contains(string(data), `"ruleId": "RL1001"`) {
+		t.Errorf("report: %.200s", data)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	// A directory that cannot take the report is an error, not a half-written file.
+	r = run(t, dir, "", "lint", "--output", "missing/dir/report.txt", "r.yaml")
+	if r.code != 2 || !strings.Contains(r.err, "writing report") {
+		t.Errorf("missing directory: exit %d, stderr %q", r.code, r.err)
+	}
+}
