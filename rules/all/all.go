@@ -28,6 +28,7 @@ var goRules = []*rules.Rule{
 	tool.SuppressionUnused,
 	tool.Internal,
 	tool.Skipped,
+	tool.InvalidName,
 
 	// RL1xxx: the Rollout spec.
 	rollout.SetWeightRange,
