@@ -41,11 +41,11 @@ func (p *policy) run(pass *rules.Pass) error {
 		bound = uint64(q.Value())
 	}
 	in := inputFor(pass.Graph, p.input, p.fields).value(pass.Globals, pass.Mode)
-	rs, err := p.eval(in, timeout, bound, false)
+	rs, err := p.eval(pass.Context(), in, timeout, bound, false)
 	if errors.Is(err, errOverMemory) {
 		// Evaluations running beside it were stopped too, since the heap
 		// cannot tell whose memory it is: run it again alone.
-		rs, err = p.eval(in, timeout, bound, true)
+		rs, err = p.eval(pass.Context(), in, timeout, bound, true)
 	}
 	if err != nil {
 		return err
@@ -73,7 +73,7 @@ var errOverMemory = errors.New("over its memory bound")
 // eval evaluates the policy's query under the time limit and the heap
 // watchdog; alone, it waits until no other evaluation runs and keeps the
 // others waiting (see soloEval).
-func (p *policy) eval(in ast.Value, timeout time.Duration, bound uint64, alone bool) (rego.ResultSet, error) {
+func (p *policy) eval(parent context.Context, in ast.Value, timeout time.Duration, bound uint64, alone bool) (rego.ResultSet, error) {
 	if alone {
 		soloEval.Lock()
 		defer soloEval.Unlock()
@@ -81,7 +81,7 @@ func (p *policy) eval(in ast.Value, timeout time.Duration, bound uint64, alone b
 		soloEval.RLock()
 		defer soloEval.RUnlock()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	c := topdown.NewCancel()
 	defer context.AfterFunc(ctx, c.Cancel)()
@@ -94,6 +94,8 @@ func (p *policy) eval(in ast.Value, timeout time.Duration, bound uint64, alone b
 	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in), rego.EvalExternalCancel(c))
 	watch.remove(w)
 	switch {
+	case err != nil && parent.Err() != nil:
+		return nil, fmt.Errorf("policy %s: lint abandoned: %w", p.pkg, parent.Err())
 	case w.over.Load() && err != nil && (alone || w.sole.Load()):
 		return nil, fmt.Errorf("policy %s (%s) was stopped: its evaluation grew the heap by more than %s, the memory bound (a policy building a huge value?; the rule option memory, e.g. memory: 1Gi, raises it)", p.pkg, p.loc, formatBytes(bound))
 	case w.over.Load() && err != nil:

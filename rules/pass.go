@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -76,6 +77,7 @@ type Pass struct {
 	Globals Globals
 
 	report func(Diagnostic)
+	ctx    context.Context
 }
 
 // Mode is the setting a lint runs in.

@@ -162,6 +162,9 @@ type Related struct {
 	// Message says what this location is, as a noun phrase or sentence
 	// ("Rollout checkout step 3 analysis").
 	Message string `json:"message"`
+	// Object is the object the location is in, when built by RelatedAt
+	// (not part of the JSON contract).
+	Object graph.ObjectRef `json:"-"`
 
 	// resource and path, when set, are resolved to File/Line/Column only if
 	// the diagnostic is reported: positions need the yaml node, which is
@@ -173,7 +176,7 @@ type Related struct {
 // RelatedAt builds a related location at a field of a resource. Its position
 // is resolved when the diagnostic carrying it is reported.
 func RelatedAt(r *graph.Resource, path, message string) Related {
-	return Related{File: r.File, Message: message, resource: r, path: path}
+	return Related{File: r.File, Message: message, Object: r.Ref(), resource: r, path: path}
 }
 
 // Resolve fills in the position of a related location built by RelatedAt.

@@ -3,6 +3,7 @@ package all_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/rules/all"
@@ -43,6 +44,9 @@ func TestRuleMetadata(t *testing.T) {
 			t.Errorf("duplicate rule name %s", r.Name)
 		}
 		seenID[r.ID], seenName[r.Name] = true, true
+		if doc := r.Summary + r.Doc.Why + r.Doc.Bad + r.Doc.Good + r.Doc.BadNote + r.Doc.GoodNote; strings.Contains(doc, "TODO") {
+			t.Errorf("%s: its summary or Doc still says TODO: finish its documentation", r.ID)
+		}
 		if _, ok := noTestdataYet[r.ID]; ok {
 			continue
 		}
