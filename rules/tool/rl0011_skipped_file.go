@@ -30,6 +30,6 @@ deploy/
 `,
 		Lang: "text",
 	},
-	Since: "v0.2.0",
+	Since: "v0.1.0",
 	Run:   fromProblems,
 }

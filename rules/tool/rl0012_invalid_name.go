@@ -45,7 +45,7 @@ metadata:
   name: checkout-canary
 `,
 	},
-	Since: "v0.2.0",
+	Since: "v0.1.0",
 	Run:   runInvalidName,
 }
 
