@@ -79,7 +79,7 @@ func TestWalkSkipsSpecialFilesAndEscapingSymlinks(t *testing.T) {
 	}
 	sock := filepath.Join(dir, "s.yaml")
 	if l, err := net.Listen("unix", sock); err == nil {
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 	} else {
 		t.Logf("no unix socket: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestNamedPipeOnTheCommandLine(t *testing.T) {
 		if err != nil {
 			return
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		time.Sleep(50 * time.Millisecond) // the reader waits for data, not for EOF
 		_, _ = f.WriteString(doc)
 	}()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mtibben/confusables"
 	"golang.org/x/text/unicode/runenames"
-	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -74,7 +74,7 @@ func nameErrors(group, kind, name string) []string {
 	case group == "" && kind == "Namespace":
 		return validation.IsDNS1123Label(name)
 	case group == "rbac.authorization.k8s.io":
-		return path.IsValidPathSegmentName(name)
+		return content.IsPathSegmentName(name)
 	}
 	return validation.IsDNS1123Subdomain(name)
 }
