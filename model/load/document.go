@@ -103,7 +103,8 @@ func (l *loader) document(in Input, doc int, c chunk) (bool, *pendingDoc) {
 
 // parse reads one chunk up to the point of converting it to values.
 func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
-	if fastPath && l.fast(in.Path, doc, c) {
+	if !l.full && l.fast(in.Path, doc, c) {
+		l.fastDocs++
 		return false, nil
 	}
 	var root yaml.Node
@@ -273,9 +274,6 @@ func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Re
 	}
 	return res
 }
-
-// fastPath enables the node-free path; tests turn it off to compare.
-var fastPath = true
 
 // fast loads a document without ever building its yaml node tree, when the
 // fast decoder accepts it (it declines anything it cannot decode exactly as

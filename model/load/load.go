@@ -71,11 +71,30 @@ type Options struct {
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
+	// It is given the path as findings name it (relative to Dir when relative).
 	Exclude func(path string) bool
 	// FollowSymlinks reads symlinks found while walking a directory that
 	// point outside it (files and directories); by default they are skipped
 	// with a finding.
 	FollowSymlinks bool
+	// FullDecode sends every document through the full yaml.v3 path, never
+	// the fast decoder. The two load the same (a differential fuzz test and
+	// the repository's manifests check it); this is the switch for the day a
+	// document shows a difference (ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
+	// Dir is the directory relative paths are read from; "" is the process's
+	// working directory. Paths in inputs and findings stay as given, so a
+	// caller with its own working directory (a test, a server) reports the
+	// same names as a process started there.
+	Dir string
+}
+
+// osPath is the name the file system knows path by.
+func (o Options) osPath(path string) string {
+	if o.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(o.Dir, path)
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -108,7 +127,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			return nil
 		}
 		seen[path] = true
-		in, err := readFile(path, limits)
+		in, err := readFile(path, opts.osPath(path), limits)
 		if err != nil {
 			return err
 		}
@@ -127,7 +146,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			inputs = append(inputs, Input{Path: StdinName, Data: data})
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := os.Stat(opts.osPath(p))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
 		}
@@ -166,8 +185,21 @@ func IsManifestName(path string) bool {
 	return false
 }
 
-func readFile(path string, limits Limits) (Input, error) {
-	f, err := openNoWait(path)
+// renamed gives a path found by walking root (as, joined to Options.Dir) the
+// name that walking as itself would have given it: as joined with the rest.
+func renamed(path, root, as string) string {
+	switch {
+	case root == as:
+		return path
+	case path == root:
+		return as
+	}
+	return filepath.Join(as, strings.TrimPrefix(path[len(root):], string(filepath.Separator)))
+}
+
+// readFile reads the file the file system names osPath; the input is named path.
+func readFile(path, osPath string, limits Limits) (Input, error) {
+	f, err := openNoWait(osPath)
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
@@ -250,7 +282,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	files := make([]*fileWork, len(inputs))
 	var docs []docWork
 	for i, in := range inputs {
-		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
+		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
 		fw.chunks = fw.prepare(&in)
 		fw.in = in
 		files[i] = fw
@@ -261,15 +293,16 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	results := make([]docResult, len(docs))
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]
-		l := &loader{ns: ns, limits: limits}
+		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
 		stop, pending := l.document(files[d.file].in, d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs}
 	})
-	expandAliases(results, docs, inputs, limits, ns)
+	expandAliases(results, docs, inputs, limits, ns, opts.FullDecode)
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File
 		problems   []graph.Problem
+		fastDocs   int
 	)
 	k := 0
 	for _, fw := range files {
@@ -284,10 +317,13 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 			}
 			resources = append(resources, r.resources...)
 			problems = append(problems, r.problems...)
+			fastDocs += r.fast
 			stopped = r.stop
 		}
 	}
-	return graph.New(ns, resources, graphFiles, problems)
+	g := graph.New(ns, resources, graphFiles, problems)
+	g.FastDocuments = fastDocs
+	return g
 }
 
 // fileWork is one input file cut into documents, with the file-level
@@ -306,6 +342,7 @@ type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
 	stop      bool        // the file is a template; skip its later documents
+	fast      int         // documents the fast decoder loaded (0 or 1)
 	pending   *pendingDoc // parsed, with aliases to budget before it is converted
 }
 
@@ -316,7 +353,7 @@ type docResult struct {
 // document of a file gets one finding, which counts the later ones. Without
 // a budget per file, a thousand small alias bombs, each under a per-document
 // limit, ran for a minute and more.
-func expandAliases(results []docResult, docs []docWork, inputs []Input, limits Limits, ns string) {
+func expandAliases(results []docResult, docs []docWork, inputs []Input, limits Limits, ns string, full bool) {
 	var granted []int
 	for k := 0; k < len(results); {
 		file := docs[k].file
@@ -356,7 +393,7 @@ func expandAliases(results []docResult, docs []docWork, inputs []Input, limits L
 	}
 	parallel.For(len(granted), 1, func(i int) {
 		r := &results[granted[i]]
-		l := &loader{ns: ns, limits: limits, resources: r.resources, problems: r.problems}
+		l := &loader{ns: ns, limits: limits, full: full, resources: r.resources, problems: r.problems}
 		l.convert(r.pending, satAdd(r.pending.own, r.pending.adds()))
 		r.resources, r.problems, r.pending = l.resources, l.problems, nil
 	})
@@ -376,6 +413,8 @@ func crossing(uses []aliasUse, left int) *yaml.Node {
 type loader struct {
 	ns        string
 	limits    Limits
+	full      bool // Options.FullDecode
+	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
 	files     []*graph.File
 	problems  []graph.Problem

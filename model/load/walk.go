@@ -25,16 +25,19 @@ type entry struct {
 	skipped string
 }
 
-// walkDir finds the manifest files under root, sorted by path.
-func walkDir(root string, opts Options) ([]entry, error) {
+// walkDir finds the manifest files under the directory named as, sorted
+// by path; paths are named as the caller named the directory (see
+// Options.Dir).
+func walkDir(as string, opts Options) ([]entry, error) {
+	root := opts.osPath(as)
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
-		return nil, fmt.Errorf("walking %s: %w", root, unwrapPathError(err))
+		return nil, fmt.Errorf("walking %s: %w", as, unwrapPathError(err))
 	}
 	if realRoot, err = filepath.Abs(realRoot); err != nil {
-		return nil, fmt.Errorf("walking %s: %w", root, err)
+		return nil, fmt.Errorf("walking %s: %w", as, err)
 	}
-	w := &walker{opts: opts, realRoot: realRoot, visited: map[string]bool{realRoot: true}}
+	w := &walker{opts: opts, root: root, as: as, realRoot: realRoot, visited: map[string]bool{realRoot: true}}
 	if err := w.walk(root); err != nil {
 		return nil, err
 	}
@@ -44,18 +47,20 @@ func walkDir(root string, opts Options) ([]entry, error) {
 
 type walker struct {
 	opts     Options
+	root, as string // the directory as the file system and as the caller name it
 	realRoot string
 	visited  map[string]bool // real paths of the directories walked (symlink cycles)
 	found    []entry
 }
 
 func (w *walker) walk(dir string) error {
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(osPath string, d fs.DirEntry, err error) error {
+		path := renamed(osPath, w.root, w.as)
 		if err != nil {
 			return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
 		}
 		if d.IsDir() {
-			if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if osPath != dir && strings.HasPrefix(d.Name(), ".") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -66,7 +71,7 @@ func (w *walker) walk(dir string) error {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			return w.symlink(path)
+			return w.symlink(osPath, path)
 		}
 		if !IsManifestName(path) {
 			return nil
@@ -80,9 +85,10 @@ func (w *walker) walk(dir string) error {
 	})
 }
 
-// symlink reads, walks or skips the target of a symlink found in a walk.
-func (w *walker) symlink(path string) error {
-	target, err := filepath.EvalSymlinks(path)
+// symlink reads, walks or skips the target of a symlink found in a walk
+// (osPath to the file system, path as findings name it).
+func (w *walker) symlink(osPath, path string) error {
+	target, err := filepath.EvalSymlinks(osPath)
 	if err != nil {
 		if IsManifestName(path) {
 			w.skip(path, "a symlink whose target cannot be read ("+unwrapPathError(err).Error()+")")
@@ -108,7 +114,7 @@ func (w *walker) symlink(path string) error {
 			return nil // a cycle, or a directory already walked
 		}
 		w.visited[target] = true
-		return w.walk(path + string(filepath.Separator))
+		return w.walk(osPath + string(filepath.Separator))
 	}
 	if !IsManifestName(path) {
 		return nil

@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -48,9 +46,11 @@ type bundle struct {
 	reported map[string]bool
 }
 
-func loadConfig(path string) (*config.Config, error) {
+// loadConfig reads the config at path, or the one found upward from the
+// working directory when path is "" (nil when there is none).
+func (e *Env) loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		wd, err := os.Getwd()
+		wd, err := e.workDir()
 		if err != nil {
 			return nil, fmt.Errorf("finding config: %w", err)
 		}
@@ -59,13 +59,13 @@ func loadConfig(path string) (*config.Config, error) {
 			return nil, nil
 		}
 	}
-	return config.Load(path)
+	return config.Load(e.path(path))
 }
 
 // loadBundle reads config and files. Paths named on the command line are
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	// The loader reads 0 as "the default"; on the command line it is a mistake.
 	if o.maxFileBytes <= 0 {
 		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
@@ -73,7 +73,11 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if o.maxDocuments <= 0 {
 		return nil, fmt.Errorf("--max-documents %d: the limit must be a positive number of documents (default %d)", o.maxDocuments, load.DefaultMaxDocuments)
 	}
-	cfg, err := loadConfig(o.configPath)
+	full, err := e.fullDecode()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +88,10 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	opts := load.Options{
 		Namespace:      ns,
 		Limits:         load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:          stdin,
-		Exclude:        cfg.Excluded,
+		Stdin:          e.In,
+		Exclude:        func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
+		Dir:            e.Dir,
+		FullDecode:     full,
 		FollowSymlinks: o.followSymlinks,
 	}
 	var cfgPaths []string
@@ -111,14 +117,14 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if len(context) > 0 {
 		reported = map[string]bool{}
 		for _, in := range inputs {
-			reported[canonical(in.Path)] = true
+			reported[e.canonical(in.Path)] = true
 		}
 		ctxInputs, err := load.Expand(context, opts)
 		if err != nil {
 			return nil, fmt.Errorf("loading context: %w", err)
 		}
 		for _, in := range ctxInputs {
-			if !reported[canonical(in.Path)] {
+			if !reported[e.canonical(in.Path)] {
 				inputs = append(inputs, in)
 			}
 		}
@@ -129,11 +135,11 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
-func canonical(p string) string {
+func (e *Env) canonical(p string) string {
 	if p == load.StdinName {
 		return p
 	}
-	if abs, err := filepath.Abs(p); err == nil {
+	if abs, err := filepath.Abs(e.path(p)); err == nil {
 		return abs
 	}
 	return filepath.Clean(p)
@@ -184,7 +190,11 @@ too so references resolve, but findings are reported only for the given files.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
-CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimit.Default>>20, memlimit.LiveFactor),
+CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
+
+ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
+of the fast one; the findings are the same (it is there should a document ever load
+differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
@@ -195,19 +205,20 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
 	return c
 }
 
-// run is one lint: load, run the rules, check the live Prometheus, keep the
-// reported files' findings, write the report and pick the exit code.
+// run is one lint: load, run the rules (the live ones with
+// --prometheus-url), keep the reported files' findings, write the report and
+// pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err
 	}
-	b, err := o.load.loadBundle(args, e.In)
+	b, err := o.load.loadBundle(e, args)
 	if err != nil {
 		return err
 	}
 	if o.output != "" {
-		if err := checkOutput(o.output, b.graph.Files); err != nil {
+		if err := e.checkOutput(o.output, b.graph.Files); err != nil {
 			return err
 		}
 	}
@@ -221,7 +232,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 		}
 	}
-	all, err := e.ruleSet(b.cfg, o.policyDirs)
+	all, err := e.ruleSet(b.cfg, e.paths(o.policyDirs))
 	if err != nil {
 		return err
 	}
@@ -235,19 +246,23 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := b.cfg.CheckOptions(all); err != nil {
 		return err
 	}
-	res := analyzer.Run(b.graph, analyzer.Options{
-		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
-		Globals: globals,
-	})
-	if err := o.prometheus.check(e, b.graph, res); err != nil {
+	live, err := o.prometheus.live(e)
+	if err != nil {
 		return err
 	}
-	if b.reported != nil {
-		res = res.Only(b.reported, canonical)
+	res := analyzer.Run(b.graph, analyzer.Options{
+		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
+		Globals: globals, Live: live,
+	})
+	if res.LiveErr != nil {
+		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
 	}
-	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && os.Getenv("NO_COLOR") == ""
+	if b.reported != nil {
+		res = res.Only(b.reported, e.canonical)
+	}
+	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {
@@ -257,7 +272,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if o.output != "" {
-		if err := writeOutput(o.output, buf.Bytes()); err != nil {
+		if err := writeOutput(e.path(o.output), buf.Bytes()); err != nil {
 			return err
 		}
 	}

@@ -12,18 +12,18 @@ import (
 
 // checkOutput refuses an --output file that is one of the linted files (or
 // the same file under another name): the report would replace a manifest.
-func checkOutput(output string, files []*graph.File) error {
-	out := canonical(output)
-	outSt, statErr := os.Stat(output)
-	outLst, lstatErr := os.Lstat(output)
+func (e *Env) checkOutput(output string, files []*graph.File) error {
+	out := e.canonical(output)
+	outSt, statErr := os.Stat(e.path(output))
+	outLst, lstatErr := os.Lstat(e.path(output))
 	for _, f := range files {
-		if canonical(f.Path) == out {
+		if e.canonical(f.Path) == out {
 			return fmt.Errorf("--output %s is one of the files being linted: the report would replace it", output)
 		}
 		if statErr != nil && lstatErr != nil {
 			continue
 		}
-		st, err := os.Stat(f.Path)
+		st, err := os.Stat(e.path(f.Path))
 		if err != nil {
 			continue
 		}
