@@ -70,6 +70,7 @@ var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // be skipped (the file is a template, not a manifest).
 func (l *loader) document(in Input, doc int, c chunk) bool {
 	if fastPath && l.fast(in.Path, doc, c) {
+		l.k8sLike = true
 		return false
 	}
 	var root yaml.Node
@@ -112,6 +113,9 @@ func (l *loader) document(in Input, doc int, c chunk) bool {
 			l.problem(RuleSyntax, graph.NodePos(in.Path, d.key), nil, "",
 				"invalid YAML: mapping key %q already defined at line %d", d.key.Value, d.first)
 		}
+	}
+	if body.Kind == yaml.MappingNode && (childNode(body, "apiVersion") != nil || childNode(body, "kind") != nil || childNode(body, "metadata") != nil) {
+		l.k8sLike = true
 	}
 	if body.Kind != yaml.MappingNode {
 		l.problem(RuleNoKind, graph.NodePos(in.Path, body), nil, "",

@@ -77,7 +77,26 @@ type Options struct {
 type Input struct {
 	Path string
 	Data []byte
+	// Role says how the input is read; the zero value is a manifest.
+	Role Role
 }
+
+// Role is what an input is to the loader.
+type Role int
+
+// Roles of inputs.
+const (
+	// RoleManifest is a file of manifests the user wrote: parsed, its
+	// findings and suppression comments are its own.
+	RoleManifest Role = iota
+	// RoleRendered is a renderer's output (Kustomize, Helm): parsed, but
+	// not a user file (graph.File.Rendered); its comments suppress nothing.
+	RoleRendered
+	// RoleSource is a user file a renderer read (a kustomization, a patch,
+	// a template, a values file): not parsed, recorded for its suppression
+	// comments and its text, since findings are mapped into it.
+	RoleSource
+)
 
 // StdinName is the file name findings use for standard input.
 const StdinName = "<stdin>"
@@ -251,6 +270,9 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	for i, in := range inputs {
 		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
 		fw.chunks = fw.prepare(in)
+		if in.Role == RoleSource {
+			fw.chunks = nil
+		}
 		files[i] = fw
 		for j := range fw.chunks {
 			docs = append(docs, docWork{file: i, doc: j})
@@ -261,7 +283,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 		d := docs[k]
 		l := &loader{ns: ns, limits: limits}
 		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, k8sLike: l.k8sLike}
 	})
 	var (
 		resources  []*graph.Resource
@@ -272,7 +294,8 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	for _, fw := range files {
 		graphFiles = append(graphFiles, fw.files...)
 		problems = append(problems, fw.problems...)
-		stopped := false
+		stopped, k8sLike := false, false
+		var fileProblems []graph.Problem
 		for range fw.chunks {
 			r := results[k]
 			k++
@@ -280,11 +303,30 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 				continue // the file is a template: documents after the first sign of it are not linted
 			}
 			resources = append(resources, r.resources...)
-			problems = append(problems, r.problems...)
+			fileProblems = append(fileProblems, r.problems...)
 			stopped = r.stop
+			k8sLike = k8sLike || r.k8sLike
 		}
+		problems = append(problems, notObjects(fileProblems, k8sLike)...)
 	}
 	return graph.New(ns, resources, graphFiles, problems)
+}
+
+// notObjects drops the "not a Kubernetes object" findings of a file none of
+// whose documents looks like one (no apiVersion, kind or metadata anywhere):
+// a CI workflow, a docker-compose or OpenAPI file, a tool's config is not a
+// broken manifest. A file with one object-like document keeps them all.
+func notObjects(problems []graph.Problem, k8sLike bool) []graph.Problem {
+	if k8sLike {
+		return problems
+	}
+	out := problems[:0]
+	for _, p := range problems {
+		if p.RuleID != RuleNoKind {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // fileWork is one input file cut into documents, with the file-level
@@ -302,11 +344,13 @@ type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
 	stop      bool // the file is a template; skip its later documents
+	k8sLike   bool // the document has apiVersion, kind or metadata
 }
 
 type loader struct {
 	ns        string
 	limits    Limits
+	k8sLike   bool // a document loaded so far looks like a Kubernetes object
 	resources []*graph.Resource
 	files     []*graph.File
 	problems  []graph.Problem
@@ -320,7 +364,7 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 // documents, which are decoded afterwards (see Inputs).
 func (l *loader) prepare(in Input) []chunk {
 	data := in.Data
-	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1}
+	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1, Rendered: in.Role == RoleRendered}
 	l.files = append(l.files, f)
 	if int64(len(data)) > l.limits.MaxFileBytes {
 		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
@@ -329,7 +373,9 @@ func (l *loader) prepare(in Input) []chunk {
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 	f.Source = data
-	f.Directives = l.directives(in.Path, data)
+	if in.Role != RoleRendered {
+		f.Directives = l.directives(in.Path, data)
+	}
 	chunks := splitDocuments(data)
 	if len(chunks) > l.limits.MaxDocuments {
 		l.problem(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "",
