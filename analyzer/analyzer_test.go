@@ -45,7 +45,7 @@ func bundle(t testing.TB, files ...string) *graph.Graph {
 
 // fake builds a rule whose Run is fn.
 func fake(id string, fn func(*rules.Pass) error) *rules.Rule {
-	return &rules.Rule{ID: id, Name: "fake-" + strings.ToLower(id), Summary: "test rule", Doc: "Bad: Good:",
+	return &rules.Rule{ID: id, Name: "fake-" + strings.ToLower(id), Summary: "test rule", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo, Run: fn}
 }
 
@@ -281,19 +281,18 @@ func TestDeterministic(t *testing.T) {
 // the lint (or by an earlier lint) is kept.
 func TestStagesForgetGoMemos(t *testing.T) {
 	g := bundle(t, "r.yaml", rollout)
-	type early struct{}
-	type shared struct{}
+	early, shared := graph.NewMemo[string]("early"), graph.NewMemo[string]("shared")
 	builds := map[string]int{}
 	var mu sync.Mutex
-	memo := func(key any, name string) {
-		g.Memo(key, func() any {
+	memo := func(m *graph.Memo[string], name string) {
+		m.Get(g, func() string {
 			mu.Lock()
 			builds[name]++
 			mu.Unlock()
 			return name
 		})
 	}
-	memo(early{}, "early")
+	memo(early, "early")
 	var order []string
 	record := func(id string) {
 		mu.Lock()
@@ -301,14 +300,14 @@ func TestStagesForgetGoMemos(t *testing.T) {
 		mu.Unlock()
 	}
 	goRule := fake("RL1998", func(p *rules.Pass) error {
-		memo(shared{}, "shared")
-		memo(early{}, "early")
+		memo(shared, "shared")
+		memo(early, "early")
 		record("go")
 		return nil
 	})
 	policy := fake("RL1997", func(p *rules.Pass) error { // a lower ID: sorted first, run last
-		memo(shared{}, "shared")
-		memo(early{}, "early")
+		memo(shared, "shared")
+		memo(early, "early")
 		record("policy")
 		return nil
 	})

@@ -16,7 +16,7 @@ import (
 // real shared-route rule to prove that a finding on a cluster object reaches
 // the review of the object it points at.
 var sharedRouteProbe = &rules.Rule{
-	ID: "RL2999", Name: "shared-route-probe", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+	ID: "RL2999", Name: "shared-route-probe", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 	Run: func(p *rules.Pass) error {
 		refs := p.Graph.Refs()
 		for _, k := range refs.RouteKeys() {

@@ -6,11 +6,17 @@ package analysis
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
@@ -19,15 +25,7 @@ import (
 var tags = []string{"analysis"}
 
 // templateKinds are the kinds the template rules read.
-var templateKinds = []string{"Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate"}
-
-// yamlBlock wraps YAML for rule docs.
-func yamlBlock(s string) string { return "```yaml\n" + strings.TrimSpace(s) + "\n```" }
-
-// doc assembles a rule's Markdown: the explanation, then a bad and a good example.
-func doc(why, bad, good string) string {
-	return strings.TrimSpace(why) + "\n\nBad:\n\n" + yamlBlock(bad) + "\n\nGood:\n\n" + yamlBlock(good)
-}
+var templateKinds = []string{kinds.Rollout, kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate}
 
 // collector merges diagnostics that land on the same spot with the same
 // message (a template used by several steps of one Rollout), keeping every
@@ -117,4 +115,46 @@ func useName(ref *graph.TemplateRef) string {
 		return fmt.Sprintf("step %d experiment", ref.Step)
 	}
 	return string(ref.Use) + " analysis"
+}
+
+// similar reports whether two arg names are close enough to be a typo of
+// each other: a prefix of the other, or a few edits apart.
+func similar(a, b string) bool {
+	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+		return true
+	}
+	return textdist.Distance(a, b) <= max(3, max(len(a), len(b))/2)
+}
+
+// intValue returns an IntOrString's value; ok is false when unset or templated.
+func intValue(v *intstr.IntOrString) (int, bool) {
+	if v == nil || v.Type == intstr.String && strings.Contains(v.StrVal, "{{") {
+		return 0, false
+	}
+	return v.IntValue(), true
+}
+
+// providers names the providers a metric sets, in a stable order.
+func providers(mp *v1alpha1.MetricProvider) []string {
+	var out []string
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"prometheus", mp.Prometheus != nil}, {"kayenta", mp.Kayenta != nil}, {"web", mp.Web != nil},
+		{"datadog", mp.Datadog != nil}, {"wavefront", mp.Wavefront != nil}, {"newRelic", mp.NewRelic != nil},
+		{"job", mp.Job != nil}, {"cloudWatch", mp.CloudWatch != nil}, {"graphite", mp.Graphite != nil},
+		{"influxdb", mp.Influxdb != nil}, {"skywalking", mp.SkyWalking != nil},
+	}
+	for _, s := range set {
+		if s.on {
+			out = append(out, s.name)
+		}
+	}
+	var plugins []string
+	for name := range mp.Plugin {
+		plugins = append(plugins, fmt.Sprintf("plugin %s", name))
+	}
+	sort.Strings(plugins)
+	return append(out, plugins...)
 }
