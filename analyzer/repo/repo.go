@@ -38,6 +38,9 @@ type Options struct {
 	// Context are paths loaded, as today, with files given outside any
 	// unit (the config's paths, or --context).
 	Context []string
+	// AfterBundle, when set, runs after each bundle's rules with its graph
+	// and result (the live Prometheus dry-run adds findings there).
+	AfterBundle func(g *graph.Graph, res *analyzer.Result) error
 }
 
 // Bundle is one linted bundle: the units in it and its result.
@@ -226,9 +229,10 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 		results[u] = rendered[i]
 	}
 	rep := &Report{}
+	files := map[string]bool{}
 	for _, g := range order {
 		b := byGroup[g]
-		res, m, err := lintBundle(b, results, opts)
+		res, m, err := lintBundle(b, results, opts, files)
 		if err != nil {
 			return nil, err
 		}
@@ -238,12 +242,13 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 		rep.Bundles = append(rep.Bundles, &Bundle{Units: b.units, Result: res})
 	}
 	rep.Result = merge(rep.Bundles)
+	rep.Result.Summary.Files = len(files)
 	return rep, nil
 }
 
 // lintBundle loads the rendered units of one bundle into one graph and
 // lints it.
-func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Options) (*analyzer.Result, *render.Mapper, error) {
+func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Options, files map[string]bool) (*analyzer.Result, *render.Mapper, error) {
 	var inputs []load.Input
 	var problems []graph.Problem
 	mapper := (*render.Mapper)(nil)
@@ -320,9 +325,20 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	if mapper != nil {
 		g.Mapper = mapper
 	}
+	for _, f := range g.Files {
+		if !f.Rendered {
+			files[f.Path] = true
+		}
+	}
 	ao := opts.Analyzer
 	ao.Globals.ArgoCD = ao.Globals.ArgoCD || argo
-	return analyzer.Run(g, ao), mapper, nil
+	res := analyzer.Run(g, ao)
+	if opts.AfterBundle != nil {
+		if err := opts.AfterBundle(g, res); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, mapper, nil
 }
 
 // onlyDocuments blanks every document of a file but the kept ones, keeping
@@ -359,15 +375,11 @@ func onlyDocuments(data []byte, keep map[int]bool) []byte {
 // reported once.
 func merge(bundles []*Bundle) *analyzer.Result {
 	out := &analyzer.Result{}
-	files := map[string]bool{}
 	for _, b := range bundles {
 		out.Diagnostics = append(out.Diagnostics, b.Result.Diagnostics...)
 		out.Summary.Objects += b.Result.Summary.Objects
 		if len(b.Result.Rules) > len(out.Rules) {
 			out.Rules = b.Result.Rules
-		}
-		for _, d := range b.Result.Diagnostics {
-			files[d.Pos.File] = true
 		}
 	}
 	sort.SliceStable(out.Diagnostics, func(i, j int) bool { return rules.Less(&out.Diagnostics[i], &out.Diagnostics[j]) })
@@ -383,10 +395,6 @@ func merge(bundles []*Bundle) *analyzer.Result {
 	}
 	out.Diagnostics = kept
 	out.Summary.Rules = len(out.Rules)
-	out.Summary.Files = 0
-	for _, b := range bundles {
-		out.Summary.Files += b.Result.Summary.Files
-	}
 	out.Summary = recount(out.Summary, out.Diagnostics)
 	return out
 }
@@ -441,7 +449,6 @@ func only(rep *Report, reported map[string]bool) *analyzer.Result {
 			out.Diagnostics = append(out.Diagnostics, d)
 		}
 	}
-	out.Summary.Files = len(reported)
 	out.Summary = recount(out.Summary, out.Diagnostics)
 	return out
 }

@@ -40,7 +40,8 @@ func (m *Mapper) helmPos(rf *renderedFile, doc *renderedDoc, p graph.Position, e
 	if len(elems) == 0 {
 		return objectLine(rf.template, lines, lo, hi), nil
 	}
-	line, col, depth, keyLen := findKey(lines, lo, hi, elems)
+	km := findKey(lines, lo, hi, elems)
+	line, col, depth, keyLen := km.line, km.col, km.depth, km.keyLen
 	if line == 0 {
 		return objectLine(rf.template, lines, lo, hi), m.valuesBlock(rf, lines, lo, hi, elems)
 	}
@@ -60,6 +61,10 @@ func (m *Mapper) helmPos(rf *renderedFile, doc *renderedDoc, p graph.Position, e
 	if depth == len(elems) {
 		for _, mm := range valuesRef.FindAllStringSubmatch(text, -1) {
 			related = append(related, m.valuesLoc(rf, splitDots(mm[1]), nil)...)
+		}
+		if len(related) == 0 && km.rangeKeys != nil && strings.Contains(text, "{{") {
+			// `{{ . }}` in a range over values: the iteration's item.
+			related = m.valuesLoc(rf, km.rangeKeys, []graph.PathElem{{Index: km.rangeIter}})
 		}
 	} else {
 		// The field is not in the template: a block of values inserted
@@ -133,12 +138,28 @@ func subchartPrefix(rf *renderedFile) []string {
 	return nil
 }
 
+// keyMatch is how far findKey followed a path through a template.
+type keyMatch struct {
+	line, col int // 1-based, of the deepest key or item found (line 0: none)
+	depth     int // path elements matched
+	keyLen    int // the key's length with its colon (0 for an item)
+	// rangeKeys is the values path of a `range .Values.x` that produced
+	// the item the path goes through, and rangeIter its iteration.
+	rangeKeys []string
+	rangeIter int
+}
+
+// rangeRe matches a range over values: {{- range .Values.a.b }} (with
+// optional $i, $v := assignments).
+var rangeRe = regexp.MustCompile(`\{\{-?\s*range\s+(?:\$[A-Za-z0-9_]*\s*,?\s*)*(?::=\s*)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+
 // findKey follows a field path through template lines by indentation:
 // each key is a later line `key:` (or `- key:`) indented deeper than its
-// parent, each index the n-th `- ` item of a sequence. It returns the
-// line and column of the deepest key found, how many path elements it
-// matched, and the key's length with its colon (0 for an item).
-func findKey(lines []string, lo, hi int, elems []graph.PathElem) (line, col, depth, keyLen int) {
+// parent, each index the n-th `- ` item of a sequence. Items a `range`
+// makes are counted through the loop body (item i of a body of k items
+// per iteration is iteration i/k); an unrelated action stops the search.
+func findKey(lines []string, lo, hi int, elems []graph.PathElem) keyMatch {
+	var km keyMatch
 	cur := lo       // search from this line
 	parent := -1    // the parent's column (0-based); children are deeper
 	inItem := false // the previous element was a sequence item: its line may hold the next key
@@ -152,74 +173,139 @@ func findKey(lines []string, lo, hi int, elems []graph.PathElem) (line, col, dep
 			text := lines[n-1]
 			trimmed := strings.TrimLeft(text, " ")
 			ind := len(text) - len(trimmed)
+			if !e.IsKey && rangeRe.MatchString(trimmed) {
+				// The sequence starts with a loop: its items are at the
+				// column of the body's first item.
+				if body, _ := loopBody(lines, n, hi, -1); len(body) > 0 {
+					dash := len(lines[body[0]-1]) - len(strings.TrimLeft(lines[body[0]-1], " "))
+					if dash >= parent { // items may sit at their key's column
+						if line, ok := nthItem(lines, n, hi, dash, e.Index, &km); ok {
+							km.line, km.col, km.depth, km.keyLen = line, dash+1, i+1, 0
+							cur, parent, inItem, found = line, dash, true, true
+						}
+					}
+				}
+				break
+			}
 			if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, "{{") {
 				continue
 			}
-			if n > start || !inItem {
-				if ind <= parent && !(n == start && inItem) {
-					break // the parent's block ended
-				}
+			item := strings.HasPrefix(trimmed, "- ") || trimmed == "-"
+			if ind < parent || ind == parent && !(!e.IsKey && item) && !(n == start && inItem) {
+				break // the parent's block ended (a sequence may sit at its key's column)
 			}
 			if e.IsKey {
-				// Keys after sequence dashes on the same line.
-				k := trimmed
-				kc := ind
+				k, kc := trimmed, ind
 				for strings.HasPrefix(k, "- ") {
-					k = k[2:]
-					kc += 2
+					k, kc = k[2:], kc+2
 				}
 				if kc <= parent {
 					continue
 				}
 				if strings.HasPrefix(k, e.Key+":") || strings.HasPrefix(k, `"`+e.Key+`":`) {
-					line, col, depth, keyLen = n, kc+1, i+1, len(e.Key)+1
+					km.line, km.col, km.depth, km.keyLen = n, kc+1, i+1, len(e.Key)+1
 					cur, parent, inItem, found = n, kc, false, true
 					break
 				}
-				if parent < 0 && ind == 0 {
-					continue
-				}
 				continue
 			}
-			// An index: count the items at the first dash column below the parent.
-			if !strings.HasPrefix(trimmed, "- ") && trimmed != "-" {
+			// An index: the items at the first dash column below the parent.
+			if !item {
 				continue
 			}
-			count := 0
-			dash := ind
-			for m := n; m <= hi && m <= len(lines); m++ {
-				t := lines[m-1]
-				tt := strings.TrimLeft(t, " ")
-				ti := len(t) - len(tt)
-				if tt == "" || strings.HasPrefix(tt, "#") {
-					continue
-				}
-				if strings.HasPrefix(tt, "{{") {
-					if strings.Contains(tt, "range") {
-						return line, col, depth, keyLen // items made by a loop: the template cannot say which
-					}
-					continue
-				}
-				if ti < dash {
-					break
-				}
-				if ti == dash && strings.HasPrefix(tt, "-") {
-					if count == e.Index {
-						line, col, depth, keyLen = m, dash+1, i+1, 0
-						cur, parent, inItem, found = m, dash, true, true
-						break
-					}
-					count++
-				}
+			if line, ok := nthItem(lines, n, hi, ind, e.Index, &km); ok {
+				km.line, km.col, km.depth, km.keyLen = line, ind+1, i+1, 0
+				cur, parent, inItem, found = line, ind, true, true
 			}
 			break
 		}
 		if !found {
-			return line, col, depth, keyLen
+			return km
 		}
 	}
-	return line, col, depth, keyLen
+	return km
 }
+
+// nthItem finds the line of item index of the sequence whose first item
+// is at line first, column dash. A range over values among the items is
+// followed: its body's items repeat once per iteration.
+func nthItem(lines []string, first, hi, dash, index int, km *keyMatch) (int, bool) {
+	count := 0
+	for m := first; m <= hi && m <= len(lines); m++ {
+		t := lines[m-1]
+		tt := strings.TrimLeft(t, " ")
+		ti := len(t) - len(tt)
+		if tt == "" || strings.HasPrefix(tt, "#") {
+			continue
+		}
+		if strings.HasPrefix(tt, "{{") {
+			rm := rangeRe.FindStringSubmatch(tt)
+			if rm == nil {
+				if strings.Contains(tt, "range") {
+					return 0, false // a loop over something else: the template cannot say which item
+				}
+				continue
+			}
+			body, end := loopBody(lines, m, hi, dash)
+			if len(body) == 0 {
+				return 0, false
+			}
+			// Items before the loop come first; the loop repeats its body.
+			if index >= count {
+				rel := index - count
+				km.rangeKeys, km.rangeIter = splitDots(rm[1]), rel/len(body)
+				return body[rel%len(body)], true
+			}
+			m = end
+			continue
+		}
+		if ti < dash {
+			break
+		}
+		if ti == dash && strings.HasPrefix(tt, "-") {
+			if count == index {
+				return m, true
+			}
+			count++
+		}
+	}
+	return 0, false
+}
+
+// loopBody lists the lines of the items at column dash inside the loop
+// opened at line open, and the line of its end.
+func loopBody(lines []string, open, hi, dash int) ([]int, int) {
+	depth := 1
+	var items []int
+	for m := open + 1; m <= hi && m <= len(lines); m++ {
+		tt := strings.TrimSpace(lines[m-1])
+		if strings.HasPrefix(tt, "{{") {
+			switch {
+			case blockOpen.MatchString(tt):
+				depth++
+			case blockEnd.MatchString(tt):
+				depth--
+				if depth == 0 {
+					return items, m
+				}
+			}
+			continue
+		}
+		ind := len(lines[m-1]) - len(strings.TrimLeft(lines[m-1], " "))
+		if dash < 0 && depth == 1 && strings.HasPrefix(tt, "-") {
+			dash = ind // the first item sets the column
+		}
+		if depth == 1 && strings.HasPrefix(tt, "-") && ind == dash {
+			items = append(items, m)
+		}
+	}
+	return items, hi
+}
+
+var (
+	blockOpen = regexp.MustCompile(`^\{\{-?\s*(range|if|with|define|block)\b`)
+	blockEnd  = regexp.MustCompile(`^\{\{-?\s*end\b`)
+)
 
 // objectLine is an object's first line in a template document: its
 // apiVersion or kind, else its first line of YAML.
