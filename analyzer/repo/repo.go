@@ -56,6 +56,7 @@ type Report struct {
 	Bundles []*Bundle
 
 	mappers []*render.Mapper
+	files   map[string]bool // the user files loaded
 }
 
 // Lint lints paths. Directories are discovered into units; files given
@@ -139,7 +140,9 @@ func Lint(paths []string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if reported != nil {
+	// Files given alone, with nothing else loaded, are all there is: no
+	// filter (as before units).
+	if reported != nil && (len(selected) > 0 || len(opts.Context) > 0) {
 		rep.Result = only(rep, reported)
 	}
 	return rep, nil
@@ -228,8 +231,8 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 	for i, u := range all {
 		results[u] = rendered[i]
 	}
-	rep := &Report{}
-	files := map[string]bool{}
+	rep := &Report{files: map[string]bool{}}
+	files := rep.files
 	for _, g := range order {
 		b := byGroup[g]
 		res, m, err := lintBundle(b, results, opts, files)
@@ -434,7 +437,9 @@ func only(rep *Report, reported map[string]bool) *analyzer.Result {
 	}
 	out := &analyzer.Result{Rules: rep.Result.Rules, Summary: rep.Result.Summary}
 	for _, d := range rep.Result.Diagnostics {
-		keep := in(d.Pos.File)
+		// A finding outside every loaded file (a user policy that broke)
+		// is about the run, not about a file.
+		keep := in(d.Pos.File) || d.Resource == nil && !rep.files[d.Pos.File]
 		for _, r := range d.Related {
 			keep = keep || in(r.File)
 		}

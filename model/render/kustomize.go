@@ -378,6 +378,7 @@ var (
 	inFileRe     = regexp.MustCompile(`in File: (\S+)`)
 	patchTarget  = regexp.MustCompile(`(?:target for patch|no matches for Id) ([A-Za-z0-9]+)\.[^/ ]*/([^ .\[]+)`)
 	absPathsLike = regexp.MustCompile(`(/[^\s':]+)+`)
+	pluginRe     = regexp.MustCompile(`unable to load external plugin '([^']+)'`)
 )
 
 // kustomizeError finds the user's file and line a kustomize error is
@@ -418,21 +419,54 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 	for _, m := range quotedRe.FindAllStringSubmatch(err.Error(), -1) {
 		tokens = append(tokens, filepath.Base(m[1]), m[1])
 	}
+	if m := pluginRe.FindStringSubmatch(msg); m != nil {
+		tokens = append(tokens, "kind: "+m[1])
+		msg = strings.Replace(msg, m[0], m[0]+" (rolloutlint runs no exec, container or Go plugin)", 1)
+	}
+	// Kustomizations first, then the other files read (patches, plugin configs).
+	searched := append([]string(nil), kusts...)
+	for _, f := range files {
+		if !containsString(kusts, f) {
+			searched = append(searched, f)
+		}
+	}
 	for i := len(tokens) - 1; i >= 0; i-- {
 		tok := tokens[i]
 		if tok == "" || tok == "." {
 			continue
 		}
-		for _, k := range kusts {
+		for _, k := range searched {
 			if src := r.source(k); src != nil {
 				for n, l := range src.lines {
-					if strings.Contains(l, tok) && !strings.HasPrefix(strings.TrimSpace(l), "#") {
-						col := strings.Index(l, tok) + 1
-						return graph.Position{File: k, Line: n + 1, Column: col, EndLine: n + 1, EndColumn: col + len(tok)}, msg
+					if strings.HasPrefix(strings.TrimSpace(l), "#") {
+						continue
+					}
+					if col := wordIndex(l, tok); col >= 0 {
+						return graph.Position{File: k, Line: n + 1, Column: col + 1, EndLine: n + 1, EndColumn: col + 1 + len(tok)}, msg
 					}
 				}
 			}
 		}
 	}
 	return lineStart(rootFile, 1), msg
+}
+
+// wordIndex is the index of tok in line where it stands alone (not inside a
+// longer name), or -1.
+func wordIndex(line, tok string) int {
+	isName := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+	}
+	for off := 0; ; {
+		i := strings.Index(line[off:], tok)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		end := i + len(tok)
+		if (i == 0 || !isName(line[i-1]) || isName(tok[0]) == false) && (end == len(line) || !isName(line[end]) || !isName(tok[len(tok)-1])) {
+			return i
+		}
+		off = i + 1
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/analyzer/repo"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -61,6 +62,8 @@ func ParseWants(file string, data []byte) ([]*Want, error) {
 
 // Files returns the manifest files of a testdata directory, sorted. The
 // directory's .rolloutlint.yaml configures the run and is not a manifest.
+// Subdirectories (other than policies) are deployable units — a
+// kustomization, a chart — whose files count too (see Run).
 func Files(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -68,12 +71,40 @@ func Files(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.IsDir() && load.IsManifestName(e.Name()) && e.Name() != config.FileName {
+		switch {
+		case e.IsDir() && e.Name() != UserPoliciesDir:
+			err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && (load.IsManifestName(p) || isTemplateHelper(p)) {
+					out = append(out, p)
+				}
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		case !e.IsDir() && load.IsManifestName(e.Name()) && e.Name() != config.FileName:
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+func isTemplateHelper(p string) bool { return strings.HasSuffix(p, ".tpl") }
+
+// hasUnits reports whether a testdata directory holds deployable units in
+// subdirectories, which Run renders and lints as `rolloutlint lint DIR` does.
+func hasUnits(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != UserPoliciesDir {
+			return true
+		}
+	}
+	return false
 }
 
 // Setup lets a caller adjust the run (for example to load user policies from
@@ -119,11 +150,20 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	if cfg != nil {
 		lopts.Namespace = cfg.Namespace
 	}
-	g, err := load.Paths(files, lopts)
-	if err != nil {
-		t.Fatal(err)
+	var res *analyzer.Result
+	if hasUnits(dir) {
+		rep, err := repo.Lint([]string{dir}, repo.Options{Analyzer: opts, Load: lopts, RepoRoot: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = rep.Result
+	} else {
+		g, err := load.Paths(files, lopts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = analyzer.Run(g, opts)
 	}
-	res := analyzer.Run(g, opts)
 	for _, d := range res.Active() {
 		if d.RuleID != ruleID {
 			continue

@@ -21,25 +21,22 @@ source of a multi-source Application. To lint such a unit, render it yourself an
 ~~~sh
 kustomize build overlays/prod | rolloutlint lint -
 ~~~`,
-		BadNote: "a patch whose target is not in the build",
+		BadNote: "a strategic merge patch naming an object the build does not have",
 		Bad: `
 # overlays/prod/kustomization.yaml
 resources:
 - ../../base
 patches:
-- path: weights.yaml
-  target:
-    kind: Rollout
-    name: chekout        # the base's Rollout is checkout
+- path: replicas.yaml   # metadata.name: chekout; the base's Rollout is checkout
 `,
 		Good: `
-resources:
-- ../../base
-patches:
-- path: weights.yaml
-  target:
-    kind: Rollout
-    name: checkout
+# overlays/prod/replicas.yaml
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  replicas: 6
 `,
 	},
 	Since: "v0.2.0",
