@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -388,9 +389,10 @@ var (
 // made relative.
 func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []string, err error) (graph.Position, string) {
 	msg := err.Error()
+	wd, _ := os.Getwd()
 	msg = absPathsLike.ReplaceAllStringFunc(msg, func(p string) string {
-		if strings.HasPrefix(p, absDir) || strings.HasPrefix(p, filepath.Dir(absDir)) {
-			return filepath.ToSlash(userPath(unitDir, absDir, p))
+		if wd != "" && strings.HasPrefix(p, wd+string(filepath.Separator)) {
+			return filepath.ToSlash(userPath(unitDir, absDir, p)) // as the user named the tree
 		}
 		return p
 	})

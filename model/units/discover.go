@@ -197,6 +197,9 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 		for _, f := range ownedFiles(u, dirs, kusts, inChart) {
 			set.Owned[f] = appendUnique(set.Owned[f], u)
 		}
+		if u.App != nil { // the Application's own file deploys the unit
+			set.Owned[u.App.File] = appendUnique(set.Owned[u.App.File], u)
+		}
 	}
 	set.sort()
 	return set, nil
