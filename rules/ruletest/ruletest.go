@@ -62,8 +62,6 @@ func ParseWants(file string, data []byte) ([]*Want, error) {
 
 // Files returns the manifest files of a testdata directory, sorted. The
 // directory's .rolloutlint.yaml configures the run and is not a manifest.
-// Subdirectories (other than policies) are deployable units — a
-// kustomization, a chart — whose files count too (see Run).
 func Files(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -71,19 +69,39 @@ func Files(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		switch {
-		case e.IsDir() && e.Name() != UserPoliciesDir:
-			err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(p string, d os.DirEntry, err error) error {
-				if err == nil && !d.IsDir() && (load.IsManifestName(p) || isTemplateHelper(p)) {
-					out = append(out, p)
-				}
-				return err
-			})
-			if err != nil {
-				return nil, err
-			}
-		case !e.IsDir() && load.IsManifestName(e.Name()) && e.Name() != config.FileName:
+		if !e.IsDir() && load.IsManifestName(e.Name()) && e.Name() != config.FileName {
 			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// AllFiles is Files plus the files of the directory's deployable units:
+// its subdirectories other than policies (a kustomization, a chart,
+// templates and helpers included), which Run renders and lints as
+// `rolloutlint lint DIR` does.
+func AllFiles(dir string) ([]string, error) {
+	out, err := Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == UserPoliciesDir {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (load.IsManifestName(p) || isTemplateHelper(p)) {
+				out = append(out, p)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	sort.Strings(out)
@@ -115,7 +133,7 @@ type Setup func(dir string, opts *analyzer.Options) error
 // is enabled even when it is opt-in.
 func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	t.Helper()
-	files, err := Files(dir)
+	files, err := AllFiles(dir)
 	if err != nil {
 		t.Fatalf("reading testdata: %v", err)
 	}
