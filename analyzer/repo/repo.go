@@ -122,7 +122,7 @@ func Lint(paths []string, opts Options) (*Report, error) {
 				continue
 			}
 			for _, u := range us {
-				if !seen[u] && !(u.Kind == units.Directory && u.App == nil) {
+				if !seen[u] && (u.Kind != units.Directory || u.App != nil) {
 					seen[u] = true
 					selected = append(selected, u)
 				}

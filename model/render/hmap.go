@@ -40,7 +40,7 @@ func (m *Mapper) helmPos(rf *renderedFile, doc *renderedDoc, p graph.Position, e
 	if len(elems) == 0 {
 		return objectLine(rf.template, lines, lo, hi), nil
 	}
-	km := findKey(lines, lo, hi, elems)
+	km := findKey(lines, lo, hi, elems, func(keys []string) int { return m.valuesLen(rf, keys) })
 	line, col, depth, keyLen := km.line, km.col, km.depth, km.keyLen
 	if line == 0 {
 		return objectLine(rf.template, lines, lo, hi), m.valuesBlock(rf, lines, lo, hi, elems)
@@ -125,6 +125,28 @@ func (m *Mapper) valuesLoc(rf *renderedFile, keys []string, rest []graph.PathEle
 	return nil
 }
 
+// valuesLen is the number of items of a values list (the last source
+// that sets it), or -1 when no source says.
+func (m *Mapper) valuesLen(rf *renderedFile, keys []string) int {
+	var elems []graph.PathElem
+	for _, k := range append(subchartPrefix(rf), keys...) {
+		elems = append(elems, graph.PathElem{IsKey: true, Key: k})
+	}
+	for i := len(rf.values) - 1; i >= 0; i-- {
+		vs := rf.values[i]
+		if vs.node == nil {
+			if vs.param != "" && strings.HasPrefix(vs.param, strings.Join(keys, ".")) {
+				return -1 // a parameter sets (part of) it: the count is not in a file
+			}
+			continue
+		}
+		if _, v, depth := lookup(vs.node, elems); depth == len(elems) && v.Kind == yaml.SequenceNode {
+			return len(v.Content)
+		}
+	}
+	return -1
+}
+
 // subchartPrefix is the values key of a subchart whose template this is.
 func subchartPrefix(rf *renderedFile) []string {
 	rel, err := filepath.Rel(filepath.Dir(rf.unitRoot), rf.template)
@@ -158,7 +180,7 @@ var rangeRe = regexp.MustCompile(`\{\{-?\s*range\s+(?:\$[A-Za-z0-9_]*\s*,?\s*)*(
 // parent, each index the n-th `- ` item of a sequence. Items a `range`
 // makes are counted through the loop body (item i of a body of k items
 // per iteration is iteration i/k); an unrelated action stops the search.
-func findKey(lines []string, lo, hi int, elems []graph.PathElem) keyMatch {
+func findKey(lines []string, lo, hi int, elems []graph.PathElem, rangeLen func(keys []string) int) keyMatch {
 	var km keyMatch
 	cur := lo       // search from this line
 	parent := -1    // the parent's column (0-based); children are deeper
@@ -179,7 +201,7 @@ func findKey(lines []string, lo, hi int, elems []graph.PathElem) keyMatch {
 				if body, _ := loopBody(lines, n, hi, -1); len(body) > 0 {
 					dash := len(lines[body[0]-1]) - len(strings.TrimLeft(lines[body[0]-1], " "))
 					if dash >= parent { // items may sit at their key's column
-						if line, ok := nthItem(lines, n, hi, dash, e.Index, &km); ok {
+						if line, ok := nthItem(lines, n, hi, dash, e.Index, &km, rangeLen); ok {
 							km.line, km.col, km.depth, km.keyLen = line, dash+1, i+1, 0
 							cur, parent, inItem, found = line, dash, true, true
 						}
@@ -191,7 +213,7 @@ func findKey(lines []string, lo, hi int, elems []graph.PathElem) keyMatch {
 				continue
 			}
 			item := strings.HasPrefix(trimmed, "- ") || trimmed == "-"
-			if ind < parent || ind == parent && !(!e.IsKey && item) && !(n == start && inItem) {
+			if ind < parent || ind == parent && (e.IsKey || !item) && (n != start || !inItem) {
 				break // the parent's block ended (a sequence may sit at its key's column)
 			}
 			if e.IsKey {
@@ -213,7 +235,7 @@ func findKey(lines []string, lo, hi int, elems []graph.PathElem) keyMatch {
 			if !item {
 				continue
 			}
-			if line, ok := nthItem(lines, n, hi, ind, e.Index, &km); ok {
+			if line, ok := nthItem(lines, n, hi, ind, e.Index, &km, rangeLen); ok {
 				km.line, km.col, km.depth, km.keyLen = line, ind+1, i+1, 0
 				cur, parent, inItem, found = line, ind, true, true
 			}
@@ -229,7 +251,7 @@ func findKey(lines []string, lo, hi int, elems []graph.PathElem) keyMatch {
 // nthItem finds the line of item index of the sequence whose first item
 // is at line first, column dash. A range over values among the items is
 // followed: its body's items repeat once per iteration.
-func nthItem(lines []string, first, hi, dash, index int, km *keyMatch) (int, bool) {
+func nthItem(lines []string, first, hi, dash, index int, km *keyMatch, rangeLen func(keys []string) int) (int, bool) {
 	count := 0
 	for m := first; m <= hi && m <= len(lines); m++ {
 		t := lines[m-1]
@@ -250,12 +272,23 @@ func nthItem(lines []string, first, hi, dash, index int, km *keyMatch) (int, boo
 			if len(body) == 0 {
 				return 0, false
 			}
-			// Items before the loop come first; the loop repeats its body.
-			if index >= count {
+			// Items before the loop come first; the loop repeats its body
+			// once per item of the values it ranges over (when the values
+			// say how many, items after the loop are found too).
+			keys := splitDots(rm[1])
+			iters := -1
+			if rangeLen != nil {
+				iters = rangeLen(keys)
+			}
+			if index >= count && (iters < 0 || index < count+iters*len(body)) {
 				rel := index - count
-				km.rangeKeys, km.rangeIter = splitDots(rm[1]), rel/len(body)
+				km.rangeKeys, km.rangeIter = keys, rel/len(body)
 				return body[rel%len(body)], true
 			}
+			if iters < 0 {
+				return 0, false
+			}
+			count += iters * len(body)
 			m = end
 			continue
 		}

@@ -38,7 +38,7 @@ func (m *Mapper) kustomizePos(rf *renderedFile, doc *renderedDoc, p graph.Positi
 	if srcDoc == nil {
 		return lineStart(src.path, 1), nil
 	}
-	sk, sv, depth := lookup(srcDoc, elems)
+	sk, sv, depth := lookup(srcDoc, alignByName(root, srcDoc, elems))
 	exact := depth == len(elems)
 	baseLoc := func() []graph.Location {
 		if exact {
@@ -55,7 +55,7 @@ func (m *Mapper) kustomizePos(rf *renderedFile, doc *renderedDoc, p graph.Positi
 	}
 	// A kustomization on the way set it: the last one wins.
 	for i := len(doc.chain) - 1; i >= 0; i-- {
-		if pos, ok := m.setter(rf, doc.chain[i], kind, srcName(srcDoc), name, elems, val); ok {
+		if pos, ok := m.setter(rf, root, doc.chain[i], kind, srcName(srcDoc), name, elems, val); ok {
 			return pos, baseLoc()
 		}
 	}
@@ -150,7 +150,7 @@ func (m *Mapper) generatorPos(file string, doc *renderedDoc) graph.Position {
 // setter finds what in one kustomization sets the rendered value at
 // elems: a patch of the resource, or one of its transformer fields. The
 // resource is named srcName in its source and name once rendered.
-func (m *Mapper) setter(rf *renderedFile, kfile, kind, srcName, name string, elems []graph.PathElem, val *yaml.Node) (graph.Position, bool) {
+func (m *Mapper) setter(rf *renderedFile, rendered *yaml.Node, kfile, kind, srcName, name string, elems []graph.PathElem, val *yaml.Node) (graph.Position, bool) {
 	ksrc := m.r.source(kfile)
 	if ksrc == nil || len(ksrc.docs) == 0 {
 		return graph.Position{}, false
@@ -235,7 +235,7 @@ func (m *Mapper) setter(rf *renderedFile, kfile, kind, srcName, name string, ele
 				continue
 			}
 		}
-		pk, pv, depth := lookup(pt.node, elems)
+		pk, pv, depth := lookup(pt.node, alignByName(rendered, pt.node, elems))
 		if depth == len(elems) && (sameScalar(pv, val) || val == nil || val.Kind != yaml.ScalarNode) {
 			return nodePos(pt.file, pk, pv), true
 		}
@@ -432,4 +432,47 @@ func mergedItem(file string, patch *yaml.Node, elems []graph.PathElem, val *yaml
 		return graph.Position{}, false
 	}
 	return graph.Position{}, false
+}
+
+// alignByName rewrites the indexes of a path into the rendered object as
+// indexes into another document (the source, a patch) where a list item is
+// a mapping with a name: strategic merge matches containers, ports and
+// the like by name, so the item may sit at another index there.
+func alignByName(rendered, other *yaml.Node, elems []graph.PathElem) []graph.PathElem {
+	out := append([]graph.PathElem(nil), elems...)
+	rcur, ocur := rendered, other
+	for i, e := range out {
+		if rcur == nil || ocur == nil {
+			break
+		}
+		if e.IsKey {
+			rcur, ocur = mapValue(rcur, e.Key), mapValue(ocur, e.Key)
+			continue
+		}
+		if rcur.Kind != yaml.SequenceNode || ocur.Kind != yaml.SequenceNode || e.Index < 0 || e.Index >= len(rcur.Content) {
+			break
+		}
+		item := rcur.Content[e.Index]
+		name := scalarAt(item, "name")
+		next := (*yaml.Node)(nil)
+		if name != "" {
+			for j, o := range ocur.Content {
+				if scalarAt(o, "name") == name {
+					out[i].Index, next = j, o
+					break
+				}
+			}
+		}
+		if next == nil {
+			if name != "" {
+				out[i].Index = len(ocur.Content) // no such item there
+				break
+			}
+			if e.Index < len(ocur.Content) {
+				next = ocur.Content[e.Index]
+			}
+		}
+		rcur, ocur = item, next
+	}
+	return out
 }

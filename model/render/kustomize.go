@@ -21,12 +21,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/units"
 )
 
-// The annotations kustomize writes when buildMetadata asks for them.
-const (
-	originAnnotation         = "config.kubernetes.io/origin"
-	transformationAnnotation = "alpha.config.kubernetes.io/transformations"
-)
-
 // kustomize renders a kustomization root with krusty, the library behind
 // `kustomize build` and `kubectl kustomize`. Its root kustomization gets
 // buildMetadata [originAnnotations, transformerAnnotations] (in memory, the
@@ -466,7 +460,7 @@ func wordIndex(line, tok string) int {
 		}
 		i += off
 		end := i + len(tok)
-		if (i == 0 || !isName(line[i-1]) || isName(tok[0]) == false) && (end == len(line) || !isName(line[end]) || !isName(tok[len(tok)-1])) {
+		if (i == 0 || !isName(line[i-1]) || !isName(tok[0])) && (end == len(line) || !isName(line[end]) || !isName(tok[len(tok)-1])) {
 			return i
 		}
 		off = i + 1

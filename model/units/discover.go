@@ -155,14 +155,19 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 		}
 	}
 	claimed := map[string]bool{} // directories deployed by an Application
-	appUnits := map[string]bool{}
 	for _, app := range set.Applications {
 		u := appUnit(app, dirs, kusts, charts, roots, opts)
 		if u == nil {
 			continue
 		}
 		claimed[u.Dir] = true
-		appUnits[u.Dir] = true
+		if u.Kind == Directory && app.Source.Directory != nil && app.Source.Directory.Recurse {
+			for d := range dirs {
+				if strings.HasPrefix(d, u.Dir+string(filepath.Separator)) {
+					claimed[d] = true // the Application's, even what include/exclude leave out
+				}
+			}
+		}
 		set.Units = append(set.Units, u)
 	}
 	for _, c := range charts {
@@ -347,7 +352,7 @@ func containsString(list []string, s string) bool {
 func directoryFiles(dir string, dirs map[string]*dirInfo, opt *DirectorySource) []string {
 	var out []string
 	for d, di := range dirs {
-		if d != dir && !(opt != nil && opt.Recurse && strings.HasPrefix(d, dir+string(filepath.Separator))) {
+		if d != dir && (opt == nil || !opt.Recurse || !strings.HasPrefix(d, dir+string(filepath.Separator))) {
 			continue
 		}
 		for _, f := range di.manifests {
