@@ -31,19 +31,19 @@ const manifest = "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n"
 // the rest; hidden directories are skipped.
 func TestDiscover(t *testing.T) {
 	dir := writeTree(t, map[string]string{
-		"base/kustomization.yaml":        "resources: [svc.yaml]\n",
-		"base/svc.yaml":                  manifest,
-		"dev/kustomization.yaml":         "resources: [../base]\n",
-		"prod/kustomization.yml":         "resources: [../base, patch.yaml]\n",
-		"prod/patch.yaml":                manifest,
-		"chart/Chart.yaml":               "apiVersion: v2\nname: c\nversion: 0.1.0\n",
-		"chart/templates/svc.yaml":       "{{ .Values.x }}\n",
-		"chart/charts/dep/Chart.yaml":    "apiVersion: v2\nname: dep\nversion: 0.1.0\n",
-		"raw/a.yaml":                     manifest,
-		"raw/sub/b.yaml":                 manifest,
-		"raw/sub/skip.json":              "{}",
-		"plain/c.yaml":                   manifest,
-		".github/workflows/ci.yaml":      "on: push\n",
+		"base/kustomization.yaml":     "resources: [svc.yaml]\n",
+		"base/svc.yaml":               manifest,
+		"dev/kustomization.yaml":      "resources: [../base]\n",
+		"prod/kustomization.yml":      "resources: [../base, patch.yaml]\n",
+		"prod/patch.yaml":             manifest,
+		"chart/Chart.yaml":            "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"chart/templates/svc.yaml":    "{{ .Values.x }}\n",
+		"chart/charts/dep/Chart.yaml": "apiVersion: v2\nname: dep\nversion: 0.1.0\n",
+		"raw/a.yaml":                  manifest,
+		"raw/sub/b.yaml":              manifest,
+		"raw/sub/skip.json":           "{}",
+		"plain/c.yaml":                manifest,
+		".github/workflows/ci.yaml":   "on: push\n",
 		"apps/app.yaml": `apiVersion: argoproj.io/v1alpha1
 kind: Application
 metadata: {name: raw, namespace: argocd}
