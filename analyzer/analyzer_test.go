@@ -2,6 +2,7 @@ package analyzer_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -318,5 +319,37 @@ func TestStagesForgetGoMemos(t *testing.T) {
 	}
 	if builds["shared"] != 2 || builds["early"] != 1 {
 		t.Errorf("builds %v: want the Go rule's memo forgotten before the policy (2) and the earlier one kept (1)", builds)
+	}
+}
+
+// TestCanceledContextSkipsTheRemainingRules cancels the lint from inside the
+// first rule: the rules after it do not run, the result says why, and the
+// first rule's error is not reported as a broken rule.
+func TestCanceledContextSkipsTheRemainingRules(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran []string
+	mk := func(id string, run func(*rules.Pass) error) *rules.Rule {
+		return &rules.Rule{ID: id, Name: "r" + strings.ToLower(id), Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
+			Run: func(p *rules.Pass) error { ran = append(ran, id); return run(p) }}
+	}
+	first := mk("RL0901", func(p *rules.Pass) error { cancel(); return p.Context().Err() })
+	second := mk("RL0902", func(*rules.Pass) error { return nil })
+	res := analyzer.Run(bundle(t, "r.yaml", rollout), analyzer.Options{Rules: []*rules.Rule{second, first}, Parallelism: 1, Context: ctx})
+	if strings.Join(ran, ",") != "RL0901" {
+		t.Errorf("rules run: %v, want only RL0901", ran)
+	}
+	if !errors.Is(res.Err, context.Canceled) {
+		t.Errorf("Result.Err = %v", res.Err)
+	}
+	for _, d := range res.Diagnostics {
+		if d.RuleID == analyzer.RuleInternal {
+			t.Errorf("cancellation reported as a broken rule: %s", d.Message)
+		}
+	}
+	// Without a context nothing changes.
+	ran = nil
+	if res := analyzer.Run(bundle(t, "r.yaml", rollout), analyzer.Options{Rules: []*rules.Rule{second}}); res.Err != nil || len(ran) != 1 {
+		t.Errorf("no context: err %v, ran %v", res.Err, ran)
 	}
 }

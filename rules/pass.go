@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -74,8 +75,12 @@ type Pass struct {
 	Mode Mode
 	// Globals are the run-wide settings (Istio version, Argo CD deployment).
 	Globals Globals
+	// Live is the running systems the run was given (see SourceLive); the
+	// driver sets it for live rules only, which run only when it is non-nil.
+	Live *Live
 
 	report func(Diagnostic)
+	ctx    context.Context
 }
 
 // Mode is the setting a lint runs in.

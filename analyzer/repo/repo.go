@@ -64,6 +64,61 @@ type Report struct {
 // only findings on them (or on objects rendered from them); files in no
 // unit are linted as before, with the Context paths.
 func Lint(paths []string, opts Options) (*Report, error) {
+	// A caller with its own working directory (load.Options.Dir): files
+	// are read there, and findings name them as given.
+	if base := opts.Load.Dir; base != "" {
+		rep, err := lintIn(base, paths, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.Result.Diagnostics = trimDir(base, rep.Result.Diagnostics)
+		return rep, nil
+	}
+	return lint(paths, opts)
+}
+
+// lintIn is Lint with relative paths read from base.
+func lintIn(base string, paths []string, opts Options) (*Report, error) {
+	join := func(ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p
+			if p != "-" && !filepath.IsAbs(p) {
+				out[i] = filepath.Join(base, p)
+			}
+		}
+		return out
+	}
+	if opts.RepoRoot != "" && !filepath.IsAbs(opts.RepoRoot) {
+		opts.RepoRoot = filepath.Join(base, opts.RepoRoot)
+	}
+	opts.Context = join(opts.Context)
+	if ex := opts.Load.Exclude; ex != nil {
+		opts.Load.Exclude = func(p string) bool { return ex(strip(base, p)) }
+	}
+	opts.Load.Dir = ""
+	return lint(join(paths), opts)
+}
+
+// strip makes a path below base relative to it again.
+func strip(base, p string) string {
+	if rel, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}
+
+func trimDir(base string, ds []rules.Diagnostic) []rules.Diagnostic {
+	for i := range ds {
+		ds[i].Pos.File = strip(base, ds[i].Pos.File)
+		for j := range ds[i].Related {
+			ds[i].Related[j].File = strip(base, ds[i].Related[j].File)
+		}
+	}
+	return ds
+}
+
+func lint(paths []string, opts Options) (*Report, error) {
 	var dirs, files []string
 	for _, p := range paths {
 		if p == "-" {
@@ -379,6 +434,12 @@ func onlyDocuments(data []byte, keep map[int]bool) []byte {
 func merge(bundles []*Bundle) *analyzer.Result {
 	out := &analyzer.Result{}
 	for _, b := range bundles {
+		if out.Err == nil {
+			out.Err = b.Result.Err
+		}
+		if out.LiveErr == nil {
+			out.LiveErr = b.Result.LiveErr
+		}
 		out.Diagnostics = append(out.Diagnostics, b.Result.Diagnostics...)
 		out.Summary.Objects += b.Result.Summary.Objects
 		if len(b.Result.Rules) > len(out.Rules) {

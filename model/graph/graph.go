@@ -72,6 +72,10 @@ type Graph struct {
 	// files; the analyzer applies it to every finding (nil: no file is
 	// rendered).
 	Mapper Mapper
+	// FastDocuments counts the documents the loader's fast decoder loaded;
+	// the others took the full yaml.v3 path (all of them with
+	// load.Options.FullDecode).
+	FastDocuments int
 
 	byKind    map[string][]*Resource
 	byKey     map[ObjectKey][]*Resource

@@ -69,7 +69,8 @@ var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // document loads one chunk. It returns true when the rest of the file should
 // be skipped (the file is a template, not a manifest).
 func (l *loader) document(in Input, doc int, c chunk) bool {
-	if fastPath && l.fast(in.Path, doc, c) {
+	if !l.full && l.fast(in.Path, doc, c) {
+		l.fastDocs++
 		l.k8sLike = true
 		return false
 	}
@@ -225,9 +226,6 @@ func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Re
 	}
 	return res
 }
-
-// fastPath enables the node-free path; tests turn it off to compare.
-var fastPath = true
 
 // fast loads a document without ever building its yaml node tree, when the
 // fast decoder accepts it (it declines anything it cannot decode exactly as

@@ -68,7 +68,26 @@ type Options struct {
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
+	// It is given the path as findings name it (relative to Dir when relative).
 	Exclude func(path string) bool
+	// FullDecode sends every document through the full yaml.v3 path, never
+	// the fast decoder. The two load the same (a differential fuzz test and
+	// the repository's manifests check it); this is the switch for the day a
+	// document shows a difference (ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
+	// Dir is the directory relative paths are read from; "" is the process's
+	// working directory. Paths in inputs and findings stay as given, so a
+	// caller with its own working directory (a test, a server) reports the
+	// same names as a process started there.
+	Dir string
+}
+
+// osPath is the name the file system knows path by.
+func (o Options) osPath(path string) string {
+	if o.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(o.Dir, path)
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -114,7 +133,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			return nil
 		}
 		seen[path] = true
-		in, err := readFile(path, limits)
+		in, err := readFile(path, opts.osPath(path), limits)
 		if err != nil {
 			return err
 		}
@@ -133,7 +152,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			inputs = append(inputs, Input{Path: StdinName, Data: data})
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := os.Stat(opts.osPath(p))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
 		}
@@ -144,7 +163,9 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			continue
 		}
 		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		root := opts.osPath(p)
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			path = renamed(path, root, p)
 			if err != nil {
 				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
 			}
@@ -184,8 +205,21 @@ func IsManifestName(path string) bool {
 	return false
 }
 
-func readFile(path string, limits Limits) (Input, error) {
-	f, err := os.Open(path)
+// renamed gives a path found by walking root (as, joined to Options.Dir) the
+// name that walking as itself would have given it: as joined with the rest.
+func renamed(path, root, as string) string {
+	switch {
+	case root == as:
+		return path
+	case path == root:
+		return as
+	}
+	return filepath.Join(as, strings.TrimPrefix(path[len(root):], string(filepath.Separator)))
+}
+
+// readFile reads the file the file system names osPath; the input is named path.
+func readFile(path, osPath string, limits Limits) (Input, error) {
+	f, err := os.Open(osPath)
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
@@ -268,7 +302,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	files := make([]*fileWork, len(inputs))
 	var docs []docWork
 	for i, in := range inputs {
-		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
+		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
 		fw.chunks = fw.prepare(in)
 		if in.Role == RoleSource {
 			fw.chunks = nil
@@ -281,14 +315,15 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	results := make([]docResult, len(docs))
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]
-		l := &loader{ns: ns, limits: limits}
+		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
 		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, k8sLike: l.k8sLike}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, fast: l.fastDocs, k8sLike: l.k8sLike}
 	})
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File
 		problems   []graph.Problem
+		fastDocs   int
 	)
 	k := 0
 	for _, fw := range files {
@@ -304,12 +339,15 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 			}
 			resources = append(resources, r.resources...)
 			fileProblems = append(fileProblems, r.problems...)
+			fastDocs += r.fast
 			stopped = r.stop
 			k8sLike = k8sLike || r.k8sLike
 		}
 		problems = append(problems, notObjects(fileProblems, k8sLike)...)
 	}
-	return graph.New(ns, resources, graphFiles, problems)
+	g := graph.New(ns, resources, graphFiles, problems)
+	g.FastDocuments = fastDocs
+	return g
 }
 
 // notObjects drops the "not a Kubernetes object" findings of a file none of
@@ -345,12 +383,15 @@ type docResult struct {
 	problems  []graph.Problem
 	stop      bool // the file is a template; skip its later documents
 	k8sLike   bool // the document has apiVersion, kind or metadata
+	fast      int  // documents the fast decoder loaded (0 or 1)
 }
 
 type loader struct {
 	ns        string
 	limits    Limits
 	k8sLike   bool // a document loaded so far looks like a Kubernetes object
+	full      bool // Options.FullDecode
+	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
 	files     []*graph.File
 	problems  []graph.Problem

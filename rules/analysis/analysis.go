@@ -34,6 +34,10 @@ type collector struct {
 	p     *rules.Pass
 	index map[string]int
 	diags []rules.Diagnostic
+	// seen holds, per merged diagnostic, the related locations it already
+	// has, so merging stays linear in the number of triggers (a Rollout of
+	// thousands of analysis steps).
+	seen []map[rules.Related]struct{}
 }
 
 func newCollector(p *rules.Pass) *collector { return &collector{p: p, index: map[string]int{}} }
@@ -45,23 +49,20 @@ func (c *collector) add(d rules.Diagnostic) {
 	key := fmt.Sprintf("%s:%d:%d\x00%s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
 	if i, ok := c.index[key]; ok {
 		for _, r := range d.Related {
-			if !hasRelated(c.diags[i].Related, r) {
+			if _, dup := c.seen[i][r]; !dup {
+				c.seen[i][r] = struct{}{}
 				c.diags[i].Related = append(c.diags[i].Related, r)
 			}
 		}
 		return
 	}
 	c.index[key] = len(c.diags)
-	c.diags = append(c.diags, d)
-}
-
-func hasRelated(list []rules.Related, r rules.Related) bool {
-	for _, x := range list {
-		if x == r {
-			return true
-		}
+	seen := make(map[rules.Related]struct{}, len(d.Related))
+	for _, r := range d.Related {
+		seen[r] = struct{}{}
 	}
-	return false
+	c.diags = append(c.diags, d)
+	c.seen = append(c.seen, seen)
 }
 
 func (c *collector) flush() {
@@ -97,9 +98,11 @@ func templateName(t *graph.Resource) string { return t.Kind + " " + t.Name }
 // template t, for findings about the template alone.
 func users(g *graph.Graph, t *graph.Resource) []rules.Related {
 	var out []rules.Related
+	seen := map[rules.Related]struct{}{}
 	for _, u := range g.Refs().TemplateUsers(t) {
 		r := rules.RelatedAt(u.Refs.Rollout, u.Ref.Path, fmt.Sprintf("Rollout %s runs this template (%s)", u.Refs.Rollout.Name, useName(u.Ref)))
-		if !hasRelated(out, r) {
+		if _, dup := seen[r]; !dup {
+			seen[r] = struct{}{}
 			out = append(out, r)
 		}
 	}
@@ -157,4 +160,14 @@ func providers(mp *v1alpha1.MetricProvider) []string {
 	}
 	sort.Strings(plugins)
 	return append(out, plugins...)
+}
+
+// firstLine is the first line of an error message (expr errors span several).
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,9 +44,11 @@ type bundle struct {
 	reported map[string]bool
 }
 
-func loadConfig(path string) (*config.Config, error) {
+// loadConfig reads the config at path, or the one found upward from the
+// working directory when path is "" (nil when there is none).
+func (e *Env) loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		wd, err := os.Getwd()
+		wd, err := e.workDir()
 		if err != nil {
 			return nil, fmt.Errorf("finding config: %w", err)
 		}
@@ -56,7 +57,7 @@ func loadConfig(path string) (*config.Config, error) {
 			return nil, nil
 		}
 	}
-	return config.Load(path)
+	return config.Load(e.path(path))
 }
 
 // resolved is what the config and the load flags say to read.
@@ -69,8 +70,12 @@ type resolved struct {
 }
 
 // resolve reads the config and decides what to load.
-func (o *loadOptions) resolve(args []string, stdin io.Reader) (*resolved, error) {
-	cfg, err := loadConfig(o.configPath)
+func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
+	full, err := e.fullDecode()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -79,10 +84,12 @@ func (o *loadOptions) resolve(args []string, stdin io.Reader) (*resolved, error)
 		ns = cfg.Namespace
 	}
 	opts := load.Options{
-		Namespace: ns,
-		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:     stdin,
-		Exclude:   cfg.Excluded,
+		Namespace:  ns,
+		Limits:     load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
+		Stdin:      e.In,
+		Exclude:    func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
+		Dir:        e.Dir,
+		FullDecode: full,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -105,8 +112,8 @@ func (o *loadOptions) resolve(args []string, stdin io.Reader) (*resolved, error)
 // loadBundle reads config and files into one graph. Paths named on the
 // command line are reported on; --context paths (or, with explicit paths,
 // the config's paths) are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
-	rs, err := o.resolve(args, stdin)
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	rs, err := o.resolve(e, args)
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +126,14 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if len(context) > 0 {
 		reported = map[string]bool{}
 		for _, in := range inputs {
-			reported[canonical(in.Path)] = true
+			reported[e.canonical(in.Path)] = true
 		}
 		ctxInputs, err := load.Expand(context, opts)
 		if err != nil {
 			return nil, fmt.Errorf("loading context: %w", err)
 		}
 		for _, in := range ctxInputs {
-			if !reported[canonical(in.Path)] {
+			if !reported[e.canonical(in.Path)] {
 				inputs = append(inputs, in)
 			}
 		}
@@ -137,11 +144,11 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
-func canonical(p string) string {
+func (e *Env) canonical(p string) string {
 	if p == load.StdinName {
 		return p
 	}
-	if abs, err := filepath.Abs(p); err == nil {
+	if abs, err := filepath.Abs(e.path(p)); err == nil {
 		return abs
 	}
 	return filepath.Clean(p)
@@ -207,7 +214,11 @@ resolve; findings are reported only on the given files and objects rendered from
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
-CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimit.Default>>20, memlimit.LiveFactor),
+CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
+
+ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
+of the fast one; the findings are the same (it is there should a document ever load
+differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint .                                  # every Kustomize root, chart and Application
   rolloutlint lint --values values-prod.yaml charts/app
@@ -220,8 +231,9 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
 	return c
 }
 
-// run is one lint: load, run the rules, check the live Prometheus, keep the
-// reported files' findings, write the report and pick the exit code.
+// run is one lint: load, run the rules (the live ones with
+// --prometheus-url), keep the reported files' findings, write the report and
+// pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
@@ -230,7 +242,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if o.render && !onlyStdin(args) {
 		return o.runUnits(e, fl, w, args)
 	}
-	b, err := o.load.loadBundle(args, e.In)
+	b, err := o.load.loadBundle(e, args)
 	if err != nil {
 		return err
 	}
@@ -244,7 +256,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 		}
 	}
-	all, err := e.ruleSet(b.cfg, o.policyDirs)
+	all, err := e.ruleSet(b.cfg, e.paths(o.policyDirs))
 	if err != nil {
 		return err
 	}
@@ -258,24 +270,28 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := b.cfg.CheckOptions(all); err != nil {
 		return err
 	}
-	res := analyzer.Run(b.graph, analyzer.Options{
-		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
-		Globals: globals,
-	})
-	if err := o.prometheus.check(e, b.graph, res); err != nil {
+	live, err := o.prometheus.live(e)
+	if err != nil {
 		return err
 	}
+	res := analyzer.Run(b.graph, analyzer.Options{
+		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
+		Globals: globals, Live: live,
+	})
+	if res.LiveErr != nil {
+		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
+	}
 	if b.reported != nil {
-		res = res.Only(b.reported, canonical)
+		res = res.Only(b.reported, e.canonical)
 	}
 	return o.write(e, w, res, all, failAt)
 }
 
 // write writes the report and picks the exit code.
 func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity) error {
-	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && os.Getenv("NO_COLOR") == ""
+	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {
@@ -285,7 +301,7 @@ func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all [
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if o.output != "" {
-		if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(e.path(o.output), buf.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("writing report: %w", err)
 		}
 	}

@@ -22,7 +22,7 @@ func onlyStdin(args []string) bool {
 
 // runUnits is `lint` over deployable units (see package analyzer/repo).
 func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args []string) error {
-	rs, err := o.load.resolve(args, e.In)
+	rs, err := o.load.resolve(e, args)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 			return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 		}
 	}
-	all, err := e.ruleSet(rs.cfg, o.policyDirs)
+	all, err := e.ruleSet(rs.cfg, e.paths(o.policyDirs))
 	if err != nil {
 		return err
 	}
@@ -50,6 +50,10 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	if err := rs.cfg.CheckOptions(all); err != nil {
 		return err
 	}
+	live, err := o.prometheus.live(e)
+	if err != nil {
+		return err
+	}
 	// With paths from the command line the config's paths are context;
 	// with none, the config's paths are what is linted.
 	context := rs.context
@@ -59,16 +63,19 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	fitted := false
 	rep, err := repo.Lint(rs.args, repo.Options{
 		Analyzer: analyzer.Options{Rules: all, Config: rs.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable),
-			Mode: rules.ModeCLI, Globals: globals},
+			Mode: rules.ModeCLI, Globals: globals, Live: live},
 		Load:    rs.opts,
-		Render:  render.Options{HelmValueFiles: o.helmValues, HelmSet: o.helmSet, Limits: rs.opts.Limits},
+		Render:  render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
 		Context: context,
 		AfterBundle: func(g *graph.Graph, res *analyzer.Result) error {
 			if !fitted {
 				memlimit.Fit() // the first loaded bundle sets the floor of the memory limit
 				fitted = true
 			}
-			return o.prometheus.check(e, g, res)
+			if res.LiveErr != nil {
+				return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
+			}
+			return nil
 		},
 	})
 	if err != nil {

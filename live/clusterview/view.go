@@ -1,4 +1,11 @@
-package webhook
+// Package clusterview keeps an in-memory picture of the Argo Rollouts and
+// Istio objects of a cluster — Rollouts, Services, VirtualServices,
+// DestinationRules, (Cluster)AnalysisTemplates and Argo CD Applications —
+// fed by client-go informers, with the references between them indexed both
+// ways. The admission webhook asks it for the objects one incoming object
+// must be linted with (Related); a one-shot lint of a cluster can list
+// everything it holds (Objects) once it has synced (WaitForSync).
+package clusterview
 
 import (
 	"context"
@@ -33,9 +40,10 @@ type entry struct {
 	refs []Key
 }
 
-// View is the webhook's picture of the cluster: every watched object, the
-// names each one references and the reverse index, so that one request finds
-// the objects it must be linted with without scanning the cache.
+// View is a picture of the cluster: every watched object, the names each
+// one references and the reverse index, so that one object finds the
+// objects it must be linted with without scanning the cache. It is safe for
+// concurrent use.
 type View struct {
 	mu      sync.RWMutex
 	objects map[Key]*entry
@@ -46,14 +54,17 @@ type View struct {
 	// RediscoverEvery is how often Start looks again for kinds the cluster
 	// did not serve (0: DefaultRediscoverEvery; negative: never).
 	RediscoverEvery time.Duration
+	// Namespace limits the namespaced kinds Start watches to one namespace
+	// ("" watches all). Cluster-scoped kinds are always watched whole.
+	Namespace string
 
 	smu     sync.Mutex // guards synced and watched
 	synced  []cache.InformerSynced
 	watched []string
 }
 
-// NewView returns an empty view; Set and Delete fill it, or Start wires it to informers.
-func NewView() *View {
+// New returns an empty view; Set and Delete fill it, or Start wires it to informers.
+func New() *View {
 	return &View{
 		objects:    map[Key]*entry{},
 		users:      map[Key]map[Key]struct{}{},
@@ -208,6 +219,26 @@ func (v *View) Related(self Key, obj map[string]any) []Object {
 	return out
 }
 
+// Objects returns every cached object, sorted by key, restricted to the
+// given namespaces when any are given (cluster-scoped objects are always
+// included). The JSON is shared with the view: do not modify it.
+func (v *View) Objects(namespaces ...string) []Object {
+	want := map[string]bool{}
+	for _, ns := range namespaces {
+		want[ns] = true
+	}
+	v.mu.RLock()
+	out := make([]Object, 0, len(v.objects))
+	for k, e := range v.objects {
+		if len(want) == 0 || k.Namespace == "" || want[k.Namespace] {
+			out = append(out, Object{Key: k, JSON: e.json})
+		}
+	}
+	v.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].Key, out[j].Key) })
+	return out
+}
+
 func sortedKeys(set map[Key]struct{}) []Key {
 	out := make([]Key, 0, len(set))
 	for k := range set {
@@ -239,6 +270,21 @@ func (v *View) Synced() bool {
 	return true
 }
 
+// WaitForSync blocks until every informer started initially has listed its
+// kind, or ctx is done (its error is returned then).
+func (v *View) WaitForSync(ctx context.Context) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !v.Synced() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cluster view not synced: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
 // Watched returns the resources the view watches (group/version/resource).
 func (v *View) Watched() []string {
 	v.smu.Lock()
@@ -253,16 +299,20 @@ type watchedResource struct {
 	versions []string
 	resource string
 	kind     string
+	// allNamespaces: watched in every namespace even when the view is
+	// limited to one (cluster-scoped kinds; Applications, which live in
+	// Argo CD's namespace and are found by name).
+	allNamespaces bool
 }
 
 var watchedResources = []watchedResource{
-	{"argoproj.io", []string{"v1alpha1"}, "rollouts", KindRollout},
-	{"", []string{"v1"}, "services", KindService},
-	{"networking.istio.io", []string{"v1", "v1beta1", "v1alpha3"}, "virtualservices", KindVirtualService},
-	{"networking.istio.io", []string{"v1", "v1beta1", "v1alpha3"}, "destinationrules", KindDestinationRule},
-	{"argoproj.io", []string{"v1alpha1"}, "analysistemplates", KindAnalysisTemplate},
-	{"argoproj.io", []string{"v1alpha1"}, "clusteranalysistemplates", KindClusterAnalysisTemplate},
-	{"argoproj.io", []string{"v1alpha1"}, "applications", KindApplication},
+	{"argoproj.io", []string{"v1alpha1"}, "rollouts", KindRollout, false},
+	{"", []string{"v1"}, "services", KindService, false},
+	{"networking.istio.io", []string{"v1", "v1beta1", "v1alpha3"}, "virtualservices", KindVirtualService, false},
+	{"networking.istio.io", []string{"v1", "v1beta1", "v1alpha3"}, "destinationrules", KindDestinationRule, false},
+	{"argoproj.io", []string{"v1alpha1"}, "analysistemplates", KindAnalysisTemplate, false},
+	{"argoproj.io", []string{"v1alpha1"}, "clusteranalysistemplates", KindClusterAnalysisTemplate, true},
+	{"argoproj.io", []string{"v1alpha1"}, "applications", KindApplication, true},
 }
 
 // Discovery is the part of client-go's discovery client the view uses.
@@ -281,12 +331,26 @@ const DefaultRediscoverEvery = time.Minute
 // without endpoints). Start returns once the informers are started; Synced
 // tells when the first ones have listed.
 func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interface, log *slog.Logger) error {
-	factory := dynamicinformer.NewDynamicSharedInformerFactory(client, 10*time.Minute)
-	pending, err := v.watch(factory, disc, watchedResources, true, log)
+	scoped := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 10*time.Minute, v.Namespace, nil)
+	all := scoped
+	if v.Namespace != "" {
+		all = dynamicinformer.NewDynamicSharedInformerFactory(client, 10*time.Minute)
+	}
+	factories := func(w watchedResource) dynamicinformer.DynamicSharedInformerFactory {
+		if w.allNamespaces {
+			return all
+		}
+		return scoped
+	}
+	startAll := func() {
+		scoped.Start(ctx.Done())
+		all.Start(ctx.Done())
+	}
+	pending, err := v.watch(factories, disc, watchedResources, true, log)
 	if err != nil {
 		return err
 	}
-	factory.Start(ctx.Done())
+	startAll()
 	every := v.RediscoverEvery
 	if every == 0 {
 		every = DefaultRediscoverEvery
@@ -301,10 +365,10 @@ func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interfa
 					return
 				case <-t.C:
 				}
-				if pending, err = v.watch(factory, disc, pending, false, log); err != nil {
+				if pending, err = v.watch(factories, disc, pending, false, log); err != nil {
 					log.Error("cannot watch a newly served kind", "err", err)
 				}
-				factory.Start(ctx.Done())
+				startAll()
 			}
 		}()
 	}
@@ -313,7 +377,7 @@ func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interfa
 
 // watch starts informers for the resources the cluster serves and returns
 // the ones it does not. Informers started initially gate Synced.
-func (v *View) watch(factory dynamicinformer.DynamicSharedInformerFactory, disc Discovery, list []watchedResource, initial bool, log *slog.Logger) ([]watchedResource, error) {
+func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicSharedInformerFactory, disc Discovery, list []watchedResource, initial bool, log *slog.Logger) ([]watchedResource, error) {
 	served := map[string]map[string]bool{} // group/version → resources
 	servedResources := func(gv string) map[string]bool {
 		if m, ok := served[gv]; ok {
@@ -345,7 +409,7 @@ func (v *View) watch(factory dynamicinformer.DynamicSharedInformerFactory, disc 
 			pending = append(pending, w)
 			continue
 		}
-		inf := factory.ForResource(gvr).Informer()
+		inf := factory(w).ForResource(gvr).Informer()
 		if err := inf.SetTransform(stripManagedFields); err != nil {
 			return pending, fmt.Errorf("watching %s: %w", gvr, err)
 		}

@@ -1,4 +1,4 @@
-package webhook
+package clusterview
 
 import (
 	"sort"
@@ -76,7 +76,7 @@ func references(kind, ns string, obj map[string]any) []Key {
 			n, dns := graph.SplitNamespacedName(name, ns)
 			add(Key{KindDestinationRule, dns, n})
 		}
-		walkTemplates(mapAt(obj, "spec"), func(name string, cluster bool) {
+		walkTemplates(mapAt(obj, "spec", "strategy"), func(name string, cluster bool) {
 			if cluster {
 				add(Key{KindClusterAnalysisTemplate, "", name})
 			} else {
@@ -137,25 +137,42 @@ func applicationName(obj map[string]any) string {
 }
 
 // walkTemplates calls fn for every templateName under v (steps, background
-// analysis, blue-green pre/post promotion, experiments), with clusterScope.
+// analysis, blue-green pre/post promotion, experiments), with clusterScope, in
+// order of name. Map keys are not sorted on the way down: on a Rollout of
+// thousands of steps that sorting was a tenth of a review.
 func walkTemplates(v any, fn func(name string, cluster bool)) {
-	switch t := v.(type) {
-	case map[string]any:
-		if name, ok := t["templateName"].(string); ok && name != "" {
-			cluster, _ := t["clusterScope"].(bool)
-			fn(name, cluster)
+	type use struct {
+		name    string
+		cluster bool
+	}
+	var found []use
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if name, ok := t["templateName"].(string); ok && name != "" {
+				cluster, _ := t["clusterScope"].(bool)
+				found = append(found, use{name, cluster})
+			}
+			for _, e := range t {
+				walk(e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
 		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
+	}
+	walk(v)
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].name != found[j].name {
+			return found[i].name < found[j].name
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			walkTemplates(t[k], fn)
-		}
-	case []any:
-		for _, e := range t {
-			walkTemplates(e, fn)
+		return !found[i].cluster && found[j].cluster
+	})
+	for i, u := range found {
+		if i == 0 || u != found[i-1] {
+			fn(u.name, u.cluster)
 		}
 	}
 }

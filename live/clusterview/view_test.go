@@ -1,10 +1,12 @@
-package webhook
+package clusterview
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +87,7 @@ func keysOf(objs []Object) []Key {
 }
 
 func TestRelatedFollowsReferencesBothWays(t *testing.T) {
-	v := NewView()
+	v := New()
 	for _, m := range []string{rolloutA, rolloutB, vsObj, unrelated, svc("a-stable"), svc("a-canary"),
 		"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: dr, namespace: shop}\nspec: {host: a-stable}\n",
 		"apiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {name: success-rate, namespace: shop}\nspec: {metrics: []}\n",
@@ -143,7 +145,7 @@ spec: {strategy: {canary: {trafficRouting: {istio: {virtualService: {name: vs}}}
 }
 
 func TestRelatedIsBounded(t *testing.T) {
-	v := NewView()
+	v := New()
 	v.maxRelated = 5
 	if err := v.Set(mustObj(t, vsObj)); err != nil {
 		t.Fatal(err)
@@ -201,7 +203,7 @@ func TestInformersFeedTheView(t *testing.T) {
 	disc.serve("v1", "services", KindService)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	v := NewView()
+	v := New()
 	v.RediscoverEvery = 20 * time.Millisecond
 	if err := v.Start(ctx, disc, client, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatal(err)
@@ -244,5 +246,58 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestNamespaceScopeAndObjects limits a view to one namespace, as a one-shot
+// lint of a namespace would, waits for it to sync and lists what it holds:
+// the namespace's objects and the cluster-scoped ones, sorted, nothing of
+// another namespace.
+func TestNamespaceScopeAndObjects(t *testing.T) {
+	scheme := runtime.NewScheme()
+	listKinds := map[schema.GroupVersionResource]string{}
+	for _, w := range watchedResources {
+		for _, ver := range w.versions {
+			listKinds[schema.GroupVersionResource{Group: w.group, Version: ver, Resource: w.resource}] = w.kind + "List"
+		}
+	}
+	other := mustObj(t, strings.Replace(svc("x"), "namespace: shop", "namespace: elsewhere", 1))
+	global := mustObj(t, "apiVersion: argoproj.io/v1alpha1\nkind: ClusterAnalysisTemplate\nmetadata: {name: global}\nspec: {metrics: []}\n")
+	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds,
+		mustObj(t, rolloutA), mustObj(t, svc("a-stable")), other, global)
+	disc := &fakeDiscovery{served: map[string][]metav1.APIResource{}}
+	disc.serve("argoproj.io/v1alpha1", "rollouts", KindRollout)
+	disc.serve("argoproj.io/v1alpha1", "clusteranalysistemplates", KindClusterAnalysisTemplate)
+	disc.serve("v1", "services", KindService)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v := New()
+	v.Namespace = "shop"
+	if err := v.Start(ctx, disc, client, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.WaitForSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return v.Len() == 3 })
+	got := keysOf(v.Objects())
+	want := []Key{{KindClusterAnalysisTemplate, "", "global"}, {KindRollout, "shop", "a"}, {KindService, "shop", "a-stable"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("objects:\n got %v\nwant %v", got, want)
+	}
+	if got := keysOf(v.Objects("elsewhere")); !reflect.DeepEqual(got, want[:1]) {
+		t.Errorf("objects of another namespace: %v, want only the cluster-scoped one", got)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(v.Objects()[1].JSON, &obj); err != nil || obj["kind"] != KindRollout {
+		t.Errorf("object JSON: %v %v", err, obj["kind"])
+	}
+	// A context that ends first is an error, not a hang.
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	never := New()
+	never.synced = append(never.synced, func() bool { return false })
+	if err := never.WaitForSync(done); err == nil {
+		t.Error("WaitForSync returned nil for a view that never synced")
 	}
 }
