@@ -515,6 +515,7 @@ func only(rep *Report, reported map[string]bool) *analyzer.Result {
 			out.Diagnostics = append(out.Diagnostics, d)
 		}
 	}
+	out.Summary.Files = len(reported) // the files reported on, as without units
 	out.Summary = recount(out.Summary, out.Diagnostics)
 	return out
 }

@@ -39,6 +39,6 @@ spec:
   replicas: 6
 `,
 	},
-	Since: "v0.2.0",
+	Since: "v0.1.0",
 	Run:   fromProblems,
 }
