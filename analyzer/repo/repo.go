@@ -366,8 +366,15 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 		if err != nil {
 			return nil, nil, err
 		}
+		// A given file is also in the context paths, perhaps under
+		// another name (absolute, ./): it is loaded once, as given.
+		seen := map[string]bool{}
+		for p := range have {
+			seen[absPath(p)] = true
+		}
 		for _, in := range extra {
-			if _, ok := have[in.Path]; !ok {
+			if k := absPath(in.Path); !seen[k] {
+				seen[k] = true
 				have[in.Path] = len(inputs)
 				inputs = append(inputs, in)
 			}
@@ -518,4 +525,12 @@ func only(rep *Report, reported map[string]bool) *analyzer.Result {
 	out.Summary.Files = len(reported) // the files reported on, as without units
 	out.Summary = recount(out.Summary, out.Diagnostics)
 	return out
+}
+
+// absPath names a file the same way however it was given.
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
 }
