@@ -1,9 +1,9 @@
 module github.com/rolloutlint/rolloutlint
 
-go 1.26.10
+go 1.26.7
 
 require (
-	github.com/argoproj/argo-rollouts v1.10.2
+	github.com/argoproj/argo-rollouts v1.10.1
 	github.com/open-policy-agent/opa v1.22.3
 	github.com/owenrumney/go-sarif/v3 v3.3.1
 	github.com/prometheus/prometheus v0.316.0
@@ -45,7 +45,7 @@ require (
 	github.com/gobwas/glob v1.1.0 // indirect
 	github.com/goccy/go-json v0.11.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
-	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/golang/protobuf v1.5.4
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grafana/regexp v0.0.0-20250905093917-f7b3be9d1853 // indirect
