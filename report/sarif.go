@@ -19,8 +19,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-func init() { Register("sarif", SARIF) }
-
 // Where the tool and its rule pages live; helpUri links point at the pages
 // that `make docs` generates.
 const (

@@ -8,17 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/rules/all"
 )
-
-// ruleSet returns the built-in rules plus, once the policy layer provides it,
-// the user policies named in the config. It is a variable so the policy
-// command file can extend it.
-var ruleSet = func(cfg *config.Config) ([]*rules.Rule, error) {
-	return all.Rules(), nil
-}
 
 func findRule(rs []*rules.Rule, id string) *rules.Rule {
 	for _, r := range rs {
@@ -29,7 +20,7 @@ func findRule(rs []*rules.Rule, id string) *rules.Rule {
 	return nil
 }
 
-func newRules(s *Streams) *cobra.Command {
+func newRules(e *Env) *cobra.Command {
 	var format, configPath string
 	c := &cobra.Command{
 		Use:   "rules",
@@ -40,7 +31,7 @@ func newRules(s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := ruleSet(cfg)
+			rs, err := e.ruleSet(cfg, nil)
 			if err != nil {
 				return err
 			}
@@ -58,11 +49,11 @@ func newRules(s *Streams) *cobra.Command {
 				for _, r := range rs {
 					rows = append(rows, row{r.ID, r.Name, r.Severity, r.Source, r.Summary, r.Kinds})
 				}
-				enc := json.NewEncoder(s.Out)
+				enc := json.NewEncoder(e.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rows)
 			case "text":
-				tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+				tw := tabwriter.NewWriter(e.Out, 0, 4, 2, ' ', 0)
 				// tabwriter buffers; write errors surface from Flush.
 				_, _ = fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tSOURCE\tSUMMARY")
 				for _, r := range rs {
@@ -82,7 +73,7 @@ func newRules(s *Streams) *cobra.Command {
 	return c
 }
 
-func newExplain(s *Streams) *cobra.Command {
+func newExplain(e *Env) *cobra.Command {
 	var configPath string
 	c := &cobra.Command{
 		Use:   "explain RULE",
@@ -93,7 +84,7 @@ func newExplain(s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := ruleSet(cfg)
+			rs, err := e.ruleSet(cfg, nil)
 			if err != nil {
 				return err
 			}
@@ -101,7 +92,7 @@ func newExplain(s *Streams) *cobra.Command {
 			if r == nil {
 				return fmt.Errorf("no rule %q (see 'rolloutlint rules')", args[0])
 			}
-			_, err = fmt.Fprint(s.Out, RuleMarkdown(r))
+			_, err = fmt.Fprint(e.Out, RuleMarkdown(r))
 			return err
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -21,9 +22,8 @@ import (
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
 
-func init() { extraCommands = append(extraCommands, newWebhook) }
-
-type webhookFlags struct {
+// webhookOptions are the flags of `webhook`.
+type webhookOptions struct {
 	listen, metricsAddr          string
 	certFile, keyFile            string
 	kubeconfig                   string
@@ -37,8 +37,8 @@ type webhookFlags struct {
 	configPoll                   time.Duration
 }
 
-func newWebhook(s *Streams) *cobra.Command {
-	var f webhookFlags
+func newWebhook(e *Env) *cobra.Command {
+	var o webhookOptions
 	c := &cobra.Command{
 		Use:   "webhook",
 		Short: "Run the validating admission webhook (HTTPS)",
@@ -60,66 +60,70 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 		Example: `  rolloutlint webhook --cert-file /tls/tls.crt --key-file /tls/tls.key --config /config/.rolloutlint.yaml
   rolloutlint webhook --kubeconfig ~/.kube/config --enforce warning --exempt-namespace 'kube-*'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd.Context(), s, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), e) },
 	}
-	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
-	fl.StringVar(&f.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
-	fl.StringVar(&f.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: in-cluster config)")
-	fl.BoolVar(&f.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
-	fl.StringVar(&f.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
-	fl.StringVar(&f.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
-	fl.StringVar(&f.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
-	fl.StringArrayVar(&f.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
-	fl.StringArrayVar(&f.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
-	fl.DurationVar(&f.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
-	fl.Int64Var(&f.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
-	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
-	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fl.DurationVar(&f.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	o.bind(c.Flags())
 	return c
 }
 
-func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
+func (o *webhookOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&o.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
+	fl.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
+	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
+	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: in-cluster config)")
+	fl.BoolVar(&o.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
+	fl.StringVar(&o.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
+	fl.StringVar(&o.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
+	fl.StringVar(&o.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
+	fl.StringArrayVar(&o.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
+	fl.StringArrayVar(&o.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
+	fl.DurationVar(&o.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
+	fl.Int64Var(&o.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
+	fl.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
+	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+}
+
+// run serves reviews until the context ends or SIGINT/SIGTERM.
+func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	var log *slog.Logger
-	switch f.logFormat {
+	switch o.logFormat {
 	case "json":
-		log = slog.New(slog.NewJSONHandler(s.Err, hopts))
+		log = slog.New(slog.NewJSONHandler(e.Err, hopts))
 	case "text":
-		log = slog.New(slog.NewTextHandler(s.Err, hopts))
+		log = slog.New(slog.NewTextHandler(e.Err, hopts))
 	default:
-		return fmt.Errorf("--log-format: unknown format %q (want json or text)", f.logFormat)
+		return fmt.Errorf("--log-format: unknown format %q (want json or text)", o.logFormat)
 	}
-	enforce, err := webhook.ParseEnforce(f.enforce)
+	enforce, err := webhook.ParseEnforce(o.enforce)
 	if err != nil {
 		return fmt.Errorf("--enforce: %w", err)
 	}
-	failure, err := webhook.ParseFailureMode(f.failure)
+	failure, err := webhook.ParseFailureMode(o.failure)
 	if err != nil {
 		return fmt.Errorf("--failure-mode: %w", err)
 	}
-	if f.certFile == "" || f.keyFile == "" {
+	if o.certFile == "" || o.keyFile == "" {
 		return fmt.Errorf("--cert-file and --key-file are required: the webhook serves HTTPS only")
 	}
-	if f.timeout <= 0 {
+	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
-	cfg, err := loadConfig(f.configPath)
+	cfg, err := loadConfig(o.configPath)
 	if err != nil {
 		return err
 	}
-	ruleList, err := ruleSet(cfg)
+	ruleList, err := e.ruleSet(cfg, nil)
 	if err != nil {
 		return err
 	}
-	certs, err := webhook.NewCertReloader(f.certFile, f.keyFile, log)
+	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
 	if err != nil {
 		return err
 	}
@@ -128,11 +132,11 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 
 	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
 	if cfg != nil && cfg.File != "" {
-		go watchConfig(ctx, cfg.File, f.configPoll, linter, log)
+		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)
 	}
 	var ready func() bool
-	if f.clusterView {
-		rc, err := restConfig(f.kubeconfig)
+	if o.clusterView {
+		rc, err := restConfig(o.kubeconfig)
 		if err != nil {
 			return err
 		}
@@ -154,21 +158,21 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 	metrics := webhook.NewMetrics(linter.View)
 	h := webhook.NewHandler(webhook.Options{
 		Linter: linter, Enforce: enforce, Failure: failure,
-		ExemptNamespaces: f.exemptNamespaces, ExemptObjects: f.exemptObjs,
-		Timeout: f.timeout, MaxBodyBytes: f.maxBody, Log: log, Metrics: metrics, Ready: ready,
+		ExemptNamespaces: o.exemptNamespaces, ExemptObjects: o.exemptObjs,
+		Timeout: o.timeout, MaxBodyBytes: o.maxBody, Log: log, Metrics: metrics, Ready: ready,
 	})
 	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
-		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg))
-	if f.metricsAddr != "" {
-		plain := &http.Server{Addr: f.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
+		"failureMode", string(failure), "clusterView", o.clusterView, "config", configFile(cfg))
+	if o.metricsAddr != "" {
+		plain := &http.Server{Addr: o.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := plain.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-				log.Error("metrics listener failed", "addr", f.metricsAddr, "err", err)
+				log.Error("metrics listener failed", "addr", o.metricsAddr, "err", err)
 			}
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, f.listen, h, certs, log)
+	return webhook.Serve(ctx, o.listen, h, certs, log)
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -203,7 +207,7 @@ func configFile(cfg *config.Config) string {
 // watchConfig reloads the config (and the rule set it selects) when the file
 // changes, keeping the previous one when the new one does not load. It polls:
 // kubelet updates a mounted ConfigMap by swapping a symlink, which polling sees.
-func watchConfig(ctx context.Context, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
+func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
 	if every <= 0 {
 		return
 	}
@@ -224,7 +228,7 @@ func watchConfig(ctx context.Context, path string, every time.Duration, linter *
 		cfg, err := loadConfig(path)
 		if err == nil {
 			var rs []*rules.Rule
-			if rs, err = ruleSet(cfg); err == nil {
+			if rs, err = e.ruleSet(cfg, nil); err == nil {
 				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
 				log.Info("config reloaded", "config", path, "rules", len(rs))
 				continue
