@@ -11,9 +11,10 @@
 # inputs: INPUT_VERSION (empty: the release of this action's ref; vX.Y.Z; or source)
 # and INPUT_RELEASE_URL (where release assets are downloaded from).
 #
-# A release binary is downloaded only with its checksum verified against the
-# release's checksums file; the binary's own SHA-256 is kept beside it and checked
-# again when the cache restores it. Nothing is built unless version is "source".
+# A release binary is downloaded (scripts/release-download.sh) only with its
+# checksum verified against the release's checksums file; the binary's own
+# SHA-256 is kept beside it and checked again when the cache restores it.
+# Nothing is built unless version is "source".
 set -euo pipefail
 
 : "${GITHUB_ACTION_PATH:?not run by GitHub Actions: GITHUB_ACTION_PATH is unset}"
@@ -26,14 +27,6 @@ semver='^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$'
 die() {
 	echo "::error title=rolloutlint::$*" >&2
 	exit 2
-}
-
-sha256() {
-	if command -v sha256sum >/dev/null 2>&1; then
-		sha256sum "$1" | awk '{print $1}'
-	else
-		shasum -a 256 "$1" | awk '{print $1}'
-	fi
 }
 
 # --- resolve ---------------------------------------------------------------
@@ -100,37 +93,13 @@ if [ "$source" = true ]; then
 	echo "Building rolloutlint from $GITHUB_ACTION_PATH (${GITHUB_ACTION_REF:-local})"
 	(cd "$GITHUB_ACTION_PATH" && CGO_ENABLED=0 go build -trimpath \
 		-ldflags "-s -w -X $module/internal/version.Commit=${GITHUB_ACTION_REF:-unknown}" -o "$bin" ./cmd/rolloutlint)
-elif [ -x "$bin" ] && [ -f "$bin.sha256" ] && [ "$(sha256 "$bin")" = "$(cat "$bin.sha256")" ]; then
+elif bash "$GITHUB_ACTION_PATH/scripts/release-download.sh" --check "$bin"; then
 	hit=true
 	echo "rolloutlint $version from the cache ($dir)"
 else
-	base="${INPUT_RELEASE_URL:-https://$module/releases/download}"
-	base="${base%/}/$version"
-	sums="rolloutlint_${v}_checksums.txt"
-	tmp="$(mktemp -d "$RUNNER_TEMP/rolloutlint-dl.XXXXXX")"
-	trap 'rm -rf "$tmp"' EXIT
-	echo "Downloading $base/$asset"
-	curl -fsSL --retry 3 -o "$tmp/$sums" "$base/$sums" ||
-		die "cannot download $base/$sums: is $version a rolloutlint release? (version: source builds from the action's source)"
-	curl -fsSL --retry 3 -o "$tmp/$asset" "$base/$asset" ||
-		die "cannot download $base/$asset: the release has no binary for $os/$arch (version: source builds from the action's source)"
-	want="$(awk -v f="$asset" '$2 == f || $2 == "*" f {print $1}' "$tmp/$sums")"
-	have="$(sha256 "$tmp/$asset")"
-	[ -n "$want" ] || die "$sums does not list $asset"
-	[ "$want" = "$have" ] || die "checksum mismatch for $asset: $sums says $want, the download is $have"
-	mkdir -p "$tmp/x"
-	if [ $ext = zip ]; then
-		if command -v unzip >/dev/null 2>&1; then
-			unzip -q -o "$tmp/$asset" "$exe" -d "$tmp/x"
-		else
-			pwsh -NoProfile -Command "Expand-Archive -LiteralPath '$tmp/$asset' -DestinationPath '$tmp/x' -Force"
-		fi
-	else
-		tar -xzf "$tmp/$asset" -C "$tmp/x" "$exe"
-	fi
-	mv -f "$tmp/x/$exe" "$bin"
-	chmod +x "$bin"
-	sha256 "$bin" >"$bin.sha256"
+	ROLLOUTLINT_ERROR_PREFIX="::error title=rolloutlint::" bash "$GITHUB_ACTION_PATH/scripts/release-download.sh" \
+		"$version" "$os" "$arch" "$dir" "${INPUT_RELEASE_URL:-}" >/dev/null ||
+		die "no rolloutlint $version binary for $os/$arch (see above); version: source builds from the action's source"
 fi
 
 "$bin" version

@@ -9,7 +9,9 @@
 #      its flattened filesystem has the nonroot user and CA certificates, and
 #      the binary runs in it as uid 65532 (chroot, when run as root).
 # CI builds linux/amd64 only (RELEASE_TARGETS to change; the full matrix costs
-# five more cross-compiles). RELEASE_DIST=DIR checks an existing dist/ instead.
+# five more cross-compiles). RELEASE_DIST=DIR checks an existing dist/ instead;
+# RELEASE_OUT=DIR keeps the one built (CI passes it to the Action's tests as
+# ROLLOUTLINT_RELEASE_DIST).
 # Usage: scripts/test-release.sh   (make test-release)
 set -euo pipefail
 
@@ -27,7 +29,7 @@ fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 dist="${RELEASE_DIST:-}"
 if [ -z "$dist" ]; then
-	dist="$work/dist"
+	dist="${RELEASE_OUT:-$work/dist}"
 	start=$SECONDS
 	bash scripts/release.sh --snapshot --targets "$targets" --out "$dist"
 	echo "== release.sh took $((SECONDS - start)) s"

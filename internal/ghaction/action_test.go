@@ -354,7 +354,7 @@ func TestActionSteps(t *testing.T) {
 		out, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "deploy/broken", "INPUT_FORMAT", "text",
 			"INPUT_ARGS", "--disable\nRL1001\n"))
 		o := r.outputs(t)
-		if code != 1 || strings.Contains(out, "::error") || strings.Contains(out, "RL1001") {
+		if code != 1 || strings.Contains(out, "::error") || strings.Contains(out, "error RL1001") {
 			t.Errorf("text format with RL1001 disabled: exit %d:\n%s", code, out)
 		}
 		if !regexp.MustCompile(`(?m)^deploy/broken/\S+:\d+:\d+: error RL\d{4} `).MatchString(out) {
