@@ -29,6 +29,10 @@ type Options struct {
 	Warnings io.Writer
 	// AllRules is every registered rule, for formats that describe rules.
 	AllRules []*rules.Rule
+	// Sources holds the text of inputs that are not files on disk (standard
+	// input under --stdin-filename), by reported file name, for SARIF's
+	// line fingerprints.
+	Sources map[string][]byte
 }
 
 // Writer writes a result in one format.

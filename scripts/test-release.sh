@@ -11,7 +11,7 @@
 # CI builds linux/amd64 only (RELEASE_TARGETS to change; the full matrix costs
 # five more cross-compiles). RELEASE_DIST=DIR checks an existing dist/ instead;
 # RELEASE_OUT=DIR keeps the one built (CI passes it to the Action's tests as
-# ROLLOUTLINT_RELEASE_DIST).
+# ROLLOUTLINT_RELEASE_DIST); RELEASE_VERSION=vX.Y.Z checks a real release's dist/.
 # Usage: scripts/test-release.sh   (make test-release)
 set -euo pipefail
 
@@ -35,7 +35,7 @@ if [ -z "$dist" ]; then
 	echo "== release.sh took $((SECONDS - start)) s"
 fi
 commit="$(git rev-parse HEAD)"
-version="$(tr -d ' \n' <VERSION)-snapshot.$(git rev-parse --short=7 HEAD)"
+version="${RELEASE_VERSION:-$(tr -d ' \n' <VERSION)-snapshot.$(git rev-parse --short=7 HEAD)}"
 v="${version#v}"
 sums="$dist/rolloutlint_${v}_checksums.txt"
 
@@ -95,6 +95,9 @@ for dep in ("github.com/argoproj/argo-rollouts", "istio.io/api", "k8s.io/api", "
     assert dep in names, dep + " missing"
 PY
 done
+
+# The image assembler is a module of its own: vet it here, as make vet does the main one.
+if (cd tools/ociimage && go vet ./...); then pass "tools/ociimage: go vet"; else fail "tools/ociimage: go vet"; fi
 
 # 4. The image.
 layout="$dist/rolloutlint_${v}_image"

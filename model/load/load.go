@@ -69,6 +69,9 @@ type Options struct {
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
 	Exclude func(path string) bool
+	// StdinName is the file name standard input is reported as (--stdin-filename);
+	// empty means StdinName ("<stdin>").
+	StdinName string
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -111,7 +114,11 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			if err != nil {
 				return nil, fmt.Errorf("reading stdin: %w", err)
 			}
-			inputs = append(inputs, Input{Path: StdinName, Data: data})
+			name := StdinName
+			if opts.StdinName != "" {
+				name = opts.StdinName
+			}
+			inputs = append(inputs, Input{Path: name, Data: data})
 			continue
 		}
 		st, err := os.Stat(p)

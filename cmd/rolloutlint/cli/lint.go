@@ -22,11 +22,12 @@ import (
 
 // loadOptions are the flags of every command that loads a bundle (lint, plan).
 type loadOptions struct {
-	configPath   string
-	namespace    string
-	context      []string
-	maxFileBytes int64
-	maxDocuments int
+	configPath    string
+	namespace     string
+	context       []string
+	maxFileBytes  int64
+	maxDocuments  int
+	stdinFilename string
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -35,6 +36,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
+	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart a `helm template` rendered: SARIF gets a real artifact URI and fingerprints")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -43,6 +45,13 @@ type bundle struct {
 	graph *graph.Graph
 	// reported is the set of files findings may be reported on; nil means all.
 	reported map[string]bool
+	// stdin is what standard input held, under the name it is reported as
+	// (nil when it was not read).
+	stdin map[string][]byte
+	// given describes the paths the findings are reported on, and givenFiles
+	// counts the files read from them, for messages.
+	given      string
+	givenFiles int
 }
 
 func loadConfig(path string) (*config.Config, error) {
@@ -71,11 +80,16 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if ns == "" && cfg != nil {
 		ns = cfg.Namespace
 	}
+	stdinName, err := o.stdinName(args)
+	if err != nil {
+		return nil, err
+	}
 	opts := load.Options{
 		Namespace: ns,
 		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
 		Stdin:     stdin,
 		Exclude:   cfg.Excluded,
+		StdinName: stdinName,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -96,6 +110,19 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if err != nil {
 		return nil, err
 	}
+	b := &bundle{cfg: cfg, given: describePaths(args), givenFiles: len(inputs)}
+	if stdinName != "" {
+		// Exactly one input may carry the name: standard input.
+		for _, in := range inputs {
+			if canonical(in.Path) != canonical(stdinName) {
+				continue
+			}
+			if b.stdin != nil {
+				return nil, fmt.Errorf("--stdin-filename %s names a file that is linted too; give standard input a name of its own", stdinName)
+			}
+			b.stdin = map[string][]byte{in.Path: in.Data}
+		}
+	}
 	var reported map[string]bool
 	if len(context) > 0 {
 		reported = map[string]bool{}
@@ -112,9 +139,58 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 			}
 		}
 	}
-	g := load.Inputs(inputs, opts)
+	b.graph = load.Inputs(inputs, opts)
+	b.reported = reported
 	memlimit.Fit() // the loaded bundle sets the floor of the memory limit
-	return &bundle{cfg: cfg, graph: g, reported: reported}, nil
+	return b, nil
+}
+
+// stdinName checks --stdin-filename against the paths: it names standard
+// input, so it needs "-" among them. The name is cleaned (chart/ is chart).
+func (o *loadOptions) stdinName(args []string) (string, error) {
+	if o.stdinFilename == "" {
+		return "", nil
+	}
+	hasStdin := false
+	for _, a := range args {
+		hasStdin = hasStdin || a == "-"
+	}
+	if !hasStdin {
+		return "", fmt.Errorf("--stdin-filename %s: no - among the paths, so standard input is not read", o.stdinFilename)
+	}
+	if strings.HasPrefix(o.stdinFilename, "<") || o.stdinFilename == "-" {
+		return "", fmt.Errorf("--stdin-filename %q: give a path, e.g. the chart directory that was rendered", o.stdinFilename)
+	}
+	return filepath.Clean(o.stdinFilename), nil
+}
+
+// describePaths names the paths of a lint for a message.
+func describePaths(args []string) string {
+	var parts []string
+	for _, a := range args {
+		if a == "-" {
+			a = "standard input"
+		}
+		parts = append(parts, a)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// objects counts the Kubernetes objects loaded from the reported files.
+func (b *bundle) objects() int {
+	if b.reported == nil {
+		return len(b.graph.Resources)
+	}
+	n := 0
+	for _, r := range b.graph.Resources {
+		if b.reported[canonical(r.File)] {
+			n++
+		}
+	}
+	return n
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
@@ -139,6 +215,7 @@ type lintOptions struct {
 	color             string
 	istioVersion      string
 	policyDirs        []string
+	allowEmpty        bool
 	sarif             sarifOptions
 	prometheus        promOptions
 }
@@ -155,6 +232,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
+	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
 }
@@ -226,9 +304,14 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if b.reported != nil {
 		res = res.Only(b.reported, canonical)
 	}
+	// No object and nothing to say about the files (a YAML error would be a
+	// finding): an empty render or a wrong path, which must not pass green.
+	if !o.allowEmpty && b.objects() == 0 && len(res.Active()) == 0 {
+		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
+	}
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && os.Getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Sources: b.stdin}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {
