@@ -6,7 +6,6 @@ package traffic
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	networkingv1 "istio.io/api/networking/v1"
 
@@ -14,17 +13,11 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// istioGroup is the API group of VirtualServices and DestinationRules.
-const istioGroup = "networking.istio.io"
-
 // hashLabel is the label Argo Rollouts adds to selectors and subsets at runtime.
 const hashLabel = "rollouts-pod-template-hash"
 
 // tags are the SARIF/doc tags of every rule in this package.
 var tags = []string{"traffic"}
-
-// yamlBlock fences a YAML example for a rule Doc.
-func yamlBlock(s string) string { return "```yaml\n" + strings.Trim(s, "\n") + "\n```" }
 
 // serviceNames returns the Services Argo treats as stable and canary: the
 // canary fields, or ping and pong when both are empty and pingPong is set (ping
@@ -132,17 +125,6 @@ func classify(rr *graph.RolloutRefs, d graph.Destination) role {
 		}
 	}
 	return roleOther
-}
-
-// missingSeverity is the policy for "the referenced object is not in the
-// bundle": info when the bundle carries no Istio object at all (the mesh
-// config plainly lives elsewhere), warning otherwise. Never above warning, so
-// the webhook (which sees objects one at a time) does not block on ordering.
-func missingSeverity(p *rules.Pass) rules.Severity {
-	if !p.Graph.HasGroup(istioGroup) {
-		return rules.Info
-	}
-	return rules.Warning
 }
 
 // sameObject reports whether two resources are the same object defined twice.

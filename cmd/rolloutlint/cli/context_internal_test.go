@@ -15,7 +15,7 @@ import (
 // reference resolution: a probe rule, added to the registry of its Env, reports every
 // VirtualService reference of a Rollout that does not resolve.
 func TestContextResolvesReferences(t *testing.T) {
-	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: "Bad: Good:",
+	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo,
 		Run: func(p *rules.Pass) error {
 			for _, rr := range p.Graph.Refs().Rollouts {

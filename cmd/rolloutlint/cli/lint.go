@@ -294,6 +294,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := checkRuleFlags(all, o.enable, o.disable); err != nil {
 		return err
 	}
+	if err := b.cfg.CheckOptions(all); err != nil {
+		return err
+	}
 	res := analyzer.Run(b.graph, analyzer.Options{
 		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
 		Globals: globals,

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
 
 func findRule(rs []*rules.Rule, id string) *rules.Rule {
@@ -92,29 +93,10 @@ func newExplain(e *Env) *cobra.Command {
 			if r == nil {
 				return fmt.Errorf("no rule %q (see 'rolloutlint rules')", args[0])
 			}
-			_, err = fmt.Fprint(e.Out, RuleMarkdown(r))
+			_, err = fmt.Fprint(e.Out, ruledoc.Page(r))
 			return err
 		},
 	}
 	c.Flags().StringVar(&configPath, "config", "", "config file (for user policies)")
 	return c
-}
-
-// RuleMarkdown renders a rule's documentation page; docs/rules/<ID>.md is
-// generated from it.
-func RuleMarkdown(r *rules.Rule) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s %s\n\n", r.ID, r.Name)
-	fmt.Fprintf(&b, "%s\n\n", r.Summary)
-	fmt.Fprintf(&b, "- Default severity: %s\n", r.Severity)
-	fmt.Fprintf(&b, "- Source: %s\n", r.Source)
-	if r.OptIn {
-		fmt.Fprintf(&b, "- Opt-in: off unless enabled with `--enable %s` or `rules: {%s: info}` in `.rolloutlint.yaml`\n", r.ID, r.ID)
-	}
-	if len(r.Kinds) > 0 {
-		fmt.Fprintf(&b, "- Reads: %s\n", strings.Join(r.Kinds, ", "))
-	}
-	fmt.Fprintf(&b, "\n%s\n\n", strings.TrimSpace(r.Doc))
-	fmt.Fprintf(&b, "Suppress one finding with `# rolloutlint:ignore %s -- reason` on its line, or turn the rule off with `rules: {%s: off}` in `.rolloutlint.yaml`.\n", r.ID, r.ID)
-	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -16,8 +17,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/homedir"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
@@ -35,6 +38,10 @@ type webhookOptions struct {
 	maxBody                      int64
 	logFormat, logLevel          string
 	configPoll                   time.Duration
+	trustedUsers                 []string
+	denyExisting                 bool
+	concurrency, maxQueued       int
+	shutdownDelay                time.Duration
 }
 
 func newWebhook(e *Env) *cobra.Command {
@@ -51,8 +58,17 @@ only findings that involve the object are reported, by rule ID and field path.
 --enforce error denies (HTTP status 403 in the review) on error-level findings and returns
 warning-level ones as warnings; warning returns both as warnings; off (audit) allows
 everything and only logs, counts and attaches findings as an audit annotation.
+An UPDATE is denied only for errors it introduces: those the old object had already
+come back as warnings (--deny-existing denies them too). Changes of metadata or status
+alone are not linted, and requests of --trusted-user (by default the Argo Rollouts and
+Argo CD application controllers) are never denied.
+At most --max-concurrent-reviews lints run at once; the others wait in arrival order.
 When a review cannot be linted (malformed, time-out), --failure-mode allow admits the object
-with a warning and deny rejects it.
+with a warning and deny rejects it; either way it is logged and counted.
+
+Out of a cluster the view's cluster is --kubeconfig, else $KUBECONFIG, else the in-cluster
+service account, else ~/.kube/config. On SIGTERM /readyz turns 503, reviews are still
+answered for --shutdown-delay, then the server shuts down.
 
 The certificate and key files are re-read when they change, and so is --config. /healthz, /readyz (cluster view
 synced) and /metrics (Prometheus) are served on the same port, and on --metrics-addr over
@@ -71,7 +87,7 @@ func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
 	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
 	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
-	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: in-cluster config)")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	fl.BoolVar(&o.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
 	fl.StringVar(&o.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
 	fl.StringVar(&o.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
@@ -83,6 +99,11 @@ func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	fl.StringArrayVar(&o.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
+	fl.BoolVar(&o.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
+	fl.IntVar(&o.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once; further reviews wait in arrival order until their deadline")
+	fl.IntVar(&o.maxQueued, "max-queued-reviews", webhook.DefaultMaxQueued, "reviews waiting for a lint; past it the failure mode answers at once")
+	fl.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long reviews are still served after /readyz turns 503")
 }
 
 // run serves reviews until the context ends or SIGINT/SIGTERM.
@@ -115,12 +136,24 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
+	if o.concurrency <= 0 {
+		return fmt.Errorf("--max-concurrent-reviews must be positive")
+	}
+	if o.maxQueued <= 0 {
+		return fmt.Errorf("--max-queued-reviews must be positive")
+	}
+	if o.shutdownDelay < 0 {
+		return fmt.Errorf("--shutdown-delay must not be negative")
+	}
 	cfg, err := loadConfig(o.configPath)
 	if err != nil {
 		return err
 	}
 	ruleList, err := e.ruleSet(cfg, nil)
 	if err != nil {
+		return err
+	}
+	if err := cfg.CheckOptions(ruleList); err != nil {
 		return err
 	}
 	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
@@ -136,10 +169,11 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	}
 	var ready func() bool
 	if o.clusterView {
-		rc, err := restConfig(o.kubeconfig)
+		rc, source, err := restConfig(o.kubeconfig)
 		if err != nil {
 			return err
 		}
+		log.Info("cluster view", "cluster", rc.Host, "from", source)
 		dyn, err := dynamic.NewForConfig(rc)
 		if err != nil {
 			return fmt.Errorf("cluster client: %w", err)
@@ -148,7 +182,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		if err != nil {
 			return fmt.Errorf("discovery client: %w", err)
 		}
-		view := webhook.NewView()
+		view := clusterview.New()
 		if err := view.Start(ctx, disc, dyn, log); err != nil {
 			return err
 		}
@@ -156,13 +190,17 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		ready = view.Synced
 	}
 	metrics := webhook.NewMetrics(linter.View)
+	metrics.WatchCertificate(certs)
 	h := webhook.NewHandler(webhook.Options{
 		Linter: linter, Enforce: enforce, Failure: failure,
 		ExemptNamespaces: o.exemptNamespaces, ExemptObjects: o.exemptObjs,
-		Timeout: o.timeout, MaxBodyBytes: o.maxBody, Log: log, Metrics: metrics, Ready: ready,
+		TrustedUsers: o.trustedUsers, DenyExisting: o.denyExisting,
+		Timeout: o.timeout, Concurrency: o.concurrency, MaxQueued: o.maxQueued,
+		MaxBodyBytes: o.maxBody, Log: log, Metrics: metrics, Ready: ready,
 	})
 	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
-		"failureMode", string(failure), "clusterView", o.clusterView, "config", configFile(cfg))
+		"failureMode", string(failure), "clusterView", o.clusterView, "config", configFile(cfg),
+		"concurrency", o.concurrency, "trustedUsers", o.trustedUsers, "denyExisting", o.denyExisting)
 	if o.metricsAddr != "" {
 		plain := &http.Server{Addr: o.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
@@ -172,7 +210,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, o.listen, h, certs, log)
+	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay})
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -182,19 +220,33 @@ func orBackground(ctx context.Context) context.Context {
 	return ctx
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
+// restConfig finds the cluster of the view as controller-runtime does: the
+// --kubeconfig file, else $KUBECONFIG (a list of files, merged), else the
+// in-cluster service account, else ~/.kube/config. It says which one it used.
+func restConfig(kubeconfig string) (*rest.Config, string, error) {
+	load := func(rules *clientcmd.ClientConfigLoadingRules, what string) (*rest.Config, string, error) {
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if err != nil {
-			return nil, fmt.Errorf("no --kubeconfig and not in a cluster: %w (use --cluster-view=false to lint objects alone)", err)
+			return nil, "", fmt.Errorf("reading %s: %w", what, err)
 		}
-		return rc, nil
+		return rc, what, nil
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	if kubeconfig != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, "--kubeconfig "+kubeconfig)
 	}
-	return rc, nil
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(env)}, "$KUBECONFIG "+env)
+	}
+	rc, inClusterErr := rest.InClusterConfig()
+	if inClusterErr == nil {
+		return rc, "in-cluster service account", nil
+	}
+	home := filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+	if _, err := os.Stat(home); err == nil {
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: home}, home)
+	}
+	return nil, "", fmt.Errorf("no cluster for the view: no --kubeconfig, no $KUBECONFIG, not in a cluster (%w), no %s (use --cluster-view=false to lint objects alone)",
+		inClusterErr, home)
 }
 
 func configFile(cfg *config.Config) string {
@@ -229,6 +281,9 @@ func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, 
 		if err == nil {
 			var rs []*rules.Rule
 			if rs, err = e.ruleSet(cfg, nil); err == nil {
+				err = cfg.CheckOptions(rs)
+			}
+			if err == nil {
 				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
 				log.Info("config reloaded", "config", path, "rules", len(rs))
 				continue
