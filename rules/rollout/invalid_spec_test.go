@@ -16,8 +16,8 @@ func TestInvalidSpecRulesSayInvalidSpec(t *testing.T) {
 			t.Errorf("%s listed twice", r.ID)
 		}
 		seen[r.ID] = true
-		if !strings.Contains(r.Doc, "InvalidSpec") {
-			t.Errorf("%s (%s) is listed as an InvalidSpec check but its doc does not say Argo marks the Rollout InvalidSpec", r.ID, r.Name)
+		if why := r.Doc.Why; !strings.Contains(why, "InvalidSpec") && !strings.Contains(why, "rejects the Rollout") {
+			t.Errorf("%s (%s) is listed as an InvalidSpec check but its doc does not say Argo Rollouts rejects the Rollout (InvalidSpec)", r.ID, r.Name)
 		}
 	}
 }
