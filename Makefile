@@ -33,8 +33,9 @@ test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-ap
 bench-webhook: ## webhook load test: 200 req/s and a 1,000-review burst with a 10,000-object view, 8 concurrent 1.4 MB reviews (P99=5ms asserts the steady p99; see docs/webhook.md)
 	WEBHOOK_LOAD=1 WEBHOOK_LOAD_P99=$(P99) $(GO) test -count=1 -timeout 20m -run '^TestLoad' -v ./webhook/
 
-lint: ## golangci-lint at a pinned version (config: .golangci.yml)
+lint: ## golangci-lint at a pinned version (config: .golangci.yml), also on the tools/ociimage module
 	$(GOLANGCI) run ./...
+	cd tools/ociimage && $(GOLANGCI) run -c ../../.golangci.yml ./...
 
 fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')
@@ -44,6 +45,7 @@ fmt-check: ## fail when gofmt would change a file
 
 vet:
 	$(GO) vet ./...
+	cd tools/ociimage && $(GO) vet ./...
 
 check: fmt-check vet lint test ## everything CI checks
 

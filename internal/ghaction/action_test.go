@@ -190,7 +190,7 @@ func buildRelease(t *testing.T, root string) (dist, version string) {
 			"--targets", "linux/"+runtime.GOARCH, "--out", releaseDist)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			releaseErr = fmt.Errorf("scripts/release.sh: %v\n%s", err, out)
+			releaseErr = fmt.Errorf("scripts/release.sh: %w\n%s", err, out)
 		}
 	})
 	if releaseErr != nil {
