@@ -187,6 +187,13 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 			t.Errorf("rule %s lacks a field GitHub needs: %+v", r.ID, r)
 		}
 	}
+	for _, r := range d.Rules {
+		// help.text is plain text for viewers without Markdown; help.markdown
+		// keeps the fences and code spans.
+		if strings.Contains(r.Help.Text, "```") || strings.Contains(r.Help.Text, "`") || !strings.Contains(r.Help.Markdown, "```") {
+			t.Errorf("rule %s: help.text is not plain text or help.markdown has no example:\n%s", r.ID, r.Help.Text)
+		}
+	}
 	if d.Rules[index["RL1001"]].DefaultConfiguration.Level != "error" {
 		t.Errorf("RL1001 default level = %q", d.Rules[index["RL1001"]].DefaultConfiguration.Level)
 	}

@@ -14,10 +14,10 @@ import (
 )
 
 // catalogueGolden holds the SARIF rule descriptors (tool.driver.rules) of
-// every built-in rule, once. A bundle's sarif.golden keeps only the IDs of the
-// built-in rules its run lists, so the ~240 KB of rule help is not repeated in
-// every bundle's golden and a doc change regenerates one file, not one per
-// bundle.
+// every built-in rule, once. A bundle's sarif.golden leaves them out (see
+// withoutCatalogue), so the ~240 KB of rule help is not repeated in every
+// bundle's golden, and a new rule or a doc change regenerates this one file
+// rather than every bundle's.
 const catalogueGolden = bundlesDir + "/sarif-rules.golden"
 
 // ruleCatalogue renders the descriptors of every built-in rule as the SARIF
@@ -47,24 +47,44 @@ func ruleCatalogue(t *testing.T) map[string]any {
 	return byID
 }
 
-// withoutCatalogue replaces each built-in rule's descriptor in a SARIF log by
-// its ID alone (a valid reportingDescriptor, and the order keeps ruleIndex
-// meaningful), after checking that the descriptor is the catalogue's.
+// withoutCatalogue takes out of a SARIF log what every bundle shares, so
+// that a bundle's golden holds its own results and adding a rule changes only
+// the goldens of bundles where it fires: each built-in rule's descriptor,
+// after checking that it is the catalogue's, and each result's ruleIndex,
+// after checking that it points at the descriptor of the result's rule.
 // Descriptors of rules outside the catalogue (user policies) stay whole.
 func withoutCatalogue(t *testing.T, catalogue map[string]any, sarifOut []byte) []byte {
 	t.Helper()
 	log := decodeSARIF(t, sarifOut)
 	descriptors := sarifRules(t, log)
+	ids := make([]string, len(descriptors))
+	var kept []any
 	for i, d := range descriptors {
 		id, _ := d.(map[string]any)["id"].(string)
+		ids[i] = id
+		if i > 0 && ids[i-1] >= id {
+			t.Errorf("SARIF rules are not sorted by ID: %s after %s", id, ids[i-1])
+		}
 		want, ok := catalogue[id]
 		if !ok {
+			kept = append(kept, d)
 			continue
 		}
 		if !reflect.DeepEqual(d, want) {
 			t.Errorf("the SARIF descriptor of %s differs from the one in %s", id, catalogueGolden)
 		}
-		descriptors[i] = map[string]any{"id": id}
+	}
+	run := log["runs"].([]any)[0].(map[string]any)
+	run["tool"].(map[string]any)["driver"].(map[string]any)["rules"] = append([]any{}, kept...)
+	results, _ := run["results"].([]any)
+	for _, r := range results {
+		res := r.(map[string]any)
+		id, _ := res["ruleId"].(string)
+		n, err := res["ruleIndex"].(json.Number).Int64()
+		if err != nil || n < 0 || int(n) >= len(ids) || ids[n] != id {
+			t.Errorf("result of %s has ruleIndex %v, which is not its rule's descriptor", id, res["ruleIndex"])
+		}
+		delete(res, "ruleIndex")
 	}
 	out, err := encodeJSON(log)
 	if err != nil {

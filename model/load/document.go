@@ -69,7 +69,8 @@ var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // document loads one chunk. It returns true when the rest of the file should
 // be skipped (the file is a template, not a manifest).
 func (l *loader) document(in Input, doc int, c chunk) bool {
-	if fastPath && l.fast(in.Path, doc, c) {
+	if !l.full && l.fast(in.Path, doc, c) {
+		l.fastDocs++
 		return false
 	}
 	var root yaml.Node
@@ -221,9 +222,6 @@ func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Re
 	}
 	return res
 }
-
-// fastPath enables the node-free path; tests turn it off to compare.
-var fastPath = true
 
 // fast loads a document without ever building its yaml node tree, when the
 // fast decoder accepts it (it declines anything it cannot decode exactly as

@@ -55,9 +55,5 @@ func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
 	return obj, true
 }
 
-// SetFastPath turns the node-free fast path on or off, for tests that compare
-// it with the full path.
-func SetFastPath(on bool) { fastPath = on }
-
 // ReadAll exposes the loader's sized read to the external tests.
 func ReadAll(r io.Reader, hint int) ([]byte, error) { return readAll(r, hint) }

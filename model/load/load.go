@@ -68,10 +68,29 @@ type Options struct {
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
+	// It is given the path as findings name it (relative to Dir when relative).
 	Exclude func(path string) bool
 	// StdinName is the file name standard input is reported as (--stdin-filename);
 	// empty means StdinName ("<stdin>").
 	StdinName string
+	// FullDecode sends every document through the full yaml.v3 path, never
+	// the fast decoder. The two load the same (a differential fuzz test and
+	// the repository's manifests check it); this is the switch for the day a
+	// document shows a difference (ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
+	// Dir is the directory relative paths are read from; "" is the process's
+	// working directory. Paths in inputs and findings stay as given, so a
+	// caller with its own working directory (a test, a server) reports the
+	// same names as a process started there.
+	Dir string
+}
+
+// osPath is the name the file system knows path by.
+func (o Options) osPath(path string) string {
+	if o.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(o.Dir, path)
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -98,7 +117,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			return nil
 		}
 		seen[path] = true
-		in, err := readFile(path, limits)
+		in, err := readFile(path, opts.osPath(path), limits)
 		if err != nil {
 			return err
 		}
@@ -121,7 +140,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			inputs = append(inputs, Input{Path: name, Data: data})
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := os.Stat(opts.osPath(p))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
 		}
@@ -132,7 +151,9 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			continue
 		}
 		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		root := opts.osPath(p)
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			path = renamed(path, root, p)
 			if err != nil {
 				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
 			}
@@ -172,8 +193,21 @@ func IsManifestName(path string) bool {
 	return false
 }
 
-func readFile(path string, limits Limits) (Input, error) {
-	f, err := os.Open(path)
+// renamed gives a path found by walking root (as, joined to Options.Dir) the
+// name that walking as itself would have given it: as joined with the rest.
+func renamed(path, root, as string) string {
+	switch {
+	case root == as:
+		return path
+	case path == root:
+		return as
+	}
+	return filepath.Join(as, strings.TrimPrefix(path[len(root):], string(filepath.Separator)))
+}
+
+// readFile reads the file the file system names osPath; the input is named path.
+func readFile(path, osPath string, limits Limits) (Input, error) {
+	f, err := os.Open(osPath)
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
@@ -256,7 +290,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	files := make([]*fileWork, len(inputs))
 	var docs []docWork
 	for i, in := range inputs {
-		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
+		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
 		fw.chunks = fw.prepare(in)
 		files[i] = fw
 		for j := range fw.chunks {
@@ -266,14 +300,15 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	results := make([]docResult, len(docs))
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]
-		l := &loader{ns: ns, limits: limits}
+		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
 		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, fast: l.fastDocs}
 	})
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File
 		problems   []graph.Problem
+		fastDocs   int
 	)
 	k := 0
 	for _, fw := range files {
@@ -288,10 +323,13 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 			}
 			resources = append(resources, r.resources...)
 			problems = append(problems, r.problems...)
+			fastDocs += r.fast
 			stopped = r.stop
 		}
 	}
-	return graph.New(ns, resources, graphFiles, problems)
+	g := graph.New(ns, resources, graphFiles, problems)
+	g.FastDocuments = fastDocs
+	return g
 }
 
 // fileWork is one input file cut into documents, with the file-level
@@ -309,11 +347,14 @@ type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
 	stop      bool // the file is a template; skip its later documents
+	fast      int  // documents the fast decoder loaded (0 or 1)
 }
 
 type loader struct {
 	ns        string
 	limits    Limits
+	full      bool // Options.FullDecode
+	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
 	files     []*graph.File
 	problems  []graph.Problem

@@ -354,3 +354,46 @@ func hostPath(r *graph.Resource, vs *networkingVS, fqdn string) string {
 	}
 	return "spec.hosts"
 }
+
+// eachInFileOrder calls fn for every object of a kind in file order, the
+// order findings are sorted in.
+func eachInFileOrder(g *graph.Graph, kind string, fn func(r *graph.Resource)) {
+	rs := append([]*graph.Resource(nil), g.OfKind(kind)...)
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Before(rs[j]) })
+	for _, r := range rs {
+		fn(r)
+	}
+}
+
+// pairCover remembers, per host, which pairs of objects a finding already
+// named, so that objects in conflict over a host are reported once: on the
+// first of them in file order, naming all the others, instead of once from
+// each side.
+type pairCover map[string]map[[2]*graph.Resource]bool
+
+// add records a finding on r naming others over host, and reports whether
+// the finding is needed: whether some pair of r with one of others was not
+// named by an earlier finding.
+func (c pairCover) add(host string, r *graph.Resource, others []*graph.Resource) bool {
+	pairs := c[host]
+	if pairs == nil {
+		pairs = map[[2]*graph.Resource]bool{}
+		c[host] = pairs
+	}
+	needed := false
+	for _, o := range others {
+		if !pairs[[2]*graph.Resource{r, o}] {
+			needed = true
+		}
+	}
+	if !needed {
+		return false
+	}
+	group := append([]*graph.Resource{r}, others...)
+	for _, a := range group {
+		for _, b := range group {
+			pairs[[2]*graph.Resource{a, b}] = true
+		}
+	}
+	return true
+}

@@ -54,10 +54,13 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			if !bindings(vs).Mesh {
+		cover := pairCover{}
+		eachInFileOrder(g, kinds.VirtualService, func(r *graph.Resource) {
+			o := r.VirtualService()
+			if o == nil || !bindings(&o.Spec).Mesh {
 				return
 			}
+			vs := &o.Spec
 			scope := exportScopeOf(vs.GetExportTo(), r.Namespace)
 			for i, host := range vs.GetHosts() {
 				if host == "" || host == "*" {
@@ -66,6 +69,7 @@ spec:
 				fq := graph.FQDN(host, r.Namespace)
 				var names []string
 				var related []rules.Related
+				var others []*graph.Resource
 				seen := map[*graph.Resource]bool{r: true}
 				for _, o := range g.VirtualServicesForHost(host, r.Namespace) {
 					ov := o.VirtualService()
@@ -76,14 +80,15 @@ spec:
 					if !scope.overlaps(exportScopeOf(ov.Spec.GetExportTo(), o.Namespace)) {
 						continue
 					}
+					others = append(others, o)
 					names = append(names, objectName(o))
 					if len(related) < maxRelated {
 						related = append(related, rules.RelatedAt(o, hostPath(o, &ov.Spec, fq),
 							fmt.Sprintf("VirtualService %s also defines %s for the mesh", objectName(o), fq)))
 					}
 				}
-				if len(names) == 0 {
-					continue
+				if len(names) == 0 || !cover.add(fq, r, others) {
+					continue // no conflict, or one a finding on an earlier object named
 				}
 				p.Report(r, graph.Index("spec.hosts", i), fmt.Sprintf(
 					"host %q (%s) of mesh VirtualService %s is also defined by %s: sidecars apply only one VirtualService per host and silently drop the other's routes; merge them",

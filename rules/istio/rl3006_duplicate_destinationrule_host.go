@@ -61,16 +61,18 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		for _, r := range g.OfKind(kinds.DestinationRule) {
+		cover := pairCover{}
+		eachInFileOrder(g, kinds.DestinationRule, func(r *graph.Resource) {
 			o := r.DestinationRule()
 			if o == nil || o.Spec.GetHost() == "" || o.Spec.GetWorkloadSelector() != nil {
-				continue
+				return
 			}
 			host := o.Spec.GetHost()
 			fq := graph.FQDN(host, r.Namespace)
 			scope := exportScopeOf(o.Spec.GetExportTo(), r.Namespace)
 			var names []string
 			var related []rules.Related
+			var others []*graph.Resource
 			var shared []string
 			policies := 0
 			if o.Spec.GetTrafficPolicy() != nil {
@@ -84,6 +86,7 @@ spec:
 				if !scope.overlaps(exportScopeOf(od.Spec.GetExportTo(), other.Namespace)) {
 					continue
 				}
+				others = append(others, other)
 				names = append(names, objectName(other))
 				shared = append(shared, commonSubsets(o.Spec.GetSubsets(), od.Spec.GetSubsets())...)
 				if od.Spec.GetTrafficPolicy() != nil {
@@ -94,8 +97,8 @@ spec:
 						fmt.Sprintf("DestinationRule %s also configures %s", objectName(other), fq)))
 				}
 			}
-			if len(names) == 0 {
-				continue
+			if len(names) == 0 || !cover.add(fq, r, others) {
+				return // no conflict, or one a finding on an earlier object named
 			}
 			msg := fmt.Sprintf("DestinationRule %s configures host %q (%s), as does DestinationRule %s in the same namespace: Istio merges them in creation order",
 				objectName(r), host, fq, strings.Join(names, ", "))
@@ -106,7 +109,7 @@ spec:
 				msg += fmt.Sprintf("; %d of them set a top-level trafficPolicy and only the oldest one applies", policies)
 			}
 			p.Report(r, "spec.host", msg+"; keep one DestinationRule per host", related...)
-		}
+		})
 		return nil
 	},
 }

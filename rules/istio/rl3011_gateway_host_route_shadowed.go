@@ -111,7 +111,16 @@ spec:
 			if len(distinct) < 2 || len(withCatchAll) == 0 {
 				continue
 			}
+			first := bs[0]
+			for _, b := range bs[1:] {
+				if b.vs.Before(first.vs) {
+					first = b
+				}
+			}
 			for _, b := range bs {
+				if b.vs != first.vs {
+					continue // the group is reported once, on its first VirtualService
+				}
 				if reported[objectName(b.vs)+"|"+b.hostPath] {
 					continue
 				}

@@ -178,11 +178,20 @@ var (
 // PlainText converts the Markdown the rule docs use (paragraphs, lists,
 // fenced code, code spans, links, emphasis) to plain text.
 func PlainText(md string) string {
-	var out []string
+	var out, text []string // text: lines outside code blocks, not yet converted
+	flush := func() {
+		if len(text) > 0 {
+			// a code span may continue on the next line, so convert the run
+			// of lines at once
+			out = append(out, plainLine(strings.Join(text, "\n")))
+			text = nil
+		}
+	}
 	inFence := ""
 	for _, line := range strings.Split(md, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if m := fencePattern.FindString(trimmed); m != "" && (inFence == "" || m == inFence) {
+			flush()
 			if inFence == "" {
 				inFence = m
 			} else {
@@ -190,20 +199,21 @@ func PlainText(md string) string {
 			}
 			continue
 		}
-		if inFence != "" {
-			if line == "" {
-				out = append(out, "")
-			} else {
-				out = append(out, "    "+line)
-			}
+		if inFence == "" {
+			text = append(text, line)
 			continue
 		}
-		out = append(out, plainLine(line))
+		if line == "" {
+			out = append(out, "")
+		} else {
+			out = append(out, "    "+line)
+		}
 	}
+	flush()
 	return strings.Join(out, "\n")
 }
 
-// plainLine converts the inline Markdown of one line outside code blocks.
+// plainLine converts the inline Markdown of lines outside code blocks.
 func plainLine(line string) string {
 	var b strings.Builder
 	for {

@@ -54,7 +54,16 @@ trafficRouting:
 			if len(owners) < 2 {
 				continue
 			}
+			first := users[0]
+			for _, u := range users[1:] {
+				if u.Refs.Rollout.Before(first.Refs.Rollout) {
+					first = u
+				}
+			}
 			for _, u := range users {
+				if u.Refs.Rollout != first.Refs.Rollout {
+					continue // the sharing is reported once, on the first Rollout
+				}
 				var rel []rules.Related
 				var names []string
 				for _, o := range users {

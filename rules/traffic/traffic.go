@@ -132,13 +132,18 @@ func sameObject(a, b *graph.Resource) bool {
 	return a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
-// othersRelated lists related locations at other Rollouts' fields.
+// othersRelated lists related locations at other Rollouts' fields. Rollouts
+// sharing an object are reported once, on the first of them in file order:
+// for the others it returns nothing.
 func othersRelated(list []*graph.RolloutRefs, self *graph.RolloutRefs, path func(*graph.RolloutRefs) string, msg func(*graph.RolloutRefs) string) ([]rules.Related, []string) {
 	var rel []rules.Related
 	var names []string
 	for _, o := range list {
 		if o == self || sameObject(o.Rollout, self.Rollout) {
 			continue // a Rollout defined twice in the bundle is not sharing
+		}
+		if o.Rollout.Before(self.Rollout) {
+			return nil, nil // reported on o
 		}
 		rel = append(rel, rules.RelatedAt(o.Rollout, path(o), msg(o)))
 		names = append(names, o.Rollout.Namespace+"/"+o.Rollout.Name)

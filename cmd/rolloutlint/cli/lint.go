@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,9 +53,11 @@ type bundle struct {
 	givenFiles int
 }
 
-func loadConfig(path string) (*config.Config, error) {
+// loadConfig reads the config at path, or the one found upward from the
+// working directory when path is "" (nil when there is none).
+func (e *Env) loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		wd, err := os.Getwd()
+		wd, err := e.workDir()
 		if err != nil {
 			return nil, fmt.Errorf("finding config: %w", err)
 		}
@@ -65,14 +66,18 @@ func loadConfig(path string) (*config.Config, error) {
 			return nil, nil
 		}
 	}
-	return config.Load(path)
+	return config.Load(e.path(path))
 }
 
 // loadBundle reads config and files. Paths named on the command line are
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
-	cfg, err := loadConfig(o.configPath)
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	full, err := e.fullDecode()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +90,13 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 		return nil, err
 	}
 	opts := load.Options{
-		Namespace: ns,
-		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:     stdin,
-		Exclude:   cfg.Excluded,
-		StdinName: stdinName,
+		Namespace:  ns,
+		Limits:     load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
+		Stdin:      e.In,
+		Exclude:    func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
+		Dir:        e.Dir,
+		FullDecode: full,
+		StdinName:  stdinName,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -114,7 +121,7 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if stdinName != "" {
 		// Exactly one input may carry the name: standard input.
 		for _, in := range inputs {
-			if canonical(in.Path) != canonical(stdinName) {
+			if e.canonical(in.Path) != e.canonical(stdinName) {
 				continue
 			}
 			if b.stdin != nil {
@@ -127,14 +134,14 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if len(context) > 0 {
 		reported = map[string]bool{}
 		for _, in := range inputs {
-			reported[canonical(in.Path)] = true
+			reported[e.canonical(in.Path)] = true
 		}
 		ctxInputs, err := load.Expand(context, opts)
 		if err != nil {
 			return nil, fmt.Errorf("loading context: %w", err)
 		}
 		for _, in := range ctxInputs {
-			if !reported[canonical(in.Path)] {
+			if !reported[e.canonical(in.Path)] {
 				inputs = append(inputs, in)
 			}
 		}
@@ -180,7 +187,7 @@ func describePaths(args []string) string {
 }
 
 // objects counts the Kubernetes objects loaded from the reported files.
-func (b *bundle) objects() int {
+func (b *bundle) objects(canonical func(string) string) int {
 	if b.reported == nil {
 		return len(b.graph.Resources)
 	}
@@ -194,11 +201,11 @@ func (b *bundle) objects() int {
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
-func canonical(p string) string {
+func (e *Env) canonical(p string) string {
 	if p == load.StdinName {
 		return p
 	}
-	if abs, err := filepath.Abs(p); err == nil {
+	if abs, err := filepath.Abs(e.path(p)); err == nil {
 		return abs
 	}
 	return filepath.Clean(p)
@@ -251,7 +258,11 @@ too so references resolve, but findings are reported only for the given files.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
-CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimit.Default>>20, memlimit.LiveFactor),
+CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
+
+ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
+of the fast one; the findings are the same (it is there should a document ever load
+differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
@@ -262,14 +273,15 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
 	return c
 }
 
-// run is one lint: load, run the rules, check the live Prometheus, keep the
-// reported files' findings, write the report and pick the exit code.
+// run is one lint: load, run the rules (the live ones with
+// --prometheus-url), keep the reported files' findings, write the report and
+// pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err
 	}
-	b, err := o.load.loadBundle(args, e.In)
+	b, err := o.load.loadBundle(e, args)
 	if err != nil {
 		return err
 	}
@@ -283,7 +295,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 		}
 	}
-	all, err := e.ruleSet(b.cfg, o.policyDirs)
+	all, err := e.ruleSet(b.cfg, e.paths(o.policyDirs))
 	if err != nil {
 		return err
 	}
@@ -297,24 +309,28 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := b.cfg.CheckOptions(all); err != nil {
 		return err
 	}
-	res := analyzer.Run(b.graph, analyzer.Options{
-		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
-		Globals: globals,
-	})
-	if err := o.prometheus.check(e, b.graph, res); err != nil {
+	live, err := o.prometheus.live(e)
+	if err != nil {
 		return err
 	}
+	res := analyzer.Run(b.graph, analyzer.Options{
+		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
+		Globals: globals, Live: live,
+	})
+	if res.LiveErr != nil {
+		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
+	}
 	if b.reported != nil {
-		res = res.Only(b.reported, canonical)
+		res = res.Only(b.reported, e.canonical)
 	}
 	// No object and nothing to say about the files (a YAML error would be a
 	// finding): an empty render or a wrong path, which must not pass green.
-	if !o.allowEmpty && b.objects() == 0 && len(res.Active()) == 0 {
+	if !o.allowEmpty && b.objects(e.canonical) == 0 && len(res.Active()) == 0 {
 		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
 	}
-	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && os.Getenv("NO_COLOR") == ""
+	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Sources: b.stdin}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Sources: b.stdin}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {
@@ -324,7 +340,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if o.output != "" {
-		if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(e.path(o.output), buf.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("writing report: %w", err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPlanCommand(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runMain("plan", "--config", "/dev/null", "../../../testdata/plan/subset-level.yaml", "../../../testdata/plan/bluegreen.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -21,6 +22,7 @@ func TestPlanCommand(t *testing.T) {
 }
 
 func TestPlanSelectAndFormats(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runMain("plan", "--config", "/dev/null", "--rollout", "default/api", "--format", "json", "--istio-version", "1.31", "../../../testdata/plan/")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -45,6 +47,7 @@ func TestPlanSelectAndFormats(t *testing.T) {
 }
 
 func TestPlanErrors(t *testing.T) {
+	t.Parallel()
 	cases := [][]string{
 		{"plan", "--config", "/dev/null", "--istio-version", "1.29", "../../../testdata/plan/host-level.yaml"},
 		{"plan", "--config", "/dev/null", "--format", "yaml", "../../../testdata/plan/host-level.yaml"},
@@ -63,6 +66,7 @@ func TestPlanErrors(t *testing.T) {
 }
 
 func TestLintIstioVersion(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runMain("lint", "--config", "/dev/null", "--enable", "RL6002", "--istio-version", "1.30", "--format", "json", "../../../testdata/rules/RL6002/bad.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
