@@ -71,16 +71,19 @@ func TestSeedHostLevel(t *testing.T) {
 	p, pr := predict(t, "host-level.yaml", "1.28")
 	checkRows(t, rows(p.States, pr.States), []string{
 		"before: ",
-		// Seed "Canary starts": canary Service selector → canary hash. §9 row 5:
-		// full push keyed ServiceEntry (EDS partial-full, outbound CDS/LDS/RDS
-		// unchanged), then the EndpointSlice update → incremental EDS (§4.2).
-		"start: partial-full-eds[] incremental-eds[EDS]",
+		// Seed "Canary starts": the new ReplicaSet, at 0 pods. The seed has
+		// the canary selector switch here; argo-rollouts v1.10.2 makes it
+		// only once the canary has an available pod (conformance/argo).
+		"start: ",
 		// setWeight 0 leaves the route at 100/0: no write, no push.
 		"step 0: ",
 		"step 1: ",
-		// Seed "Canary 0 -> 50": canary pods scale (§9 row 7: incremental EDS)
-		// before the VS weight write (§9 row 1: full push, only RDS changes).
-		"step 2: incremental-eds[EDS] full[RDS]",
+		// Seed "Canary 0 -> 50": the canary pods scale up while no Service
+		// selects them (no push); then, in one reconcile, the canary selector
+		// (§9 row 5) and the VS weights (§9 row 1) merge into one full push
+		// (§5: Full wins; EDS stays partial, §2.1); the canary Service's
+		// endpoints follow (§4.2).
+		"step 2: partial-full-eds[RDS] incremental-eds[EDS]",
 		"step 3: ",
 		// Seed "Canary 50 -> 100": same pair.
 		"step 4: incremental-eds[EDS] full[RDS]",
@@ -92,16 +95,16 @@ func TestSeedHostLevel(t *testing.T) {
 		// so scaling them down changes no EDS (§9 row 7 needs a selecting host).
 		"scale-down: ",
 	})
-	step2 := pr.States[4].Pushes[1]
+	step4 := pr.States[6].Pushes[1]
 	// §9 row 1: gateways get LDS+RDS (CDS dropped for routers), no EDS;
 	// every gateway is pushed; the VS binds only a gateway, so no sidecar.
-	if got := fmt.Sprint(step2.GatewayTypes, step2.SidecarTypes); got != "[LDS RDS] [CDS LDS RDS]" {
+	if got := fmt.Sprint(step4.GatewayTypes, step4.SidecarTypes); got != "[LDS RDS] [CDS LDS RDS]" {
 		t.Errorf("VS weight push types = %s", got)
 	}
-	if !step2.Scope.AllGateways || len(step2.Scope.SidecarNamespaces) != 0 {
-		t.Errorf("VS weight scope = %+v, want all gateways and no sidecar", step2.Scope)
+	if !step4.Scope.AllGateways || len(step4.Scope.SidecarNamespaces) != 0 {
+		t.Errorf("VS weight scope = %+v, want all gateways and no sidecar", step4.Scope)
 	}
-	if pr.Summary.FullPushes != 4 || pr.Summary.MergedPushes != 1 {
+	if pr.Summary.FullPushes != 3 || pr.Summary.MergedPushes != 2 {
 		t.Errorf("summary = %+v", pr.Summary)
 	}
 }
@@ -111,11 +114,12 @@ func TestSeedSubsetLevel(t *testing.T) {
 	p, pr := predict(t, "subset-level.yaml", "1.28")
 	checkRows(t, rows(p.States, pr.States), []string{
 		"before: ",
-		// Seed "Canary starts": DR canary subset label. §9 row 3: full push,
-		// EDS for all watched clusters (DR blocks partial EDS, §2.1), only EDS
-		// effectively changes (subset filtering).
-		"start: full[EDS]",
-		"step 0: ",
+		"start: ",
+		// Seed "Canary starts": DR canary subset label, written by the first
+		// reconcile of step 0 (argo-rollouts v1.10.2, conformance/argo).
+		// §9 row 3: full push, EDS for all watched clusters (DR blocks
+		// partial EDS, §2.1), only EDS effectively changes (subset filtering).
+		"step 0: full[EDS]",
 		"step 1: ",
 		// Seed "Canary 0 -> 50": shared Service endpoints (§9 row 7) then the
 		// VS weights (§9 row 1).
@@ -128,7 +132,7 @@ func TestSeedSubsetLevel(t *testing.T) {
 		// The shared Service still selected the old pods (§9 row 7).
 		"scale-down: incremental-eds[EDS]",
 	})
-	if got := pr.States[1].Pushes[0]; got.EDS != xds.EDSAll || got.Keys[0] != "DestinationRule/default/rollouts-demo" {
+	if got := pr.States[2].Pushes[0]; got.EDS != xds.EDSAll || got.Keys[0] != "DestinationRule/default/rollouts-demo" {
 		t.Errorf("DR push = %+v", got)
 	}
 }
@@ -142,18 +146,18 @@ func TestVersions(t *testing.T) {
 		// 1.30: DR keys are delta-aware for EDS → the subset label push keeps EDS
 		// partial; a VS key blocks partial EDS when merged (§11 1.30).
 		{"subset-level.yaml", "1.30", []string{
-			"before: ", "start: partial-full-eds[EDS]", "step 0: ", "step 1: ",
+			"before: ", "start: ", "step 0: partial-full-eds[EDS]", "step 1: ",
 			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
 			"promote: full[EDS,RDS]", "scale-down: incremental-eds[EDS]",
 		}},
 		{"host-level.yaml", "1.30", []string{
-			"before: ", "start: partial-full-eds[] incremental-eds[EDS]", "step 0: ", "step 1: ",
-			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
+			"before: ", "start: ", "step 0: ", "step 1: ",
+			"step 2: full[RDS] incremental-eds[EDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
 			"promote: full[RDS] incremental-eds[EDS]", "scale-down: ",
 		}},
 		// 1.31: no Full flag; config pushes and endpoints-only pushes (§11 1.31).
 		{"subset-level.yaml", "1.31", []string{
-			"before: ", "start: config[EDS]", "step 0: ", "step 1: ",
+			"before: ", "start: ", "step 0: config[EDS]", "step 1: ",
 			"step 2: endpoints-only[EDS] config[RDS]", "step 3: ", "step 4: endpoints-only[EDS] config[RDS]",
 			"promote: config[EDS,RDS]", "scale-down: endpoints-only[EDS]",
 		}},
@@ -175,9 +179,11 @@ func TestHeaderMirrorScope(t *testing.T) {
 	p, pr := predict(t, "header-mirror.yaml", "1.28")
 	checkRows(t, rows(p.States, pr.States), []string{
 		"before: ",
-		"start: partial-full-eds[] incremental-eds[EDS]",
-		// setCanaryScale replicas: pods only → incremental EDS, no RDS (§10).
-		"step 0: incremental-eds[EDS]",
+		"start: ",
+		// setCanaryScale replicas: the pod comes up while no Service selects
+		// it, then the canary selector follows it (§9 row 5) and its
+		// endpoints (§4.2); no RDS (§10).
+		"step 0: partial-full-eds[] incremental-eds[EDS]",
 		// Header and mirror routes added/removed: VS change, RDS (§9 row 2).
 		"step 1: full[RDS]",
 		"step 2: full[RDS]",
@@ -189,7 +195,10 @@ func TestHeaderMirrorScope(t *testing.T) {
 		// matchTrafficWeight: canary back to ceil(10% of 10) = 1 pod.
 		"step 7: incremental-eds[EDS]",
 		"step 8: incremental-eds[EDS] full[RDS]",
-		"promote: incremental-eds[EDS] partial-full-eds[RDS] incremental-eds[EDS]",
+		// The canary to full size, all traffic to it, then in one reconcile
+		// the stable selector, the header route's removal and the reset
+		// (argo-rollouts v1.10.2, conformance/argo).
+		"promote: incremental-eds[EDS] full[RDS] partial-full-eds[RDS] incremental-eds[EDS]",
 		"scale-down: ",
 	})
 	reps := []int32{}
@@ -209,7 +218,7 @@ func TestHeaderMirrorScope(t *testing.T) {
 		t.Errorf("canary host scope = %q", got)
 	}
 	// The stable Service is exported everywhere; team-a's Sidecar drops it.
-	if got := pr.States[11].Pushes[1].Scope.String(); got != "all gateways; sidecars in all namespaces except team-a" {
+	if got := pr.States[11].Pushes[2].Scope.String(); got != "all gateways; sidecars in all namespaces except team-a" {
 		t.Errorf("promotion scope = %q", got)
 	}
 }
