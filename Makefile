@@ -9,7 +9,7 @@ GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
 
-.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
+.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook conformance-argo
 
 all: build
 
@@ -24,6 +24,9 @@ test-short: ## unit tests only
 
 test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-apiserver once, cached; see docs/webhook.md)
 	bash webhook/e2e/run.sh
+
+conformance-argo: ## the plan against the real Argo Rollouts controller on kube-apiserver + etcd (builds it once, cached; RECORD=1 re-records; see docs/plan.md)
+	bash conformance/argo/run.sh
 
 bench-webhook: ## admission latency at 200 req/s with a 1,000-object cluster view (see docs/webhook.md)
 	WEBHOOK_LOAD=1 $(GO) test -count=1 -run TestLoad -v ./webhook/
