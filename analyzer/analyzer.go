@@ -3,6 +3,7 @@
 package analyzer
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -41,6 +42,11 @@ type Options struct {
 	// while rules waited for a computation another rule was doing for them
 	// all (graph.Memo, the Rego input).
 	Parallelism int
+	// Context, when set, stops the lint early once it is done: rules not yet
+	// started are skipped, Rego evaluations are interrupted and Go rules may
+	// return early (rules.Pass.Context). The result then has Err set and its
+	// findings are incomplete.
+	Context context.Context
 }
 
 // Summary counts findings by severity; suppressed ones are counted apart.
@@ -62,6 +68,9 @@ type Result struct {
 	Summary     Summary
 	// Rules are the enabled rules, sorted by ID.
 	Rules []*rules.Rule
+	// Err is Options.Context's error when the lint was stopped before every
+	// rule had run; Diagnostics are then incomplete.
+	Err error
 }
 
 // Active returns the diagnostics that are not suppressed.
@@ -144,6 +153,9 @@ func Run(g *graph.Graph, opts Options) *Result {
 	sort.SliceStable(diags, func(i, j int) bool { return rules.Less(&diags[i], &diags[j]) })
 	res := &Result{Diagnostics: dedupe(diags), Rules: enabled}
 	res.Summary = summarize(g, res)
+	if opts.Context != nil {
+		res.Err = opts.Context.Err()
+	}
 	return res
 }
 
@@ -160,8 +172,12 @@ func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) b
 		if !inStage(r) {
 			continue
 		}
-		wg.Add(1)
 		sem <- struct{}{}
+		if opts.Context != nil && opts.Context.Err() != nil {
+			<-sem
+			break // abandoned: Run reports the context's error
+		}
+		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			perRule[i] = runRule(g, r, settings[r.ID], opts)
@@ -178,12 +194,18 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 		out = append(out, d)
 	}
 	pass := rules.NewPass(g, r, s.Options, opts.Mode, opts.Globals, report)
+	if opts.Context != nil {
+		pass.WithContext(opts.Context)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v\n%s", p, firstFrames(debug.Stack()))))
 		}
 	}()
 	if err := r.Run(pass); err != nil {
+		if opts.Context != nil && opts.Context.Err() != nil {
+			return nil // stopped because the lint was abandoned, not broken
+		}
 		out = append(out, internalError(g, r, err.Error()))
 	}
 	return out

@@ -2,6 +2,7 @@ package analyzer_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"runtime"
@@ -45,7 +46,7 @@ func bundle(t testing.TB, files ...string) *graph.Graph {
 
 // fake builds a rule whose Run is fn.
 func fake(id string, fn func(*rules.Pass) error) *rules.Rule {
-	return &rules.Rule{ID: id, Name: "fake-" + strings.ToLower(id), Summary: "test rule", Doc: "Bad: Good:",
+	return &rules.Rule{ID: id, Name: "fake-" + strings.ToLower(id), Summary: "test rule", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo, Run: fn}
 }
 
@@ -281,19 +282,18 @@ func TestDeterministic(t *testing.T) {
 // the lint (or by an earlier lint) is kept.
 func TestStagesForgetGoMemos(t *testing.T) {
 	g := bundle(t, "r.yaml", rollout)
-	type early struct{}
-	type shared struct{}
+	early, shared := graph.NewMemo[string]("early"), graph.NewMemo[string]("shared")
 	builds := map[string]int{}
 	var mu sync.Mutex
-	memo := func(key any, name string) {
-		g.Memo(key, func() any {
+	memo := func(m *graph.Memo[string], name string) {
+		m.Get(g, func() string {
 			mu.Lock()
 			builds[name]++
 			mu.Unlock()
 			return name
 		})
 	}
-	memo(early{}, "early")
+	memo(early, "early")
 	var order []string
 	record := func(id string) {
 		mu.Lock()
@@ -301,14 +301,14 @@ func TestStagesForgetGoMemos(t *testing.T) {
 		mu.Unlock()
 	}
 	goRule := fake("RL1998", func(p *rules.Pass) error {
-		memo(shared{}, "shared")
-		memo(early{}, "early")
+		memo(shared, "shared")
+		memo(early, "early")
 		record("go")
 		return nil
 	})
 	policy := fake("RL1997", func(p *rules.Pass) error { // a lower ID: sorted first, run last
-		memo(shared{}, "shared")
-		memo(early{}, "early")
+		memo(shared, "shared")
+		memo(early, "early")
 		record("policy")
 		return nil
 	})
@@ -319,5 +319,37 @@ func TestStagesForgetGoMemos(t *testing.T) {
 	}
 	if builds["shared"] != 2 || builds["early"] != 1 {
 		t.Errorf("builds %v: want the Go rule's memo forgotten before the policy (2) and the earlier one kept (1)", builds)
+	}
+}
+
+// TestCanceledContextSkipsTheRemainingRules cancels the lint from inside the
+// first rule: the rules after it do not run, the result says why, and the
+// first rule's error is not reported as a broken rule.
+func TestCanceledContextSkipsTheRemainingRules(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran []string
+	mk := func(id string, run func(*rules.Pass) error) *rules.Rule {
+		return &rules.Rule{ID: id, Name: "r" + strings.ToLower(id), Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
+			Run: func(p *rules.Pass) error { ran = append(ran, id); return run(p) }}
+	}
+	first := mk("RL0901", func(p *rules.Pass) error { cancel(); return p.Context().Err() })
+	second := mk("RL0902", func(*rules.Pass) error { return nil })
+	res := analyzer.Run(bundle(t, "r.yaml", rollout), analyzer.Options{Rules: []*rules.Rule{second, first}, Parallelism: 1, Context: ctx})
+	if strings.Join(ran, ",") != "RL0901" {
+		t.Errorf("rules run: %v, want only RL0901", ran)
+	}
+	if !errors.Is(res.Err, context.Canceled) {
+		t.Errorf("Result.Err = %v", res.Err)
+	}
+	for _, d := range res.Diagnostics {
+		if d.RuleID == analyzer.RuleInternal {
+			t.Errorf("cancellation reported as a broken rule: %s", d.Message)
+		}
+	}
+	// Without a context nothing changes.
+	ran = nil
+	if res := analyzer.Run(bundle(t, "r.yaml", rollout), analyzer.Options{Rules: []*rules.Rule{second}}); res.Err != nil || len(ran) != 1 {
+		t.Errorf("no context: err %v, ran %v", res.Err, ran)
 	}
 }

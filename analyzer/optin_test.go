@@ -11,9 +11,9 @@ import (
 // TestOptInRules checks that an opt-in rule runs only when the config or
 // --enable names it, by ID or glob, and that --disable still wins.
 func TestOptInRules(t *testing.T) {
-	optIn := &rules.Rule{ID: "RL6999", Name: "advisory", Summary: "s", Doc: "d", Severity: rules.Info, OptIn: true,
+	optIn := &rules.Rule{ID: "RL6999", Name: "advisory", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Info, OptIn: true,
 		Run: func(*rules.Pass) error { return nil }}
-	regular := &rules.Rule{ID: "RL1999", Name: "regular", Summary: "s", Doc: "d", Severity: rules.Error,
+	regular := &rules.Rule{ID: "RL1999", Name: "regular", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error,
 		Run: func(*rules.Pass) error { return nil }}
 	cfg := func(t *testing.T, text string) *config.Config {
 		c, err := config.Parse(".rolloutlint.yaml", []byte(text))

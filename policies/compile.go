@@ -319,28 +319,46 @@ func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*
 	}
 	for k := range a.Custom {
 		switch k {
-		case "id", "severity", "kinds", "tags", "name":
+		case "id", "severity", "kinds", "tags", "name", "bad", "good", "since":
 		default:
-			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, tags)", k)
+			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, tags, bad, good, since)", k)
 		}
 	}
-	doc := strings.TrimSpace(a.Description)
-	if len(a.RelatedResources) > 0 {
-		var b strings.Builder
-		b.WriteString(doc + "\n\nReferences:\n")
-		for _, rr := range a.RelatedResources {
-			if rr.Description != "" {
-				fmt.Fprintf(&b, "\n- [%s](%s)", rr.Description, rr.Ref.String())
-			} else {
-				fmt.Fprintf(&b, "\n- <%s>", rr.Ref.String())
-			}
-		}
-		doc = b.String()
+	doc := rules.Doc{Why: strings.TrimSpace(a.Description)}
+	var ok bool
+	if doc.Bad, ok = stringOr(a.Custom["bad"]); !ok {
+		return nil, errors.New("custom.bad must be a string (a YAML example that makes the policy fire)")
+	}
+	if doc.Good, ok = stringOr(a.Custom["good"]); !ok {
+		return nil, errors.New("custom.good must be a string (the example fixed)")
+	}
+	since, ok := stringOr(a.Custom["since"])
+	if !ok {
+		return nil, errors.New("custom.since must be a string (the release that added the rule)")
+	}
+	for _, rr := range a.RelatedResources {
+		doc.References = append(doc.References, rules.Reference{Title: rr.Description, URL: rr.Ref.String()})
 	}
 	return &rules.Rule{
-		ID: id, Name: name, Summary: strings.TrimSpace(a.Title), Doc: doc, Severity: sev,
-		Kinds: kinds, Source: source, Tags: tags,
+		ID: id, Name: name, Summary: strings.TrimSpace(a.Title), Doc: doc, Since: since, Severity: sev,
+		Kinds: kinds, Source: source, Tags: tags, Options: policyOptions,
 	}, nil
+}
+
+// policyOptions are the options every policy accepts.
+var policyOptions = []rules.Option{{
+	Name: "timeout", Type: rules.OptDuration, Default: DefaultTimeout.String(), Example: "2s",
+	Doc: "how long one evaluation of the policy over the bundle may run before it is stopped and reported as RL0009.",
+}}
+
+// stringOr returns a custom string field, "" when it is absent, and false
+// when it is not a string.
+func stringOr(v any) (string, bool) {
+	if v == nil {
+		return "", true
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 func stringList(v any) ([]string, error) {

@@ -131,7 +131,7 @@ func TestFieldTreeAny(t *testing.T) {
 // seedInput converts g with the given kinds and fields and puts the
 // conversion first in g's memo, so the policies of the next lint use it.
 func seedInput(g *graph.Graph, ks kindSet, f *fieldTree) *bundleInput {
-	gi := g.Memo(inputKey{}, func() any { return &graphInputs{} }).(*graphInputs)
+	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
 	in := &bundleInput{kset: ks, fields: f}
 	in.once.Do(func() { in.conv = convert(g, ks, f) })
 	gi.mu.Lock()

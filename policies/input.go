@@ -49,8 +49,8 @@ type converted struct {
 	rollouts  *ast.Term      // array of resolved references
 }
 
-// inputKey is the graph memo key of the converted input.
-type inputKey struct{}
+// graphInputsMemo holds a graph's converted inputs.
+var graphInputsMemo = graph.NewMemo[*graphInputs]("policies.inputFor")
 
 // graphInputs are the conversions of one graph. A lint converts once (every
 // kind and field the loaded policies need); a policy loaded later that needs
@@ -66,7 +66,7 @@ type graphInputs struct {
 // (declaredKinds, allDeclaredFields), so all the policies of a lint share one.
 // Callers racing on the same graph wait for one conversion.
 func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
-	gi := g.Memo(inputKey{}, func() any { return &graphInputs{} }).(*graphInputs)
+	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {

@@ -30,10 +30,13 @@ func (p *policy) run(pass *rules.Pass) error {
 		timeout = d
 	}
 	in := inputFor(pass.Graph, p.input, p.fields).value(pass.Globals, pass.Mode)
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(pass.Context(), timeout)
 	defer cancel()
 	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in))
 	if err != nil {
+		if err := pass.Context().Err(); err != nil {
+			return fmt.Errorf("policy %s: lint abandoned: %w", p.pkg, err)
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("policy %s (%s) was stopped after %s: its evaluation does not finish (a runaway iteration?)", p.pkg, p.loc, timeout)
 		}

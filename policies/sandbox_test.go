@@ -1,10 +1,13 @@
 package policies
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/model/load"
@@ -190,5 +193,33 @@ func TestRuleScopedMetadata(t *testing.T) {
 	}
 	if len(rs) != 1 || rs[0].ID != "RL9100" || rs[0].Name != "image-tags" || rs[0].Source != rules.SourceUser || rs[0].Severity != rules.Warning {
 		t.Fatalf("rules = %+v", rs)
+	}
+}
+
+// TestAbandonedLintStopsARunningPolicy runs the looping policy under a lint
+// context that ends after 100 ms: the evaluation stops then (not after the
+// policy's 10 s timeout), the result carries the context's error, and the
+// interruption is not reported as a broken rule.
+func TestAbandonedLintStopsARunningPolicy(t *testing.T) {
+	rs, err := LoadDirs([]string{"../testdata/rules/RL0009/policies"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := load.Paths([]string{"../testdata/rules/RL0009/bad.yaml"}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeWebhook, Context: ctx})
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the policy ran %s after the lint was abandoned", el)
+	}
+	if !errors.Is(res.Err, context.DeadlineExceeded) {
+		t.Errorf("Result.Err = %v, want the deadline", res.Err)
+	}
+	if got := messages(res, "RL0009"); len(got) != 0 {
+		t.Errorf("an abandoned lint reported a broken rule: %q", got)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-func init() { Register("github", GitHub) }
-
 // GitHub writes GitHub Actions workflow commands, one annotation per active
 // finding:
 //

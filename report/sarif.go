@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -17,15 +18,13 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
 
-func init() { Register("sarif", SARIF) }
-
 // Where the tool and its rule pages live; helpUri links point at the pages
-// that `make docs` generates.
+// that `make docs` generates, in the released version's tree (RuleDocsURI).
 const (
 	InformationURI = "https://github.com/rolloutlint/rolloutlint"
-	ruleDocsURI    = InformationURI + "/blob/main/docs/rules/"
 	sarifSchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
 	srcRoot        = "%SRCROOT%"
 )
@@ -40,6 +39,7 @@ var (
 	MaxSARIFRelated   = 1000
 	maxDescription    = 1024 // shortDescription/fullDescription text
 	maxTags           = 20
+	maxMessageLinks   = 10 // related locations linked from one message
 )
 
 // SARIF writes a SARIF 2.1.0 log for GitHub code scanning: one run whose
@@ -237,10 +237,7 @@ func newSARIFBuilder(res *analyzer.Result, opts Options) *sarifBuilder {
 
 func (b *sarifBuilder) run(ds []rules.Diagnostic) *sarif.Run {
 	run := sarif.NewRunWithInformationURI("rolloutlint", InformationURI)
-	run.Tool.Driver.WithVersion(b.version)
-	if strings.HasPrefix(b.version, "v") {
-		run.Tool.Driver.WithSemanticVersion(strings.TrimPrefix(b.version, "v"))
-	}
+	run.Tool.Driver.WithVersion(b.version).WithSemanticVersion(SemanticVersion(b.version))
 	// Columns count characters (runes), as the positions do.
 	run.WithColumnKind("unicodeCodePoints")
 	if b.root != "" {
@@ -277,24 +274,24 @@ func (b *sarifBuilder) addRule(run *sarif.Run, r *rules.Rule) {
 	d := run.AddRule(r.ID).
 		WithName(r.Name).
 		WithShortDescription(sarif.NewMultiformatMessageString().WithText(clip(r.Summary, maxDescription))).
-		WithFullDescription(sarif.NewMultiformatMessageString().WithText(clip(fullDescription(r), maxDescription))).
+		WithFullDescription(sarif.NewMultiformatMessageString().WithText(clip(ruledoc.Description(r), maxDescription))).
 		WithDefaultConfiguration(sarif.NewReportingConfiguration().WithLevel(level(r.Severity))).
 		WithProperties(props)
 	if r.Source != rules.SourceUser {
-		d.WithHelpURI(ruleDocsURI + r.ID + ".md")
+		d.WithHelpURI(RuleDocsURI(b.version) + r.ID + ".md")
 	}
-	help := r.Doc
-	if strings.TrimSpace(help) == "" {
-		help = r.Summary
+	if strings.TrimSpace(r.Doc.Why) == "" {
+		d.WithHelp(sarif.NewMultiformatMessageString().WithText(r.Summary))
+	} else {
+		d.WithHelp(sarif.NewMultiformatMessageString().WithText(ruledoc.Text(r)).WithMarkdown(ruledoc.Help(r)))
 	}
-	d.WithHelp(sarif.NewMultiformatMessageString().WithText(help).WithMarkdown(help))
 }
 
 func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 	res := sarif.NewRuleResult(d.RuleID).
 		WithRuleIndex(b.index[d.RuleID]).
 		WithLevel(level(d.Severity)).
-		WithMessage(sarif.NewTextMessage(d.Message))
+		WithMessage(sarif.NewTextMessage(linkedMessage(d.Message, d.Related)))
 	loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
 		WithArtifactLocation(b.artifact(d.Pos.File)).
 		WithRegion(region(d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)))
@@ -306,9 +303,9 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 		}
 		rl := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
 			WithArtifactLocation(b.artifact(r.File)).
-			WithRegion(region(r.Line, r.Column, 0, 0))).
+			WithRegion(region(r.Line, r.Column, r.EndLine, r.EndColumn))).
 			WithMessage(sarif.NewTextMessage(r.Message))
-		rl.ID = i + 1
+		rl.ID = i + 1 // the message links to it as [text](id)
 		res.AddRelatedLocation(rl)
 	}
 	if h := b.lineHash(d.Pos.File, d.Pos.Line); h != "" {
@@ -323,6 +320,72 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 	}
 	return res
 }
+
+// linkedMessage is a result's message with its related locations linked
+// from the text, as GitHub code scanning requires to show them: "...
+// (related: [the Rollout's route](1), [VirtualService b](2))". The link ids
+// are the related locations' ids (1, 2, ...). Literal brackets and
+// backslashes are escaped so that only these links read as links (SARIF
+// 2.1.0 §3.11.6).
+func linkedMessage(msg string, related []rules.Related) string {
+	text := escapeMessage(msg)
+	if len(related) == 0 {
+		return text
+	}
+	n := min(len(related), maxMessageLinks, MaxSARIFRelated)
+	links := make([]string, n)
+	for i, r := range related[:n] {
+		label := r.Message
+		if strings.TrimSpace(label) == "" {
+			label = fmt.Sprintf("%s:%d", r.File, r.Line)
+		}
+		links[i] = fmt.Sprintf("[%s](%d)", escapeMessage(label), i+1)
+	}
+	more := ""
+	if shown := min(len(related), MaxSARIFRelated); shown > n {
+		more = fmt.Sprintf(" and %d more", shown-n)
+	}
+	return text + " (related: " + strings.Join(links, ", ") + more + ")"
+}
+
+var messageEscaper = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`)
+
+// escapeMessage escapes the characters of SARIF's embedded-link syntax.
+func escapeMessage(s string) string { return messageEscaper.Replace(s) }
+
+// SemanticVersion turns the tool version into the SemVer 2.0 string SARIF's
+// driver.semanticVersion needs: "v1.2.3" is "1.2.3", a git-describe version
+// keeps its pre-release part, and a local build ("dev", a bare commit) is
+// "0.0.0-dev" with the version as build metadata.
+func SemanticVersion(v string) string {
+	s := strings.TrimPrefix(v, "v")
+	if semverPattern.MatchString(s) {
+		return s
+	}
+	if v != "" && v != "dev" && buildMetaPattern.MatchString(v) {
+		return "0.0.0-dev+" + v
+	}
+	return "0.0.0-dev"
+}
+
+// RuleDocsURI is where a version's rule pages are: the release's tag for a
+// released version (v1.2.3), main otherwise.
+func RuleDocsURI(version string) string {
+	ref := "main"
+	if s := strings.TrimPrefix(version, "v"); releasePattern.MatchString(s) {
+		ref = "v" + s
+	}
+	return InformationURI + "/blob/" + ref + "/docs/rules/"
+}
+
+var (
+	// semverPattern is the SemVer 2.0 grammar.
+	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+		`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
+		`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	releasePattern   = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$`)
+	buildMetaPattern = regexp.MustCompile(`^[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*$`)
+)
 
 // region builds a SARIF region, leaving out values that are not set (0):
 // SARIF lines and columns start at 1, and an end before the start is dropped.
@@ -454,16 +517,6 @@ func theme(id string) string {
 		return "plan"
 	}
 	return "other"
-}
-
-// fullDescription is the Doc's first paragraph on one line, or the summary.
-func fullDescription(r *rules.Rule) string {
-	para, _, _ := strings.Cut(strings.TrimSpace(r.Doc), "\n\n")
-	para = strings.Join(strings.Fields(para), " ")
-	if para == "" || strings.HasPrefix(para, "#") || strings.HasPrefix(para, "```") {
-		return r.Summary
-	}
-	return para
 }
 
 // clip shortens s to at most n characters, ending with an ellipsis.

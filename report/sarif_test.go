@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,10 +67,11 @@ type sarifLog struct {
 		} `json:"originalUriBaseIds"`
 		Tool struct {
 			Driver struct {
-				Name           string `json:"name"`
-				Version        string `json:"version"`
-				InformationURI string `json:"informationUri"`
-				Rules          []struct {
+				Name            string `json:"name"`
+				Version         string `json:"version"`
+				SemanticVersion string `json:"semanticVersion"`
+				InformationURI  string `json:"informationUri"`
+				Rules           []struct {
 					ID               string                `json:"id"`
 					Name             string                `json:"name"`
 					ShortDescription struct{ Text string } `json:"shortDescription"`
@@ -145,7 +147,7 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 	}
 	// A related location, as rules about two objects report.
 	first := res.Diagnostics[0]
-	first.Related = []rules.Related{{File: first.Pos.File, Line: 5, Column: 9, Message: "the Rollout's name"}}
+	first.Related = []rules.Related{{File: first.Pos.File, Line: 5, Column: 9, EndLine: 5, EndColumn: 17, Message: "the Rollout's name"}}
 	res.Diagnostics[0] = first
 
 	opts := report.Options{Version: "v1.2.3", SARIFRoot: "testdata", SARIFCategory: "rolloutlint/deploy", AllRules: all.Rules(), IncludeSuppressed: true}
@@ -161,8 +163,8 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 	}
 	run := log.Runs[0]
 	d := run.Tool.Driver
-	if d.Name != "rolloutlint" || d.Version != "v1.2.3" || d.InformationURI == "" {
-		t.Errorf("driver = %q %q %q", d.Name, d.Version, d.InformationURI)
+	if d.Name != "rolloutlint" || d.Version != "v1.2.3" || d.SemanticVersion != "1.2.3" || d.InformationURI == "" {
+		t.Errorf("driver = %q %q %q %q", d.Name, d.Version, d.SemanticVersion, d.InformationURI)
 	}
 	if run.AutomationDetails.ID != "rolloutlint/deploy/" {
 		t.Errorf("automationDetails.id = %q", run.AutomationDetails.ID)
@@ -181,8 +183,15 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 		index[r.ID] = i
 		if r.Name == "" || r.ShortDescription.Text == "" || r.FullDescription.Text == "" || r.Help.Text == "" || r.Help.Markdown == "" ||
 			r.DefaultConfiguration.Level == "" || len(r.Properties.Tags) == 0 || r.Properties.Precision == "" ||
-			r.HelpURI != report.InformationURI+"/blob/main/docs/rules/"+r.ID+".md" {
+			r.HelpURI != report.InformationURI+"/blob/v1.2.3/docs/rules/"+r.ID+".md" {
 			t.Errorf("rule %s lacks a field GitHub needs: %+v", r.ID, r)
+		}
+	}
+	for _, r := range d.Rules {
+		// help.text is plain text for viewers without Markdown; help.markdown
+		// keeps the fences and code spans.
+		if strings.Contains(r.Help.Text, "```") || strings.Contains(r.Help.Text, "`") || !strings.Contains(r.Help.Markdown, "```") {
+			t.Errorf("rule %s: help.text is not plain text or help.markdown has no example:\n%s", r.ID, r.Help.Text)
 		}
 	}
 	if d.Rules[index["RL1001"]].DefaultConfiguration.Level != "error" {
@@ -208,7 +217,11 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 	suppressed := 0
 	for i, r := range run.Results {
 		j := js.Diagnostics[i]
-		if r.RuleID != j.RuleID || r.Level != levels[j.Severity] || r.Message.Text != j.Message || r.RuleIndex != index[r.RuleID] {
+		message := strings.NewReplacer(`[`, `\[`, `]`, `\]`).Replace(j.Message) // SARIF escapes link syntax
+		if i == 0 {
+			message += " (related: [the Rollout's name](1))" // links the related location
+		}
+		if r.RuleID != j.RuleID || r.Level != levels[j.Severity] || r.Message.Text != message || r.RuleIndex != index[r.RuleID] {
 			t.Errorf("result %d: %s/%s/%q/%d, JSON %s/%s/%q", i, r.RuleID, r.Level, r.Message.Text, r.RuleIndex, j.RuleID, j.Severity, j.Message)
 		}
 		if len(r.Locations) != 1 {
@@ -245,6 +258,7 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 	}
 	rl := run.Results[0].RelatedLocations
 	if len(rl) != 1 || rl[0].ID != 1 || rl[0].Message.Text != "the Rollout's name" || rl[0].PhysicalLocation.Region.StartLine != 5 ||
+		rl[0].PhysicalLocation.Region.EndLine != 5 || rl[0].PhysicalLocation.Region.EndColumn != 17 ||
 		rl[0].PhysicalLocation.ArtifactLocation.URIBaseID != "%SRCROOT%" {
 		t.Errorf("related locations %+v", rl)
 	}
@@ -378,5 +392,69 @@ func TestSARIFPartialPositions(t *testing.T) {
 	}
 	if reg := r[1].Locations[0].PhysicalLocation.Region; reg.StartLine != 24 || reg.StartColumn != 20 || reg.EndLine != 0 {
 		t.Errorf("region without end = %+v", reg)
+	}
+}
+
+func TestSemanticVersion(t *testing.T) {
+	for v, want := range map[string]string{
+		"v1.2.3":                  "1.2.3",
+		"0.4.0":                   "0.4.0",
+		"v0.1.0-rc.1":             "0.1.0-rc.1",
+		"v0.1.0-3-gabc1234-dirty": "0.1.0-3-gabc1234-dirty", // git describe past a tag
+		"dev":                     "0.0.0-dev",
+		"":                        "0.0.0-dev",
+		"e0680a6-dirty":           "0.0.0-dev+e0680a6-dirty", // git describe without a tag
+		"v1.2":                    "0.0.0-dev+v1.2",
+		"weird version!":          "0.0.0-dev",
+	} {
+		if got := report.SemanticVersion(v); got != want {
+			t.Errorf("SemanticVersion(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestRuleDocsURI(t *testing.T) {
+	for v, ref := range map[string]string{
+		"v1.2.3": "v1.2.3", "1.2.3": "v1.2.3", // a release: its tag
+		"v1.2.3-rc.1": "main", "v0.1.0-3-gabc1234": "main", "dev": "main", "": "main",
+	} {
+		if got, want := report.RuleDocsURI(v), report.InformationURI+"/blob/"+ref+"/docs/rules/"; got != want {
+			t.Errorf("RuleDocsURI(%q) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// A finding's related locations are linked from its message as [text](id),
+// ids matching the relatedLocations; brackets in the text are escaped, and
+// past maxMessageLinks the rest are counted.
+func TestSARIFMessageLinks(t *testing.T) {
+	res := lintDir(t, "testdata/bundle")
+	d := res.Diagnostics[0]
+	d.Message = `metric result[0] \ x`
+	d.Related = nil
+	for i := range 12 {
+		d.Related = append(d.Related, rules.Related{File: d.Pos.File, Line: i + 1, Column: 1, Message: fmt.Sprintf("object [%d]", i)})
+	}
+	d.Related[1].Message = ""
+	res.Diagnostics = []rules.Diagnostic{d}
+	out := writeFormat(t, "sarif", res, report.Options{AllRules: all.Rules()})
+	validateSARIF(t, sarifSchema(t), out)
+	var log sarifLog
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatal(err)
+	}
+	r := log.Runs[0].Results[0]
+	want := `metric result\[0\] \\ x (related: [object \[0\]](1), [` + d.Pos.File + `:2](2), [object \[2\]](3), [object \[3\]](4), ` +
+		`[object \[4\]](5), [object \[5\]](6), [object \[6\]](7), [object \[7\]](8), [object \[8\]](9), [object \[9\]](10) and 2 more)`
+	if r.Message.Text != want {
+		t.Errorf("message\n got  %s\n want %s", r.Message.Text, want)
+	}
+	if len(r.RelatedLocations) != 12 {
+		t.Fatalf("%d related locations, want 12", len(r.RelatedLocations))
+	}
+	for i, rl := range r.RelatedLocations {
+		if rl.ID != i+1 || rl.PhysicalLocation.Region.StartLine != i+1 {
+			t.Errorf("related location %d: id %d line %d", i, rl.ID, rl.PhysicalLocation.Region.StartLine)
+		}
 	}
 }

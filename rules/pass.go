@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -27,6 +28,9 @@ func (o Options) Bool(key string, def bool) bool {
 
 // Strings returns a string-list option, or def.
 func (o Options) Strings(key string, def []string) []string {
+	if l, ok := o[key].([]string); ok { // a declared default
+		return l
+	}
 	raw, ok := o[key].([]any)
 	if !ok {
 		return def
@@ -49,20 +53,31 @@ type Globals struct {
 	ArgoCD bool
 }
 
-// Pass is what a rule sees: the graph, its own options, and a way to report.
-// A rule never does I/O, never prints, never exits.
+// Pass is what a rule sees: the graph, its own options, and a way to report
+// (go/analysis's Pass is the model). A rule never does I/O, never prints,
+// never exits.
 type Pass struct {
-	Graph   *graph.Graph
-	Rule    *Rule
+	// Graph is the loaded bundle: every object, indexed by kind and identity,
+	// with cross-object references resolved. It is shared by the rules that
+	// run concurrently and must not be modified; work several rules need can
+	// be shared through graph.Memo.
+	Graph *graph.Graph
+	// Rule is the rule being run (its ID, name and default severity fill in
+	// the diagnostics it reports).
+	Rule *Rule
+	// Options are the rule's settings from the config, checked against
+	// Rule.Options when the config was read, with the declared defaults
+	// filled in for keys the config leaves out. Never modify them.
 	Options Options
 	// Mode tells rules in which setting they run, so that a few can adapt
 	// (for example "referenced object missing" is softer in the webhook,
 	// where creation order is arbitrary).
 	Mode Mode
-	// Globals are the run-wide settings.
+	// Globals are the run-wide settings (Istio version, Argo CD deployment).
 	Globals Globals
 
 	report func(Diagnostic)
+	ctx    context.Context
 }
 
 // Mode is the setting a lint runs in.
@@ -75,8 +90,25 @@ const (
 )
 
 // NewPass creates a pass that hands diagnostics to report. The analyzer and
-// the test harness are its only callers.
+// the test harness are its only callers. Options the config leaves out get
+// the defaults the rule declares.
 func NewPass(g *graph.Graph, r *Rule, opts Options, mode Mode, globals Globals, report func(Diagnostic)) *Pass {
+	for _, o := range r.Options {
+		if _, set := opts[o.Name]; set || o.Default == nil {
+			continue
+		}
+		merged := make(Options, len(opts)+len(r.Options))
+		for k, v := range opts {
+			merged[k] = v
+		}
+		for _, d := range r.Options {
+			if _, set := merged[d.Name]; !set && d.Default != nil {
+				merged[d.Name] = d.Default
+			}
+		}
+		opts = merged
+		break
+	}
 	return &Pass{Graph: g, Rule: r, Options: opts, Mode: mode, Globals: globals, report: report}
 }
 

@@ -63,17 +63,45 @@ const (
 
 // Rule is one check. It is a plain struct so that Go rules, built-in Rego
 // policies and user policies are handled alike by the registry, config,
-// suppression, docs and every output format.
+// suppression, docs and every output format (go/analysis's Analyzer is the
+// model). Validate checks the fields; the registry test runs it on every rule.
 type Rule struct {
-	ID       string   // RL + four digits, never reused
-	Name     string   // kebab-case slug
-	Summary  string   // one line
-	Doc      string   // Markdown: why it matters, how to fix it, a bad and a good example
-	Severity Severity // default severity
-	Kinds    []string // kinds the rule reads, for docs and the webhook's scoping
-	Source   Source
+	// ID is RL followed by four digits; its first digit is the theme (see
+	// DESIGN.md). IDs are never reused, so configs and suppressions stay
+	// meaningful. Required.
+	ID string
+	// Name is a kebab-case slug, unique among the rules, shown next to the ID
+	// and accepted by `explain`. Required.
+	Name string
+	// Summary is one line saying what the rule finds. It heads the docs page
+	// and is the `rules` listing and SARIF shortDescription. Required.
+	Summary string
+	// Doc is the documentation: why it matters, how to fix it, a bad and a
+	// good example (see Doc). Required.
+	Doc Doc
+	// Since is the release that added the rule ("v0.1.0"). Required for
+	// built-in rules.
+	Since string
+	// Severity is the default severity; the config may change it. Required.
+	Severity Severity
+	// Kinds are the kinds whose objects the rule reads. For Rego policies only
+	// those objects are converted into the policy's input; for Go rules a
+	// test checks that the rule reports the same on a bundle cut down to these
+	// kinds (rules/all TestKindsDeclared). Names are the model/kinds constants
+	// (or policies.AllKinds). Required for policies; a Go rule with none
+	// reads no objects (the RL0xxx rules report the loader's problems).
+	Kinds []string
+	// Source says where the rule is implemented. It picks the stage the rule
+	// runs in (Go rules first, then policies; see analyzer.Run) and the SARIF
+	// precision, so it is required.
+	Source Source
 	// Tags group rules in SARIF and docs (for example "traffic", "istio").
 	Tags []string
+	// Options are the settings the rule reads from its config entry
+	// (`rules.<ID>.options`). Keys the rule does not declare, and values of
+	// the wrong type, are config errors. Pass.Options holds the declared
+	// defaults for keys the config leaves out.
+	Options []Option
 	// OptIn rules are advisory and off unless the config or --enable names
 	// them (an ID or a glob such as RL6*).
 	OptIn bool
@@ -83,13 +111,18 @@ type Rule struct {
 	Defined graph.Position
 	// Run reports diagnostics through the pass. It returns an error only when
 	// the rule itself breaks; that becomes an RL0009 finding naming the rule.
+	// A rule never does I/O, never prints and never exits; it may run
+	// concurrently with other rules over the same graph, which it must not
+	// modify. Required.
 	Run func(*Pass) error
 }
 
 var idPattern = regexp.MustCompile(`^RL[0-9]{4}$`)
 var namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// Validate checks that a rule is well formed.
+// Validate checks that a rule is well formed: every required field is set,
+// including those whose zero value would silently change behaviour (Source
+// picks the run stage, Kinds a policy's input).
 func (r *Rule) Validate() error {
 	switch {
 	case !idPattern.MatchString(r.ID):
@@ -98,22 +131,40 @@ func (r *Rule) Validate() error {
 		return fmt.Errorf("rule %s: name %q is not a kebab-case slug", r.ID, r.Name)
 	case strings.TrimSpace(r.Summary) == "":
 		return fmt.Errorf("rule %s: empty summary", r.ID)
-	case strings.TrimSpace(r.Doc) == "":
-		return fmt.Errorf("rule %s: empty doc", r.ID)
+	case strings.Contains(r.Summary, "\n"):
+		return fmt.Errorf("rule %s: the summary is more than one line", r.ID)
 	case r.Severity < Info || r.Severity > Error:
 		return fmt.Errorf("rule %s: no default severity", r.ID)
+	case r.Source != SourceGo && r.Source != SourceRego && r.Source != SourceUser:
+		return fmt.Errorf("rule %s: Source %q is not go, rego or user (it picks the stage the rule runs in)", r.ID, r.Source)
+	case len(r.Kinds) == 0 && r.Source != SourceGo:
+		return fmt.Errorf("rule %s: no Kinds (the kinds whose objects the policy reads)", r.ID)
 	case r.Run == nil:
 		return fmt.Errorf("rule %s: no Run function", r.ID)
 	}
-	return nil
+	return r.validateDoc()
 }
 
-// Related is a secondary location of a diagnostic: the other object involved.
+// Related is a secondary location of a diagnostic: the other object
+// involved (the other VirtualService defining the host, the Rollout step
+// that runs a template). SARIF shows it as a related location linked from
+// the message.
 type Related struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
+	// File, Line and Column locate it (1-based; Column counts characters).
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+	// EndLine and EndColumn end the region, when known (0 otherwise). They
+	// are not part of the JSON output contract (DESIGN.md), which SARIF
+	// extends.
+	EndLine   int `json:"-"`
+	EndColumn int `json:"-"`
+	// Message says what this location is, as a noun phrase or sentence
+	// ("Rollout checkout step 3 analysis").
 	Message string `json:"message"`
+	// Object is the object the location is in, when built by RelatedAt
+	// (not part of the JSON contract).
+	Object graph.ObjectRef `json:"-"`
 
 	// resource and path, when set, are resolved to File/Line/Column only if
 	// the diagnostic is reported: positions need the yaml node, which is
@@ -125,7 +176,7 @@ type Related struct {
 // RelatedAt builds a related location at a field of a resource. Its position
 // is resolved when the diagnostic carrying it is reported.
 func RelatedAt(r *graph.Resource, path, message string) Related {
-	return Related{File: r.File, Message: message, resource: r, path: path}
+	return Related{File: r.File, Message: message, Object: r.Ref(), resource: r, path: path}
 }
 
 // Resolve fills in the position of a related location built by RelatedAt.
@@ -134,12 +185,13 @@ func (r *Related) Resolve() {
 		return
 	}
 	p := r.resource.Pos(r.path)
-	r.File, r.Line, r.Column = p.File, p.Line, p.Column
+	r.File, r.Line, r.Column, r.EndLine, r.EndColumn = p.File, p.Line, p.Column, p.EndLine, p.EndColumn
 	r.resource = nil
 }
 
 // Fix is a suggested mechanical change.
 type Fix struct {
+	// Description says what to change, in words a user can apply by hand.
 	Description string `json:"description"`
 	// Replacement is the text that should replace the diagnostic's range,
 	// when the fix is a single edit.
@@ -148,21 +200,41 @@ type Fix struct {
 
 // Suppression records why a diagnostic is not counted.
 type Suppression struct {
-	Kind   string `json:"kind"` // inSource (comment) or external (annotation, config)
+	// Kind is inSource (a comment) or external (an annotation or the config),
+	// as SARIF names them.
+	Kind string `json:"kind"`
+	// Reason is the justification written after "--".
 	Reason string `json:"justification,omitempty"`
 }
 
-// Diagnostic is one finding.
+// Diagnostic is one finding (go/analysis's Diagnostic is the model). A rule
+// sets Resource and Path (or Pos), Message and, when other objects are
+// involved, Related; Pass.ReportDiag fills in the rest.
 type Diagnostic struct {
-	RuleID   string          `json:"ruleId"`
-	Name     string          `json:"name"`
-	Severity Severity        `json:"severity"`
-	Message  string          `json:"message"`
-	Pos      graph.Position  `json:"-"`
-	Object   graph.ObjectRef `json:"object"`
-	Path     string          `json:"path"`
-	Related  []Related       `json:"related"`
-	Fix      *Fix            `json:"fix,omitempty"`
+	// RuleID and Name identify the rule; filled in by the pass.
+	RuleID string `json:"ruleId"`
+	Name   string `json:"name"`
+	// Severity is the rule's default unless the rule sets one for this
+	// finding; the config may override it afterwards.
+	Severity Severity `json:"severity"`
+	// Message says what is wrong and why it matters, naming the objects and
+	// values involved. It is one line; it should not repeat the rule's Doc.
+	Message string `json:"message"`
+	// Pos is the primary location. Left zero, it is computed from Resource
+	// and Path.
+	Pos graph.Position `json:"-"`
+	// Object identifies the object the finding is about; filled in from
+	// Resource.
+	Object graph.ObjectRef `json:"object"`
+	// Path is the field path within the object (spec.strategy.canary.steps[2]);
+	// a path that does not exist lands on its nearest existing parent.
+	Path string `json:"path"`
+	// Related are the other locations involved. When a finding is about a
+	// pair (two objects claiming one host), it is reported once, on the first
+	// in file order, with the others here.
+	Related []Related `json:"related"`
+	// Fix, when set, suggests a change.
+	Fix *Fix `json:"fix,omitempty"`
 	// Suppressed is set when a comment, annotation or config silenced the
 	// finding; such findings are kept for SARIF and not counted.
 	Suppressed *Suppression `json:"suppressed,omitempty"`

@@ -1,8 +1,12 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,19 +18,21 @@ import (
 
 // CertReloader serves a certificate and key from files and picks up new
 // versions without a restart. Kubelet updates Secret volumes by swapping a
-// symlink, which file-change notifications can miss, so it compares the files'
-// size and modification time at most once per Interval on the TLS handshake
-// path; a pair that fails to load keeps the previous one in service.
+// symlink, which file-change notifications can miss, and a rewrite can keep a
+// file's size and modification time, so it re-reads both files at most once
+// per Interval on the TLS handshake path and reloads when their content
+// differs; a pair that fails to load keeps the previous one in service.
 type CertReloader struct {
 	CertFile, KeyFile string
 	// Interval is the least time between two checks of the files (default 2 s).
 	Interval time.Duration
 	Log      *slog.Logger
 
-	mu      sync.Mutex
-	cert    *tls.Certificate
-	stamp   string
-	checked time.Time
+	mu       sync.Mutex
+	cert     *tls.Certificate
+	notAfter time.Time
+	digest   [sha256.Size]byte
+	checked  time.Time
 }
 
 // NewCertReloader loads the pair once and fails when it cannot.
@@ -38,35 +44,42 @@ func NewCertReloader(certFile, keyFile string, log *slog.Logger) (*CertReloader,
 	return r, nil
 }
 
-func (r *CertReloader) fileStamp() (string, error) {
-	var s string
-	for _, f := range []string{r.CertFile, r.KeyFile} {
-		st, err := os.Stat(f)
-		if err != nil {
-			return "", err
-		}
-		s += fmt.Sprintf("%d/%d;", st.Size(), st.ModTime().UnixNano())
-	}
-	return s, nil
-}
-
 func (r *CertReloader) reload(now time.Time) error {
-	stamp, err := r.fileStamp()
+	r.checked = now
+	certPEM, err := os.ReadFile(r.CertFile)
 	if err != nil {
 		return fmt.Errorf("reading serving certificate: %w", err)
 	}
-	r.checked = now
-	if stamp == r.stamp && r.cert != nil {
+	keyPEM, err := os.ReadFile(r.KeyFile)
+	if err != nil {
+		return fmt.Errorf("reading serving key: %w", err)
+	}
+	h := sha256.New()
+	h.Write(certPEM)
+	h.Write([]byte{0})
+	h.Write(keyPEM)
+	var digest [sha256.Size]byte
+	h.Sum(digest[:0])
+	if r.cert != nil && bytes.Equal(digest[:], r.digest[:]) {
 		return nil
 	}
-	c, err := tls.LoadX509KeyPair(r.CertFile, r.KeyFile)
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return fmt.Errorf("loading serving certificate %s / %s: %w", r.CertFile, r.KeyFile, err)
 	}
+	leaf := c.Leaf
+	if leaf == nil && len(c.Certificate) > 0 {
+		if leaf, err = x509.ParseCertificate(c.Certificate[0]); err != nil {
+			return fmt.Errorf("parsing serving certificate %s: %w", r.CertFile, err)
+		}
+	}
 	first := r.cert == nil
-	r.cert, r.stamp = &c, stamp
+	r.cert, r.digest = &c, digest
+	if leaf != nil {
+		r.notAfter = leaf.NotAfter
+	}
 	if !first && r.Log != nil {
-		r.Log.Info("serving certificate reloaded", "cert", r.CertFile)
+		r.Log.Info("serving certificate reloaded", "cert", r.CertFile, "notAfter", r.notAfter)
 	}
 	return nil
 }
@@ -84,18 +97,37 @@ func (r *CertReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	return r.cert, nil
 }
 
-// Serve runs the HTTPS server on addr until ctx is done, then shuts it down
-// gracefully. TLS 1.2 is the floor; the certificate comes from certs.
-func Serve(ctx context.Context, addr string, h http.Handler, certs *CertReloader, log *slog.Logger) error {
+// NotAfter is the expiry of the certificate in service.
+func (r *CertReloader) NotAfter() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notAfter
+}
+
+// ServeOptions shape the server's shutdown.
+type ServeOptions struct {
+	// Drain is called first when ctx is done (the handler's Drain: /readyz
+	// turns 503, so the endpoint is withdrawn while requests still succeed).
+	Drain func()
+	// DrainDelay is how long the server keeps serving after Drain, so that
+	// the API servers stop sending here before the listener closes.
+	DrainDelay time.Duration
+	// ShutdownTimeout bounds the wait for reviews in flight (default 10 s).
+	ShutdownTimeout time.Duration
+}
+
+// Serve runs the HTTPS server on addr until ctx is done, then drains and
+// shuts it down gracefully. TLS 1.2 is the floor; the certificate comes from certs.
+func Serve(ctx context.Context, addr string, h http.Handler, certs *CertReloader, log *slog.Logger, opts ServeOptions) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	return ServeListener(ctx, ln, h, certs, log)
+	return ServeListener(ctx, ln, h, certs, log, opts)
 }
 
 // ServeListener is Serve on an existing listener (tests pass one on port 0).
-func ServeListener(ctx context.Context, ln net.Listener, h http.Handler, certs *CertReloader, log *slog.Logger) error {
+func ServeListener(ctx context.Context, ln net.Listener, h http.Handler, certs *CertReloader, log *slog.Logger, opts ServeOptions) error {
 	srv := &http.Server{
 		Handler:           h,
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
@@ -114,10 +146,31 @@ func ServeListener(ctx context.Context, ln net.Listener, h http.Handler, certs *
 		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if opts.Drain != nil {
+		opts.Drain()
+	}
+	log.Info("draining: readiness withdrawn, still serving", "delay", opts.DrainDelay)
+	if opts.DrainDelay > 0 {
+		select {
+		case err := <-errc:
+			return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+		case <-time.After(opts.DrainDelay):
+		}
+	}
+	grace := opts.ShutdownTimeout
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
+	began := time.Now()
+	err := srv.Shutdown(shutdown)
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("server ended with an error", "err", err)
+	}
+	if err != nil {
 		return fmt.Errorf("shutting down: %w", err)
 	}
+	log.Info("shut down", "took", time.Since(began).Round(time.Millisecond))
 	return nil
 }

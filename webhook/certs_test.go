@@ -8,7 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +40,7 @@ func TestServesTLSAndReloadsCertificate(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- ServeListener(ctx, ln, newTestHandler(Options{}), certs, slog.New(slog.DiscardHandler))
+		done <- ServeListener(ctx, ln, newTestHandler(Options{}), certs, slog.New(slog.DiscardHandler), ServeOptions{})
 	}()
 	defer func() {
 		cancel()
@@ -81,5 +85,117 @@ func TestServesTLSAndReloadsCertificate(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	if got := serial(); got != 3 {
 		t.Fatalf("after a broken rotation serving serial %d, want the previous 3", got)
+	}
+}
+
+// TestCertReloadIsKeyedByContent rewrites the pair with a new certificate of
+// the same size and puts the old modification times back: a size+mtime stamp
+// would miss that, the content digest does not.
+func TestCertReloadIsKeyedByContent(t *testing.T) {
+	dir := t.TempDir()
+	pair, err := testcert.New(dir, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := NewCertReloader(pair.CertFile, pair.KeyFile, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs.Interval = 0
+	stat := func(p string) os.FileInfo {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	oldCert, oldKey := stat(pair.CertFile), stat(pair.KeyFile)
+	serial := int64(3)
+	for ; serial < 100; serial++ { // ECDSA signatures vary in length: find a same-size pair
+		if err := pair.Issue(serial, "127.0.0.1"); err != nil {
+			t.Fatal(err)
+		}
+		if stat(pair.CertFile).Size() == oldCert.Size() && stat(pair.KeyFile).Size() == oldKey.Size() {
+			break
+		}
+	}
+	for p, st := range map[string]os.FileInfo{pair.CertFile: oldCert, pair.KeyFile: oldKey} {
+		if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := certs.GetCertificate(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Leaf.SerialNumber.Int64(); got != serial {
+		t.Fatalf("serving serial %d after a same-size, same-mtime rotation; want %d", got, serial)
+	}
+	m := NewMetrics(nil)
+	m.WatchCertificate(certs)
+	rec := httptest.NewRecorder()
+	newTestHandler(Options{Metrics: m}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	want := "rolloutlint_webhook_certificate_expiry_timestamp_seconds " + strconv.FormatFloat(float64(c.Leaf.NotAfter.Unix()), 'e', -1, 64)
+	if !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("metrics lack %q:\n%s", want, grep(rec.Body.String(), "certificate"))
+	}
+}
+
+// TestShutdownDrainsFirst checks the SIGTERM sequence: readiness turns false
+// while reviews are still served for the drain delay, then the server stops.
+func TestShutdownDrainsFirst(t *testing.T) {
+	dir := t.TempDir()
+	pair, err := testcert.New(dir, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := NewCertReloader(pair.CertFile, pair.KeyFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHandler(Options{})
+	var logs strings.Builder
+	var mu sync.Mutex
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeListener(ctx, ln, h, certs, newLockedLogger(&logs, &mu), ServeOptions{Drain: h.Drain, DrainDelay: 300 * time.Millisecond})
+	}()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pair.CAPEM)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	get := func(p string) int {
+		resp, err := client.Get("https://" + ln.Addr().String() + p)
+		if err != nil {
+			return -1
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get("/readyz"); got != 200 {
+		t.Fatalf("readyz before shutdown: %d", got)
+	}
+	cancel()
+	time.Sleep(50 * time.Millisecond)
+	if got := get("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("readyz while draining: %d, want 503", got)
+	}
+	if got := get("/healthz"); got != 200 {
+		t.Errorf("healthz while draining: %d, want still served", got)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := get("/healthz"); got != -1 {
+		t.Errorf("served after shutdown: %d", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), "draining") || !strings.Contains(logs.String(), "shut down") {
+		t.Errorf("shutdown not logged:\n%s", logs.String())
 	}
 }

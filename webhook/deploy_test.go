@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -89,6 +90,47 @@ func TestDeployManifests(t *testing.T) {
 	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" {
 		t.Error("Deployment: readiness must use /readyz")
 	}
+	if c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
+		t.Error("Deployment: liveness must use /healthz")
+	}
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	if ports["metrics"] != 9090 || !strings.Contains(args, "--metrics-addr=:9090") {
+		t.Errorf("Deployment: want a metrics port 9090 served by --metrics-addr: ports %v, args %s", ports, args)
+	}
+	for _, p := range []*corev1.Probe{c.ReadinessProbe, c.LivenessProbe} {
+		if p.HTTPGet.Port.String() != "metrics" {
+			t.Errorf("Deployment: probe %s on port %s; the plain metrics port keeps TLS out of the kubelet's probes", p.HTTPGet.Path, p.HTTPGet.Port.String())
+		}
+	}
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().Cmp(resource.MustParse("512Mi")) != 0 {
+		t.Errorf("Deployment: want CPU and memory requests and the 512Mi memory limit: %+v", c.Resources)
+	}
+	memLimit := ""
+	for _, e := range c.Env {
+		if e.Name == "GOMEMLIMIT" {
+			memLimit = e.Value
+		}
+	}
+	if memLimit == "" {
+		t.Error("Deployment: GOMEMLIMIT unset; the Go heap would grow to the container limit before collecting hard")
+	}
+	if !strings.Contains(args, "--max-concurrent-reviews=") {
+		t.Error("Deployment: the lint concurrency must be bounded explicitly (memory)")
+	}
+	for _, u := range DefaultTrustedUsers {
+		if !strings.Contains(args, "--trusted-user="+u) {
+			t.Errorf("Deployment: --trusted-user=%s not spelled out", u)
+		}
+	}
+	if g := pod.TerminationGracePeriodSeconds; g == nil || *g < 15 {
+		t.Error("Deployment: terminationGracePeriodSeconds must cover --shutdown-delay and the reviews in flight")
+	}
+	if a := pod.Affinity; a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) == 0 {
+		t.Error("Deployment: replicas must spread over nodes (pod anti-affinity)")
+	}
 	if pdb := objs["PodDisruptionBudget"].(*policyv1.PodDisruptionBudget); pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() < 1 {
 		t.Error("PodDisruptionBudget: want minAvailable >= 1")
 	}
@@ -113,16 +155,18 @@ func TestDeployManifests(t *testing.T) {
 		if w.FailurePolicy == nil || *w.FailurePolicy != admissionregistrationv1.Ignore {
 			t.Errorf("%s: failurePolicy must default to Ignore", w.Name)
 		}
-		excluded := false
+		excluded := map[string]bool{}
 		for _, e := range w.NamespaceSelector.MatchExpressions {
 			if e.Key == "kubernetes.io/metadata.name" && e.Operator == metav1.LabelSelectorOpNotIn {
 				for _, v := range e.Values {
-					excluded = excluded || v == d.Namespace
+					excluded[v] = true
 				}
 			}
 		}
-		if !excluded {
-			t.Errorf("%s: the webhook's own namespace %q is not excluded", w.Name, d.Namespace)
+		for _, ns := range []string{d.Namespace, "kube-system"} {
+			if !excluded[ns] {
+				t.Errorf("%s: namespace %q is not excluded", w.Name, ns)
+			}
 		}
 		var resources []string
 		for _, r := range w.Rules {

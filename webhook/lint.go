@@ -1,11 +1,13 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -23,7 +25,7 @@ type Linter struct {
 	// Globals are the run-wide rule settings derived from the config.
 	Globals rules.Globals
 	// View supplies the related cluster objects; nil lints the object alone.
-	View *View
+	View *clusterview.View
 
 	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
 }
@@ -44,7 +46,7 @@ type Finding struct {
 	// Object is where the finding lands; it is the incoming object unless
 	// OnOther is set (a finding on a related object that points back at the
 	// incoming one, such as the other Rollout of a shared route).
-	Object  Key
+	Object  clusterview.Key
 	OnOther bool
 	// Path is the field path on Object.
 	Path    string
@@ -60,9 +62,10 @@ type Result struct {
 
 // Lint lints raw (the object of an AdmissionReview, JSON) of the given
 // identity. ns is the request's namespace, used when the object sets none.
-func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
+// It stops early with ctx's error once ctx is done.
+func (l *Linter) Lint(ctx context.Context, self clusterview.Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
 	inputs := []load.Input{{Path: incomingFile, Data: raw}}
-	var related []Object
+	var related []clusterview.Object
 	if l.View != nil {
 		related = l.View.Related(self, obj)
 	}
@@ -70,13 +73,19 @@ func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Res
 		inputs = append(inputs, load.Input{Path: "cluster:" + o.Key.String(), Data: o.JSON})
 	}
 	l.mu.RLock()
-	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1}
+	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}
 	l.mu.RUnlock()
 	g := load.Inputs(inputs, load.Options{Namespace: ns})
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
 		return nil, fmt.Errorf("the object of %s could not be loaded", self)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res := analyzer.Run(g, opts)
+	if res.Err != nil {
+		return nil, res.Err
+	}
 	out := &Result{Related: len(related)}
 	for _, d := range res.Active() {
 		onSelf := d.Pos.File == incomingFile
@@ -93,7 +102,7 @@ func (l *Linter) Lint(self Key, ns string, raw []byte, obj map[string]any) (*Res
 		f := Finding{RuleID: d.RuleID, Severity: d.Severity, Path: d.Path, Message: d.Message, Object: self}
 		if !onSelf {
 			f.OnOther = true
-			f.Object = Key{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
+			f.Object = clusterview.Key{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
 		}
 		out.Findings = append(out.Findings, f)
 	}

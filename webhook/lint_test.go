@@ -1,11 +1,16 @@
 package webhook
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
@@ -16,7 +21,7 @@ import (
 // real shared-route rule to prove that a finding on a cluster object reaches
 // the review of the object it points at.
 var sharedRouteProbe = &rules.Rule{
-	ID: "RL2999", Name: "shared-route-probe", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+	ID: "RL2999", Name: "shared-route-probe", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 	Run: func(p *rules.Pass) error {
 		refs := p.Graph.Refs()
 		for _, k := range refs.RouteKeys() {
@@ -35,7 +40,7 @@ var sharedRouteProbe = &rules.Rule{
 }
 
 func TestFindingsOnRelatedObjectsReachTheReview(t *testing.T) {
-	v := NewView()
+	v := clusterview.New()
 	for _, m := range []string{rolloutA, rolloutB, unrelated} {
 		if err := v.Set(mustObj(t, m)); err != nil {
 			t.Fatal(err)
@@ -44,7 +49,7 @@ func TestFindingsOnRelatedObjectsReachTheReview(t *testing.T) {
 	l := &Linter{Rules: append(all.Rules(), sharedRouteProbe), View: v}
 	vs := mustObj(t, vsObj)
 	raw, _ := json.Marshal(vs.Object)
-	res, err := l.Lint(Key{KindVirtualService, "shop", "vs"}, "shop", raw, vs.Object)
+	res, err := l.Lint(context.Background(), clusterview.Key{Kind: clusterview.KindVirtualService, Namespace: "shop", Name: "vs"}, "shop", raw, vs.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +70,7 @@ func TestFindingsOnRelatedObjectsReachTheReview(t *testing.T) {
 	// Linting an unrelated Service sees none of that, though the same rule runs.
 	svc := mustObj(t, unrelated)
 	raw, _ = json.Marshal(svc.Object)
-	res, err = l.Lint(Key{KindService, "shop", "other"}, "shop", raw, svc.Object)
+	res, err = l.Lint(context.Background(), clusterview.Key{Kind: clusterview.KindService, Namespace: "shop", Name: "other"}, "shop", raw, svc.Object)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,3 +78,61 @@ func TestFindingsOnRelatedObjectsReachTheReview(t *testing.T) {
 		t.Fatalf("unrelated Service: %d findings, %d related objects", len(res.Findings), res.Related)
 	}
 }
+
+// The objects below are those of live/clusterview's tests: two Rollouts
+// sharing a VirtualService route, and a Service nothing references.
+
+func mustObj(t testing.TB, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+const (
+	rolloutA = `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: a, namespace: shop, labels: {app.kubernetes.io/instance: shop-app}}
+spec:
+  strategy:
+    canary:
+      stableService: a-stable
+      canaryService: a-canary
+      trafficRouting:
+        istio:
+          virtualService: {name: vs, routes: [primary]}
+          destinationRule: {name: dr, stableSubsetName: stable, canarySubsetName: canary}
+      steps:
+      - analysis: {templates: [{templateName: success-rate}, {templateName: global, clusterScope: true}]}
+`
+	rolloutB = `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: b, namespace: shop}
+spec:
+  strategy:
+    canary:
+      trafficRouting: {istio: {virtualServices: [{name: vs.shop}]}}
+`
+	vsObj = `
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: vs, namespace: shop}
+spec:
+  hosts: [shop]
+  http:
+  - name: primary
+    route:
+    - destination: {host: a-stable}
+    - destination: {host: a-canary.shop.svc.cluster.local}
+`
+	unrelated = `
+apiVersion: v1
+kind: Service
+metadata: {name: other, namespace: shop}
+spec: {ports: [{port: 80}]}
+`
+)

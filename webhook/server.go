@@ -14,9 +14,11 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -25,8 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/rolloutlint/rolloutlint/analyzer"
-	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 )
 
 // Enforce is what the webhook does with findings.
@@ -80,12 +81,29 @@ const (
 	// DefaultTimeout stays below the 5 s timeoutSeconds of deploy/, so the
 	// API server gets our answer rather than its own time-out.
 	DefaultTimeout = 4 * time.Second
+	// DefaultMaxQueued bounds the reviews waiting for a lint slot; past it a
+	// review is answered by the failure mode at once.
+	DefaultMaxQueued = 4096
 	// MaxWarningLen is the length Kubernetes asks warnings to stay within.
 	MaxWarningLen = 120
 	maxWarnings   = 20
 	maxAuditLen   = 4096
 	maxDenyItems  = 10
 )
+
+// DefaultConcurrency is how many reviews are linted at once by default: one
+// per CPU the process may use, at most 4, so that the memory of the lints in
+// flight stays within the shipped limit whatever the node's size.
+func DefaultConcurrency() int { return min(max(runtime.GOMAXPROCS(0), 1), 4) }
+
+// DefaultTrustedUsers are the controllers whose writes are never denied: the
+// Argo Rollouts controller (it moves VirtualService weights and
+// DestinationRule labels at every step) and the Argo CD application
+// controller (a denied sync leaves an application half applied).
+var DefaultTrustedUsers = []string{
+	"system:serviceaccount:argo-rollouts:argo-rollouts",
+	"system:serviceaccount:argocd:argocd-application-controller",
+}
 
 // Options configure the handler.
 type Options struct {
@@ -97,19 +115,38 @@ type Options struct {
 	// ExemptObjects are "Kind/namespace/name" globs never linted
 	// (namespace empty for cluster-scoped kinds).
 	ExemptObjects []string
-	Timeout       time.Duration
-	MaxBodyBytes  int64
-	Log           *slog.Logger
-	Metrics       *Metrics
+	// TrustedUsers are user-name globs (request.userInfo.username) whose
+	// requests are linted but never denied: their errors come back as
+	// warnings, and a review that cannot be linted is allowed.
+	TrustedUsers []string
+	// DenyExisting denies an UPDATE for every error-level finding of the new
+	// object, as for a CREATE. By default an UPDATE is denied only for the
+	// findings it introduces; those the old object had already come back as
+	// warnings, so that an object that was already invalid can still be
+	// changed (and fixed).
+	DenyExisting bool
+	// Timeout is the per-review budget, from the request's arrival to the
+	// answer, queueing included; a shorter timeout the API server sends with
+	// the request wins.
+	Timeout time.Duration
+	// Concurrency is how many reviews are linted at once (0: DefaultConcurrency).
+	Concurrency int
+	// MaxQueued bounds the reviews waiting for a slot (0: DefaultMaxQueued).
+	MaxQueued    int
+	MaxBodyBytes int64
+	Log          *slog.Logger
+	Metrics      *Metrics
 	// Ready reports whether the cluster view has synced (nil: always ready).
 	Ready func() bool
 }
 
 // Handler serves /validate, /healthz, /readyz and /metrics.
 type Handler struct {
-	opts Options
-	mux  *http.ServeMux
-	obs  *http.ServeMux
+	opts     Options
+	mux      *http.ServeMux
+	obs      *http.ServeMux
+	queue    *queue
+	draining atomic.Bool
 }
 
 // ValidatePath is where the API server sends reviews.
@@ -126,6 +163,12 @@ func NewHandler(opts Options) *Handler {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency()
+	}
+	if opts.MaxQueued <= 0 {
+		opts.MaxQueued = DefaultMaxQueued
+	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -135,9 +178,14 @@ func NewHandler(opts Options) *Handler {
 	if opts.Metrics == nil {
 		opts.Metrics = NewMetrics(nil)
 	}
-	h := &Handler{opts: opts, mux: http.NewServeMux(), obs: http.NewServeMux()}
+	h := &Handler{opts: opts, mux: http.NewServeMux(), obs: http.NewServeMux(),
+		queue: newQueue(opts.Concurrency, opts.MaxQueued, opts.Metrics)}
 	healthz := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 	readyz := func(w http.ResponseWriter, _ *http.Request) {
+		if h.draining.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		if opts.Ready != nil && !opts.Ready() {
 			http.Error(w, "cluster view not synced", http.StatusServiceUnavailable)
 			return
@@ -161,6 +209,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // listener: admission reviews are served over HTTPS alone.
 func (h *Handler) Observability() http.Handler { return h.obs }
 
+// Drain turns /readyz to 503 for good; reviews are still answered. Serve
+// calls it first on shutdown.
+func (h *Handler) Drain() { h.draining.Store(true) }
+
 // decision labels.
 const (
 	decAllowed = "allowed"
@@ -169,6 +221,24 @@ const (
 	decExempt  = "exempt"
 	decSkipped = "skipped"
 	decFailed  = "failed"
+)
+
+// failure is a review that could not be linted.
+type failure struct {
+	code   int    // HTTP status (400, 413) or the status code of a rejection (500)
+	reason string // metric label
+	msg    string
+}
+
+// Failure reasons (the reason label of rolloutlint_webhook_failures_total).
+const (
+	reasonMalformed    = "malformed"
+	reasonTooLarge     = "too_large"
+	reasonQueueTimeout = "queue_timeout"
+	reasonQueueFull    = "queue_full"
+	reasonLintTimeout  = "lint_timeout"
+	reasonCanceled     = "canceled"
+	reasonInternal     = "internal"
 )
 
 func (h *Handler) validate(w http.ResponseWriter, r *http.Request) {
@@ -181,47 +251,63 @@ func (h *Handler) validate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			h.fail(w, start, "", nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("admission review larger than %d bytes", tooBig.Limit))
+			h.fail(w, start, nil, nil, failure{http.StatusRequestEntityTooLarge, reasonTooLarge, fmt.Sprintf("admission review larger than %d bytes", tooBig.Limit)})
 			return
 		}
-		h.fail(w, start, "", nil, http.StatusBadRequest, "reading admission review: "+err.Error())
+		h.fail(w, start, nil, nil, failure{http.StatusBadRequest, reasonMalformed, "reading admission review: " + err.Error()})
 		return
 	}
 	var review admissionv1.AdmissionReview
 	if err := json.Unmarshal(body, &review); err != nil {
-		h.fail(w, start, uidOf(body), nil, http.StatusBadRequest, "decoding admission review: "+err.Error())
+		var req *admissionv1.AdmissionRequest
+		if uid := uidOf(body); uid != "" {
+			req = &admissionv1.AdmissionRequest{UID: types.UID(uid)}
+		}
+		h.fail(w, start, req, nil, failure{http.StatusBadRequest, reasonMalformed, "decoding admission review: " + err.Error()})
 		return
 	}
 	req := review.Request
 	switch {
 	case review.APIVersion != admissionv1.SchemeGroupVersion.String() || review.Kind != "AdmissionReview":
-		h.fail(w, start, "", nil, http.StatusBadRequest,
-			fmt.Sprintf("expected an admission.k8s.io/v1 AdmissionReview, got apiVersion %q kind %q", review.APIVersion, review.Kind))
+		h.fail(w, start, nil, nil, failure{http.StatusBadRequest, reasonMalformed,
+			fmt.Sprintf("expected an admission.k8s.io/v1 AdmissionReview, got apiVersion %q kind %q", review.APIVersion, review.Kind)})
 		return
 	case req == nil || req.UID == "":
-		h.fail(w, start, "", nil, http.StatusBadRequest, "admission review has no request or no request.uid")
+		h.fail(w, start, nil, nil, failure{http.StatusBadRequest, reasonMalformed, "admission review has no request or no request.uid"})
 		return
 	}
 	h.opts.Metrics.requests.WithLabelValues(req.Kind.Kind, string(req.Operation)).Inc()
-	resp := h.review(r.Context(), req, start, w)
-	if resp == nil {
-		return // already answered
+	ctx, cancel := context.WithDeadline(r.Context(), start.Add(h.budget(r)))
+	defer cancel()
+	log := h.opts.Log.With("uid", string(req.UID), "kind", req.Kind.Kind, "namespace", req.Namespace, "name", req.Name,
+		"operation", string(req.Operation), "dryRun", req.DryRun != nil && *req.DryRun, "user", req.UserInfo.Username)
+	resp, f := h.review(ctx, req, start, log)
+	if f != nil {
+		h.fail(w, start, req, log, *f)
+		return
 	}
 	h.write(w, resp)
 }
 
-// review decides one request. It returns nil when it has already written the
-// answer (a failure).
-func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest, start time.Time, w http.ResponseWriter) (resp *admissionv1.AdmissionReview) {
+// budget is the time a review may take: --timeout, or less when the API
+// server says (the ?timeout= it adds to the URL is its timeoutSeconds) that it
+// stops waiting sooner; a fifth of that is left for the network.
+func (h *Handler) budget(r *http.Request) time.Duration {
+	b := h.opts.Timeout
+	if t, err := time.ParseDuration(r.URL.Query().Get("timeout")); err == nil && t > 0 {
+		b = min(b, t-t/5)
+	}
+	return b
+}
+
+// review decides one request, or says why it could not.
+func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest, start time.Time, log *slog.Logger) (resp *admissionv1.AdmissionReview, fail *failure) {
 	dry := req.DryRun != nil && *req.DryRun
-	self := Key{Kind: req.Kind.Kind, Namespace: req.Namespace, Name: req.Name}
-	log := h.opts.Log.With("uid", string(req.UID), "kind", self.Kind, "namespace", self.Namespace, "name", self.Name,
-		"operation", string(req.Operation), "dryRun", dry)
+	self := clusterview.Key{Kind: req.Kind.Kind, Namespace: req.Namespace, Name: req.Name}
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("panic while reviewing", "panic", fmt.Sprint(p))
-			h.fail(w, start, string(req.UID), log, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", p))
-			resp = nil
+			resp, fail = nil, &failure{http.StatusInternalServerError, reasonInternal, fmt.Sprintf("internal error: %v", p)}
 		}
 	}()
 	answer := func(decision string, allowed bool) *admissionv1.AdmissionReview {
@@ -234,128 +320,180 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 		}
 	}
 	if !linted(self.Kind) || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) || len(req.Object.Raw) == 0 {
-		return answer(decSkipped, true)
+		return answer(decSkipped, true), nil
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil || obj == nil {
-		h.fail(w, start, string(req.UID), log, http.StatusBadRequest, fmt.Sprintf("request.object of %s is not a JSON object", self))
-		return nil
+		return nil, &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("request.object of %s is not a JSON object", self)}
 	}
 	if self.Name == "" { // generateName: the API server has not named it yet
-		self.Name = str(mapAt(obj, "metadata"), "name")
+		md, _ := obj["metadata"].(map[string]any)
+		self.Name, _ = md["name"].(string)
 	}
 	if h.exempt(self) {
 		log.Debug("exempt")
-		return answer(decExempt, true)
+		return answer(decExempt, true), nil
 	}
-	res, err := h.lintWithTimeout(ctx, self, req.Namespace, req.Object.Raw, obj)
-	if err != nil {
-		log.Error("not linted", "err", err)
-		h.fail(w, start, string(req.UID), log, http.StatusInternalServerError, err.Error())
-		return nil
+	var old map[string]any
+	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+		if err := json.Unmarshal(req.OldObject.Raw, &old); err == nil && old != nil && sameExceptMetadataAndStatus(old, obj) {
+			log.Debug("metadata or status change only: not linted")
+			return answer(decSkipped, true), nil
+		}
 	}
-	for _, f := range res.Findings {
-		if f.RuleID == analyzer.RuleInternal && !f.OnOther {
-			// A rule broke: its findings are missing, so the object was not
-			// fully checked; that is a failure, not a verdict.
-			h.fail(w, start, string(req.UID), log, http.StatusInternalServerError, f.Message)
+	trusted := h.trusted(req.UserInfo.Username)
+	// Only an UPDATE that would be denied needs the old object's findings.
+	compareOld := old != nil && !h.opts.DenyExisting && !trusted && h.opts.Enforce == EnforceError
+	var v verdict
+	err := h.inSlot(ctx, func(ctx context.Context) error {
+		res, err := h.opts.Linter.Lint(ctx, self, req.Namespace, req.Object.Raw, obj)
+		if err != nil {
+			return err
+		}
+		v = classify(res)
+		if v.broken != nil || len(v.errs) == 0 || !compareOld {
 			return nil
 		}
-	}
-	var errs, warns []Finding
-	for _, f := range res.Findings {
-		h.opts.Metrics.findings.WithLabelValues(f.RuleID, f.Severity.String()).Inc()
-		switch f.Severity {
-		case rules.Error:
-			errs = append(errs, f)
-		case rules.Warning:
-			warns = append(warns, f)
-		} // info-level findings are logged and counted only
-	}
-	if len(res.Findings) > 0 {
-		log.Info("findings", "enforce", string(h.opts.Enforce), "errors", len(errs), "warnings", len(warns),
-			"related", res.Related, "findings", findingList(res.Findings))
-	}
-	switch h.opts.Enforce {
-	case EnforceOff:
-		out := answer(decAllowed, true)
-		if len(res.Findings) > 0 {
-			out.Response.AuditAnnotations = map[string]string{"findings": truncate(strings.Join(findingList(res.Findings), "; "), maxAuditLen)}
+		oldRes, err := h.opts.Linter.Lint(ctx, self, req.Namespace, req.OldObject.Raw, old)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			log.Warn("old object not linted; every error counts as introduced", "err", err)
+			return nil
 		}
-		return out
-	case EnforceWarning:
-		warns = append(errs, warns...)
+		v.splitExisting(oldRes.Findings)
+		return nil
+	})
+	if err != nil {
+		return nil, h.lintFailure(ctx, self, err)
+	}
+	if v.broken != nil {
+		// A rule broke: its findings are missing, so the object was not
+		// fully checked; that is a failure, not a verdict.
+		return nil, &failure{http.StatusInternalServerError, reasonInternal, v.broken.Message}
+	}
+	for _, f := range v.all {
+		h.opts.Metrics.findings.WithLabelValues(f.RuleID, f.Severity.String()).Inc()
+	}
+	if len(v.all) > 0 {
+		log.Info("findings", "enforce", string(h.opts.Enforce), "errors", len(v.errs), "existing", len(v.existing),
+			"warnings", len(v.warns), "trusted", trusted, "related", v.related, "findings", findingList(v.all))
+	}
+	warns := append(existingWarnings(v.existing), warnings(v.warns)...)
+	errs := v.errs
+	switch {
+	case h.opts.Enforce == EnforceOff:
+		out := answer(decAllowed, true)
+		if len(v.all) > 0 {
+			out.Response.AuditAnnotations = map[string]string{"findings": truncate(strings.Join(findingList(v.all), "; "), maxAuditLen)}
+		}
+		return out, nil
+	case h.opts.Enforce == EnforceWarning || trusted:
+		warns = append(warnings(errs), warns...)
 		errs = nil
+	}
+	if len(warns) > maxWarnings {
+		warns = append(warns[:maxWarnings], fmt.Sprintf("rolloutlint: %d more warnings not shown", len(warns)-maxWarnings))
 	}
 	if len(errs) > 0 {
 		out := answer(decDenied, false)
 		out.Response.Result = &metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
-			Message: denyMessage(self, errs),
+			Message: denyMessage(self, errs, len(v.existing)),
 		}
-		out.Response.Warnings = warnings(warns)
-		return out
+		out.Response.Warnings = warns
+		return out, nil
 	}
 	if len(warns) > 0 {
 		out := answer(decWarned, true)
-		out.Response.Warnings = warnings(warns)
-		return out
+		out.Response.Warnings = warns
+		return out, nil
 	}
-	return answer(decAllowed, true)
+	return answer(decAllowed, true), nil
 }
 
-// lintWithTimeout bounds one lint by the per-request timeout (and the
-// client's context), so an unexpectedly slow review is answered by the
-// failure mode instead of by the API server's own time-out.
-func (h *Handler) lintWithTimeout(ctx context.Context, self Key, ns string, raw []byte, obj map[string]any) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.opts.Timeout)
-	defer cancel()
-	type outcome struct {
-		res *Result
-		err error
+// inSlot runs lint in a lint slot, waiting for one in arrival order, and
+// returns when it is done or ctx is: a lint still running then is told to
+// stop through ctx and keeps its slot until it has.
+func (h *Handler) inSlot(ctx context.Context, lint func(context.Context) error) error {
+	if err := h.queue.acquire(ctx); err != nil {
+		return err
 	}
-	done := make(chan outcome, 1)
+	done := make(chan error, 1)
 	go func() {
+		defer h.queue.release()
 		defer func() {
 			if p := recover(); p != nil {
-				done <- outcome{err: fmt.Errorf("internal error linting %s: %v", self, p)}
+				done <- fmt.Errorf("internal error: %v", p)
 			}
 		}()
-		res, err := h.opts.Linter.Lint(self, ns, raw, obj)
-		done <- outcome{res, err}
+		done <- lint(ctx)
 	}()
 	select {
-	case o := <-done:
-		return o.res, o.err
+	case err := <-done:
+		return err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("linting %s did not finish within %s: %w", self, h.opts.Timeout, ctx.Err())
+		return ctx.Err()
 	}
+}
+
+// lintFailure turns an error of inSlot into the failure answered, counting
+// time-outs by stage.
+func (h *Handler) lintFailure(ctx context.Context, self clusterview.Key, err error) *failure {
+	var qe queueError
+	switch {
+	case errors.As(err, &qe) && qe == errQueueFull:
+		return &failure{http.StatusInternalServerError, reasonQueueFull, fmt.Sprintf("%s not linted: %s (%d)", self, qe, h.opts.MaxQueued)}
+	case errors.As(err, &qe):
+		h.opts.Metrics.timeouts.WithLabelValues("queue").Inc()
+		return &failure{http.StatusInternalServerError, reasonQueueTimeout, fmt.Sprintf("%s not linted: %s", self, qe)}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		h.opts.Metrics.timeouts.WithLabelValues("lint").Inc()
+		return &failure{http.StatusInternalServerError, reasonLintTimeout, fmt.Sprintf("linting %s did not finish within the review's deadline", self)}
+	case ctx.Err() != nil:
+		return &failure{http.StatusInternalServerError, reasonCanceled, fmt.Sprintf("linting %s: the API server closed the request", self)}
+	}
+	return &failure{http.StatusInternalServerError, reasonInternal, err.Error()}
 }
 
 // fail answers a request that could not be linted, following the failure
 // mode: fail-open allows with a warning when the review could be read far
 // enough to echo its uid; otherwise (and in fail-closed mode) the API server
-// gets an HTTP error or a rejection, and its failurePolicy decides.
-func (h *Handler) fail(w http.ResponseWriter, start time.Time, uid string, log *slog.Logger, code int, msg string) {
-	h.opts.Metrics.decisions.WithLabelValues(decFailed, "false").Inc()
-	h.opts.Metrics.latency.WithLabelValues(decFailed).Observe(time.Since(start).Seconds())
+// gets an HTTP error or a rejection, and its failurePolicy decides. Every
+// failure is counted and logged with the object; none is a silent allow.
+func (h *Handler) fail(w http.ResponseWriter, start time.Time, req *admissionv1.AdmissionRequest, log *slog.Logger, f failure) {
+	dry := req != nil && req.DryRun != nil && *req.DryRun
 	if log == nil {
 		log = h.opts.Log
 	}
-	log.Warn("admission review not linted", "code", code, "reason", msg, "failureMode", string(h.opts.Failure))
-	if uid == "" || code == http.StatusRequestEntityTooLarge {
-		http.Error(w, msg, code)
+	trusted := req != nil && h.trusted(req.UserInfo.Username)
+	answer := "http_error"
+	switch {
+	case req == nil || req.UID == "" || f.code == http.StatusRequestEntityTooLarge:
+	case h.opts.Failure == FailOpen || h.opts.Enforce == EnforceOff || trusted: // audit mode and trusted users are never denied
+		answer = decAllowed
+	default:
+		answer = decDenied
+	}
+	h.opts.Metrics.decisions.WithLabelValues(decFailed, strconv.FormatBool(dry)).Inc()
+	h.opts.Metrics.latency.WithLabelValues(decFailed).Observe(time.Since(start).Seconds())
+	h.opts.Metrics.failures.WithLabelValues(f.reason, answer).Inc()
+	log.Warn("admission review not linted", "code", f.code, "reason", f.reason, "message", f.msg,
+		"failureMode", string(h.opts.Failure), "answer", answer, "elapsed", time.Since(start).Round(time.Microsecond))
+	if answer == "http_error" {
+		http.Error(w, f.msg, f.code)
 		return
 	}
 	out := &admissionv1.AdmissionReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
-		Response: &admissionv1.AdmissionResponse{UID: types.UID(uid)},
+		Response: &admissionv1.AdmissionResponse{UID: req.UID},
 	}
-	if h.opts.Failure == FailOpen || h.opts.Enforce == EnforceOff { // audit mode never denies
+	if answer == decAllowed {
 		out.Response.Allowed = true
-		out.Response.Warnings = []string{truncate("rolloutlint did not check this object: "+msg, MaxWarningLen)}
+		out.Response.Warnings = []string{truncate("rolloutlint did not check this object: "+f.msg, MaxWarningLen)}
 	} else {
-		out.Response.Result = &metav1.Status{Status: metav1.StatusFailure, Code: int32(code), Message: "rolloutlint could not check this object: " + msg}
+		out.Response.Result = &metav1.Status{Status: metav1.StatusFailure, Code: int32(f.code), Message: "rolloutlint could not check this object: " + f.msg}
 	}
 	h.write(w, out)
 }
@@ -370,7 +508,7 @@ func (h *Handler) write(w http.ResponseWriter, review *admissionv1.AdmissionRevi
 	_, _ = w.Write(data)
 }
 
-func (h *Handler) exempt(k Key) bool {
+func (h *Handler) exempt(k clusterview.Key) bool {
 	for _, p := range h.opts.ExemptNamespaces {
 		if ok, _ := path.Match(p, k.Namespace); ok {
 			return true
@@ -388,7 +526,7 @@ func (h *Handler) exempt(k Key) bool {
 // linted reports whether the webhook lints a kind; others are allowed untouched.
 func linted(kind string) bool {
 	switch kind {
-	case KindRollout, KindService, KindVirtualService, KindDestinationRule, KindAnalysisTemplate, KindClusterAnalysisTemplate:
+	case clusterview.KindRollout, clusterview.KindService, clusterview.KindVirtualService, clusterview.KindDestinationRule, clusterview.KindAnalysisTemplate, clusterview.KindClusterAnalysisTemplate:
 		return true
 	}
 	return false
@@ -430,10 +568,14 @@ func findingList(fs []Finding) []string {
 }
 
 // denyMessage lists the errors concisely: rule ID, field path and message.
-func denyMessage(self Key, errs []Finding) string {
+func denyMessage(self clusterview.Key, errs []Finding, existing int) string {
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].RuleID < errs[j].RuleID })
 	var b strings.Builder
-	fmt.Fprintf(&b, "rolloutlint: %s has %d error(s): ", self, len(errs))
+	if existing > 0 {
+		fmt.Fprintf(&b, "rolloutlint: this update of %s adds %d error(s) (%d it already had are warnings): ", self, len(errs), existing)
+	} else {
+		fmt.Fprintf(&b, "rolloutlint: %s has %d error(s): ", self, len(errs))
+	}
 	for i, f := range errs {
 		if i == maxDenyItems {
 			fmt.Fprintf(&b, "; and %d more (run rolloutlint lint for all)", len(errs)-i)
@@ -447,17 +589,31 @@ func denyMessage(self Key, errs []Finding) string {
 	return b.String()
 }
 
-// warnings renders warning-level findings, each within MaxWarningLen.
+// warnings renders findings as warnings, each within MaxWarningLen.
 func warnings(fs []Finding) []string {
-	var out []string
-	for i, f := range fs {
-		if i == maxWarnings {
-			out = append(out, fmt.Sprintf("rolloutlint: %d more warnings not shown", len(fs)-i))
-			break
-		}
+	out := make([]string, 0, len(fs))
+	for _, f := range fs {
 		out = append(out, truncate(fmt.Sprintf("%s %s: %s", f.RuleID, where(f), f.Message), MaxWarningLen))
 	}
 	return out
+}
+
+// existingWarnings renders the errors the old object already had.
+func existingWarnings(fs []Finding) []string {
+	out := make([]string, 0, len(fs))
+	for _, f := range fs {
+		out = append(out, truncate(fmt.Sprintf("%s %s (already there before this update): %s", f.RuleID, where(f), f.Message), MaxWarningLen))
+	}
+	return out
+}
+
+func (h *Handler) trusted(user string) bool {
+	for _, p := range h.opts.TrustedUsers {
+		if ok, _ := path.Match(p, user); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // truncate shortens s to at most n runes, ending in "…" when cut.

@@ -256,12 +256,12 @@ func TestSkipsDeleteAndOtherKinds(t *testing.T) {
 
 // slowRule stands in for a rule that runs past the deadline.
 var slowRule = &rules.Rule{
-	ID: "RL0999", Name: "slow", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+	ID: "RL0999", Name: "slow", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 	Run: func(*rules.Pass) error { time.Sleep(300 * time.Millisecond); return nil },
 }
 
 var panicRule = &rules.Rule{
-	ID: "RL0998", Name: "panics", Summary: "s", Doc: "d", Severity: rules.Error, Source: rules.SourceGo,
+	ID: "RL0998", Name: "panics", Summary: "s", Doc: rules.Doc{Why: "d"}, Severity: rules.Error, Source: rules.SourceGo,
 	Run: func(*rules.Pass) error { panic(errors.New("boom")) },
 }
 

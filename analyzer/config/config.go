@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -54,6 +56,8 @@ type RuleSetting struct {
 	Severity rules.Severity // 0 keeps the rule's default
 	Options  rules.Options
 	Line     int
+	// optionLines are the lines of the option keys, for CheckOptions.
+	optionLines map[string]int
 }
 
 // Error is a config problem with its location.
@@ -210,10 +214,14 @@ func (c *Config) parseRules(file string, v *yaml.Node) error {
 					level = sv.Value
 				case "options":
 					var opts map[string]any
-					if err := sv.Decode(&opts); err != nil {
+					if err := sv.Decode(&opts); err != nil || sv.Kind != yaml.MappingNode {
 						return &Error{File: file, Line: sv.Line, Key: key + ".options", Msg: "must be a mapping"}
 					}
 					s.Options = opts
+					s.optionLines = map[string]int{}
+					for k := 0; k+1 < len(sv.Content); k += 2 {
+						s.optionLines[sv.Content[k].Value] = sv.Content[k].Line
+					}
 				default:
 					return &Error{File: file, Line: sk.Line, Key: key + "." + sk.Value, Msg: "unknown rule setting (known: severity, options)"}
 				}
@@ -235,6 +243,82 @@ func (c *Config) parseRules(file string, v *yaml.Node) error {
 		c.Rules = append(c.Rules, s)
 	}
 	return nil
+}
+
+// CheckOptions checks each rules entry's options against the options the
+// rules it matches declare (rules.Rule.Options): a key no matched rule
+// declares (a typo) or a value of the wrong type is an *Error at the key's
+// line, as an ill-formed rule ID is. Options on a pattern that matches no
+// rule of rs are an error too, since nothing would read them.
+func (c *Config) CheckOptions(rs []*rules.Rule) error {
+	if c == nil {
+		return nil
+	}
+	for _, s := range c.Rules {
+		if len(s.Options) == 0 {
+			continue
+		}
+		var matched []*rules.Rule
+		for _, r := range rs {
+			if MatchRule(s.Pattern, r.ID) {
+				matched = append(matched, r)
+			}
+		}
+		keys := make([]string, 0, len(s.Options))
+		for k := range s.Options {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if li, lj := s.optionLines[keys[i]], s.optionLines[keys[j]]; li != lj {
+				return li < lj
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys {
+			line := s.optionLines[k]
+			if line == 0 {
+				line = s.Line
+			}
+			key := "rules." + s.Pattern + ".options." + k
+			if len(matched) == 0 {
+				return &Error{File: c.File, Line: line, Key: key, Msg: fmt.Sprintf("no rule matches %s, so nothing reads its options (see 'rolloutlint rules')", s.Pattern)}
+			}
+			declared := false
+			var known []string
+			for _, r := range matched {
+				for _, o := range r.Options {
+					known = append(known, o.Name)
+					if o.Name != k {
+						continue
+					}
+					declared = true
+					if err := o.Check(s.Options[k]); err != nil {
+						return &Error{File: c.File, Line: line, Key: key, Msg: fmt.Sprintf("%v (option of %s)", err, r.ID)}
+					}
+				}
+			}
+			if !declared {
+				return &Error{File: c.File, Line: line, Key: key, Msg: unknownOption(s.Pattern, k, known)}
+			}
+		}
+	}
+	return nil
+}
+
+// unknownOption says which options the matched rules do have.
+func unknownOption(pattern, key string, known []string) string {
+	sort.Strings(known)
+	known = slices.Compact(known)
+	if len(known) == 0 {
+		return fmt.Sprintf("unknown option: %s has no options", pattern)
+	}
+	msg := fmt.Sprintf("unknown option (known for %s: %s)", pattern, strings.Join(known, ", "))
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return fmt.Sprintf("unknown option (did you mean %q?)", k)
+		}
+	}
+	return msg
 }
 
 // Setting is the effective configuration of one rule.

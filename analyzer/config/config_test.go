@@ -164,3 +164,53 @@ func TestFindUpward(t *testing.T) {
 		t.Errorf("Find with a directory named .rolloutlint.yaml = %q", got)
 	}
 }
+
+func TestCheckOptions(t *testing.T) {
+	rs := []*rules.Rule{
+		{ID: "RL2011", Options: []rules.Option{{Name: "versionKeys", Type: rules.OptStrings, Doc: "d"}}},
+		{ID: "RL5001", Options: []rules.Option{{Name: "timeout", Type: rules.OptDuration, Doc: "d"}}},
+		{ID: "RL5002", Options: []rules.Option{{Name: "timeout", Type: rules.OptDuration, Doc: "d"}}},
+		{ID: "RL1001"},
+	}
+	cases := []struct {
+		src, want string // want: "" or the error
+	}{
+		{"rules:\n  RL2011:\n    options: {versionKeys: [track]}\n", ""},
+		{"rules:\n  RL5*:\n    options:\n      timeout: 2s\n", ""},
+		{"rules:\n  RL2011:\n    options:\n      versionKeys: [track]\n      versionkeys: [x]\n",
+			`/repo/.rolloutlint.yaml:5: rules.RL2011.options.versionkeys: unknown option (did you mean "versionKeys"?)`},
+		{"rules:\n  RL2011:\n    severity: info\n    options:\n      keys: [x]\n",
+			"/repo/.rolloutlint.yaml:5: rules.RL2011.options.keys: unknown option (known for RL2011: versionKeys)"},
+		{"rules:\n  RL2011:\n    options: {versionKeys: track}\n",
+			"/repo/.rolloutlint.yaml:3: rules.RL2011.options.versionKeys: must be a list of strings (option of RL2011)"},
+		{"rules:\n  RL2011:\n    options: {versionKeys: [1, 2]}\n",
+			"/repo/.rolloutlint.yaml:3: rules.RL2011.options.versionKeys: must be a list of strings (option of RL2011)"},
+		{"rules:\n  RL5*:\n    options:\n      timeout: 10\n",
+			`/repo/.rolloutlint.yaml:4: rules.RL5*.options.timeout: must be a duration such as "500ms" or "2s" (option of RL5001)`},
+		{"rules:\n  RL5001:\n    options:\n      timeout: forever\n",
+			`/repo/.rolloutlint.yaml:4: rules.RL5001.options.timeout: "forever" is not a positive duration such as "500ms" or "2s" (option of RL5001)`},
+		{"rules:\n  RL1001:\n    options:\n      max: 3\n",
+			"/repo/.rolloutlint.yaml:4: rules.RL1001.options.max: unknown option: RL1001 has no options"},
+		{"rules:\n  RL9999:\n    options:\n      max: 3\n",
+			"/repo/.rolloutlint.yaml:4: rules.RL9999.options.max: no rule matches RL9999, so nothing reads its options (see 'rolloutlint rules')"},
+		{"rules:\n  RL9999: off\n", ""}, // no options: nothing to check
+	}
+	for _, c := range cases {
+		err := parse(t, c.src).CheckOptions(rs)
+		got := ""
+		if err != nil {
+			got = err.Error()
+			var ce *config.Error
+			if !errors.As(err, &ce) {
+				t.Errorf("%q: error %T is not a *config.Error", c.src, err)
+			}
+		}
+		if got != c.want {
+			t.Errorf("%q:\n got  %s\n want %s", c.src, got, c.want)
+		}
+	}
+	var nilCfg *config.Config
+	if err := nilCfg.CheckOptions(rs); err != nil {
+		t.Errorf("nil config: %v", err)
+	}
+}

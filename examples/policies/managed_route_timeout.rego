@@ -4,23 +4,6 @@
 #   Our platform standard: every HTTP route that a canary shifts traffic on sets an explicit
 #   `timeout`, so that a slow canary shows up as errors in the analysis instead of holding
 #   client connections open.
-#
-#   Bad:
-#
-#   ```yaml
-#   http:
-#   - name: primary
-#     route: [...]
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#   http:
-#   - name: primary
-#     timeout: 5s
-#     route: [...]
-#   ```
 # related_resources:
 # - ref: https://istio.io/latest/docs/reference/config/networking/virtual-service/#HTTPRoute
 #   description: Istio HTTPRoute
@@ -29,6 +12,15 @@
 #   severity: warning
 #   kinds: [Rollout, VirtualService]
 #   tags: [platform]
+#   bad: |
+#     http:
+#     - name: primary
+#       route: [...]
+#   good: |
+#     http:
+#     - name: primary
+#       timeout: 5s
+#       route: [...]
 package acme.managed_route_timeout
 
 import data.rolloutlint.lib

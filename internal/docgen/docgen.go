@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
-	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
+	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
 
 // Markers delimit the generated table in README.md.
@@ -26,35 +24,19 @@ func Files(root string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	rs := all.Rules()
 	for _, r := range rs {
-		out[filepath.Join("docs", "rules", r.ID+".md")] = []byte(cli.RuleMarkdown(r))
+		out[filepath.Join("docs", "rules", r.ID+".md")] = []byte(ruledoc.Page(r))
 	}
-	out[filepath.Join("docs", "rules", "README.md")] = []byte("# Rules\n\n" + Table(rs, "") + "\n")
+	out[filepath.Join("docs", "rules", "README.md")] = []byte("# Rules\n\n" + ruledoc.Table(rs, "") + "\n")
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		return nil, fmt.Errorf("reading README.md: %w", err)
 	}
-	updated, err := replaceBetween(readme, Table(rs, "docs/rules/"))
+	updated, err := replaceBetween(readme, ruledoc.Table(rs, "docs/rules/"))
 	if err != nil {
 		return nil, err
 	}
 	out["README.md"] = updated
 	return out, nil
-}
-
-// Table renders the Markdown rules table, linking each ID to its page.
-func Table(rs []*rules.Rule, linkPrefix string) string {
-	sorted := append([]*rules.Rule(nil), rs...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
-	var b strings.Builder
-	b.WriteString("| ID | name | severity | source | what it finds |\n|---|---|---|---|---|\n")
-	for _, r := range sorted {
-		summary := strings.ReplaceAll(r.Summary, "|", "\\|")
-		if r.OptIn {
-			summary = "(opt-in) " + summary
-		}
-		fmt.Fprintf(&b, "| [%s](%s%s.md) | %s | %s | %s | %s |\n", r.ID, linkPrefix, r.ID, r.Name, r.Severity, r.Source, summary)
-	}
-	return b.String()
 }
 
 func replaceBetween(doc []byte, table string) ([]byte, error) {

@@ -7,6 +7,11 @@
 // .rolloutlint.yaml is passed with --config, so it can enable opt-in rules and
 // user policies.
 //
+// The SARIF rule descriptors of the built-in rules (tool.driver.rules, the
+// rule catalogue with its help text) are compared once, with
+// testdata/bundles/sarif-rules.golden; a bundle's sarif.golden lists those
+// rules by ID only, and keeps its results and user-policy rules whole.
+//
 // TestEveryRuleFiresInBundles lints the same bundles and fails naming each
 // registered rule that reports no active finding in any of them.
 package golden

@@ -8,7 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,6 +23,10 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/bundles/")
 
 const bundlesDir = "testdata/bundles"
+
+// messageLink matches an embedded link to a related location, [text](id),
+// whose text has no unescaped bracket.
+var messageLink = regexp.MustCompile(`\[(?:[^\[\]\\]|\\.)*\]\((\d+)\)`)
 
 // repoRoot finds the module root, so paths in goldens are repository-relative
 // whatever directory the test runs in.
@@ -124,6 +130,7 @@ func TestGolden(t *testing.T) {
 	if !strings.HasPrefix(filepath.ToSlash(root), "/") {
 		rootURI = "file:///" + filepath.ToSlash(root) + "/"
 	}
+	catalogue := ruleCatalogue(t)
 	for _, b := range bundles {
 		t.Run(strings.TrimPrefix(b.dir, bundlesDir+"/"), func(t *testing.T) {
 			outputs := map[string][]byte{}
@@ -132,6 +139,7 @@ func TestGolden(t *testing.T) {
 			}
 			outputs["sarif"] = bytes.ReplaceAll(outputs["sarif"], []byte(rootURI), []byte("file:///REPOSITORY/"))
 			checkSARIF(t, schema, outputs["json"], outputs["sarif"])
+			outputs["sarif"] = withoutCatalogue(t, catalogue, outputs["sarif"])
 			for _, format := range []string{"text", "json", "sarif"} {
 				compare(t, filepath.Join(b.dir, format+".golden"), outputs[format])
 			}
@@ -199,7 +207,13 @@ func checkSARIF(t *testing.T, schema *jsonschema.Schema, jsonOut, sarifOut []byt
 	var sf struct {
 		Runs []struct {
 			Results []struct {
-				RuleID    string `json:"ruleId"`
+				RuleID  string `json:"ruleId"`
+				Message struct {
+					Text string `json:"text"`
+				} `json:"message"`
+				RelatedLocations []struct {
+					ID int `json:"id"`
+				} `json:"relatedLocations"`
 				Locations []struct {
 					PhysicalLocation struct {
 						ArtifactLocation struct{ URI string }
@@ -211,6 +225,28 @@ func checkSARIF(t *testing.T, schema *jsonschema.Schema, jsonOut, sarifOut []byt
 	}
 	if err := json.Unmarshal(sarifOut, &sf); err != nil {
 		t.Fatal(err)
+	}
+	// GitHub shows a related location only when the message links it: every
+	// related location up to the tenth is linked as [text](id), and every link
+	// names one.
+	for _, r := range sf.Runs[0].Results {
+		ids := map[int]bool{}
+		for _, rl := range r.RelatedLocations {
+			ids[rl.ID] = true
+		}
+		linked := map[int]bool{}
+		for _, m := range messageLink.FindAllStringSubmatch(r.Message.Text, -1) {
+			id, _ := strconv.Atoi(m[1])
+			if !ids[id] {
+				t.Errorf("%s: message links (%d), which is no related location: %s", r.RuleID, id, r.Message.Text)
+			}
+			linked[id] = true
+		}
+		for i, rl := range r.RelatedLocations {
+			if i < 10 && !linked[rl.ID] {
+				t.Errorf("%s: related location %d is not linked from the message: %s", r.RuleID, rl.ID, r.Message.Text)
+			}
+		}
 	}
 	// SARIF keeps suppressed findings; JSON lists active ones. Match each JSON
 	// finding to a SARIF result in order.

@@ -3,6 +3,8 @@ package graph_test
 import (
 	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -280,20 +282,58 @@ func FuzzPos(f *testing.F) {
 
 func TestForgetMemosSince(t *testing.T) {
 	g := load1(t, "r.yaml", "kind: Service\napiVersion: v1\nmetadata: {name: a}\n")
-	type before struct{}
-	type after struct{}
+	before, after := graph.NewMemo[string]("before"), graph.NewMemo[string]("after")
 	n := map[string]int{}
-	get := func(key any, name string) any {
-		return g.Memo(key, func() any { n[name]++; return name })
+	get := func(m *graph.Memo[string], name string) string {
+		return m.Get(g, func() string { n[name]++; return name })
 	}
-	get(before{}, "before")
+	get(before, "before")
 	mark := g.MemoMark()
-	get(after{}, "after")
+	get(after, "after")
 	g.ForgetMemosSince(mark)
-	if v := get(before{}, "before"); v != "before" || n["before"] != 1 {
+	if v := get(before, "before"); v != "before" || n["before"] != 1 {
 		t.Errorf("a memo made before the mark was recomputed (%d builds)", n["before"])
 	}
-	if v := get(after{}, "after"); v != "after" || n["after"] != 2 {
+	if v := get(after, "after"); v != "after" || n["after"] != 2 {
 		t.Errorf("a memo made after the mark was not forgotten (%d builds)", n["after"])
+	}
+}
+
+// TestMemoKeys: each memo variable is its own key (two memos of one type do
+// not share a value), a keyed memo holds one value per key, and a value is
+// computed once however many goroutines ask.
+func TestMemoKeys(t *testing.T) {
+	g := load1(t, "r.yaml", "kind: Service\napiVersion: v1\nmetadata: {name: a}\n")
+	a, b := graph.NewMemo[int]("a"), graph.NewMemo[int]("b")
+	if a.Get(g, func() int { return 1 }) != 1 || b.Get(g, func() int { return 2 }) != 2 || a.Get(g, func() int { return 3 }) != 1 {
+		t.Error("two memos of one type share a value, or a value was recomputed")
+	}
+	k := graph.NewKeyedMemo[string, string]("k")
+	if k.Get(g, "1.28", func() string { return "x" }) != "x" || k.Get(g, "1.30", func() string { return "y" }) != "y" || k.Get(g, "1.28", func() string { return "z" }) != "x" {
+		t.Error("a keyed memo does not keep one value per key")
+	}
+	other := load1(t, "r.yaml", "kind: Service\napiVersion: v1\nmetadata: {name: a}\n")
+	if a.Get(other, func() int { return 4 }) != 4 {
+		t.Error("a memo's value leaked to another graph")
+	}
+	c := graph.NewMemo[*int]("c")
+	var calls atomic.Int32
+	var wg sync.WaitGroup
+	results := make([]*int, 16)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = c.Get(g, func() *int { calls.Add(1); v := i; return &v })
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r != results[0] {
+			t.Fatal("concurrent callers got different values")
+		}
+	}
+	if calls.Load() != 1 {
+		t.Errorf("computed %d times, want once", calls.Load())
 	}
 }

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"strings"
+
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
 // ClusterDomain is the Kubernetes cluster DNS suffix assumed for Service FQDNs.
@@ -23,13 +25,13 @@ func buildHostIndex(g *Graph) *hostIndex {
 		destRules:      map[string][]*Resource{},
 		virtualSvcs:    map[string][]*Resource{},
 	}
-	for _, r := range g.OfKind("Service") {
+	for _, r := range g.OfKind(kinds.Service) {
 		fqdn := ServiceFQDN(r.Name, r.Namespace)
 		if _, dup := h.services[fqdn]; !dup {
 			h.services[fqdn] = r
 		}
 	}
-	for _, r := range g.OfKind("ServiceEntry") {
+	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		hosts, _ := r.specList("hosts")
 		for _, host := range hosts {
 			if s, ok := host.(string); ok {
@@ -37,13 +39,13 @@ func buildHostIndex(g *Graph) *hostIndex {
 			}
 		}
 	}
-	for _, r := range g.OfKind("DestinationRule") {
+	for _, r := range g.OfKind(kinds.DestinationRule) {
 		if dr := r.DestinationRule(); dr != nil && dr.Spec.GetHost() != "" {
 			fqdn := FQDN(dr.Spec.GetHost(), r.Namespace)
 			h.destRules[fqdn] = append(h.destRules[fqdn], r)
 		}
 	}
-	for _, r := range g.OfKind("VirtualService") {
+	for _, r := range g.OfKind(kinds.VirtualService) {
 		if vs := r.VirtualService(); vs != nil {
 			for _, host := range vs.Spec.GetHosts() {
 				fqdn := FQDN(host, r.Namespace)

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"sort"
+
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
 // labelKey is one label pair in one namespace.
@@ -18,7 +20,7 @@ type podLabelIndex struct {
 
 func buildPodLabelIndex(g *Graph) *podLabelIndex {
 	x := &podLabelIndex{byPair: map[labelKey][]*Resource{}}
-	for _, r := range g.OfKind("Rollout") {
+	for _, r := range g.OfKind(kinds.Rollout) {
 		labels, _ := g.PodLabels(r)
 		for k, v := range labels {
 			lk := labelKey{r.Namespace, k, v}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	networkingv1 "istio.io/api/networking/v1"
+
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
 // RouteKind is the VirtualService route list a route lives in.
@@ -205,7 +207,7 @@ func resolve(g *Graph) *References {
 		drUsers:       map[*Resource][]*RolloutRefs{},
 		templateUsers: map[*Resource][]TemplateUse{},
 	}
-	for _, r := range g.OfKind("Rollout") {
+	for _, r := range g.OfKind(kinds.Rollout) {
 		ro := r.Rollout()
 		if ro == nil {
 			continue
@@ -256,7 +258,7 @@ func resolveServices(g *Graph, rr *RolloutRefs) {
 		if name == "" {
 			return
 		}
-		rr.Services = append(rr.Services, ServiceRef{Role: role, Name: name, Path: path, Target: g.Get("Service", ns, name)})
+		rr.Services = append(rr.Services, ServiceRef{Role: role, Name: name, Path: path, Target: g.Get(kinds.Service, ns, name)})
 	}
 	st := rr.Spec.Spec.Strategy
 	if c := st.Canary; c != nil {
@@ -286,7 +288,7 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 			return
 		}
 		name, vsNS := SplitNamespacedName(v.Name, ns)
-		ref := VSRef{Ref: v.Name, Name: name, Namespace: vsNS, Path: path + ".name", Target: g.Get("VirtualService", vsNS, name)}
+		ref := VSRef{Ref: v.Name, Name: name, Namespace: vsNS, Path: path + ".name", Target: g.Get(kinds.VirtualService, vsNS, name)}
 		var spec *networkingv1.VirtualService
 		if ref.Target != nil {
 			if o := ref.Target.VirtualService(); o != nil {
@@ -304,7 +306,7 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 		name, drNS := SplitNamespacedName(d.Name, ns)
 		rr.DestinationRule = &DRRef{
 			Name: name, Namespace: drNS, Path: base + ".destinationRule.name",
-			Target:       g.Get("DestinationRule", drNS, name),
+			Target:       g.Get(kinds.DestinationRule, drNS, name),
 			StableSubset: d.StableSubsetName, CanarySubset: d.CanarySubsetName,
 			AdditionalSubsets: d.AdditionalSubsetNames,
 		}
@@ -418,9 +420,9 @@ func resolveTemplates(g *Graph, rr *RolloutRefs) {
 	ns := rr.Rollout.Namespace
 	lookup := func(name string, cluster bool) *Resource {
 		if cluster {
-			return g.Get("ClusterAnalysisTemplate", "", name)
+			return g.Get(kinds.ClusterAnalysisTemplate, "", name)
 		}
-		return g.Get("AnalysisTemplate", ns, name)
+		return g.Get(kinds.AnalysisTemplate, ns, name)
 	}
 	addGroup := func(a *v1alpha1.RolloutAnalysis, use AnalysisUse, step int, base string) {
 		if a == nil {

@@ -25,7 +25,24 @@ const (
 	ServiceEntry            = "ServiceEntry"
 	Sidecar                 = "Sidecar"
 	HorizontalPodAutoscaler = "HorizontalPodAutoscaler"
+	// Workloads whose pod templates rules read untyped (a Rollout's
+	// workloadRef, the pods behind a Service).
+	Deployment  = "Deployment"
+	StatefulSet = "StatefulSet"
+	DaemonSet   = "DaemonSet"
+	ReplicaSet  = "ReplicaSet"
 )
+
+// names are the kind names above: every kind rules and policies may declare
+// they read.
+var names = map[string]bool{
+	Rollout: true, AnalysisTemplate: true, ClusterAnalysisTemplate: true, Experiment: true, Application: true,
+	Service: true, VirtualService: true, DestinationRule: true, Gateway: true, ServiceEntry: true, Sidecar: true,
+	HorizontalPodAutoscaler: true, Deployment: true, StatefulSet: true, DaemonSet: true, ReplicaSet: true,
+}
+
+// IsName reports whether kind is one of the kind names rolloutlint knows.
+func IsName(kind string) bool { return names[kind] }
 
 // API groups.
 const (

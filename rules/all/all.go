@@ -5,6 +5,7 @@ package all
 import (
 	"sort"
 
+	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/analysis"
 	"github.com/rolloutlint/rolloutlint/rules/istio"
@@ -109,15 +110,12 @@ var goRules = []*rules.Rule{
 	plan.GatewayFanout,
 }
 
-// Rules returns every built-in rule sorted by ID. Rego policies are appended by
-// the policies package's adapter.
+// Rules returns every built-in rule sorted by ID: the Go rules above and the
+// embedded Rego policies (RL5xxx), which policies adapts to rules. policies
+// imports rules and the model but never this package, so there is no cycle.
 func Rules() []*rules.Rule {
 	out := append([]*rules.Rule(nil), goRules...)
-	out = append(out, extra()...)
+	out = append(out, policies.Builtin()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
-
-// extra returns rules that come from other sources (the Rego policies); it is
-// a seam so that package all does not import OPA until the policies exist.
-var extra = func() []*rules.Rule { return nil }

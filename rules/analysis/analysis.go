@@ -6,11 +6,17 @@ package analysis
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
@@ -19,15 +25,7 @@ import (
 var tags = []string{"analysis"}
 
 // templateKinds are the kinds the template rules read.
-var templateKinds = []string{"Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate"}
-
-// yamlBlock wraps YAML for rule docs.
-func yamlBlock(s string) string { return "```yaml\n" + strings.TrimSpace(s) + "\n```" }
-
-// doc assembles a rule's Markdown: the explanation, then a bad and a good example.
-func doc(why, bad, good string) string {
-	return strings.TrimSpace(why) + "\n\nBad:\n\n" + yamlBlock(bad) + "\n\nGood:\n\n" + yamlBlock(good)
-}
+var templateKinds = []string{kinds.Rollout, kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate}
 
 // collector merges diagnostics that land on the same spot with the same
 // message (a template used by several steps of one Rollout), keeping every
@@ -36,6 +34,10 @@ type collector struct {
 	p     *rules.Pass
 	index map[string]int
 	diags []rules.Diagnostic
+	// seen holds, per merged diagnostic, the related locations it already
+	// has, so merging stays linear in the number of triggers (a Rollout of
+	// thousands of analysis steps).
+	seen []map[rules.Related]struct{}
 }
 
 func newCollector(p *rules.Pass) *collector { return &collector{p: p, index: map[string]int{}} }
@@ -47,23 +49,20 @@ func (c *collector) add(d rules.Diagnostic) {
 	key := fmt.Sprintf("%s:%d:%d\x00%s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
 	if i, ok := c.index[key]; ok {
 		for _, r := range d.Related {
-			if !hasRelated(c.diags[i].Related, r) {
+			if _, dup := c.seen[i][r]; !dup {
+				c.seen[i][r] = struct{}{}
 				c.diags[i].Related = append(c.diags[i].Related, r)
 			}
 		}
 		return
 	}
 	c.index[key] = len(c.diags)
-	c.diags = append(c.diags, d)
-}
-
-func hasRelated(list []rules.Related, r rules.Related) bool {
-	for _, x := range list {
-		if x == r {
-			return true
-		}
+	seen := make(map[rules.Related]struct{}, len(d.Related))
+	for _, r := range d.Related {
+		seen[r] = struct{}{}
 	}
-	return false
+	c.diags = append(c.diags, d)
+	c.seen = append(c.seen, seen)
 }
 
 func (c *collector) flush() {
@@ -99,9 +98,11 @@ func templateName(t *graph.Resource) string { return t.Kind + " " + t.Name }
 // template t, for findings about the template alone.
 func users(g *graph.Graph, t *graph.Resource) []rules.Related {
 	var out []rules.Related
+	seen := map[rules.Related]struct{}{}
 	for _, u := range g.Refs().TemplateUsers(t) {
 		r := rules.RelatedAt(u.Refs.Rollout, u.Ref.Path, fmt.Sprintf("Rollout %s runs this template (%s)", u.Refs.Rollout.Name, useName(u.Ref)))
-		if !hasRelated(out, r) {
+		if _, dup := seen[r]; !dup {
+			seen[r] = struct{}{}
 			out = append(out, r)
 		}
 	}
@@ -117,4 +118,46 @@ func useName(ref *graph.TemplateRef) string {
 		return fmt.Sprintf("step %d experiment", ref.Step)
 	}
 	return string(ref.Use) + " analysis"
+}
+
+// similar reports whether two arg names are close enough to be a typo of
+// each other: a prefix of the other, or a few edits apart.
+func similar(a, b string) bool {
+	if strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+		return true
+	}
+	return textdist.Distance(a, b) <= max(3, max(len(a), len(b))/2)
+}
+
+// intValue returns an IntOrString's value; ok is false when unset or templated.
+func intValue(v *intstr.IntOrString) (int, bool) {
+	if v == nil || v.Type == intstr.String && strings.Contains(v.StrVal, "{{") {
+		return 0, false
+	}
+	return v.IntValue(), true
+}
+
+// providers names the providers a metric sets, in a stable order.
+func providers(mp *v1alpha1.MetricProvider) []string {
+	var out []string
+	set := []struct {
+		name string
+		on   bool
+	}{
+		{"prometheus", mp.Prometheus != nil}, {"kayenta", mp.Kayenta != nil}, {"web", mp.Web != nil},
+		{"datadog", mp.Datadog != nil}, {"wavefront", mp.Wavefront != nil}, {"newRelic", mp.NewRelic != nil},
+		{"job", mp.Job != nil}, {"cloudWatch", mp.CloudWatch != nil}, {"graphite", mp.Graphite != nil},
+		{"influxdb", mp.Influxdb != nil}, {"skywalking", mp.SkyWalking != nil},
+	}
+	for _, s := range set {
+		if s.on {
+			out = append(out, s.name)
+		}
+	}
+	var plugins []string
+	for name := range mp.Plugin {
+		plugins = append(plugins, fmt.Sprintf("plugin %s", name))
+	}
+	sort.Strings(plugins)
+	return append(out, plugins...)
 }

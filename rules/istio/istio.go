@@ -8,7 +8,12 @@ import (
 
 	networkingv1 "istio.io/api/networking/v1"
 
+	"fmt"
+	"sort"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -35,7 +40,7 @@ type networkingVS = networkingv1.VirtualService
 
 // eachVirtualService calls fn for every typed VirtualService of the bundle.
 func eachVirtualService(g *graph.Graph, fn func(r *graph.Resource, vs *networkingv1.VirtualService)) {
-	for _, r := range g.OfKind("VirtualService") {
+	for _, r := range g.OfKind(kinds.VirtualService) {
 		if o := r.VirtualService(); o != nil {
 			fn(r, &o.Spec)
 		}
@@ -243,7 +248,7 @@ func serviceEntriesFor(g *graph.Graph, host, fqdn string, wildcards map[string]*
 // suffix (`*.example.com` → `.example.com`); the first entry in load order wins.
 func wildcardServiceEntries(g *graph.Graph) map[string]*graph.Resource {
 	out := map[string]*graph.Resource{}
-	for _, r := range g.OfKind("ServiceEntry") {
+	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		spec, _ := r.Object()["spec"].(map[string]any)
 		hosts, _ := spec["hosts"].([]any)
 		for _, h := range hosts {
@@ -260,4 +265,135 @@ func wildcardServiceEntries(g *graph.Graph) map[string]*graph.Resource {
 // relatedObject points at an object's metadata.name.
 func relatedObject(r *graph.Resource, msg string) rules.Related {
 	return rules.RelatedAt(r, "metadata.name", msg)
+}
+
+// quoteList renders names as `"a", "b"`.
+func quoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// routeEntry is one http/tls/tcp route with its weighted destinations.
+type routeEntry struct {
+	kind  graph.RouteKind
+	index int
+	name  string
+	path  string
+	dests []graph.Destination
+}
+
+// routes lists a VirtualService's http, tls and tcp routes in order.
+func routes(vs *networkingVS) []routeEntry {
+	var out []routeEntry
+	for _, kind := range []graph.RouteKind{graph.HTTP, graph.TLS, graph.TCP} {
+		for i := 0; i < graph.RouteCount(vs, kind); i++ {
+			name := ""
+			if kind == graph.HTTP {
+				name = vs.GetHttp()[i].GetName()
+			}
+			out = append(out, routeEntry{kind: kind, index: i, name: routeName(string(kind), i, name),
+				path: graph.Index("spec."+string(kind), i), dests: graph.RouteDestinations(vs, kind, i)})
+		}
+	}
+	return out
+}
+
+// destLabel names a destination as host[/subset][:port].
+func destLabel(d graph.Destination) string {
+	s := d.Host
+	if d.Subset != "" {
+		s += "/" + d.Subset
+	}
+	if d.Port != 0 {
+		s += fmt.Sprintf(":%d", d.Port)
+	}
+	return s
+}
+
+// servicesByNamespace groups the bundle's Services by namespace, in load order.
+func servicesByNamespace(g *graph.Graph) map[string][]*graph.Resource {
+	out := map[string][]*graph.Resource{}
+	for _, s := range g.OfKind(kinds.Service) {
+		out[s.Namespace] = append(out[s.Namespace], s)
+	}
+	return out
+}
+
+// nearestName returns the resource whose name is within edit distance 2 of
+// name (the closest, first in load order on ties), or nil.
+func nearestName(name string, candidates []*graph.Resource) *graph.Resource {
+	type scored struct {
+		r *graph.Resource
+		d int
+	}
+	var best []scored
+	for _, c := range candidates {
+		if d := textdist.Distance(name, c.Name); d <= 2 {
+			best = append(best, scored{c, d})
+		}
+	}
+	if len(best) == 0 {
+		return nil
+	}
+	sort.SliceStable(best, func(i, j int) bool { return best[i].d < best[j].d })
+	return best[0].r
+}
+
+// maxRelated caps the related locations of one finding.
+const maxRelated = 10
+
+// hostPath returns the path of the hosts entry of vs that names fqdn.
+func hostPath(r *graph.Resource, vs *networkingVS, fqdn string) string {
+	for i, h := range vs.GetHosts() {
+		if graph.FQDN(h, r.Namespace) == fqdn {
+			return graph.Index("spec.hosts", i)
+		}
+	}
+	return "spec.hosts"
+}
+
+// eachInFileOrder calls fn for every object of a kind in file order, the
+// order findings are sorted in.
+func eachInFileOrder(g *graph.Graph, kind string, fn func(r *graph.Resource)) {
+	rs := append([]*graph.Resource(nil), g.OfKind(kind)...)
+	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Before(rs[j]) })
+	for _, r := range rs {
+		fn(r)
+	}
+}
+
+// pairCover remembers, per host, which pairs of objects a finding already
+// named, so that objects in conflict over a host are reported once: on the
+// first of them in file order, naming all the others, instead of once from
+// each side.
+type pairCover map[string]map[[2]*graph.Resource]bool
+
+// add records a finding on r naming others over host, and reports whether
+// the finding is needed: whether some pair of r with one of others was not
+// named by an earlier finding.
+func (c pairCover) add(host string, r *graph.Resource, others []*graph.Resource) bool {
+	pairs := c[host]
+	if pairs == nil {
+		pairs = map[[2]*graph.Resource]bool{}
+		c[host] = pairs
+	}
+	needed := false
+	for _, o := range others {
+		if !pairs[[2]*graph.Resource{r, o}] {
+			needed = true
+		}
+	}
+	if !needed {
+		return false
+	}
+	group := append([]*graph.Resource{r}, others...)
+	for _, a := range group {
+		for _, b := range group {
+			pairs[[2]*graph.Resource{a, b}] = true
+		}
+	}
+	return true
 }

@@ -90,8 +90,8 @@ spec:
 		"RL3001": 1, // app-00000-stabel
 		"RL3002": 1, // port 8080 is the targetPort
 		"RL3004": 1, // app-00000-gatway, with other Gateways in team-00: warning
-		"RL3005": 2, // both mesh VirtualServices of app-00001
-		"RL3006": 2, // both DestinationRules of app-00001
+		"RL3005": 1, // the two mesh VirtualServices of app-00001, reported once
+		"RL3006": 1, // the two DestinationRules of app-00001, reported once
 	}
 	for id, n := range want {
 		if got[id] != n {
@@ -230,7 +230,7 @@ func TestRelatedLocations(t *testing.T) {
 		{"RL3003", 64, []int{50}},
 		{"RL3003", 101, []int{87}},
 		{"RL3005", 6, []int{15, 28}},
-		{"RL3006", 18, []int{5, 26}},
+		{"RL3006", 5, []int{18, 26}},
 		{"RL3008", 41, []int{9}},
 	}
 	byRule := map[string]*rules.Rule{}
@@ -258,6 +258,46 @@ func TestRelatedLocations(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no finding at bad.yaml:%d", c.rule, c.line)
+		}
+	}
+}
+
+// TestDuplicateHostReportedOncePerPair: three mesh VirtualServices claim one
+// host; a and c are each exported only to their own namespace, b to every
+// namespace, so a~b and b~c conflict and a~c does not. Each conflicting pair
+// is reported once: on a (naming b) and on b (naming a and c); c, whose only
+// conflict b's finding names, gets none. With all three in conflict, the
+// first names both others and the rest get none.
+func TestDuplicateHostReportedOncePerPair(t *testing.T) {
+	vs := func(name, ns, exportTo string) string {
+		return fmt.Sprintf("apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: %s, namespace: %s}\nspec:\n  hosts: [reviews.shop.svc.cluster.local]\n  exportTo: [%s]\n  http:\n  - route:\n    - destination: {host: reviews.shop.svc.cluster.local}\n---\n", name, ns, exportTo)
+	}
+	var rl3005 *rules.Rule
+	for _, r := range hygieneRules(t) {
+		if r.ID == "RL3005" {
+			rl3005 = r
+		}
+	}
+	for _, c := range []struct {
+		name, src string
+		want      []string // "object: others named"
+	}{
+		{"chain", vs("a", "x", `"."`) + vs("b", "y", `"*"`) + vs("c", "z", `"."`),
+			[]string{"x/a: y/b", "y/b: x/a, z/c"}},
+		{"clique", vs("a", "x", `"*"`) + vs("b", "y", `"*"`) + vs("c", "z", `"*"`),
+			[]string{"x/a: y/b, z/c"}},
+	} {
+		g := load.Inputs([]load.Input{{Path: "vs.yaml", Data: []byte(c.src)}}, load.Options{})
+		var got []string
+		for _, d := range runRules(t, g, []*rules.Rule{rl3005}) {
+			var others []string
+			for _, r := range d.Related {
+				others = append(others, r.Object.Namespace+"/"+r.Object.Name)
+			}
+			got = append(got, d.Object.Namespace+"/"+d.Object.Name+": "+strings.Join(others, ", "))
+		}
+		if strings.Join(got, "; ") != strings.Join(c.want, "; ") {
+			t.Errorf("%s: findings %q, want %q", c.name, got, c.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -14,7 +15,7 @@ const stepsPath = "spec.strategy.canary.steps"
 
 // eachRollout calls fn for every typed Rollout of the bundle.
 func eachRollout(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout)) {
-	for _, r := range p.Graph.OfKind("Rollout") {
+	for _, r := range p.Graph.OfKind(kinds.Rollout) {
 		if ro := r.Rollout(); ro != nil {
 			fn(r, ro)
 		}
@@ -32,4 +33,14 @@ func eachStep(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout, i 
 			fn(r, ro, i, &c.Steps[i], graph.Index(stepsPath, i))
 		}
 	})
+}
+
+// later returns, of two field paths, the one written later in the file first,
+// then the other: a conflict is reported where the reader meets its second half.
+func later(r *graph.Resource, a, b string) (string, string) {
+	pa, pb := r.Pos(a), r.Pos(b)
+	if pa.Line > pb.Line || (pa.Line == pb.Line && pa.Column > pb.Column) {
+		return a, b
+	}
+	return b, a
 }

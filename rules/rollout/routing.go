@@ -14,13 +14,6 @@ const (
 	routingPath = canaryPath + ".trafficRouting"
 )
 
-// doc turns a rule's documentation source into Markdown: ” stands for a
-// backtick and ~~~ for a code fence, so the text can live in a raw string.
-func doc(s string) string {
-	s = strings.ReplaceAll(s, "~~~", "```")
-	return strings.ReplaceAll(s, "''", "`")
-}
-
 // canaryOf returns the canary strategy, or nil.
 func canaryOf(ro *v1alpha1.Rollout) *v1alpha1.CanaryStrategy {
 	return ro.Spec.Strategy.Canary

@@ -6,7 +6,6 @@ package traffic
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	networkingv1 "istio.io/api/networking/v1"
 
@@ -14,17 +13,11 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// istioGroup is the API group of VirtualServices and DestinationRules.
-const istioGroup = "networking.istio.io"
-
 // hashLabel is the label Argo Rollouts adds to selectors and subsets at runtime.
 const hashLabel = "rollouts-pod-template-hash"
 
 // tags are the SARIF/doc tags of every rule in this package.
 var tags = []string{"traffic"}
-
-// yamlBlock fences a YAML example for a rule Doc.
-func yamlBlock(s string) string { return "```yaml\n" + strings.Trim(s, "\n") + "\n```" }
 
 // serviceNames returns the Services Argo treats as stable and canary: the
 // canary fields, or ping and pong when both are empty and pingPong is set (ping
@@ -134,29 +127,23 @@ func classify(rr *graph.RolloutRefs, d graph.Destination) role {
 	return roleOther
 }
 
-// missingSeverity is the policy for "the referenced object is not in the
-// bundle": info when the bundle carries no Istio object at all (the mesh
-// config plainly lives elsewhere), warning otherwise. Never above warning, so
-// the webhook (which sees objects one at a time) does not block on ordering.
-func missingSeverity(p *rules.Pass) rules.Severity {
-	if !p.Graph.HasGroup(istioGroup) {
-		return rules.Info
-	}
-	return rules.Warning
-}
-
 // sameObject reports whether two resources are the same object defined twice.
 func sameObject(a, b *graph.Resource) bool {
 	return a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name
 }
 
-// othersRelated lists related locations at other Rollouts' fields.
+// othersRelated lists related locations at other Rollouts' fields. Rollouts
+// sharing an object are reported once, on the first of them in file order:
+// for the others it returns nothing.
 func othersRelated(list []*graph.RolloutRefs, self *graph.RolloutRefs, path func(*graph.RolloutRefs) string, msg func(*graph.RolloutRefs) string) ([]rules.Related, []string) {
 	var rel []rules.Related
 	var names []string
 	for _, o := range list {
 		if o == self || sameObject(o.Rollout, self.Rollout) {
 			continue // a Rollout defined twice in the bundle is not sharing
+		}
+		if o.Rollout.Before(self.Rollout) {
+			return nil, nil // reported on o
 		}
 		rel = append(rel, rules.RelatedAt(o.Rollout, path(o), msg(o)))
 		names = append(names, o.Rollout.Namespace+"/"+o.Rollout.Name)

@@ -136,11 +136,12 @@ type Analysis struct {
 	Queries []*Query
 }
 
-type memoKey struct{}
+// analyses memoizes Of.
+var analyses = graph.NewMemo[*Analysis]("analysisrun.Of")
 
 // Of returns the analysis of a graph, computed once.
 func Of(g *graph.Graph) *Analysis {
-	return g.Memo(memoKey{}, func() any { return build(g) }).(*Analysis)
+	return analyses.Get(g, func() *Analysis { return build(g) })
 }
 
 // build predicts every run and parses every query. The Rollouts are

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
 // defaultScaleDownDelay is Argo's scaleDownDelaySeconds / abortScaleDownDelaySeconds
@@ -91,7 +92,7 @@ func (b *builder) setLabel(l *RevisionLabel) {
 			}
 			if !b.noWrites {
 				kind := WriteServiceSelector
-				if l.Object.Kind == "DestinationRule" {
+				if l.Object.Kind == kinds.DestinationRule {
 					kind = WriteDRSubsetLabel
 				}
 				b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: l.Object, Field: l.Field, Old: x.Hash, New: l.Hash, Batch: b.batch,
@@ -148,7 +149,7 @@ func (b *builder) restart(s State) {
 
 // hostsOf returns the FQDN whose endpoints a label decides.
 func (b *builder) hostsOf(l *RevisionLabel) []string {
-	if l.Object.Kind == "Service" {
+	if l.Object.Kind == kinds.Service {
 		return []string{graph.ServiceFQDN(l.Object.Name, l.Object.Namespace)}
 	}
 	if b.dr != nil && b.dr.Target != nil {
@@ -165,10 +166,10 @@ func (b *builder) hostsOf(l *RevisionLabel) []string {
 func (b *builder) revisionHosts(hash string) []string {
 	out := []string{}
 	for _, l := range b.cur.Labels {
-		if l.Object.Kind == "Service" && l.Hash == hash {
+		if l.Object.Kind == kinds.Service && l.Hash == hash {
 			out = append(out, graph.ServiceFQDN(l.Object.Name, l.Object.Namespace))
 		}
-		if l.Object.Kind == "DestinationRule" {
+		if l.Object.Kind == kinds.DestinationRule {
 			out = append(out, b.hostsOf(&l)...)
 		}
 	}

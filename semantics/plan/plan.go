@@ -309,9 +309,10 @@ type Object struct {
 // String renders Kind/namespace/name.
 func (o Object) String() string { return o.Kind + "/" + o.Namespace + "/" + o.Name }
 
-type memoKey struct{}
+// plans memoizes ForGraph.
+var plans = graph.NewMemo[[]*Plan]("plan.ForGraph")
 
 // ForGraph returns Build(g), computed once per graph and shared by every caller.
 func ForGraph(g *graph.Graph) []*Plan {
-	return g.Memo(memoKey{}, func() any { return Build(g) }).([]*Plan)
+	return plans.Get(g, func() []*Plan { return Build(g) })
 }

@@ -323,24 +323,26 @@ type Predicted struct {
 	Prediction *Prediction
 }
 
-type memoKey struct{ version string }
-
-type scoperKey struct{}
+// Memos of ScoperFor and ForGraph (one prediction per Istio version).
+var (
+	scopers     = graph.NewMemo[*Scoper]("xds.ScoperFor")
+	predictions = graph.NewKeyedMemo[string, []Predicted]("xds.ForGraph")
+)
 
 // ScoperFor returns the graph's Scoper, built once per graph.
 func ScoperFor(g *graph.Graph) *Scoper {
-	return g.Memo(scoperKey{}, func() any { return NewScoper(g) }).(*Scoper)
+	return scopers.Get(g, func() *Scoper { return NewScoper(g) })
 }
 
 // ForGraph returns every Rollout's plan with its prediction under a model,
 // computed once per graph and version and shared by the RL6xxx rules.
 func ForGraph(g *graph.Graph, m *Model) []Predicted {
-	return g.Memo(memoKey{m.Version}, func() any {
+	return predictions.Get(g, m.Version, func() []Predicted {
 		sc := ScoperFor(g)
 		var out []Predicted
 		for _, p := range plan.ForGraph(g) {
 			out = append(out, Predicted{Plan: p, Prediction: Predict(m, sc, p)})
 		}
 		return out
-	}).([]Predicted)
+	})
 }

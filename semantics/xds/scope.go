@@ -114,7 +114,7 @@ type Scoper struct {
 // NewScoper indexes the Sidecars of a graph.
 func NewScoper(g *graph.Graph) *Scoper {
 	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}}
-	for _, r := range g.OfKind("Sidecar") {
+	for _, r := range g.OfKind(kinds.Sidecar) {
 		sc, _ := r.Typed.(*kinds.SidecarObject)
 		if sc == nil || sc.Spec.GetWorkloadSelector() != nil {
 			continue

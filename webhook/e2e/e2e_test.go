@@ -51,6 +51,10 @@ const (
 	adminToken   = "e2e-admin-token"
 	webhookToken = "e2e-webhook-token"
 	webhookUser  = "rolloutlint-webhook"
+	// controllerToken authenticates as the Argo Rollouts controller's service
+	// account, one of the webhook's default trusted users.
+	controllerToken = "e2e-controller-token"
+	controllerUser  = "system:serviceaccount:argo-rollouts:argo-rollouts"
 )
 
 func TestWebhookBehindRealAPIServer(t *testing.T) {
@@ -212,6 +216,73 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 			if !bytes.Contains(body, []byte(want)) {
 				t.Errorf("/metrics lacks %s", want)
 			}
+		}
+	})
+
+	t.Run("updates next to the controllers", func(t *testing.T) {
+		ctrlCfg := rest.CopyConfig(userCfg)
+		ctrlCfg.BearerToken = controllerToken
+		controller := dynamic.NewForConfigOrDie(ctrlCfg)
+		rollouts := func(c dynamic.Interface) dynamic.ResourceInterface { return c.Resource(rolloutsGVR).Namespace("shop") }
+		// update fetches the Rollout, changes it and writes it back as c.
+		update := func(c dynamic.Interface, change func(*unstructured.Unstructured)) ([]string, error) {
+			t.Helper()
+			cur, err := rollouts(c).Get(ctx, "legacy", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			change(cur)
+			warns.reset()
+			_, err = rollouts(c).Update(ctx, cur, metav1.UpdateOptions{})
+			return warns.get(), err
+		}
+		steps := func(weights ...int64) func(*unstructured.Unstructured) {
+			return func(u *unstructured.Unstructured) {
+				var list []any
+				for _, w := range weights {
+					list = append(list, map[string]any{"setWeight": w})
+				}
+				if err := unstructured.SetNestedSlice(u.Object, list, "spec", "strategy", "canary", "steps"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// The controller's service account is never denied: this is how an
+		// object with a finding gets into the cluster (the webhook came later,
+		// or a rule was added).
+		legacy := parse(t, strings.Replace(badRollout, "name: bad", "name: legacy", 1))
+		warns.reset()
+		if _, err := rollouts(controller).Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("the controller's create was denied: %v", err)
+		}
+		if w := strings.Join(warns.get(), " "); !strings.Contains(w, "RL1001") {
+			t.Errorf("the controller's error-level finding is not relayed as a warning: %q", w)
+		}
+		// A user's update that keeps the old finding and adds none is allowed.
+		w, err := update(user, steps(30, 150))
+		if err != nil {
+			t.Fatalf("update keeping the existing finding denied: %v", err)
+		}
+		if j := strings.Join(w, " "); !strings.Contains(j, "RL1001") || !strings.Contains(j, "already there") {
+			t.Errorf("the existing finding is not a warning: %q", w)
+		}
+		// A step inserted before it renumbers the finding: still the old one.
+		if _, err := update(user, steps(10, 30, 150)); err != nil {
+			t.Fatalf("update that only moved the existing finding denied: %v", err)
+		}
+		// An update that adds a finding is denied, naming the new one.
+		_, err = update(user, steps(10, 30, 150, 170))
+		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "adds 1 error(s)") || !strings.Contains(err.Error(), "170") {
+			t.Fatalf("update adding a finding: want 403 naming the new error, got %v", err)
+		}
+		// Labels only: not linted, no warning.
+		w, err = update(user, func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"team": "payments"}) })
+		if err != nil || len(w) != 0 {
+			t.Fatalf("metadata-only update: err %v, warnings %q", err, w)
+		}
+		// The controller may add one.
+		if _, err := update(controller, steps(10, 30, 150, 170)); err != nil {
+			t.Fatalf("the controller's update was denied: %v", err)
 		}
 	})
 
@@ -390,7 +461,8 @@ func startAPIServer(t *testing.T, bin, dir, etcdURL string) string {
 		t.Fatal(err)
 	}
 	tokens := filepath.Join(dir, "tokens.csv")
-	csv := fmt.Sprintf("%s,admin,1,\"system:masters\"\n%s,%s,2\n", adminToken, webhookToken, webhookUser)
+	csv := fmt.Sprintf("%s,admin,1,\"system:masters\"\n%s,%s,2\n%s,%s,3,\"system:masters\"\n",
+		adminToken, webhookToken, webhookUser, controllerToken, controllerUser)
 	if err := os.WriteFile(tokens, []byte(csv), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,9 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
 // Exit codes.
@@ -39,22 +42,33 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// Streams are the command's standard streams.
-type Streams struct {
+// Env is what one run of the command line works with: its standard streams
+// and the rule registry. Commands read it instead of package-level state, so
+// several runs (tests) can go side by side in one process.
+type Env struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// builtin returns the built-in rules; nil means the registry (all.Rules).
+	// Tests set it to add probe rules.
+	builtin func() []*rules.Rule
 }
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, in io.Reader, out, errw io.Writer) int {
-	s := &Streams{In: in, Out: out, Err: errw}
-	root := newRoot(s)
+	e := &Env{In: in, Out: out, Err: errw}
+	return e.Run(args)
+}
+
+// Run runs the command line with args (without the program name) and returns
+// the exit code.
+func (e *Env) Run(args []string) int {
+	root := newRoot(e)
 	var prof profiler
 	prof.register(root)
 	root.SetArgs(args)
-	root.SetIn(in)
-	root.SetOut(out)
-	root.SetErr(errw)
+	root.SetIn(e.In)
+	root.SetOut(e.Out)
+	root.SetErr(e.Err)
 	err := root.Execute()
 	if perr := prof.stop(); perr != nil && err == nil {
 		err = perr
@@ -66,12 +80,14 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 	case errors.As(err, &ee):
 		return ee.code
 	default:
-		_, _ = fmt.Fprintf(errw, "rolloutlint: %v\n", err)
+		_, _ = fmt.Fprintf(e.Err, "rolloutlint: %v\n", err)
 		return ExitFailure
 	}
 }
 
-func newRoot(s *Streams) *cobra.Command {
+// newRoot builds the whole command tree. Every command is listed here; each
+// is built by its own constructor, with its flags in one options struct.
+func newRoot(e *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "rolloutlint",
 		Short: "Lint Argo Rollouts + Istio manifests and predict each canary step's xDS pushes",
@@ -88,27 +104,36 @@ Exit codes: 0 nothing at or above --fail-level, 1 findings at or above it,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
 	})
-	root.AddCommand(newLint(s), newRules(s), newExplain(s), newVersion(s))
-	for _, extra := range extraCommands {
-		root.AddCommand(extra(s))
-	}
+	root.AddCommand(
+		newLint(e),
+		newRules(e),
+		newExplain(e),
+		newPlan(e),
+		newPolicy(e),
+		newWebhook(e),
+		newVersion(e),
+	)
 	return root
 }
 
-// extraCommands lets other files of this package (plan, webhook, policy)
-// register their commands without editing newRoot.
-var extraCommands []func(*Streams) *cobra.Command
-
-func newVersion(s *Streams) *cobra.Command {
+func newVersion(e *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(s.Out, "rolloutlint", VersionString())
+			_, err := fmt.Fprintln(e.Out, "rolloutlint", VersionString())
 			return err
 		},
 	}
+}
+
+// builtinRules returns the built-in rules.
+func (e *Env) builtinRules() []*rules.Rule {
+	if e.builtin != nil {
+		return e.builtin()
+	}
+	return all.Rules()
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -556,3 +556,22 @@ func TestOutputFile(t *testing.T) {
 		t.Errorf("unwritable output: exit %d stderr %q", r.code, r.err)
 	}
 }
+
+// TestConfigOptionTypo checks that a rule option the rule does not declare,
+// or a value of the wrong type, stops the lint with the config's file:line.
+func TestConfigOptionTypo(t *testing.T) {
+	for cfg, want := range map[string]string{
+		"rules:\n  RL2011:\n    options:\n      versionKey: [track]\n": `.rolloutlint.yaml:4: rules.RL2011.options.versionKey: unknown option (known for RL2011: versionKeys)`,
+		"rules:\n  RL5001:\n    options:\n      timeout: 5\n":          `.rolloutlint.yaml:4: rules.RL5001.options.timeout: must be a duration`,
+	} {
+		dir := write(t, map[string]string{"ok.yaml": clean, ".rolloutlint.yaml": cfg})
+		r := run(t, dir, "", "lint", "ok.yaml")
+		if r.code != cli.ExitFailure || !strings.Contains(r.err, want) {
+			t.Errorf("config %q: exit %d, stderr %q; want 2 and %q", cfg, r.code, r.err, want)
+		}
+	}
+	dir := write(t, map[string]string{"ok.yaml": clean, ".rolloutlint.yaml": "rules:\n  RL2011:\n    options:\n      versionKeys: [track]\n"})
+	if r := run(t, dir, "", "lint", "ok.yaml"); r.code != cli.ExitOK {
+		t.Errorf("declared option: exit %d, stderr %q", r.code, r.err)
+	}
+}

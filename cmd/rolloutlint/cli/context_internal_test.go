@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
 // TestContextResolvesReferences checks that --context files take part in
-// reference resolution: a probe rule, added through a LintHook, reports every
+// reference resolution: a probe rule, added to the registry of its Env, reports every
 // VirtualService reference of a Rollout that does not resolve.
 func TestContextResolvesReferences(t *testing.T) {
-	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: "Bad: Good:",
+	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo,
 		Run: func(p *rules.Pass) error {
 			for _, rr := range p.Graph.Refs().Rollouts {
@@ -26,12 +27,7 @@ func TestContextResolvesReferences(t *testing.T) {
 			}
 			return nil
 		}}
-	saved := lintHooks
-	lintHooks = append(append([]LintHook(nil), saved...), LintHook{Before: func(r *LintRun) error {
-		r.Analyzer.Rules = append(r.Analyzer.Rules, probe)
-		return nil
-	}})
-	t.Cleanup(func() { lintHooks = saved })
+	withProbe := func() []*rules.Rule { return append(all.Rules(), probe) }
 
 	dir := t.TempDir()
 	ro := `apiVersion: argoproj.io/v1alpha1
@@ -67,7 +63,8 @@ spec:
 	t.Chdir(dir)
 	lint := func(args ...string) string {
 		var out, errw bytes.Buffer
-		Main(append([]string{"lint", "--enable", "RL0990"}, args...), strings.NewReader(""), &out, &errw)
+		e := &Env{In: strings.NewReader(""), Out: &out, Err: &errw, builtin: withProbe}
+		e.Run(append([]string{"lint", "--enable", "RL0990"}, args...))
 		if errw.Len() > 0 {
 			t.Fatalf("stderr: %s", errw.String())
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
@@ -19,8 +20,8 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// lintFlags are the flags shared by commands that load a bundle.
-type lintFlags struct {
+// loadOptions are the flags of every command that loads a bundle (lint, plan).
+type loadOptions struct {
 	configPath   string
 	namespace    string
 	context      []string
@@ -28,12 +29,12 @@ type lintFlags struct {
 	maxDocuments int
 }
 
-func (f *lintFlags) register(c *cobra.Command) {
-	c.Flags().StringVar(&f.configPath, "config", "", "config file (default: .rolloutlint.yaml found upward from the working directory)")
-	c.Flags().StringVarP(&f.namespace, "namespace", "n", "", "namespace for objects that set none (default: the config's, else \"default\")")
-	c.Flags().StringArrayVar(&f.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
-	c.Flags().Int64Var(&f.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
-	c.Flags().IntVar(&f.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
+func (o *loadOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&o.configPath, "config", "", "config file (default: .rolloutlint.yaml found upward from the working directory)")
+	fl.StringVarP(&o.namespace, "namespace", "n", "", "namespace for objects that set none (default: the config's, else \"default\")")
+	fl.StringArrayVar(&o.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
+	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
+	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -61,18 +62,18 @@ func loadConfig(path string) (*config.Config, error) {
 // loadBundle reads config and files. Paths named on the command line are
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
-func (f *lintFlags) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
-	cfg, err := loadConfig(f.configPath)
+func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
+	cfg, err := loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
 	}
-	ns := f.namespace
+	ns := o.namespace
 	if ns == "" && cfg != nil {
 		ns = cfg.Namespace
 	}
 	opts := load.Options{
 		Namespace: ns,
-		Limits:    load.Limits{MaxFileBytes: f.maxFileBytes, MaxDocuments: f.maxDocuments},
+		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
 		Stdin:     stdin,
 		Exclude:   cfg.Excluded,
 	}
@@ -82,7 +83,7 @@ func (f *lintFlags) loadBundle(args []string, stdin io.Reader) (*bundle, error) 
 			cfgPaths = append(cfgPaths, cfg.Resolve(p))
 		}
 	}
-	context := f.context
+	context := o.context
 	if len(args) == 0 {
 		if len(cfgPaths) == 0 {
 			return nil, fmt.Errorf("no paths to lint: give files or directories (or - for stdin), or set paths in %s", config.FileName)
@@ -127,39 +128,39 @@ func canonical(p string) string {
 	return filepath.Clean(p)
 }
 
-// LintRun is the state of one `lint` invocation that hooks may read and adjust.
-type LintRun struct {
-	Cmd     *cobra.Command
-	Streams *Streams
-	Bundle  *bundle
-	// Analyzer options (rules, config, enable/disable, globals) before the run.
-	Analyzer analyzer.Options
-	// Report options before writing.
-	Report report.Options
+// lintOptions are the flags of `lint`.
+type lintOptions struct {
+	load              loadOptions
+	format            string
+	failLevel         string
+	enable, disable   []string
+	includeSuppressed bool
+	output            string
+	color             string
+	istioVersion      string
+	policyDirs        []string
+	sarif             sarifOptions
+	prometheus        promOptions
 }
 
-// LintHook extends `lint` from its own file: Flags registers flags, Before
-// adjusts the run (e.g. adds user policies to the rule set), After adds
-// findings that need more than the graph (e.g. live Prometheus queries).
-type LintHook struct {
-	Flags  func(c *cobra.Command)
-	Before func(r *LintRun) error
-	After  func(r *LintRun, res *analyzer.Result) error
+func (o *lintOptions) bind(fl *pflag.FlagSet) {
+	o.load.bind(fl)
+	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
+	fl.StringVar(&o.failLevel, "fail-level", "error", "exit 1 when a finding is at or above this severity: error, warning, info or none")
+	fl.StringSliceVar(&o.enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
+	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
+	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
+	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
+	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
+	fl.StringArrayVar(&o.policyDirs, "policy", nil,
+		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
+	o.sarif.bind(fl)
+	o.prometheus.bind(fl)
 }
 
-// lintHooks are registered by init functions of other files in this package.
-var lintHooks []LintHook
-
-func newLint(s *Streams) *cobra.Command {
-	var (
-		lf                lintFlags
-		format            string
-		failLevel         string
-		enable, disable   []string
-		includeSuppressed bool
-		output            string
-		color             string
-	)
+func newLint(e *Env) *cobra.Command {
+	var o lintOptions
 	c := &cobra.Command{
 		Use:   "lint [PATH...]",
 		Short: "Lint manifests (files, directories, or - for stdin)",
@@ -177,91 +178,77 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
   rolloutlint lint --context deploy/ deploy/virtualservice.yaml`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w, err := report.Lookup(format)
-			if err != nil {
-				return err
-			}
-			b, err := lf.loadBundle(args, s.In)
-			if err != nil {
-				return err
-			}
-			run := &LintRun{Cmd: cmd, Streams: s, Bundle: b}
-			level := failLevel
-			if !cmd.Flags().Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
-				level = b.cfg.FailLevel
-			}
-			var failAt rules.Severity
-			if level != "none" {
-				if failAt, err = rules.ParseSeverity(level); err != nil {
-					return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
-				}
-			}
-			all, err := ruleSet(b.cfg)
-			if err != nil {
-				return err
-			}
-			run.Analyzer = analyzer.Options{
-				Rules: all, Config: b.cfg, Enable: splitList(enable), Disable: splitList(disable), Mode: rules.ModeCLI,
-				Globals: globalsFrom(b.cfg),
-			}
-			useColor := color == "always" || color == "auto" && output == "" && isTerminal(s.Out) && os.Getenv("NO_COLOR") == ""
-			run.Report = report.Options{Color: useColor, IncludeSuppressed: includeSuppressed, Version: VersionString(), AllRules: all}
-			for _, h := range lintHooks {
-				if h.Before != nil {
-					if err := h.Before(run); err != nil {
-						return err
-					}
-				}
-			}
-			if err := checkRuleFlags(run.Analyzer.Rules, enable, disable); err != nil {
-				return err
-			}
-			res := analyzer.Run(b.graph, run.Analyzer)
-			for _, h := range lintHooks {
-				if h.After != nil {
-					if err := h.After(run, res); err != nil {
-						return err
-					}
-				}
-			}
-			if b.reported != nil {
-				res = res.Only(b.reported, canonical)
-			}
-			var buf bytes.Buffer
-			out := s.Out
-			if output != "" {
-				out = &buf
-			}
-			if err := w(out, res, run.Report); err != nil {
-				return fmt.Errorf("writing report: %w", err)
-			}
-			if output != "" {
-				if err := os.WriteFile(output, buf.Bytes(), 0o644); err != nil {
-					return fmt.Errorf("writing report: %w", err)
-				}
-			}
-			if failAt != 0 && res.Fails(failAt) {
-				return exitError{ExitFindings}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(e, cmd.Flags(), args) },
 	}
-	lf.register(c)
-	fl := c.Flags()
-	fl.StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(report.Formats(), ", "))
-	fl.StringVar(&failLevel, "fail-level", "error", "exit 1 when a finding is at or above this severity: error, warning, info or none")
-	fl.StringSliceVar(&enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
-	fl.StringSliceVar(&disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
-	fl.BoolVar(&includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
-	fl.StringVarP(&output, "output", "o", "", "write the report to this file instead of stdout")
-	fl.StringVar(&color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
-	for _, h := range lintHooks {
-		if h.Flags != nil {
-			h.Flags(c)
+	o.bind(c.Flags())
+	return c
+}
+
+// run is one lint: load, run the rules, check the live Prometheus, keep the
+// reported files' findings, write the report and pick the exit code.
+func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
+	w, err := report.Lookup(o.format)
+	if err != nil {
+		return err
+	}
+	b, err := o.load.loadBundle(args, e.In)
+	if err != nil {
+		return err
+	}
+	level := o.failLevel
+	if !fl.Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
+		level = b.cfg.FailLevel
+	}
+	var failAt rules.Severity
+	if level != "none" {
+		if failAt, err = rules.ParseSeverity(level); err != nil {
+			return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 		}
 	}
-	return c
+	all, err := e.ruleSet(b.cfg, o.policyDirs)
+	if err != nil {
+		return err
+	}
+	globals := globalsFrom(b.cfg)
+	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, globals.IstioVersion); err != nil {
+		return err
+	}
+	if err := checkRuleFlags(all, o.enable, o.disable); err != nil {
+		return err
+	}
+	if err := b.cfg.CheckOptions(all); err != nil {
+		return err
+	}
+	res := analyzer.Run(b.graph, analyzer.Options{
+		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
+		Globals: globals,
+	})
+	if err := o.prometheus.check(e, b.graph, res); err != nil {
+		return err
+	}
+	if b.reported != nil {
+		res = res.Only(b.reported, canonical)
+	}
+	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && os.Getenv("NO_COLOR") == ""
+	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err}
+	var buf bytes.Buffer
+	out := e.Out
+	if o.output != "" {
+		out = &buf
+	}
+	if err := w(out, res, ropts); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if o.output != "" {
+		if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing report: %w", err)
+		}
+	}
+	if failAt != 0 && res.Fails(failAt) {
+		return exitError{ExitFindings}
+	}
+	return nil
 }
 
 // globalsFrom derives the run-wide rule settings from the config.

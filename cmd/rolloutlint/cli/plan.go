@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
@@ -12,41 +13,45 @@ import (
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newPlan)
-	var version string
-	lintHooks = append(lintHooks, LintHook{
-		Flags: func(c *cobra.Command) {
-			c.Flags().StringVar(&version, "istio-version", "", istioVersionHelp)
-		},
-		Before: func(r *LintRun) error {
-			if !r.Cmd.Flags().Changed("istio-version") {
-				// Validate a config-file value too: a typo must not silently select nothing.
-				if _, err := xds.ForVersion(r.Analyzer.Globals.IstioVersion); err != nil {
-					return fmt.Errorf("istioVersion in config: %w", err)
-				}
-				return nil
-			}
-			m, err := xds.ForVersion(version)
-			if err != nil {
-				return fmt.Errorf("--istio-version: %w", err)
-			}
-			r.Analyzer.Globals.IstioVersion = m.Version
-			return nil
-		},
-	})
+// lintIstioVersion picks the Istio version of a lint: --istio-version when
+// set, else the config's (or the default) current. A config value is
+// validated too: a typo must not silently select nothing.
+func lintIstioVersion(flagSet bool, flag, current string) (string, error) {
+	if !flagSet {
+		if _, err := xds.ForVersion(current); err != nil {
+			return "", fmt.Errorf("istioVersion in config: %w", err)
+		}
+		return current, nil
+	}
+	m, err := xds.ForVersion(flag)
+	if err != nil {
+		return "", fmt.Errorf("--istio-version: %w", err)
+	}
+	return m.Version, nil
 }
 
-var istioVersionHelp = "Istio version whose xDS push model RL6xxx rules use: " + strings.Join(xds.Versions(), ", ") +
-	" (default: the config's istioVersion, else " + xds.DefaultVersion + ")"
+func lintIstioVersionHelp() string {
+	return "Istio version whose xDS push model RL6xxx rules use: " + strings.Join(xds.Versions(), ", ") +
+		" (default: the config's istioVersion, else " + xds.DefaultVersion + ")"
+}
 
-func newPlan(s *Streams) *cobra.Command {
-	var (
-		lf      lintFlags
-		rollout string
-		version string
-		format  string
-	)
+// planOptions are the flags of `plan`.
+type planOptions struct {
+	load         loadOptions
+	rollout      string
+	istioVersion string
+	format       string
+}
+
+func (o *planOptions) bind(fl *pflag.FlagSet) {
+	o.load.bind(fl)
+	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
+	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default "+xds.DefaultVersion+")")
+	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
+}
+
+func newPlan(e *Env) *cobra.Command {
+	var o planOptions
 	c := &cobra.Command{
 		Use:   "plan PATH...",
 		Short: "Show each Rollout's steps: weights, replicas, API writes and the xDS pushes they cause",
@@ -64,47 +69,47 @@ JSON fields are documented in docs/plan.md.`,
   rolloutlint plan --rollout shop/checkout --format markdown deploy/
   rolloutlint plan --istio-version 1.31 --format json rollout.yaml vs.yaml dr.yaml`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w, ok := planreport.Formats[format]
-			if !ok {
-				return fmt.Errorf("--format: unknown format %q (want one of %s)", format, strings.Join(planreport.FormatNames(), ", "))
-			}
-			b, err := lf.loadBundle(args, s.In)
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("istio-version") && b.cfg != nil && b.cfg.IstioVersion != "" {
-				version = b.cfg.IstioVersion
-			}
-			m, err := xds.ForVersion(version)
-			if err != nil {
-				return fmt.Errorf("--istio-version: %w", err)
-			}
-			for _, p := range b.graph.Problems {
-				if p.RuleID == "RL0001" {
-					return fmt.Errorf("%s:%d:%d: %s", p.Pos.File, p.Pos.Line, p.Pos.Column, p.Message)
-				}
-			}
-			plans := plan.Build(b.graph)
-			if rollout != "" {
-				plans, err = selectRollout(b.graph, plans, rollout)
-				if err != nil {
-					return err
-				}
-			}
-			doc := planreport.Build(m, xds.NewScoper(b.graph), plans)
-			if err := w(s.Out, doc); err != nil {
-				return fmt.Errorf("writing plan: %w", err)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(e, cmd.Flags(), args) },
 	}
-	lf.register(c)
-	fl := c.Flags()
-	fl.StringVar(&rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
-	fl.StringVar(&version, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default "+xds.DefaultVersion+")")
-	fl.StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
+	o.bind(c.Flags())
 	return c
+}
+
+// run builds and writes the plans.
+func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
+	w, ok := planreport.Formats[o.format]
+	if !ok {
+		return fmt.Errorf("--format: unknown format %q (want one of %s)", o.format, strings.Join(planreport.FormatNames(), ", "))
+	}
+	b, err := o.load.loadBundle(args, e.In)
+	if err != nil {
+		return err
+	}
+	version := o.istioVersion
+	if !fl.Changed("istio-version") && b.cfg != nil && b.cfg.IstioVersion != "" {
+		version = b.cfg.IstioVersion
+	}
+	m, err := xds.ForVersion(version)
+	if err != nil {
+		return fmt.Errorf("--istio-version: %w", err)
+	}
+	for _, p := range b.graph.Problems {
+		if p.RuleID == "RL0001" {
+			return fmt.Errorf("%s:%d:%d: %s", p.Pos.File, p.Pos.Line, p.Pos.Column, p.Message)
+		}
+	}
+	plans := plan.Build(b.graph)
+	if o.rollout != "" {
+		plans, err = selectRollout(b.graph, plans, o.rollout)
+		if err != nil {
+			return err
+		}
+	}
+	doc := planreport.Build(m, xds.NewScoper(b.graph), plans)
+	if err := w(e.Out, doc); err != nil {
+		return fmt.Errorf("writing plan: %w", err)
+	}
+	return nil
 }
 
 // selectRollout keeps the plan of one Rollout named ns/name (or name).

@@ -10,44 +10,13 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
-// policyFlagDirs holds `lint --policy` values; newLint registers the flag
-// afresh (and so resets it) for every command tree.
-var policyFlagDirs []string
-
-func init() {
-	ruleSet = rulesWithPolicies
-	lintHooks = append(lintHooks, LintHook{
-		Flags: func(c *cobra.Command) {
-			c.Flags().StringArrayVar(&policyFlagDirs, "policy", nil,
-				"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
-		},
-		Before: func(r *LintRun) error {
-			if len(policyFlagDirs) == 0 {
-				return nil
-			}
-			rs, err := rulesFrom(append(configPolicyDirs(r.Bundle.cfg), policyFlagDirs...))
-			if err != nil {
-				return err
-			}
-			r.Analyzer.Rules, r.Report.AllRules = rs, rs
-			return nil
-		},
-	})
-	extraCommands = append(extraCommands, newPolicy)
-}
-
-// rulesWithPolicies is the registry plus the user policies the config names.
-func rulesWithPolicies(cfg *config.Config) ([]*rules.Rule, error) {
-	return rulesFrom(configPolicyDirs(cfg))
-}
-
-// rulesFrom returns the built-in rules plus the user policies of dirs, sorted by ID.
-func rulesFrom(dirs []string) ([]*rules.Rule, error) {
-	rs := all.Rules()
-	user, err := policies.LoadDirs(uniqueDirs(dirs))
+// ruleSet returns the built-in rules plus the user policies of the config's
+// `policies:` and of extraDirs (lint --policy), sorted by ID.
+func (e *Env) ruleSet(cfg *config.Config, extraDirs []string) ([]*rules.Rule, error) {
+	rs := e.builtinRules()
+	user, err := policies.LoadDirs(uniqueDirs(append(configPolicyDirs(cfg), extraDirs...)))
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +54,7 @@ func uniqueDirs(dirs []string) []string {
 	return out
 }
 
-func newPolicy(s *Streams) *cobra.Command {
+func newPolicy(e *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "policy",
 		Short: "Work with user Rego policies: check them against the contract, run their tests",
@@ -93,11 +62,11 @@ func newPolicy(s *Streams) *cobra.Command {
 (see docs/policies.md). They run in the same sandbox as the built-in policies: no
 network or runtime built-ins (http.send, net.lookup_ip_addr, opa.runtime, time.now_ns, ...).`,
 	}
-	c.AddCommand(newPolicyCheck(s), newPolicyTest(s))
+	c.AddCommand(newPolicyCheck(e), newPolicyTest(e))
 	return c
 }
 
-func newPolicyCheck(s *Streams) *cobra.Command {
+func newPolicyCheck(e *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "check DIR...",
 		Short: "Load policy directories as lint would and list the rules they define",
@@ -108,15 +77,15 @@ func newPolicyCheck(s *Streams) *cobra.Command {
 				return err
 			}
 			for _, r := range rs {
-				fmt.Fprintf(s.Out, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Summary)
+				fmt.Fprintf(e.Out, "%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Severity, r.Summary)
 			}
-			fmt.Fprintf(s.Out, "%d polic%s OK\n", len(rs), map[bool]string{true: "y", false: "ies"}[len(rs) == 1])
+			fmt.Fprintf(e.Out, "%d polic%s OK\n", len(rs), map[bool]string{true: "y", false: "ies"}[len(rs) == 1])
 			return nil
 		},
 	}
 }
 
-func newPolicyTest(s *Streams) *cobra.Command {
+func newPolicyTest(e *Env) *cobra.Command {
 	var verbose bool
 	c := &cobra.Command{
 		Use:   "test DIR...",
@@ -141,22 +110,22 @@ fails and 2 when the policies do not load.`,
 				case r.Skipped:
 					skipped++
 					if verbose {
-						fmt.Fprintf(s.Out, "SKIP %s\n", r.Name)
+						fmt.Fprintf(e.Out, "SKIP %s\n", r.Name)
 					}
 				case r.Passed:
 					passed++
 					if verbose {
-						fmt.Fprintf(s.Out, "PASS %s (%s)\n", r.Name, r.Duration)
+						fmt.Fprintf(e.Out, "PASS %s (%s)\n", r.Name, r.Duration)
 					}
 				default:
 					failed++
-					fmt.Fprintf(s.Out, "FAIL %s:%d: %s: %s\n", r.File, r.Line, r.Name, r.Failure)
+					fmt.Fprintf(e.Out, "FAIL %s:%d: %s: %s\n", r.File, r.Line, r.Name, r.Failure)
 					if r.Output != "" {
-						fmt.Fprintf(s.Out, "%s", r.Output)
+						fmt.Fprintf(e.Out, "%s", r.Output)
 					}
 				}
 			}
-			fmt.Fprintf(s.Out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
+			fmt.Fprintf(e.Out, "%d passed, %d failed, %d skipped\n", passed, failed, skipped)
 			if len(results) == 0 {
 				return fmt.Errorf("no Rego tests (test_* rules) in %v", dirs)
 			}

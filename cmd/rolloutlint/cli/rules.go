@@ -8,17 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/rules/all"
+	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
-
-// ruleSet returns the built-in rules plus, once the policy layer provides it,
-// the user policies named in the config. It is a variable so the policy
-// command file can extend it.
-var ruleSet = func(cfg *config.Config) ([]*rules.Rule, error) {
-	return all.Rules(), nil
-}
 
 func findRule(rs []*rules.Rule, id string) *rules.Rule {
 	for _, r := range rs {
@@ -29,7 +21,7 @@ func findRule(rs []*rules.Rule, id string) *rules.Rule {
 	return nil
 }
 
-func newRules(s *Streams) *cobra.Command {
+func newRules(e *Env) *cobra.Command {
 	var format, configPath string
 	c := &cobra.Command{
 		Use:   "rules",
@@ -40,7 +32,7 @@ func newRules(s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := ruleSet(cfg)
+			rs, err := e.ruleSet(cfg, nil)
 			if err != nil {
 				return err
 			}
@@ -58,11 +50,11 @@ func newRules(s *Streams) *cobra.Command {
 				for _, r := range rs {
 					rows = append(rows, row{r.ID, r.Name, r.Severity, r.Source, r.Summary, r.Kinds})
 				}
-				enc := json.NewEncoder(s.Out)
+				enc := json.NewEncoder(e.Out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rows)
 			case "text":
-				tw := tabwriter.NewWriter(s.Out, 0, 4, 2, ' ', 0)
+				tw := tabwriter.NewWriter(e.Out, 0, 4, 2, ' ', 0)
 				// tabwriter buffers; write errors surface from Flush.
 				_, _ = fmt.Fprintln(tw, "ID\tNAME\tSEVERITY\tSOURCE\tSUMMARY")
 				for _, r := range rs {
@@ -82,7 +74,7 @@ func newRules(s *Streams) *cobra.Command {
 	return c
 }
 
-func newExplain(s *Streams) *cobra.Command {
+func newExplain(e *Env) *cobra.Command {
 	var configPath string
 	c := &cobra.Command{
 		Use:   "explain RULE",
@@ -93,7 +85,7 @@ func newExplain(s *Streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rs, err := ruleSet(cfg)
+			rs, err := e.ruleSet(cfg, nil)
 			if err != nil {
 				return err
 			}
@@ -101,29 +93,10 @@ func newExplain(s *Streams) *cobra.Command {
 			if r == nil {
 				return fmt.Errorf("no rule %q (see 'rolloutlint rules')", args[0])
 			}
-			_, err = fmt.Fprint(s.Out, RuleMarkdown(r))
+			_, err = fmt.Fprint(e.Out, ruledoc.Page(r))
 			return err
 		},
 	}
 	c.Flags().StringVar(&configPath, "config", "", "config file (for user policies)")
 	return c
-}
-
-// RuleMarkdown renders a rule's documentation page; docs/rules/<ID>.md is
-// generated from it.
-func RuleMarkdown(r *rules.Rule) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# %s %s\n\n", r.ID, r.Name)
-	fmt.Fprintf(&b, "%s\n\n", r.Summary)
-	fmt.Fprintf(&b, "- Default severity: %s\n", r.Severity)
-	fmt.Fprintf(&b, "- Source: %s\n", r.Source)
-	if r.OptIn {
-		fmt.Fprintf(&b, "- Opt-in: off unless enabled with `--enable %s` or `rules: {%s: info}` in `.rolloutlint.yaml`\n", r.ID, r.ID)
-	}
-	if len(r.Kinds) > 0 {
-		fmt.Fprintf(&b, "- Reads: %s\n", strings.Join(r.Kinds, ", "))
-	}
-	fmt.Fprintf(&b, "\n%s\n\n", strings.TrimSpace(r.Doc))
-	fmt.Fprintf(&b, "Suppress one finding with `# rolloutlint:ignore %s -- reason` on its line, or turn the rule off with `rules: {%s: off}` in `.rolloutlint.yaml`.\n", r.ID, r.ID)
-	return b.String()
 }

@@ -7,23 +7,26 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/homedir"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
 
-func init() { extraCommands = append(extraCommands, newWebhook) }
-
-type webhookFlags struct {
+// webhookOptions are the flags of `webhook`.
+type webhookOptions struct {
 	listen, metricsAddr          string
 	certFile, keyFile            string
 	kubeconfig                   string
@@ -35,10 +38,14 @@ type webhookFlags struct {
 	maxBody                      int64
 	logFormat, logLevel          string
 	configPoll                   time.Duration
+	trustedUsers                 []string
+	denyExisting                 bool
+	concurrency, maxQueued       int
+	shutdownDelay                time.Duration
 }
 
-func newWebhook(s *Streams) *cobra.Command {
-	var f webhookFlags
+func newWebhook(e *Env) *cobra.Command {
+	var o webhookOptions
 	c := &cobra.Command{
 		Use:   "webhook",
 		Short: "Run the validating admission webhook (HTTPS)",
@@ -51,8 +58,17 @@ only findings that involve the object are reported, by rule ID and field path.
 --enforce error denies (HTTP status 403 in the review) on error-level findings and returns
 warning-level ones as warnings; warning returns both as warnings; off (audit) allows
 everything and only logs, counts and attaches findings as an audit annotation.
+An UPDATE is denied only for errors it introduces: those the old object had already
+come back as warnings (--deny-existing denies them too). Changes of metadata or status
+alone are not linted, and requests of --trusted-user (by default the Argo Rollouts and
+Argo CD application controllers) are never denied.
+At most --max-concurrent-reviews lints run at once; the others wait in arrival order.
 When a review cannot be linted (malformed, time-out), --failure-mode allow admits the object
-with a warning and deny rejects it.
+with a warning and deny rejects it; either way it is logged and counted.
+
+Out of a cluster the view's cluster is --kubeconfig, else $KUBECONFIG, else the in-cluster
+service account, else ~/.kube/config. On SIGTERM /readyz turns 503, reviews are still
+answered for --shutdown-delay, then the server shuts down.
 
 The certificate and key files are re-read when they change, and so is --config. /healthz, /readyz (cluster view
 synced) and /metrics (Prometheus) are served on the same port, and on --metrics-addr over
@@ -60,66 +76,87 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 		Example: `  rolloutlint webhook --cert-file /tls/tls.crt --key-file /tls/tls.key --config /config/.rolloutlint.yaml
   rolloutlint webhook --kubeconfig ~/.kube/config --enforce warning --exempt-namespace 'kube-*'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runWebhook(cmd.Context(), s, &f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), e) },
 	}
-	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
-	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
-	fl.StringVar(&f.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
-	fl.StringVar(&f.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
-	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: in-cluster config)")
-	fl.BoolVar(&f.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
-	fl.StringVar(&f.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
-	fl.StringVar(&f.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
-	fl.StringVar(&f.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
-	fl.StringArrayVar(&f.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
-	fl.StringArrayVar(&f.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
-	fl.DurationVar(&f.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
-	fl.Int64Var(&f.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
-	fl.StringVar(&f.logFormat, "log-format", "json", "log format: json or text")
-	fl.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fl.DurationVar(&f.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	o.bind(c.Flags())
 	return c
 }
 
-func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
+func (o *webhookOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&o.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
+	fl.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
+	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
+	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
+	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	fl.BoolVar(&o.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
+	fl.StringVar(&o.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
+	fl.StringVar(&o.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
+	fl.StringVar(&o.failure, "failure-mode", string(webhook.FailOpen), "when a review cannot be linted: allow (with a warning) or deny")
+	fl.StringArrayVar(&o.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
+	fl.StringArrayVar(&o.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
+	fl.DurationVar(&o.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
+	fl.Int64Var(&o.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
+	fl.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
+	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	fl.StringArrayVar(&o.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
+	fl.BoolVar(&o.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
+	fl.IntVar(&o.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once; further reviews wait in arrival order until their deadline")
+	fl.IntVar(&o.maxQueued, "max-queued-reviews", webhook.DefaultMaxQueued, "reviews waiting for a lint; past it the failure mode answers at once")
+	fl.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long reviews are still served after /readyz turns 503")
+}
+
+// run serves reviews until the context ends or SIGINT/SIGTERM.
+func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	hopts := &slog.HandlerOptions{Level: level}
 	var log *slog.Logger
-	switch f.logFormat {
+	switch o.logFormat {
 	case "json":
-		log = slog.New(slog.NewJSONHandler(s.Err, hopts))
+		log = slog.New(slog.NewJSONHandler(e.Err, hopts))
 	case "text":
-		log = slog.New(slog.NewTextHandler(s.Err, hopts))
+		log = slog.New(slog.NewTextHandler(e.Err, hopts))
 	default:
-		return fmt.Errorf("--log-format: unknown format %q (want json or text)", f.logFormat)
+		return fmt.Errorf("--log-format: unknown format %q (want json or text)", o.logFormat)
 	}
-	enforce, err := webhook.ParseEnforce(f.enforce)
+	enforce, err := webhook.ParseEnforce(o.enforce)
 	if err != nil {
 		return fmt.Errorf("--enforce: %w", err)
 	}
-	failure, err := webhook.ParseFailureMode(f.failure)
+	failure, err := webhook.ParseFailureMode(o.failure)
 	if err != nil {
 		return fmt.Errorf("--failure-mode: %w", err)
 	}
-	if f.certFile == "" || f.keyFile == "" {
+	if o.certFile == "" || o.keyFile == "" {
 		return fmt.Errorf("--cert-file and --key-file are required: the webhook serves HTTPS only")
 	}
-	if f.timeout <= 0 {
+	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive")
 	}
-	cfg, err := loadConfig(f.configPath)
+	if o.concurrency <= 0 {
+		return fmt.Errorf("--max-concurrent-reviews must be positive")
+	}
+	if o.maxQueued <= 0 {
+		return fmt.Errorf("--max-queued-reviews must be positive")
+	}
+	if o.shutdownDelay < 0 {
+		return fmt.Errorf("--shutdown-delay must not be negative")
+	}
+	cfg, err := loadConfig(o.configPath)
 	if err != nil {
 		return err
 	}
-	ruleList, err := ruleSet(cfg)
+	ruleList, err := e.ruleSet(cfg, nil)
 	if err != nil {
 		return err
 	}
-	certs, err := webhook.NewCertReloader(f.certFile, f.keyFile, log)
+	if err := cfg.CheckOptions(ruleList); err != nil {
+		return err
+	}
+	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
 	if err != nil {
 		return err
 	}
@@ -128,14 +165,15 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 
 	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
 	if cfg != nil && cfg.File != "" {
-		go watchConfig(ctx, cfg.File, f.configPoll, linter, log)
+		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)
 	}
 	var ready func() bool
-	if f.clusterView {
-		rc, err := restConfig(f.kubeconfig)
+	if o.clusterView {
+		rc, source, err := restConfig(o.kubeconfig)
 		if err != nil {
 			return err
 		}
+		log.Info("cluster view", "cluster", rc.Host, "from", source)
 		dyn, err := dynamic.NewForConfig(rc)
 		if err != nil {
 			return fmt.Errorf("cluster client: %w", err)
@@ -144,7 +182,7 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 		if err != nil {
 			return fmt.Errorf("discovery client: %w", err)
 		}
-		view := webhook.NewView()
+		view := clusterview.New()
 		if err := view.Start(ctx, disc, dyn, log); err != nil {
 			return err
 		}
@@ -152,23 +190,27 @@ func runWebhook(parent context.Context, s *Streams, f *webhookFlags) error {
 		ready = view.Synced
 	}
 	metrics := webhook.NewMetrics(linter.View)
+	metrics.WatchCertificate(certs)
 	h := webhook.NewHandler(webhook.Options{
 		Linter: linter, Enforce: enforce, Failure: failure,
-		ExemptNamespaces: f.exemptNamespaces, ExemptObjects: f.exemptObjs,
-		Timeout: f.timeout, MaxBodyBytes: f.maxBody, Log: log, Metrics: metrics, Ready: ready,
+		ExemptNamespaces: o.exemptNamespaces, ExemptObjects: o.exemptObjs,
+		TrustedUsers: o.trustedUsers, DenyExisting: o.denyExisting,
+		Timeout: o.timeout, Concurrency: o.concurrency, MaxQueued: o.maxQueued,
+		MaxBodyBytes: o.maxBody, Log: log, Metrics: metrics, Ready: ready,
 	})
 	log.Info("rolloutlint webhook starting", "version", VersionString(), "rules", len(ruleList), "enforce", string(enforce),
-		"failureMode", string(failure), "clusterView", f.clusterView, "config", configFile(cfg))
-	if f.metricsAddr != "" {
-		plain := &http.Server{Addr: f.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
+		"failureMode", string(failure), "clusterView", o.clusterView, "config", configFile(cfg),
+		"concurrency", o.concurrency, "trustedUsers", o.trustedUsers, "denyExisting", o.denyExisting)
+	if o.metricsAddr != "" {
+		plain := &http.Server{Addr: o.metricsAddr, Handler: h.Observability(), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := plain.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-				log.Error("metrics listener failed", "addr", f.metricsAddr, "err", err)
+				log.Error("metrics listener failed", "addr", o.metricsAddr, "err", err)
 			}
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, f.listen, h, certs, log)
+	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay})
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -178,19 +220,33 @@ func orBackground(ctx context.Context) context.Context {
 	return ctx
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig == "" {
-		rc, err := rest.InClusterConfig()
+// restConfig finds the cluster of the view as controller-runtime does: the
+// --kubeconfig file, else $KUBECONFIG (a list of files, merged), else the
+// in-cluster service account, else ~/.kube/config. It says which one it used.
+func restConfig(kubeconfig string) (*rest.Config, string, error) {
+	load := func(rules *clientcmd.ClientConfigLoadingRules, what string) (*rest.Config, string, error) {
+		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if err != nil {
-			return nil, fmt.Errorf("no --kubeconfig and not in a cluster: %w (use --cluster-view=false to lint objects alone)", err)
+			return nil, "", fmt.Errorf("reading %s: %w", what, err)
 		}
-		return rc, nil
+		return rc, what, nil
 	}
-	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
+	if kubeconfig != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, "--kubeconfig "+kubeconfig)
 	}
-	return rc, nil
+	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(env)}, "$KUBECONFIG "+env)
+	}
+	rc, inClusterErr := rest.InClusterConfig()
+	if inClusterErr == nil {
+		return rc, "in-cluster service account", nil
+	}
+	home := filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
+	if _, err := os.Stat(home); err == nil {
+		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: home}, home)
+	}
+	return nil, "", fmt.Errorf("no cluster for the view: no --kubeconfig, no $KUBECONFIG, not in a cluster (%w), no %s (use --cluster-view=false to lint objects alone)",
+		inClusterErr, home)
 }
 
 func configFile(cfg *config.Config) string {
@@ -203,7 +259,7 @@ func configFile(cfg *config.Config) string {
 // watchConfig reloads the config (and the rule set it selects) when the file
 // changes, keeping the previous one when the new one does not load. It polls:
 // kubelet updates a mounted ConfigMap by swapping a symlink, which polling sees.
-func watchConfig(ctx context.Context, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
+func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, linter *webhook.Linter, log *slog.Logger) {
 	if every <= 0 {
 		return
 	}
@@ -224,7 +280,10 @@ func watchConfig(ctx context.Context, path string, every time.Duration, linter *
 		cfg, err := loadConfig(path)
 		if err == nil {
 			var rs []*rules.Rule
-			if rs, err = ruleSet(cfg); err == nil {
+			if rs, err = e.ruleSet(cfg, nil); err == nil {
+				err = cfg.CheckOptions(rs)
+			}
+			if err == nil {
 				linter.Reconfigure(rs, cfg, globalsFrom(cfg))
 				log.Info("config reloaded", "config", path, "rules", len(rs))
 				continue

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,5 +25,70 @@ func TestWebhookFlagErrors(t *testing.T) {
 		if code != ExitFailure || !strings.Contains(errw.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", c.args, code, errw.String(), c.want)
 		}
+	}
+}
+
+func TestWebhookNumericFlagErrors(t *testing.T) {
+	for _, c := range []struct{ flag, want string }{
+		{"--max-concurrent-reviews=0", "--max-concurrent-reviews must be positive"},
+		{"--max-queued-reviews=-1", "--max-queued-reviews must be positive"},
+		{"--shutdown-delay=-1s", "--shutdown-delay must not be negative"},
+	} {
+		var out, errw bytes.Buffer
+		code := Main([]string{"webhook", "--cert-file=c", "--key-file=k", c.flag}, strings.NewReader(""), &out, &errw)
+		if code != ExitFailure || !strings.Contains(errw.String(), c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", c.flag, code, errw.String(), c.want)
+		}
+	}
+}
+
+// kubeconfigFor writes a kubeconfig whose only cluster is server.
+func kubeconfigFor(t *testing.T, dir, server string) string {
+	t.Helper()
+	p := filepath.Join(dir, strings.NewReplacer(":", "_", "/", "_").Replace(server))
+	data := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: " + server + "}\n" +
+		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".kube"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	homeCfg := kubeconfigFor(t, dir, "https://home.example:6443")
+	if err := os.Rename(homeCfg, filepath.Join(home, ".kube", "config")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a cluster
+	t.Setenv("KUBERNETES_SERVICE_PORT", "")
+	env := kubeconfigFor(t, dir, "https://env.example:6443")
+	flag := kubeconfigFor(t, dir, "https://flag.example:6443")
+
+	check := func(name, kubeconfig, wantHost, wantFrom string) {
+		t.Helper()
+		rc, from, err := restConfig(kubeconfig)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if rc.Host != wantHost || !strings.Contains(from, wantFrom) {
+			t.Errorf("%s: host %q from %q; want %q from %q", name, rc.Host, from, wantHost, wantFrom)
+		}
+	}
+	t.Setenv("KUBECONFIG", env)
+	check("flag wins", flag, "https://flag.example:6443", "--kubeconfig")
+	check("then $KUBECONFIG", "", "https://env.example:6443", "$KUBECONFIG")
+	t.Setenv("KUBECONFIG", "")
+	check("then ~/.kube/config", "", "https://home.example:6443", filepath.Join(home, ".kube", "config"))
+	if err := os.Remove(filepath.Join(home, ".kube", "config")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := restConfig(""); err == nil || !strings.Contains(err.Error(), "--cluster-view=false") {
+		t.Errorf("no cluster anywhere: err %v", err)
 	}
 }

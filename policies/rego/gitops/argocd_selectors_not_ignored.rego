@@ -10,33 +10,6 @@
 #   automated sync fights the controller over them.
 #
 #   Ignore them in the Application, with `RespectIgnoreDifferences=true`.
-#
-#   Bad:
-#
-#   ```yaml
-#   spec:
-#     syncPolicy:
-#       automated: {selfHeal: true}
-#       syncOptions: [ServerSideApply=true]
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#   spec:
-#     ignoreDifferences:
-#     - group: ""
-#       kind: Service
-#       jsonPointers:
-#       - /spec/selector/rollouts-pod-template-hash
-#     - group: networking.istio.io
-#       kind: DestinationRule
-#       jqPathExpressions:
-#       - .spec.subsets[].labels["rollouts-pod-template-hash"]
-#     syncPolicy:
-#       automated: {selfHeal: true}
-#       syncOptions: [ServerSideApply=true, RespectIgnoreDifferences=true]
-#   ```
 # related_resources:
 # - ref: https://argo-cd.readthedocs.io/en/stable/user-guide/diffing/
 #   description: Argo CD, diffing customization
@@ -45,6 +18,26 @@
 #   severity: warning
 #   kinds: [Application, Rollout, Service, DestinationRule]
 #   tags: [gitops, argocd]
+#   since: v0.1.0
+#   bad: |
+#     spec:
+#       syncPolicy:
+#         automated: {selfHeal: true}
+#         syncOptions: [ServerSideApply=true]
+#   good: |
+#     spec:
+#       ignoreDifferences:
+#       - group: ""
+#         kind: Service
+#         jsonPointers:
+#         - /spec/selector/rollouts-pod-template-hash
+#       - group: networking.istio.io
+#         kind: DestinationRule
+#         jqPathExpressions:
+#         - .spec.subsets[].labels["rollouts-pod-template-hash"]
+#       syncPolicy:
+#         automated: {selfHeal: true}
+#         syncOptions: [ServerSideApply=true, RespectIgnoreDifferences=true]
 package rolloutlint.gitops.argocd_selectors_not_ignored
 
 import data.rolloutlint.lib

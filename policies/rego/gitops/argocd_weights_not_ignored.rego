@@ -15,31 +15,6 @@
 #   `RespectIgnoreDifferences=true` (RL5004). When only the config says the bundle is Argo CD
 #   managed (`argocd: true`) and no Application is in it, the rule reminds, at info level, on
 #   each managed route.
-#
-#   Bad:
-#
-#   ```yaml
-#   kind: Application
-#   spec:
-#     syncPolicy:
-#       automated: {selfHeal: true}
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#   kind: Application
-#   spec:
-#     ignoreDifferences:
-#     - group: networking.istio.io
-#       kind: VirtualService
-#       jqPathExpressions:
-#       - .spec.http[].route[].weight
-#     syncPolicy:
-#       automated: {selfHeal: true}
-#       syncOptions:
-#       - RespectIgnoreDifferences=true
-#   ```
 # related_resources:
 # - ref: https://argo-rollouts.readthedocs.io/en/stable/features/traffic-management/istio/#integrating-with-gitops
 #   description: Argo Rollouts, Istio, integrating with GitOps
@@ -50,6 +25,24 @@
 #   severity: warning
 #   kinds: [Application, Rollout, VirtualService]
 #   tags: [gitops, argocd]
+#   since: v0.1.0
+#   bad: |
+#     kind: Application
+#     spec:
+#       syncPolicy:
+#         automated: {selfHeal: true}
+#   good: |
+#     kind: Application
+#     spec:
+#       ignoreDifferences:
+#       - group: networking.istio.io
+#         kind: VirtualService
+#         jqPathExpressions:
+#         - .spec.http[].route[].weight
+#       syncPolicy:
+#         automated: {selfHeal: true}
+#         syncOptions:
+#         - RespectIgnoreDifferences=true
 package rolloutlint.gitops.argocd_weights_not_ignored
 
 import data.rolloutlint.lib

@@ -9,25 +9,6 @@
 #   current hash back, and Argo CD shows the object OutOfSync for good.
 #
 #   Leave the label out of git; the controller adds it.
-#
-#   Bad:
-#
-#   ```yaml
-#   kind: Service
-#   spec:
-#     selector:
-#       app: checkout
-#       rollouts-pod-template-hash: 6f9c7b7d4
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#   kind: Service
-#   spec:
-#     selector:
-#       app: checkout
-#   ```
 # related_resources:
 # - ref: https://argo-rollouts.readthedocs.io/en/stable/features/traffic-management/
 #   description: Argo Rollouts, traffic management
@@ -36,6 +17,18 @@
 #   severity: warning
 #   kinds: [Rollout, Service, DestinationRule]
 #   tags: [gitops]
+#   since: v0.1.0
+#   bad: |
+#     kind: Service
+#     spec:
+#       selector:
+#         app: checkout
+#         rollouts-pod-template-hash: 6f9c7b7d4
+#   good: |
+#     kind: Service
+#     spec:
+#       selector:
+#         app: checkout
 package rolloutlint.gitops.pod_template_hash_committed
 
 import data.rolloutlint.lib

@@ -12,27 +12,6 @@
 #   next sync; with selfHeal it resets it within seconds, over and over. Remove `spec.replicas`
 #   from git (the HPA's `minReplicas` sets the floor), or ignore it in the Application with
 #   `RespectIgnoreDifferences=true`.
-#
-#   Bad:
-#
-#   ```yaml
-#   kind: Rollout
-#   spec:
-#     replicas: 4
-#   ---
-#   kind: HorizontalPodAutoscaler
-#   spec:
-#     scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: checkout}
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#   kind: Rollout
-#   spec:
-#     # no replicas: the HPA owns the count
-#     selector: {matchLabels: {app: checkout}}
-#   ```
 # related_resources:
 # - ref: https://argo-rollouts.readthedocs.io/en/stable/features/hpa-support/
 #   description: Argo Rollouts, HPA support
@@ -41,6 +20,20 @@
 #   severity: warning
 #   kinds: [Rollout, HorizontalPodAutoscaler, Application]
 #   tags: [gitops, argocd]
+#   since: v0.1.0
+#   bad: |
+#     kind: Rollout
+#     spec:
+#       replicas: 4
+#     ---
+#     kind: HorizontalPodAutoscaler
+#     spec:
+#       scaleTargetRef: {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: checkout}
+#   good: |
+#     kind: Rollout
+#     spec:
+#       # no replicas: the HPA owns the count
+#       selector: {matchLabels: {app: checkout}}
 package rolloutlint.gitops.replicas_fought_over
 
 import data.rolloutlint.lib

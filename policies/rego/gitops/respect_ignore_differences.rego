@@ -9,32 +9,6 @@
 #   traffic flaps.
 #
 #   Add `RespectIgnoreDifferences=true` to `spec.syncPolicy.syncOptions`.
-#
-#   Bad:
-#
-#   ```yaml
-#   spec:
-#     ignoreDifferences:
-#     - group: networking.istio.io
-#       kind: VirtualService
-#       jqPathExpressions: [.spec.http[].route[].weight]
-#     syncPolicy:
-#       automated: {selfHeal: true}
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#   spec:
-#     ignoreDifferences:
-#     - group: networking.istio.io
-#       kind: VirtualService
-#       jqPathExpressions: [.spec.http[].route[].weight]
-#     syncPolicy:
-#       automated: {selfHeal: true}
-#       syncOptions:
-#       - RespectIgnoreDifferences=true
-#   ```
 # related_resources:
 # - ref: https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#respect-ignore-difference-configs
 #   description: Argo CD, Respect ignore difference configs
@@ -43,6 +17,25 @@
 #   severity: warning
 #   kinds: [Application, Rollout]
 #   tags: [gitops, argocd]
+#   since: v0.1.0
+#   bad: |
+#     spec:
+#       ignoreDifferences:
+#       - group: networking.istio.io
+#         kind: VirtualService
+#         jqPathExpressions: [.spec.http[].route[].weight]
+#       syncPolicy:
+#         automated: {selfHeal: true}
+#   good: |
+#     spec:
+#       ignoreDifferences:
+#       - group: networking.istio.io
+#         kind: VirtualService
+#         jqPathExpressions: [.spec.http[].route[].weight]
+#       syncPolicy:
+#         automated: {selfHeal: true}
+#         syncOptions:
+#         - RespectIgnoreDifferences=true
 package rolloutlint.gitops.respect_ignore_differences
 
 import data.rolloutlint.lib

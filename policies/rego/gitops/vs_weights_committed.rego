@@ -12,30 +12,6 @@
 #
 #   Commit the idle state (stable 100, canary 0) and let the controller move it. Additional
 #   destinations (experiments, mirrors) are not judged by this rule.
-#
-#   Bad:
-#
-#   ```yaml
-#     http:
-#     - name: primary
-#       route:
-#       - destination: {host: checkout-stable}
-#         weight: 80
-#       - destination: {host: checkout-canary}
-#         weight: 20
-#   ```
-#
-#   Good:
-#
-#   ```yaml
-#     http:
-#     - name: primary
-#       route:
-#       - destination: {host: checkout-stable}
-#         weight: 100
-#       - destination: {host: checkout-canary}
-#         weight: 0
-#   ```
 # related_resources:
 # - ref: https://argo-rollouts.readthedocs.io/en/stable/features/traffic-management/istio/#integrating-with-gitops
 #   description: Argo Rollouts, Istio, integrating with GitOps
@@ -44,6 +20,23 @@
 #   severity: warning
 #   kinds: [Rollout, VirtualService, Service, DestinationRule]
 #   tags: [gitops]
+#   since: v0.1.0
+#   bad: |2
+#       http:
+#       - name: primary
+#         route:
+#         - destination: {host: checkout-stable}
+#           weight: 80
+#         - destination: {host: checkout-canary}
+#           weight: 20
+#   good: |2
+#       http:
+#       - name: primary
+#         route:
+#         - destination: {host: checkout-stable}
+#           weight: 100
+#         - destination: {host: checkout-canary}
+#           weight: 0
 package rolloutlint.gitops.vs_weights_committed
 
 import data.rolloutlint.lib

@@ -1,0 +1,112 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
+)
+
+// ArgUndeclared reports `{{...}}` tags in metrics that the template cannot resolve.
+var ArgUndeclared = &rules.Rule{
+	ID: "RL4003", Name: "analysis-arg-undeclared", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: tags,
+	Summary: "A metric uses {{args.x}} but the AnalysisTemplate declares no arg x.",
+	Doc: rules.Doc{
+		Why: `Argo Rollouts resolves every \'{{...}}\' tag anywhere in a metric (query, address, headers, job spec,
+conditions) against the template's own \'spec.args\'. A tag naming an arg the template does not declare,
+even one a sibling template or the Rollout declares, fails with "failed to resolve {{args.x}}": the
+Rollout is marked \'InvalidSpec\' (step and pre/post-promotion analysis) or the AnalysisRun errors.
+Tags other than \'args.*\' resolve only in experiments (\'templates.*\', \'experiment.*\').`,
+		Bad: `
+spec:
+  args:
+  - name: service-name
+  metrics:
+  - name: errors
+    provider:
+      prometheus:
+        query: sum(rate(istio_requests_total{destination_service_name="{{args.service}}"}[1m]))
+`,
+		Good: `
+spec:
+  args:
+  - name: service-name
+  metrics:
+  - name: errors
+    provider:
+      prometheus:
+        query: sum(rate(istio_requests_total{destination_service_name="{{args.service-name}}"}[1m]))
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+			declared := map[string]bool{}
+			for _, a := range spec.Args {
+				declared[a.Name] = true
+			}
+			metrics, _ := t.ValueAt("spec.metrics")
+			eachString(metrics, "spec.metrics", func(path, value string) {
+				for _, ph := range promql.AllPlaceholders(value) {
+					var msg string
+					switch {
+					case ph.Arg != "" && !declared[ph.Arg]:
+						msg = fmt.Sprintf("{{%s}} names an arg %s does not declare; Argo Rollouts fails with \"failed to resolve {{%s}}\"", ph.Tag, templateName(t), ph.Tag)
+						if d := nearest(ph.Arg, spec.Args); d != "" {
+							msg += fmt.Sprintf(" (declared: %q)", d)
+						}
+					case ph.Arg == "" && !strings.HasPrefix(ph.Tag, "templates.") && !strings.HasPrefix(ph.Tag, "experiment."):
+						msg = fmt.Sprintf("{{%s}} is not an args.<name> tag; Argo Rollouts fails with \"failed to resolve {{%s}}\"", ph.Tag, ph.Tag)
+					default:
+						continue
+					}
+					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path, Message: msg,
+						Pos: p.Graph.PosInScalar(t, path, ph.Start, ph.End), Related: users(p.Graph, t)})
+				}
+			})
+		})
+		return nil
+	},
+}
+
+// nearest returns the declared arg closest to name, if it is close.
+func nearest(name string, args []v1alpha1.Argument) string {
+	best, bestD := "", -1
+	for _, a := range args {
+		if d := textdist.Distance(a.Name, name); similar(a.Name, name) && (bestD < 0 || d < bestD) {
+			best, bestD = a.Name, d
+		}
+	}
+	return best
+}
+
+// eachString calls fn for every string under a decoded value with its field
+// path, visiting mapping keys in sorted order so output does not depend on
+// map iteration.
+func eachString(v any, path string, fn func(path, value string)) {
+	switch t := v.(type) {
+	case string:
+		fn(path, t)
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			eachString(t[k], graph.Key(path, k), fn)
+		}
+	case []any:
+		for i, c := range t {
+			eachString(c, graph.Index(path, i), fn)
+		}
+	}
+}

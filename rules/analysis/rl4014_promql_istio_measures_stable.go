@@ -1,0 +1,95 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
+)
+
+// IstioStableService reports canary analyses whose query selects the stable
+// Service's traffic and not the canary's.
+var IstioStableService = &rules.Rule{
+	ID: "RL4014", Name: "promql-istio-measures-stable", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: append([]string{"Rollout"}, templateKinds[1:]...), Tags: append([]string{"promql", "istio"}, tags...),
+	Summary: "A canary analysis selects destination_service_name (or destination_service) of the stable Service, so it measures the stable pods.",
+	Doc: rules.Doc{
+		Why: `With host-level traffic splitting, the VirtualService sends the canary's share of requests to the
+\'canaryService\' host and the rest to \'stableService\', and Istio labels each request's metrics with the
+Service it was routed to (\'destination_service_name\', \'destination_service\'). A step or background
+analysis whose query filters on the **stable** Service therefore measures the old version: the canary
+passes its analysis whatever it does. Pass the canary Service's name. A query that also selects the
+canary Service (a canary-versus-stable comparison) is not reported.`,
+		Bad: `
+canaryService: app-canary
+      stableService: app-stable
+      steps:
+      - analysis:
+          templates: [{templateName: error-rate}]
+          args: [{name: service-name, value: app-stable}]
+`,
+		Good: `
+canaryService: app-canary
+      stableService: app-stable
+      steps:
+      - analysis:
+          templates: [{templateName: error-rate}]
+          args: [{name: service-name, value: app-canary}]
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		c := newCollector(p)
+		for _, q := range analysisrun.Of(p.Graph).Queries {
+			if q.Run == nil || !q.Parsed() || (q.Run.Use != graph.UseStep && q.Run.Use != graph.UseBackground) {
+				continue
+			}
+			stable, canary := q.Run.Refs.Service(graph.RoleStable), q.Run.Refs.Service(graph.RoleCanary)
+			if stable == nil || canary == nil || stable.Name == canary.Name {
+				continue
+			}
+			ns := q.Run.Refs.Rollout.Namespace
+			var hit *promql.Matcher
+			for i := range q.Matchers {
+				m := &q.Matchers[i]
+				if m.Type != labels.MatchEqual {
+					continue
+				}
+				if namesService(m, canary.Name, ns) {
+					hit = nil
+					break
+				}
+				if hit == nil && namesService(m, stable.Name, ns) {
+					hit = m
+				}
+			}
+			if hit == nil {
+				continue
+			}
+			ro := q.Run.Refs.Rollout
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, hit.Start, hit.End),
+				Message: fmt.Sprintf("metric %s: %s=%q is Rollout %s's stable Service; the canary's requests are labelled with %s, so %s measures the stable version",
+					q.Metric.Name, hit.Name, hit.Value, ro.Name, canary.Name, q.Run.Describe()),
+				Related: []rules.Related{rules.RelatedAt(ro, stable.Path, "the stable Service"), trigger(q.Run, "")}})
+		}
+		c.flush()
+		return nil
+	},
+}
+
+// namesService reports whether a destination_service_name / destination_service
+// matcher names the Service (short name, or its in-cluster host name).
+func namesService(m *promql.Matcher, svc, ns string) bool {
+	switch m.Name {
+	case "destination_service_name":
+		return m.Value == svc
+	case "destination_service":
+		return m.Value == svc || strings.HasPrefix(m.Value, svc+"."+ns+".")
+	}
+	return false
+}

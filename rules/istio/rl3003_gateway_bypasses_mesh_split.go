@@ -1,0 +1,177 @@
+package istio
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// GatewayBypassesSplit reports gateway-bound VirtualServices that send ingress
+// traffic to the bare host that a mesh VirtualService splits.
+var GatewayBypassesSplit = &rules.Rule{
+	ID: "RL3003", Name: "gateway-bypasses-mesh-split", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{kinds.VirtualService, kinds.Rollout}, Tags: []string{"istio"},
+	Summary: "A gateway VirtualService routes to a bare host whose traffic a mesh VirtualService splits: ingress traffic bypasses the canary.",
+	Doc: rules.Doc{
+		Why: `A VirtualService applies only to the proxies it is bound to: one without \'gateways\' (or with
+\'mesh\') programs the sidecars, one bound to a Gateway programs that gateway. When the ingress
+gateway's VirtualService routes to \'host: reviews\' with no subset, the gateway sends the request
+straight to all \'reviews\' endpoints: the subset or weighted split that a mesh VirtualService
+defines for \'reviews\' is never consulted for ingress traffic. With Argo Rollouts this means the
+canary weights apply only to east-west calls; users coming through the gateway hit stable and
+canary pods in proportion to their replica counts, whatever step the rollout is at.
+\'istioctl analyze\' warns about the subset form (IST0140) only against a live cluster.
+
+Fix: route the gateway VirtualService to the subsets itself (and let the Rollout manage that
+route too), or bind the splitting VirtualService to both the gateway and \'mesh\'.`,
+		Bad: `
+kind: VirtualService
+metadata: {name: reviews-ingress}
+spec:
+  hosts: [reviews.example.com]
+  gateways: [public]
+  http:
+  - route:
+    - destination: {host: reviews}        # bare host: no subset
+---
+kind: VirtualService
+metadata: {name: reviews}
+spec:
+  hosts: [reviews]
+  http:
+  - name: primary
+    route:
+    - destination: {host: reviews, subset: stable}
+      weight: 90
+    - destination: {host: reviews, subset: canary}
+      weight: 10
+`,
+		Good: `
+kind: VirtualService
+metadata: {name: reviews}
+spec:
+  hosts: [reviews, reviews.example.com]
+  gateways: [public, mesh]
+  http:
+  - name: primary
+    route:
+    - destination: {host: reviews, subset: stable}
+      weight: 90
+    - destination: {host: reviews, subset: canary}
+      weight: 10
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		g := p.Graph
+		// Mesh destinations that pick a subset, by FQDN of their host.
+		subsetDests := map[string][]destination{}
+		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+			if !bindings(vs).Mesh {
+				return
+			}
+			for _, d := range destinations(r, vs) {
+				if d.Dest.GetSubset() != "" && !d.Mirror {
+					fq := graph.FQDN(d.Dest.GetHost(), r.Namespace)
+					subsetDests[fq] = append(subsetDests[fq], d)
+				}
+			}
+		})
+		managers := rolloutsByVirtualService(g)
+		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+			b := bindings(vs)
+			if len(b.Named) == 0 {
+				return
+			}
+			for _, d := range destinations(r, vs) {
+				// A gateway route that splits traffic itself (as Argo does when
+				// it manages that route too) does not bypass the canary.
+				if d.Mirror || d.Split || d.Dest.GetSubset() != "" || d.Dest.GetHost() == "" {
+					continue
+				}
+				host := d.Dest.GetHost()
+				fq := graph.FQDN(host, r.Namespace)
+				if md, ok := otherSubsetDest(subsetDests[fq], r); ok {
+					p.Report(r, d.HostPath(), fmt.Sprintf(
+						"%s of gateway-bound VirtualService %s sends ingress traffic (gateways %s) to host %q without a subset, but mesh VirtualService %s splits %q by subset (%q in %s)%s: ingress requests bypass that split",
+						d.Route, objectName(r), strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route, managedBy(managers, md.VS)),
+						rules.RelatedAt(md.VS, md.Path+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
+					continue
+				}
+				if mv, route, routePath := splittingMeshVS(g, host, r); mv != nil {
+					p.Report(r, d.HostPath(), fmt.Sprintf(
+						"%s of gateway-bound VirtualService %s sends ingress traffic (gateways %s) straight to host %q, but mesh VirtualService %s splits %q across several destinations in %s%s: ingress requests bypass that split",
+						d.Route, objectName(r), strings.Join(b.Named, ", "), host, objectName(mv), host, route, managedBy(managers, mv)),
+						rules.RelatedAt(mv, routePath, fmt.Sprintf("mesh VirtualService %s splits %q here, for sidecars only", objectName(mv), host)))
+				}
+			}
+		})
+		return nil
+	},
+}
+
+// otherSubsetDest picks the first subset destination of another
+// VirtualService. Sharing a gateway does not help: a gateway applies the
+// VirtualService matching the request's authority and never chains a second
+// one for the destination host.
+func otherSubsetDest(ds []destination, self *graph.Resource) (destination, bool) {
+	for _, d := range ds {
+		if !sameObject(d.VS, self) {
+			return d, true
+		}
+	}
+	return destination{}, false
+}
+
+// splittingMeshVS returns a mesh-bound VirtualService other than self that
+// lists host in its hosts and splits one of its routes across several
+// destinations, with that route's name.
+func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (vs *graph.Resource, route, path string) {
+	for _, mv := range g.VirtualServicesForHost(host, self.Namespace) {
+		o := mv.VirtualService()
+		if sameObject(mv, self) || o == nil || !bindings(&o.Spec).Mesh {
+			continue
+		}
+		for i, h := range o.Spec.GetHttp() {
+			if len(h.GetRoute()) > 1 {
+				return mv, routeName("http", i, h.GetName()), graph.Index("spec.http", i) + ".route"
+			}
+		}
+		for i, t := range o.Spec.GetTcp() {
+			if len(t.GetRoute()) > 1 {
+				return mv, routeName("tcp", i, ""), graph.Index("spec.tcp", i) + ".route"
+			}
+		}
+		for i, t := range o.Spec.GetTls() {
+			if len(t.GetRoute()) > 1 {
+				return mv, routeName("tls", i, ""), graph.Index("spec.tls", i) + ".route"
+			}
+		}
+	}
+	return nil, "", ""
+}
+
+// rolloutsByVirtualService maps each VirtualService to the Rollouts that
+// manage it, from the graph's resolved references.
+func rolloutsByVirtualService(g *graph.Graph) map[*graph.Resource][]string {
+	out := map[*graph.Resource][]string{}
+	for _, rr := range g.Refs().Rollouts {
+		for _, v := range rr.VirtualServices {
+			if v.Target != nil {
+				out[v.Target] = append(out[v.Target], objectName(rr.Rollout))
+			}
+		}
+	}
+	return out
+}
+
+// managedBy says which Rollouts drive a VirtualService's weights, if any.
+func managedBy(m map[*graph.Resource][]string, vs *graph.Resource) string {
+	if names := m[vs]; len(names) > 0 {
+		return fmt.Sprintf(" (managed by Rollout %s, whose canary steps therefore never reach ingress traffic)", strings.Join(names, ", "))
+	}
+	return ""
+}

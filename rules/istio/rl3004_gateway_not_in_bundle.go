@@ -1,0 +1,98 @@
+package istio
+
+import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// GatewayMissing reports VirtualService gateway references that resolve to no
+// Gateway of the bundle.
+var GatewayMissing = &rules.Rule{
+	ID: "RL3004", Name: "gateway-not-in-bundle", Severity: rules.Info, Source: rules.SourceGo,
+	Kinds: []string{kinds.VirtualService, kinds.Gateway}, Tags: []string{"istio"},
+	Summary: "A VirtualService is bound to a Gateway the bundle does not define.",
+	Doc: rules.Doc{
+		Why: `A VirtualService bound to a Gateway that does not exist programs no proxy for that binding: the
+ingress host answers \'404\' (no route) and the canary never sees ingress traffic.
+
+Gateways are usually owned by a platform team and kept in another repository, so a reference
+to a Gateway outside the bundle is normal. The policy:
+
+- \'mesh\' is the sidecars, not a Gateway, and is never reported.
+- \'name\' and \'./name\' resolve in the VirtualService's namespace, \'namespace/name\' in that
+  namespace, and the legacy \'name.namespace\' form as istiod resolves it (second label = namespace).
+- When the bundle defines **no** Gateway in the referenced namespace, the bundle is partial:
+  **info**, so that you can see what was not checked.
+- When the bundle defines other Gateways in that namespace but not this one, the reference is most
+  likely a typo or a wrong namespace: **warning**, with the closest Gateway name as a hint.
+
+References in \'spec.gateways\' and in \'http[].match[].gateways\' are checked. Istio Gateways and
+Gateway API Gateways both count.`,
+		Bad: `
+kind: Gateway
+metadata: {name: public-gateway, namespace: istio-system}
+---
+kind: VirtualService
+metadata: {name: shop, namespace: shop}
+spec:
+  gateways: [public-gateway]   # resolves to shop/public-gateway, which does not exist
+`,
+		Good: `
+spec:
+  gateways: [istio-system/public-gateway]
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		g := p.Graph
+		gwNamespaces := namespacesWith(g, "Gateway")
+		var byNS map[string][]*graph.Resource
+		check := func(r *graph.Resource, ref, path string) {
+			if ref == meshGateway || ref == "" {
+				return
+			}
+			name, ns := gatewayKey(ref, r.Namespace)
+			if name == "" || ns == "" {
+				return // malformed: Istio's validation rejects it
+			}
+			if g.Get(kinds.Gateway, ns, name) != nil {
+				return
+			}
+			if !gwNamespaces[ns] {
+				p.Reportf(r, path, "VirtualService %s is bound to Gateway %s/%s, which is not in the bundle (no Gateway of namespace %q is): its binding was not checked",
+					objectName(r), ns, name, ns)
+				return
+			}
+			if byNS == nil {
+				byNS = map[string][]*graph.Resource{}
+				for _, gw := range g.OfKind(kinds.Gateway) {
+					byNS[gw.Namespace] = append(byNS[gw.Namespace], gw)
+				}
+			}
+			msg := fmt.Sprintf("VirtualService %s is bound to Gateway %s/%s, but the bundle's Gateways in namespace %q do not include it: the binding programs no proxy and the hosts get no ingress route",
+				objectName(r), ns, name, ns)
+			var related []rules.Related
+			if near := nearestName(name, byNS[ns]); near != nil {
+				msg += fmt.Sprintf("; did you mean %q?", near.Name)
+				related = append(related, relatedObject(near, fmt.Sprintf("Gateway %s has a similar name", objectName(near))))
+			}
+			p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Message: msg, Severity: rules.Warning, Related: related})
+		}
+		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+			for i, ref := range vs.GetGateways() {
+				check(r, ref, graph.Index("spec.gateways", i))
+			}
+			for i, h := range vs.GetHttp() {
+				for j, m := range h.GetMatch() {
+					for k, ref := range m.GetGateways() {
+						check(r, ref, graph.Index(graph.Index(graph.Index("spec.http", i)+".match", j)+".gateways", k))
+					}
+				}
+			}
+		})
+		return nil
+	},
+}

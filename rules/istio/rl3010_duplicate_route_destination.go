@@ -1,0 +1,78 @@
+package istio
+
+import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// DuplicateRouteDestination reports a host+subset+port that appears twice in
+// one route's destinations.
+var DuplicateRouteDestination = &rules.Rule{
+	ID: "RL3010", Name: "duplicate-route-destination", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{kinds.VirtualService}, Tags: []string{"istio"},
+	Summary: "One route lists the same destination (host, subset and port) twice.",
+	Doc: rules.Doc{
+		Why: `Istio turns a route's destinations into one weighted cluster entry each; the same destination
+listed twice is the same cluster twice, and the effective share is the sum of both weights, which
+is not what either line says. With Argo Rollouts it is worse: the controller writes the stable (or
+canary) weight into *every* matching destination, so a duplicated stable destination doubles the
+stable share and the canary receives far less than the step's \'setWeight\' (for \'setWeight: 10\',
+10/(90+90+10) ≈ 5%). Hosts are compared fully qualified. \'istioctl analyze\' does not check this.
+
+Fix: keep one entry per destination.`,
+		Bad: `
+  http:
+  - name: primary
+    route:
+    - destination: {host: reviews, subset: stable}
+      weight: 90
+    - destination: {host: reviews.shop.svc.cluster.local, subset: stable}
+      weight: 0
+    - destination: {host: reviews, subset: canary}
+      weight: 10
+`,
+		Good: `
+  http:
+  - name: primary
+    route:
+    - destination: {host: reviews, subset: stable}
+      weight: 90
+    - destination: {host: reviews, subset: canary}
+      weight: 10
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		type key struct {
+			fqdn, subset string
+			port         uint32
+		}
+		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+			for _, e := range routes(vs) {
+				if len(e.dests) < 2 {
+					continue
+				}
+				first := make(map[key]graph.Destination, len(e.dests))
+				for _, d := range e.dests {
+					if d.Host == "" {
+						continue
+					}
+					k := key{graph.FQDN(d.Host, r.Namespace), d.Subset, d.Port}
+					prev, dup := first[k]
+					if !dup {
+						first[k] = d
+						continue
+					}
+					p.Report(r, d.HostPath(), fmt.Sprintf(
+						"%s of VirtualService %s lists destination %s twice (weights %d and %d): both entries feed the same cluster, so its share is their sum",
+						e.name, objectName(r), destLabel(d), prev.Weight, d.Weight),
+						rules.RelatedAt(r, prev.HostPath(), "first entry for "+destLabel(prev)))
+				}
+			}
+		})
+		return nil
+	},
+}

@@ -1,0 +1,188 @@
+package istio
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// VirtualServiceHostNotInGateway reports VirtualServices bound to a Gateway
+// of the bundle that serves none of their hosts.
+var VirtualServiceHostNotInGateway = &rules.Rule{
+	ID: "RL3012", Name: "virtualservice-host-not-in-gateway", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{kinds.VirtualService, kinds.Gateway}, Tags: []string{"istio"},
+	Summary: "A VirtualService is bound to a Gateway whose servers accept none of its hosts.",
+	Doc: rules.Doc{
+		Why: `A Gateway takes from a bound VirtualService only the hosts its servers accept: a server host
+\'ns/host\' (\'*/\' any namespace, \'./\' the Gateway's own, no prefix = any) where \'host\' is exact, a
+\'*.suffix\' wildcard or \'*\'. When none of the VirtualService's hosts is accepted, the binding programs
+nothing and requests for those hosts get \'404\' (no route) at the ingress: the canary never receives
+ingress traffic, and neither does stable. Typical causes: a host typo, the VirtualService in a
+namespace the server's \'ns/\' prefix excludes, or a Gateway that was narrowed.
+\'istioctl analyze\' reports the same (IST0132); rolloutlint names the hosts on both sides.
+
+Only Gateways in the bundle are checked (RL3004 covers missing ones).`,
+		Bad: `
+kind: Gateway
+metadata: {name: public, namespace: istio-system}
+spec:
+  servers:
+  - port: {number: 80, name: http, protocol: HTTP}
+    hosts: ["shop/*.shop.example.com"]
+---
+kind: VirtualService
+metadata: {name: reviews, namespace: books}        # not namespace shop
+spec:
+  hosts: [reviews.shop.example.com]
+  gateways: [istio-system/public]
+`,
+		Good: `
+    hosts: ["shop/*.shop.example.com", "books/reviews.shop.example.com"]
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		g := p.Graph
+		accepts := map[*graph.Resource]*gatewayHosts{}
+		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+			if len(vs.GetHosts()) == 0 {
+				return
+			}
+			for i, ref := range vs.GetGateways() {
+				if ref == meshGateway {
+					continue
+				}
+				name, ns := gatewayKey(ref, r.Namespace)
+				gw := g.Get(kinds.Gateway, ns, name)
+				if gw == nil || gw.Gateway() == nil {
+					continue
+				}
+				gh := accepts[gw]
+				if gh == nil {
+					gh = indexGatewayHosts(gw)
+					accepts[gw] = gh
+				}
+				matched := false
+				for _, h := range vs.GetHosts() {
+					if gh.accepts(r.Namespace, h) {
+						matched = true
+						break
+					}
+				}
+				if matched {
+					continue
+				}
+				p.Report(r, graph.Index("spec.gateways", i), fmt.Sprintf(
+					"VirtualService %s (namespace %q) is bound to Gateway %s, whose servers accept none of its hosts %s (the Gateway serves %s): the binding programs no route and ingress requests for these hosts get 404",
+					objectName(r), r.Namespace, objectName(gw), quoteList(vs.GetHosts()), quoteList(gh.written)),
+					rules.RelatedAt(gw, "spec.servers", fmt.Sprintf("servers of Gateway %s", objectName(gw))))
+			}
+		})
+		return nil
+	},
+}
+
+// gatewayHosts indexes a Gateway's server hosts by the namespace they admit.
+type gatewayHosts struct {
+	gwNamespace string
+	byNS        map[string]*hostSet // "*" for any namespace
+	written     []string
+}
+
+// hostSet holds exact hosts, wildcard suffixes and the catch-all `*`.
+type hostSet struct {
+	exact    map[string]bool
+	suffixes map[string]bool // ".example.com" for "*.example.com"
+	any      bool
+}
+
+// indexGatewayHosts reads a Gateway's server hosts once.
+func indexGatewayHosts(gw *graph.Resource) *gatewayHosts {
+	gh := &gatewayHosts{gwNamespace: gw.Namespace, byNS: map[string]*hostSet{}}
+	for _, s := range gw.Gateway().Spec.GetServers() {
+		for _, h := range s.GetHosts() {
+			gh.written = append(gh.written, h)
+			ns, host := "*", h
+			if before, after, ok := strings.Cut(h, "/"); ok {
+				ns, host = before, after
+				if ns == "." {
+					ns = gw.Namespace
+				}
+			}
+			set := gh.byNS[ns]
+			if set == nil {
+				set = &hostSet{exact: map[string]bool{}, suffixes: map[string]bool{}}
+				gh.byNS[ns] = set
+			}
+			switch {
+			case host == "*":
+				set.any = true
+			case strings.HasPrefix(host, "*."):
+				set.suffixes[host[1:]] = true
+			default:
+				set.exact[host] = true
+			}
+		}
+	}
+	return gh
+}
+
+// narrowerThan reports whether a host of the set falls under a wildcard
+// VirtualService host (suffix ".example.com", or "" for `*`). Istio matches
+// wildcards both ways; this scans the set, which only wildcard VirtualService
+// hosts need.
+func (s *hostSet) narrowerThan(suffix string) bool {
+	for h := range s.exact {
+		if strings.HasSuffix(h, suffix) {
+			return true
+		}
+	}
+	for h := range s.suffixes {
+		if strings.HasSuffix(h, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// accepts reports whether a server admits a VirtualService host written in
+// namespace vsNS.
+func (gh *gatewayHosts) accepts(vsNS, host string) bool {
+	for _, ns := range []string{"*", vsNS} {
+		if set := gh.byNS[ns]; set != nil && set.matches(host, vsNS) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches reports whether the set admits a VirtualService host written in
+// namespace vsNS (short names expanded there).
+func (s *hostSet) matches(host, vsNS string) bool {
+	if s.any || s.exact[host] {
+		return true
+	}
+	if strings.HasPrefix(host, "*") && s.narrowerThan(host[1:]) {
+		return true
+	}
+	if !strings.Contains(host, ".") && host != "*" && s.exact[graph.ServiceFQDN(host, vsNS)] {
+		return true
+	}
+	// foo.bar.example.com is admitted by *.bar.example.com and *.example.com;
+	// a wildcard VirtualService host *.bar.example.com by the same or broader ones.
+	h := strings.TrimPrefix(host, "*")
+	for i := strings.IndexByte(h, '.'); i >= 0; {
+		if s.suffixes[h[i:]] {
+			return true
+		}
+		j := strings.IndexByte(h[i+1:], '.')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	return false
+}

@@ -1,0 +1,192 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
+)
+
+// MissingDestination reports the step that first sends traffic to a subset or
+// host that does not exist: Envoy answers those requests 503 NC.
+var MissingDestination = &rules.Rule{
+	ID: "RL6001", Name: "step-traffic-to-missing-destination", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService, kinds.DestinationRule, kinds.Service}, Tags: []string{"plan", "istio"},
+	Summary: "A canary step first sends traffic to a DestinationRule subset or Service host that does not exist (503 NC).",
+	Doc: rules.Doc{
+		Why: `Istio renders a route destination into Envoy's route table even when the subset is defined
+by no DestinationRule, or the host by no Service: the cluster is simply never created. Envoy
+then answers every request that picks that destination with **503 and response flag \'NC\'**
+(no cluster found). With weighted destinations only the picked share fails, and a weight of 0
+is dropped from the route, so nothing breaks until the step that first gives the destination
+traffic: a canary that looked healthy at \'setWeight: 0\' fails at the first real step, and
+an analysis run then sees the errors and aborts.
+
+rolloutlint plays the steps and reports the step, the route and the share of requests that
+fail. Fix it by adding the subset to the DestinationRule for the host (or the Service), or by
+correcting the subset name in the Rollout and the VirtualService.`,
+		Bad: `
+          destinationRule:
+            name: reviews
+            stableSubsetName: stable
+            canarySubsetName: canary     # the DestinationRule defines stable and v2 only
+      steps:
+      - setWeight: 20                    # 20% of requests: 503 NC
+`,
+		Good: `
+kind: DestinationRule
+spec:
+  host: reviews
+  subsets:
+  - name: stable
+    labels: {app: reviews}
+  - name: canary
+    labels: {app: reviews}
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		// Only the Argo side matters here: the plans' states, not their
+		// writes nor the xDS prediction, which is computed only when an
+		// opt-in push rule asks for it. Each plan is built, checked and
+		// dropped, not kept for the whole run (aplan.ForGraph would hold
+		// every Rollout's states until the end).
+		serviceNS := map[string]bool{}
+		for _, ns := range p.Graph.Namespaces("Service") {
+			serviceNS[ns] = true
+		}
+		for _, rr := range p.Graph.Refs().Rollouts {
+			if pl := aplan.StatesOf(p.Graph, rr); pl != nil {
+				checkMissing(p, pl, serviceNS)
+			}
+		}
+		return nil
+	},
+}
+
+func checkMissing(p *rules.Pass, pl *aplan.Plan, serviceNS map[string]bool) {
+	type destKey struct {
+		vs        aplan.Object
+		route     int
+		kind      graph.RouteKind
+		host, sub string
+	}
+	hadTraffic := map[destKey]bool{}
+	reported := map[destKey]bool{}
+	for _, s := range pl.States {
+		for _, rt := range s.Routes {
+			var total int32
+			for _, d := range rt.Dests {
+				total += d.Weight
+			}
+			for _, d := range rt.Dests {
+				k := destKey{rt.VS, rt.Index, rt.Kind, d.Host, d.Subset}
+				headerTraffic := d.Role == aplan.RoleCanary && hasHeaderRoute(s)
+				if d.Weight <= 0 && !headerTraffic {
+					continue
+				}
+				first := !hadTraffic[k]
+				hadTraffic[k] = true
+				if !first || s.Phase != aplan.PhaseStep || reported[k] {
+					continue
+				}
+				why, related := missing(p.Graph, pl, rt, d, serviceNS)
+				if why == "" {
+					continue
+				}
+				reported[k] = true
+				share := "requests matching its header route"
+				if d.Weight > 0 && total > 0 {
+					share = fmt.Sprintf("%d%% of requests", d.Weight*100/total)
+				}
+				target := "host " + d.Host
+				if d.Subset != "" {
+					target = fmt.Sprintf("subset %q of host %s", d.Subset, d.Host)
+				}
+				path := s.Path
+				if s.Step >= 0 {
+					path = stepField(pl, s)
+				}
+				p.Report(pl.Resource, path, fmt.Sprintf("%s first sends %s on %s of VirtualService %s/%s to %s, %s: Envoy answers them 503 (response flag NC)",
+					stepName(s), share, routeName(rt), rt.VS.Namespace, rt.VS.Name, target, why), related...)
+			}
+		}
+	}
+}
+
+func hasHeaderRoute(s aplan.State) bool {
+	for _, m := range s.Managed {
+		if m.Type == "header" {
+			return true
+		}
+	}
+	return false
+}
+
+// stepField points at the step's action field.
+func stepField(pl *aplan.Plan, s aplan.State) string {
+	c := pl.Refs.Spec.Spec.Strategy.Canary
+	if c == nil || s.Step >= len(c.Steps) {
+		return s.Path
+	}
+	st := c.Steps[s.Step]
+	switch {
+	case st.SetWeight != nil:
+		return s.Path + ".setWeight"
+	case st.SetHeaderRoute != nil:
+		return s.Path + ".setHeaderRoute"
+	case st.Experiment != nil:
+		return s.Path + ".experiment"
+	}
+	return s.Path
+}
+
+// missing says why a destination has no cluster, or "" when it exists (or
+// when the bundle cannot tell: its DestinationRules or Services live elsewhere).
+func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destination, serviceNS map[string]bool) (string, []rules.Related) {
+	if strings.HasPrefix(d.Host, "<") {
+		return "", nil // experiment Services are created by Argo at run time
+	}
+	vs := g.Get(kinds.VirtualService, rt.VS.Namespace, rt.VS.Name)
+	var related []rules.Related
+	if vs != nil && d.Index >= 0 {
+		field := "host"
+		if d.Subset != "" {
+			field = "subset"
+		}
+		related = append(related, rules.RelatedAt(vs, fmt.Sprintf("spec.%s[%d].route[%d].destination.%s", rt.Kind, rt.Index, d.Index, field), "the destination in the VirtualService"))
+	}
+	if d.Subset != "" {
+		drs := g.DestinationRulesForHost(d.Host, rt.VS.Namespace)
+		if len(drs) == 0 {
+			return "", nil
+		}
+		var names []string
+		for _, r := range drs {
+			dr := r.DestinationRule()
+			if dr == nil {
+				return "", nil
+			}
+			for _, s := range dr.Spec.GetSubsets() {
+				if s.GetName() == d.Subset {
+					return "", nil
+				}
+			}
+			names = append(names, r.Namespace+"/"+r.Name)
+			related = append(related, rules.RelatedAt(r, "spec.subsets", "DestinationRule for the host, without the subset"))
+		}
+		return fmt.Sprintf("which DestinationRule %s does not define", strings.Join(names, ", ")), related
+	}
+	fqdn := graph.FQDN(d.Host, rt.VS.Namespace)
+	if !strings.HasSuffix(fqdn, ".svc."+graph.ClusterDomain) {
+		return "", nil
+	}
+	ns := strings.Split(fqdn, ".")[1]
+	if !serviceNS[ns] || g.ServiceForHost(fqdn, ns) != nil || len(g.ServiceEntriesForHost(fqdn)) > 0 || len(g.ServiceEntriesForHost(d.Host)) > 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("which no Service in namespace %s provides", ns), related
+}

@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+	aplan "github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
+)
+
+// SplitWindow reports a Service selector switch and a weight shift onto that
+// Service that Argo writes together but Istio pushes in different debounce
+// windows, so proxies briefly route the new share to the old revision.
+var SplitWindow = &rules.Rule{
+	ID: "RL6002", Name: "selector-and-weight-in-separate-pushes", Severity: rules.Info, Source: rules.SourceGo, OptIn: true,
+	Kinds: []string{kinds.Rollout, kinds.Service, kinds.VirtualService}, Tags: []string{"plan", "istio", "xds"},
+	Summary: "A Service selector switch and a weight shift onto that Service reach the proxies in different pushes: a brief mixed state.",
+	Doc: rules.Doc{
+		Why: `With a host-level split, promotion makes two API writes in one reconcile: the stable Service's
+selector moves to the new \'rollouts-pod-template-hash\' and the VirtualService sends the canary's
+share back to the stable Service. Istio pushes the weight at once (a full push, RDS), but the
+stable Service's endpoints only change after the Kubernetes EndpointSlice controller has
+reconciled the new selector, which arrives as a separate incremental EDS push. Between the two,
+proxies send the shifted share to the stable Service while it still holds the **old** pods: a
+short window where requests that were already on the new version go back to the old one
+(usually seconds; the old ReplicaSet is still up for \'scaleDownDelaySeconds\').
+
+This is informational: it is how a host-level split behaves. A subset-level split does not
+have the gap (the DestinationRule label and the weight are both config changes that Istio
+merges in one debounce window and applies from pod labels it already knows). If the flap
+matters, use a subset-level split, or keep the old version compatible for that window.`,
+		Bad: `
+    canary:
+      stableService: web-stable      # host-level: selector switch + weight shift at promotion
+      canaryService: web-canary
+      trafficRouting:
+        istio:
+          virtualService: {name: web}
+`,
+		Good: `
+    canary:
+      trafficRouting:
+        istio:
+          virtualService: {name: web}
+          destinationRule: {name: web, stableSubsetName: stable, canarySubsetName: canary}
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		preds, m, err := predicted(p)
+		if err != nil {
+			return err
+		}
+		for _, pr := range preds {
+			for i, s := range pr.Plan.States {
+				checkWindows(p, m, pr.Plan, s, pr.Prediction.States[i])
+			}
+		}
+		return nil
+	},
+}
+
+func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp xds.StatePushes) {
+	windowOf := func(write int, async bool) int {
+		for _, x := range sp.Pushes {
+			if x.Async != async {
+				continue
+			}
+			for _, w := range x.Writes {
+				if w == write {
+					return x.Window
+				}
+			}
+		}
+		return 0
+	}
+	for i, sel := range s.Writes {
+		if sel.Kind != aplan.WriteServiceSelector {
+			continue
+		}
+		endpoints := windowOf(i, true)
+		if endpoints == 0 {
+			continue
+		}
+		// Weight moved onto the switched Service in the same reconcile.
+		var gained int32
+		weightWindow := 0
+		var route aplan.RouteState
+		for j, w := range s.Writes {
+			if w.Kind != aplan.WriteVSWeight || w.Batch != sel.Batch {
+				continue
+			}
+			for _, rt := range s.Routes {
+				if rt.VS != w.Object {
+					continue
+				}
+				for _, d := range rt.Dests {
+					if graph.ShortHost(d.Host) != sel.Object.Name || fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, rt.Index, d.Index) != w.Field {
+						continue
+					}
+					// A weight write's Old is the previous weight, printed by the plan.
+					old, err := strconv.ParseInt(w.Old, 10, 32)
+					if err != nil {
+						continue
+					}
+					if d.Weight > int32(old) {
+						gained += d.Weight - int32(old)
+						weightWindow = windowOf(j, false)
+						route = rt
+					}
+				}
+			}
+		}
+		if gained == 0 || weightWindow == 0 || weightWindow >= endpoints {
+			continue
+		}
+		svc := pl.Refs.Service(graph.RoleStable)
+		path := "spec.strategy.canary"
+		if svc != nil && svc.Name == sel.Object.Name {
+			path = svc.Path
+		} else if c := pl.Refs.Service(graph.RoleCanary); c != nil && c.Name == sel.Object.Name {
+			path = c.Path
+		}
+		var related []rules.Related
+		if sel.Resource != nil {
+			related = append(related, rules.RelatedAt(sel.Resource, "spec.selector", "selector switched to the new revision"))
+		}
+		p.Report(pl.Resource, path, fmt.Sprintf(
+			"%s: Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s onto it in one reconcile, "+
+				"but the endpoints follow only through the EndpointSlice controller: Istio %s pushes the weight in window %d and the endpoints in window %d "+
+				"(%d ms debounce), so until then up to %d%% of requests go to the old revision's pods",
+			stepName(s), sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, m.Version, weightWindow, endpoints, m.DebounceMillis, gained), related...)
+	}
+}

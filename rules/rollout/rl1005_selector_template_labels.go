@@ -1,0 +1,105 @@
+package rollout
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// Selector reports a Rollout whose selector is missing, empty, invalid or does
+// not select its own pod template.
+var Selector = &rules.Rule{
+	ID: "RL1005", Name: "selector-template-labels", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
+	Summary: "spec.selector is missing, empty or invalid, or does not match spec.template.metadata.labels.",
+	Doc: rules.Doc{
+		Why: `A Rollout without \'workloadRef\' owns its ReplicaSets through \'spec.selector\'. Argo Rollouts
+rejects a missing selector ("Rollout has missing field '.spec.selector'"), an empty one
+(it would select every pod of the namespace) and one that does not match the pod template's
+labels (its new pods would not be its own). The Rollout is \'InvalidSpec\' and nothing is
+deployed.`,
+		Bad: `
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: check-out}
+`,
+		Good: `
+spec:
+  selector:
+    matchLabels: {app: checkout}
+  template:
+    metadata:
+      labels: {app: checkout}
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
+			if ro.Spec.WorkloadRef != nil {
+				return // selector and labels come from the referenced workload
+			}
+			sel := ro.Spec.Selector
+			switch {
+			case sel == nil:
+				p.Report(r, "spec.selector", "Rollout "+ro.Name+" has no spec.selector; Argo Rollouts marks it InvalidSpec; select the pod template's labels, e.g. matchLabels: {app: "+ro.Name+"}")
+				return
+			case len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0:
+				p.Report(r, "spec.selector", "spec.selector of Rollout "+ro.Name+" is empty and would select every pod of the namespace; Argo Rollouts rejects it")
+				return
+			}
+			s, err := metav1.LabelSelectorAsSelector(sel)
+			if err != nil {
+				p.Report(r, "spec.selector", fmt.Sprintf("spec.selector of Rollout %s is invalid: %v", ro.Name, err))
+				return
+			}
+			tl := ro.Spec.Template.Labels
+			if s.Matches(labels.Set(tl)) {
+				return
+			}
+			at := "spec.template.metadata.labels"
+			if k := firstMismatch(sel, tl); k != "" {
+				if _, ok := tl[k]; ok {
+					at = graph.Key(at, k)
+				}
+			}
+			p.Report(r, at, fmt.Sprintf("pod template labels %s do not match selector %s of Rollout %s: its ReplicaSets would not own their pods, Argo Rollouts marks it InvalidSpec",
+				renderLabels(tl), s.String(), ro.Name), rules.RelatedAt(r, "spec.selector", "the selector"))
+		})
+		return nil
+	},
+}
+
+// firstMismatch returns the first (sorted) matchLabels key whose value the
+// template lacks or differs in, to point at it.
+func firstMismatch(sel *metav1.LabelSelector, tl map[string]string) string {
+	keys := make([]string, 0, len(sel.MatchLabels))
+	for k := range sel.MatchLabels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if tl[k] != sel.MatchLabels[k] {
+			return k
+		}
+	}
+	return ""
+}
+
+// renderLabels renders a label map deterministically: {a: 1, b: 2}.
+func renderLabels(m map[string]string) string {
+	if len(m) == 0 {
+		return "{}"
+	}
+	return "{" + strings.NewReplacer("=", ": ", ",", ", ").Replace(labels.Set(m).String()) + "}"
+}

@@ -1,0 +1,31 @@
+package tool
+
+import "github.com/rolloutlint/rolloutlint/rules"
+
+// Schema reports unknown fields and mistyped values in known kinds.
+var Schema = &rules.Rule{
+	ID: "RL0003", Name: "schema", Severity: rules.Error, Source: rules.SourceGo, Tags: []string{"input"},
+	Summary: "A field is unknown to the kind's API, or a value has the wrong type.",
+	Doc: rules.Doc{
+		Why: `Rollouts, AnalysisTemplates, Services and Istio objects are checked against their real API
+types (Argo Rollouts v1alpha1, Kubernetes core v1, Istio networking v1). A misspelt field is
+not an error for \'kubectl apply\' with a lenient server: it is dropped, and the setting you
+wrote silently does nothing. A value of the wrong type is rejected at apply time. The finding
+is at the field's own line and suggests the closest known name. The object is still decoded
+(without the bad field), so every other rule runs on it.`,
+		Bad: `
+    canary:
+      steps:
+      - setWieght: 20       # ignored: the step has no action
+      - pause: {duration: 1h}
+`,
+		Good: `
+    canary:
+      steps:
+      - setWeight: 20
+      - pause: {duration: 1h}
+`,
+	},
+	Since: "v0.1.0",
+	Run:   fromProblems,
+}

@@ -1,0 +1,117 @@
+package traffic
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// RouteNotFound reports route references that do not resolve to exactly one
+// route of the VirtualService.
+var RouteNotFound = &rules.Rule{
+	ID: "RL2003", Name: "route-not-found", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: tags,
+	Summary: "A route the Rollout manages is not in its VirtualService, or cannot be chosen unambiguously.",
+	Doc: rules.Doc{
+		Why: `Argo Rollouts finds the routes it manages in the VirtualService: http routes by name
+(\'routes\'), tls routes by port and SNI hosts (\'tlsRoutes\'), tcp routes by port
+(\'tcpRoutes\'). When \'routes\' is omitted, the VirtualService must have exactly one http route
+(not counting the header/mirror routes listed in \'managedRoutes\'), and likewise for tls and tcp.
+When a route is not found, or the VirtualService has no http, tls or tcp route at all, the
+Rollout is \'InvalidSpec\' ("HTTP Route 'x' is not found in the defined Virtual Service",
+"spec.http[] should be set ... it must have exactly one route") and no step runs.
+
+Fix: name the route in the VirtualService exactly as the Rollout lists it, or list the routes
+the Rollout manages when the VirtualService has several.`,
+		Bad: `
+# Rollout
+virtualService: {name: checkout, routes: [primary]}
+---
+# VirtualService checkout
+http:
+- name: main
+  route: [...]
+`,
+		Good: `
+virtualService: {name: checkout, routes: [primary]}
+---
+http:
+- name: primary
+  route: [...]
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		for _, rr := range p.Graph.Refs().Rollouts {
+			if len(rr.VirtualServices) == 0 {
+				continue // VirtualServices are only resolved for canary Istio routing
+			}
+			managed := map[string]bool{}
+			for _, m := range rr.Spec.Spec.Strategy.Canary.TrafficRouting.ManagedRoutes {
+				managed[m.Name] = true
+			}
+			for _, vs := range rr.VirtualServices {
+				spec := vsSpec(vs.Target)
+				if spec == nil {
+					continue
+				}
+				vsName := fmt.Sprintf("VirtualService %s/%s", vs.Target.Namespace, vs.Target.Name)
+				relVS := rules.RelatedAt(vs.Target, "metadata.name", vsName)
+				if len(spec.GetHttp())+len(spec.GetTls())+len(spec.GetTcp()) == 0 {
+					p.Report(rr.Rollout, vs.Path, vsName+" has no http, tls or tcp route for the Rollout to manage", relVS)
+					continue
+				}
+				for _, rt := range vs.Routes {
+					if msg := routeProblem(vs, rt, managed, vsName); msg != "" {
+						p.Report(rr.Rollout, rt.Path, msg, relVS)
+					}
+				}
+			}
+		}
+		return nil
+	},
+}
+
+// routeProblem says why a route reference does not resolve to exactly one
+// route, or returns "".
+func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vsName string) string {
+	spec := vsSpec(vs.Target)
+	http := spec.GetHttp()
+	if !rt.Implicit {
+		if rt.Index >= 0 {
+			return ""
+		}
+		switch rt.Kind {
+		case graph.HTTP:
+			var names []string
+			for _, h := range http {
+				names = append(names, fmt.Sprintf("%q", h.GetName()))
+			}
+			return fmt.Sprintf("http route %q is not in %s (its http routes: %s)", rt.Name, vsName, strings.Join(names, ", "))
+		case graph.TLS:
+			return fmt.Sprintf("no tls route of %s matches port %d with sniHosts %v (Argo needs one route whose matches name exactly that port and that set of SNI hosts)", vsName, rt.Port, rt.SNIHosts)
+		default:
+			return fmt.Sprintf("no tcp route of %s matches port %d (Argo needs one route whose matches name exactly that port)", vsName, rt.Port)
+		}
+	}
+	n := graph.RouteCount(spec, rt.Kind)
+	field := map[graph.RouteKind]string{graph.HTTP: "routes", graph.TLS: "tlsRoutes", graph.TCP: "tcpRoutes"}[rt.Kind]
+	if rt.Kind == graph.HTTP {
+		n = 0
+		for _, h := range http {
+			if !managed[h.GetName()] {
+				n++
+			}
+		}
+	}
+	switch {
+	case n > 1:
+		return fmt.Sprintf("%s has %d %s routes and the Rollout lists no %s: Argo requires exactly one route when %s is omitted", vsName, n, rt.Kind, field, field)
+	case rt.Index < 0:
+		return fmt.Sprintf("%s has no unnamed %s route for the Rollout to pick; list the route in %s", vsName, rt.Kind, field)
+	}
+	return ""
+}

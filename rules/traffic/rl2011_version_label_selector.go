@@ -1,0 +1,117 @@
+package traffic
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// versionKeys are label keys that carry a release's version; the rule option
+// versionKeys adds more.
+var versionKeys = map[string]bool{
+	"version": true, "app.kubernetes.io/version": true, "helm.sh/chart": true,
+	"app.kubernetes.io/revision": true, "revision": true,
+}
+
+// versionValue matches values shaped like a release version: 1.2, v1.2.3, 2.0.0-rc.1.
+var versionValue = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?$`)
+
+// imageTags returns the tags of a Rollout's container images.
+func imageTags(rr *graph.RolloutRefs) map[string]bool {
+	tags := map[string]bool{}
+	spec := rr.Spec.Spec.Template.Spec
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for _, c := range list {
+			img := c.Image
+			if i := strings.LastIndexByte(img, ':'); i >= 0 && !strings.Contains(img[i:], "/") {
+				tags[img[i+1:]] = true
+			}
+		}
+	}
+	return tags
+}
+
+// VersionLabelSelector reports selectors and managed subsets that pin a
+// version instead of leaving revision selection to the controller.
+var VersionLabelSelector = &rules.Rule{
+	ID: "RL2011", Name: "version-label-selector", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds: []string{kinds.Rollout, kinds.Service, kinds.DestinationRule}, Tags: tags,
+	Summary: "A stable/canary Service selector or managed subset pins a version-like label.",
+	Doc: rules.Doc{
+		Why: `Argo Rollouts tells the stable and the canary revision apart by adding
+\'rollouts-pod-template-hash\' to the stable/canary Service selectors and DestinationRule
+subsets at runtime. A selector or subset that also pins a version (\'version: v1\',
+\'app.kubernetes.io/version\', an image tag) fights that: when the next release changes the label
+in the pod template, the Service pinned in git either no longer matches the template (the Rollout
+goes \'InvalidSpec\') or is updated together with it — and then the stable Service selects
+only the *new* pods while the old stable pods still serve, so stable and canary select the same
+pods (or none) during the rollout and the split the steps describe never happens. After
+promotion the selector is wrong again for the next release.
+
+Version-like means: the keys \'version\', \'app.kubernetes.io/version\', \'helm.sh/chart\',
+\'revision\', \'app.kubernetes.io/revision\' (add your own with the option \'versionKeys\'), a
+value equal to one of the Rollout's image tags, or a value shaped like \'1.2\' / \'v1.2.3\'.
+
+Fix: select pods by stable identity labels (\'app\', \'app.kubernetes.io/name\') only and let
+the controller add the pod-template hash.`,
+		Bad: `
+kind: Service
+spec:
+  selector: {app: checkout, version: v1}
+`,
+		Good: `
+kind: Service
+spec:
+  selector: {app: checkout}
+`,
+	},
+	Since: "v0.1.0",
+	Options: []rules.Option{{
+		Name: "versionKeys", Type: rules.OptStrings, Example: "[track, build]",
+		Doc: "more label keys that name a version, added to the built-in ones.",
+	}},
+	Run: func(p *rules.Pass) error {
+		keys := map[string]bool{}
+		for k := range versionKeys {
+			keys[k] = true
+		}
+		for _, k := range p.Options.Strings("versionKeys", nil) {
+			keys[k] = true
+		}
+		seen := map[string]bool{}
+		for _, rr := range p.Graph.Refs().Rollouts {
+			tags := imageTags(rr)
+			for _, ls := range rolloutLabelSets(rr) {
+				for _, k := range sortedKeys(ls.Labels) {
+					v := ls.Labels[k]
+					why := ""
+					switch {
+					case keys[k]:
+						why = fmt.Sprintf("key %q names a version", k)
+					case tags[v] && v != "latest":
+						why = fmt.Sprintf("value %q is the image tag of Rollout %s", v, rr.Rollout.Name)
+					case versionValue.MatchString(v):
+						why = fmt.Sprintf("value %q looks like a version", v)
+					default:
+						continue
+					}
+					path := graph.Key(ls.Path, k)
+					id := fmt.Sprintf("%p %s", ls.Res, path)
+					if seen[id] {
+						continue
+					}
+					seen[id] = true
+					p.Report(ls.Res, path, fmt.Sprintf("%s pins %s=%s (%s): Argo selects revisions with %s, and a pinned version makes stable and canary select the same or the wrong pods once the next release changes it",
+						ls.What(), k, v, why, hashLabel), templateRelated(p.Graph, rr))
+				}
+			}
+		}
+		return nil
+	},
+}
