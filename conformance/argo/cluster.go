@@ -154,6 +154,11 @@ func (c *Cluster) startEtcdAndAPIServer(etcdBin, apiserverBin string) error {
 		return err
 	}
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", client)
+	// A fresh store every time, also in a kept CONFORMANCE_DIR: namespaces
+	// and objects of an earlier run would collide with this one's.
+	if err := os.RemoveAll(filepath.Join(c.Dir, "etcd")); err != nil {
+		return err
+	}
 	etcd, err := c.start("etcd", etcdBin, nil,
 		"--name=conformance", "--data-dir="+filepath.Join(c.Dir, "etcd"),
 		"--listen-client-urls="+etcdURL, "--advertise-client-urls="+etcdURL,

@@ -136,6 +136,17 @@ func (e *Env) Execute(ctx context.Context, r Run) (*Observation, error) {
 	if err := fromUnstructured(rollout, &ro); err != nil {
 		return nil, fmt.Errorf("%s: decode Rollout: %w", r.Bundle, err)
 	}
+	if c := ro.Spec.Strategy.Canary; c != nil && c.TrafficRouting != nil && c.TrafficRouting.Istio != nil {
+		vss := c.TrafficRouting.Istio.VirtualServices
+		if vs := c.TrafficRouting.Istio.VirtualService; vs != nil {
+			vss = append(vss, *vs)
+		}
+		for _, vs := range vss {
+			if len(vs.TLSRoutes) > 0 || len(vs.TCPRoutes) > 0 {
+				return nil, fmt.Errorf("%s: the harness observes http routes only; VirtualService %s names tls/tcp routes", r.Bundle, vs.Name)
+			}
+		}
+	}
 	namespaces := map[string]bool{}
 	for l := range nsBack {
 		namespaces[l] = true

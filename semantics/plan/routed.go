@@ -386,7 +386,7 @@ func (s *routed) play() int {
 			}
 		}
 		s.idx++
-		b.cur.Weight = s.currentSetWeightAt(i)
+		b.cur.Weight = s.setWeightFrom(i)
 		b.emit(&p.States, PhaseStep, i, graph.Index("spec.strategy.canary.steps", i), describeStep(&s.steps[i]))
 		s.snaps[len(p.States)-1] = snap{idx: i, stableAvail: s.stableAvail, canaryAvail: s.canaryAvail, statusCanary: s.statusCanary, statusStable: s.statusStable}
 		if s.steps[i].Pause == nil {
@@ -428,8 +428,6 @@ func (s *routed) play() int {
 	}
 	return maxAt
 }
-
-func (s *routed) currentSetWeightAt(i int) int32 { return s.setWeightFrom(i) }
 
 func (s *routed) scaleDownDelay() int32 {
 	if s.c.ScaleDownDelaySeconds != nil {
