@@ -655,6 +655,9 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 
 // clearManaged removes every header/mirror route (promotion and abort).
 func (b *builder) clearManaged() {
+	if len(b.cur.Managed) == 0 {
+		return
+	}
 	for _, m := range append([]ManagedRoute(nil), b.cur.Managed...) {
 		b.setManaged(m, false, "")
 	}

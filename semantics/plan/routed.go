@@ -40,6 +40,9 @@ type routed struct {
 	drained                  bool // an abort left the canary only its last step to 0
 	// wrote reports whether the reconcile changed anything.
 	wrote bool
+	// The labels the model moves, built once (setLabel copies them).
+	canaryNew, canaryOld, stableNew *RevisionLabel
+	subsetCanaryNew, subsetStable   [2]*RevisionLabel // old, new hash
 	// snaps holds the model's state as each forward state left it, by
 	// index in Plan.States: the abort path starts from one of them.
 	snaps map[int]snap
@@ -60,6 +63,12 @@ func newRouted(b *builder, c *v1alpha1.CanaryStrategy) *routed {
 		s.stableSvc, s.canarySvc = b.rr.Service(graph.RolePing), b.rr.Service(graph.RolePong)
 	} else {
 		s.stableSvc, s.canarySvc = b.stable, b.canaryS
+	}
+	s.canaryNew, s.canaryOld = b.serviceLabel(s.canarySvc, NewHash), b.serviceLabel(s.canarySvc, OldHash)
+	s.stableNew = b.serviceLabel(s.stableSvc, NewHash)
+	if b.dr != nil {
+		s.subsetCanaryNew = [2]*RevisionLabel{nil, b.subsetLabel(b.dr.CanarySubset, NewHash)}
+		s.subsetStable = [2]*RevisionLabel{b.subsetLabel(b.dr.StableSubset, OldHash), b.subsetLabel(b.dr.StableSubset, NewHash)}
 	}
 	return s
 }
@@ -236,13 +245,13 @@ func (s *routed) reconcile() bool {
 	switch {
 	case s.pingPong && !s.promoted:
 		// No availability check: pong follows the new revision at once.
-		b.setLabel(b.serviceLabel(s.canarySvc, NewHash))
+		b.setLabel(s.canaryNew)
 	case !s.pingPong:
 		if s.promoted {
-			b.setLabel(b.serviceLabel(s.stableSvc, NewHash))
+			b.setLabel(s.stableNew)
 		}
 		if s.canaryAvail > 0 {
-			b.setLabel(b.serviceLabel(s.canarySvc, NewHash))
+			b.setLabel(s.canaryNew)
 		}
 	}
 
@@ -253,7 +262,7 @@ func (s *routed) reconcile() bool {
 		b.clearManaged()
 	case s.aborted:
 		if !s.pingPong && (!s.dynamic || w == 0) {
-			b.setLabel(b.serviceLabel(s.canarySvc, OldHash))
+			b.setLabel(s.canaryOld)
 		}
 		b.clearManaged()
 	case s.canaryAvail == 0:
@@ -264,12 +273,12 @@ func (s *routed) reconcile() bool {
 			s.routes(step)
 		}
 		if b.dr != nil {
-			b.setLabel(b.subsetLabel(b.dr.CanarySubset, NewHash))
-			stable := OldHash
+			b.setLabel(s.subsetCanaryNew[1])
+			stable := 0
 			if s.promoted {
-				stable = NewHash
+				stable = 1
 			}
-			b.setLabel(b.subsetLabel(b.dr.StableSubset, stable))
+			b.setLabel(s.subsetStable[stable])
 		}
 		var exps []v1alpha1.RolloutExperimentTemplate
 		if step != nil && !s.aborted {
@@ -474,13 +483,13 @@ func (s *routed) abort(at int) {
 	if s.abortDelay() != 0 && !s.pingPong && s.canarySvc != nil {
 		// The flip back (argo-rollouts#3078).
 		b.batch++
-		b.setLabel(b.serviceLabel(s.canarySvc, NewHash))
+		b.setLabel(s.canaryNew)
 	}
 	b.batch++
 	b.scaleOne(false, 0)
 	if !s.pingPong {
 		b.batch++
-		b.setLabel(b.serviceLabel(s.canarySvc, OldHash))
+		b.setLabel(s.canaryOld)
 	}
 	what := fmt.Sprintf("canary to 0 after %ds", s.abortDelay())
 	if s.abortDelay() == 0 {
