@@ -329,7 +329,7 @@ func (b *builder) basicCanary(c *v1alpha1.CanaryStrategy) {
 		if cw > maxW {
 			maxW, maxAt = cw, len(p.States)-1
 		}
-		if s.Pause != nil && cw > pauseW {
+		if s.Pause != nil && cw >= pauseW {
 			pauseW, pauseAt = cw, len(p.States)-1
 		}
 	}
@@ -556,6 +556,22 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 		if !slices.Equal(next, rt.Dests) { // else the route stays shared with the emitted states
 			b.ownedRoutes()[ri].Dests = slices.Clone(next)
 			b.changes++
+			if !b.noWrites && rt.Kind == graph.HTTP {
+				b.mirrorsFollow(rt.VS)
+			}
+		}
+	}
+}
+
+// mirrorsFollow records the rewrite of a VirtualService's mirror routes
+// after its weights changed: a mirror route carries a copy of the weighted
+// route's destinations, and the controller's weight update rewrites it in
+// the same write (argo-rollouts v1.10.2 as observed).
+func (b *builder) mirrorsFollow(vs Object) {
+	for _, m := range b.cur.Managed {
+		if m.Type == "mirror" {
+			b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteVSRouteAdd, Object: vs, Field: "spec.http", Old: "route " + m.Name,
+				New: "route " + m.Name + " (destinations follow the weights)", RouteKind: graph.HTTP, Batch: b.batch, Resource: b.g.Get(vs.Kind, vs.Namespace, vs.Name)})
 		}
 	}
 }

@@ -405,7 +405,7 @@ func (s *routed) play() int {
 		if cw > maxW {
 			maxW, maxAt = cw, len(p.States)-1
 		}
-		if s.steps[i].Pause != nil && cw > pauseW {
+		if s.steps[i].Pause != nil && cw >= pauseW {
 			pauseW, pauseAt = cw, len(p.States)-1
 		}
 	}
@@ -432,10 +432,31 @@ func (s *routed) play() int {
 		}
 		b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.canary", what)
 	}
+	// The abort path starts where the rollout rests with the most canary
+	// traffic: the last pause with the most (an abort elsewhere races the
+	// controller through the step); without pauses, the state with the most.
 	if pauseAt >= 0 {
 		return pauseAt
 	}
 	return maxAt
+}
+
+// stepZeroLoop warns of a header/mirror route set by step 0: an abort sends
+// the controller back to step 0, which re-applies the route after the abort
+// removed it, on every reconcile, without end (seen with v1.10.2; the
+// conformance scenarios start with a pause to stay clear of it).
+func (s *routed) stepZeroLoop() string {
+	if len(s.steps) == 0 {
+		return ""
+	}
+	st := &s.steps[0]
+	switch {
+	case st.SetHeaderRoute != nil && len(st.SetHeaderRoute.Match) > 0:
+		return fmt.Sprintf("; then step 0's header route %s is re-added and removed on every reconcile, without end", st.SetHeaderRoute.Name)
+	case st.SetMirrorRoute != nil && len(st.SetMirrorRoute.Match) > 0:
+		return fmt.Sprintf("; then step 0's mirror route %s is re-added and removed on every reconcile, without end", st.SetMirrorRoute.Name)
+	}
+	return ""
 }
 
 func (s *routed) scaleDownDelay() int32 {
@@ -475,7 +496,7 @@ func (s *routed) abort(at int) {
 		b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", fmt.Sprintf("abort stalls: canary keeps %d%% and %d pods (dynamicStableScale with abortScaleDownDelaySeconds, argo-rollouts#4898)", s.statusCanary, b.cur.CanaryReplicas))
 		return
 	}
-	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", "abort: traffic back to stable")
+	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", "abort: traffic back to stable"+s.stepZeroLoop())
 	if b.cur.CanaryReplicas == 0 {
 		return
 	}
