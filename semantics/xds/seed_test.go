@@ -78,19 +78,21 @@ func TestSeedHostLevel(t *testing.T) {
 		// setWeight 0 leaves the route at 100/0: no write, no push.
 		"step 0: ",
 		"step 1: ",
-		// Seed "Canary 0 -> 50": the canary pods scale up while no Service
+		// Seed "Canary 0 -> 50": the canary pods come up while no Service
 		// selects them (no push); then, in one reconcile, the canary selector
-		// (§9 row 5) and the VS weights (§9 row 1) merge into one full push
-		// (§5: Full wins; EDS stays partial, §2.1); the canary Service's
-		// endpoints follow (§4.2).
-		"step 2: partial-full-eds[RDS] incremental-eds[EDS]",
+		// (§9 row 5), its EndpointSlice and the VS weights (§9 row 1) merge
+		// into one push (§5: Full wins; EDS stays partial, §2.1); the host
+		// moves from the old pods to the new, which also changes CDS.
+		// Verified against istiod (testdata/xds-conformance, host-level).
+		"step 2: partial-full-eds[CDS,EDS,RDS]",
 		"step 3: ",
 		// Seed "Canary 50 -> 100": same pair.
+		// The host has endpoints now: the not-ready pods push nothing.
 		"step 4: incremental-eds[EDS] full[RDS]",
-		// Seed "promoted": stable selector (§9 row 5) and VS reset (§9 row 1)
-		// in one reconcile merge (§5: Full wins; EDS stays partial because a
-		// VS key is skipped by EDS, §2.1); the stable endpoints follow (§4.2).
-		"promote: partial-full-eds[RDS] incremental-eds[EDS]",
+		// Seed "promoted": stable selector (§9 row 5), its EndpointSlice and
+		// the VS reset (§9 row 1) merge into one push (§5: Full wins; EDS
+		// stays partial because a VS key is skipped by EDS, §2.1).
+		"promote: partial-full-eds[EDS,RDS]",
 		// The old pods left every Service's endpoints at the selector switch,
 		// so scaling them down changes no EDS (§9 row 7 needs a selecting host).
 		"scale-down: ",
@@ -129,8 +131,9 @@ func TestSeedSubsetLevel(t *testing.T) {
 		// Seed "promoted": DR stable label + VS reset merge into one full push
 		// (§5), EDS over every cluster because of the DR key (§2.1).
 		"promote: full[EDS,RDS]",
-		// The shared Service still selected the old pods (§9 row 7).
-		"scale-down: incremental-eds[EDS]",
+		// The shared Service still selected the old pods (§9 row 7): they
+		// terminate (EDS), then their deletion re-sends EDS unchanged.
+		"scale-down: incremental-eds[EDS] incremental-eds[]",
 	})
 	if got := pr.States[2].Pushes[0]; got.EDS != xds.EDSAll || got.Keys[0] != "DestinationRule/default/rollouts-demo" {
 		t.Errorf("DR push = %+v", got)
@@ -145,21 +148,28 @@ func TestVersions(t *testing.T) {
 	}{
 		// 1.30: DR keys are delta-aware for EDS → the subset label push keeps EDS
 		// partial; a VS key blocks partial EDS when merged (§11 1.30).
+		// The VS key blocks partial EDS only for the proxies it concerns: the
+		// gateways; sidecars still get the partial push.
 		{"subset-level.yaml", "1.30", []string{
 			"before: ", "start: ", "step 0: partial-full-eds[EDS]", "step 1: ",
 			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
-			"promote: full[EDS,RDS]", "scale-down: incremental-eds[EDS]",
+			"promote: partial-full-eds[EDS,RDS]", "scale-down: incremental-eds[EDS] incremental-eds[]",
 		}},
 		{"host-level.yaml", "1.30", []string{
 			"before: ", "start: ", "step 0: ", "step 1: ",
-			"step 2: full[RDS] incremental-eds[EDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
-			"promote: full[RDS] incremental-eds[EDS]", "scale-down: ",
+			"step 2: partial-full-eds[CDS,EDS,RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
+			"promote: partial-full-eds[EDS,RDS]", "scale-down: ",
 		}},
 		// 1.31: no Full flag; config pushes and endpoints-only pushes (§11 1.31).
+		// Verified against istiod 1.31.0 (testdata/xds-conformance/1.31.0/
+		// subset-level.json): not-ready pods are sent as UNHEALTHY, so a
+		// scale-up is two endpoint pushes that both change EDS; deleting the
+		// terminated pods re-sends EDS unchanged.
 		{"subset-level.yaml", "1.31", []string{
 			"before: ", "start: ", "step 0: config[EDS]", "step 1: ",
-			"step 2: endpoints-only[EDS] config[RDS]", "step 3: ", "step 4: endpoints-only[EDS] config[RDS]",
-			"promote: config[EDS,RDS]", "scale-down: endpoints-only[EDS]",
+			"step 2: endpoints-only[EDS] endpoints-only[EDS] config[RDS]", "step 3: ",
+			"step 4: endpoints-only[EDS] endpoints-only[EDS] config[RDS]",
+			"promote: config[EDS,RDS]", "scale-down: endpoints-only[EDS] endpoints-only[]",
 		}},
 	}
 	for _, c := range cases {
@@ -181,9 +191,9 @@ func TestHeaderMirrorScope(t *testing.T) {
 		"before: ",
 		"start: ",
 		// setCanaryScale replicas: the pod comes up while no Service selects
-		// it, then the canary selector follows it (§9 row 5) and its
-		// endpoints (§4.2); no RDS (§10).
-		"step 0: partial-full-eds[] incremental-eds[EDS]",
+		// it, then the canary selector follows it (§9 row 5) with its
+		// EndpointSlice in the same push; no RDS (§10).
+		"step 0: partial-full-eds[CDS,EDS]",
 		// Header and mirror routes added/removed: VS change, RDS (§9 row 2).
 		"step 1: full[RDS]",
 		"step 2: full[RDS]",
@@ -192,13 +202,15 @@ func TestHeaderMirrorScope(t *testing.T) {
 		"step 5: incremental-eds[EDS]",
 		// setWeight 10 with setCanaryScale weight 25 in force: weight only.
 		"step 6: full[RDS]",
-		// matchTrafficWeight: canary back to ceil(10% of 10) = 1 pod.
-		"step 7: incremental-eds[EDS]",
+		// matchTrafficWeight: canary back to ceil(10% of 10) = 1 pod
+		// (terminating, then deleted: EDS re-sent unchanged).
+		"step 7: incremental-eds[EDS] incremental-eds[]",
 		"step 8: incremental-eds[EDS] full[RDS]",
 		// The canary to full size, all traffic to it, then in one reconcile
 		// the stable selector, the header route's removal and the reset
-		// (argo-rollouts v1.10.2, conformance/argo).
-		"promote: incremental-eds[EDS] full[RDS] partial-full-eds[RDS] incremental-eds[EDS]",
+		// (argo-rollouts v1.10.2, conformance/argo). istiod sees no RDS change
+		// in the last push (testdata/xds-conformance/known-differences.txt).
+		"promote: incremental-eds[EDS] full[RDS] partial-full-eds[EDS,RDS]",
 		"scale-down: ",
 	})
 	reps := []int32{}
