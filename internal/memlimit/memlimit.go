@@ -101,7 +101,7 @@ func Start() {
 // sentinel is garbage whose finalizer runs after each collection (it holds a
 // pointer, so it is not placed in the tiny allocator, whose objects may never
 // be finalized).
-type sentinel struct{ p *int }
+type sentinel struct{ _ *int }
 
 // watchHeap restores the default GOGC after the first collection that finds
 // the live heap above SmallHeap.
