@@ -272,7 +272,7 @@ func (d Diagnostic) MarshalJSON() ([]byte, error) {
 // Less orders diagnostics by file, line, column, rule and message.
 func Less(a, b *Diagnostic) bool {
 	if a.Pos.File != b.Pos.File {
-		return a.Pos.File < b.Pos.File
+		return graph.LessFile(a.Pos.File, b.Pos.File)
 	}
 	if a.Pos.Line != b.Pos.Line {
 		return a.Pos.Line < b.Pos.Line
