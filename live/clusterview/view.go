@@ -366,6 +366,17 @@ func WebhookKinds() []string {
 	return out
 }
 
+// GroupOf returns the API group the view reads a kind from ("" for the
+// core group or a kind it does not read).
+func GroupOf(kind string) string {
+	for _, w := range watchedResources {
+		if w.kind == kind {
+			return w.group
+		}
+	}
+	return ""
+}
+
 // IsIstioKind reports whether kind is Istio networking config, which the
 // mesh's root namespace holds for every namespace.
 func IsIstioKind(kind string) bool {

@@ -26,6 +26,10 @@ type loadOptions struct {
 	context      []string
 	maxFileBytes int64
 	maxDocuments int
+	// fallbackNamespace is the namespace of objects that set none when
+	// neither --namespace nor the config names one (the kube context's,
+	// with --cluster, as kubectl apply would use); "" means "default".
+	fallbackNamespace string
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -42,6 +46,10 @@ type bundle struct {
 	graph *graph.Graph
 	// reported is the set of files findings may be reported on; nil means all.
 	reported map[string]bool
+	// inputs and opts are what the graph was loaded from, so that it can be
+	// loaded again with more (the live objects of --cluster).
+	inputs []load.Input
+	opts   load.Options
 }
 
 // loadConfig reads the config at path, or the one found upward from the
@@ -75,6 +83,9 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	ns := o.namespace
 	if ns == "" && cfg != nil {
 		ns = cfg.Namespace
+	}
+	if ns == "" {
+		ns = o.fallbackNamespace
 	}
 	opts := load.Options{
 		Namespace:  ns,
@@ -121,7 +132,7 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	}
 	g := load.Inputs(inputs, opts)
 	memlimit.Fit() // the loaded bundle sets the floor of the memory limit
-	return &bundle{cfg: cfg, graph: g, reported: reported}, nil
+	return &bundle{cfg: cfg, graph: g, reported: reported, inputs: inputs, opts: opts}, nil
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
@@ -148,6 +159,7 @@ type lintOptions struct {
 	policyDirs        []string
 	sarif             sarifOptions
 	prometheus        promOptions
+	cluster           clusterOptions
 }
 
 func (o *lintOptions) bind(fl *pflag.FlagSet) {
@@ -164,6 +176,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
+	o.cluster.bind(fl, "lint the files together with the live objects of the cluster they would be applied to (read-only; see docs/cluster.md)")
 }
 
 func newLint(e *Env) *cobra.Command {
@@ -203,6 +216,16 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.cluster.check(fl); err != nil {
+		return err
+	}
+	var kt *kubeTarget
+	if o.cluster.enabled {
+		if kt, err = o.cluster.target(e); err != nil {
+			return err
+		}
+		o.load.fallbackNamespace = kt.namespace
+	}
 	b, err := o.load.loadBundle(e, args)
 	if err != nil {
 		return err
@@ -235,19 +258,28 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	res := analyzer.Run(b.graph, analyzer.Options{
+	aopts := analyzer.Options{
 		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
 		Globals: globals, Live: live,
-	})
+	}
+	g, reported := b.graph, b.reported
+	var cluster *report.Cluster
+	if o.cluster.enabled {
+		enabled, _ := analyzer.Select(aopts)
+		if g, reported, cluster, err = o.cluster.lintGraph(e, kt, b, clusterKinds(enabled)); err != nil {
+			return err
+		}
+	}
+	res := analyzer.Run(g, aopts)
 	if res.LiveErr != nil {
 		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
 	}
-	if b.reported != nil {
-		res = res.Only(b.reported, e.canonical)
+	if reported != nil {
+		res = res.Only(reported, e.canonical)
 	}
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Cluster: cluster}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {
