@@ -57,6 +57,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 	$(GO) test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./semantics/promql/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME) ./report/
 	$(GO) test -run '^$$' -fuzz '^FuzzRules$$' -fuzztime $(FUZZTIME) ./rules/all/
+	$(GO) test -run '^$$' -fuzz '^FuzzAdmissionReview$$' -fuzztime $(FUZZTIME) ./webhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./analyzer/config/
+	$(GO) test -run '^$$' -fuzz '^FuzzRegoInput$$' -fuzztime $(FUZZTIME) ./policies/
 
 bench: ## benchmarks (see docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -27,6 +27,8 @@ var goRules = []*rules.Rule{
 	tool.SuppressionNoReason,
 	tool.SuppressionUnused,
 	tool.Internal,
+	tool.Skipped,
+	tool.InvalidName,
 
 	// RL1xxx: the Rollout spec.
 	rollout.SetWeightRange,

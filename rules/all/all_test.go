@@ -63,7 +63,9 @@ func TestRuleMetadata(t *testing.T) {
 		}
 		wants, clean := 0, 0
 		regos, _ := filepath.Glob(filepath.Join(testdataRoot, r.ID, ruletest.UserPoliciesDir, "*.rego"))
-		for _, f := range regos { // a user policy may carry the wants (RL0009)
+		trees, _ := filepath.Glob(filepath.Join(testdataRoot, r.ID, ruletest.TreeDir, "*.yaml"))
+		regos = append(regos, trees...)
+		for _, f := range regos { // a user policy (RL0009) or a walked file (RL0011) may carry the wants
 			data, _ := os.ReadFile(f)
 			ws, err := ruletest.ParseWants(f, data)
 			if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,6 +25,8 @@ type loadOptions struct {
 	context      []string
 	maxFileBytes int64
 	maxDocuments int
+	// followSymlinks reads symlinks out of a linted directory.
+	followSymlinks bool
 	// fallbackNamespace is the namespace of objects that set none when
 	// neither --namespace nor the config names one (the kube context's,
 	// with --cluster, as kubectl apply would use); "" means "default".
@@ -38,6 +39,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
+	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -72,6 +74,13 @@ func (e *Env) loadConfig(path string) (*config.Config, error) {
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
 func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	// The loader reads 0 as "the default"; on the command line it is a mistake.
+	if o.maxFileBytes <= 0 {
+		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
+	}
+	if o.maxDocuments <= 0 {
+		return nil, fmt.Errorf("--max-documents %d: the limit must be a positive number of documents (default %d)", o.maxDocuments, load.DefaultMaxDocuments)
+	}
 	full, err := e.fullDecode()
 	if err != nil {
 		return nil, err
@@ -88,12 +97,13 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 		ns = o.fallbackNamespace
 	}
 	opts := load.Options{
-		Namespace:  ns,
-		Limits:     load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:      e.In,
-		Exclude:    func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
-		Dir:        e.Dir,
-		FullDecode: full,
+		Namespace:      ns,
+		Limits:         load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
+		Stdin:          e.In,
+		Exclude:        func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
+		Dir:            e.Dir,
+		FullDecode:     full,
+		FollowSymlinks: o.followSymlinks,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -169,7 +179,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
 	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
 	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
-	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never one of the linted files; a symlink there is replaced, not followed)")
 	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
@@ -230,6 +240,11 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.output != "" {
+		if err := e.checkOutput(o.output, b.graph.Files); err != nil {
+			return err
+		}
+	}
 	level := o.failLevel
 	if !fl.Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
 		level = b.cfg.FailLevel
@@ -289,8 +304,8 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if o.output != "" {
-		if err := os.WriteFile(e.path(o.output), buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing report: %w", err)
+		if err := writeOutput(e.path(o.output), buf.Bytes()); err != nil {
+			return err
 		}
 	}
 	if failAt != 0 && res.Fails(failAt) {
