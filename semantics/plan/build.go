@@ -40,6 +40,24 @@ type builder struct {
 	canaryS *graph.ServiceRef
 	dr      *graph.DRRef
 	batch   int
+
+	// live, when set, is the state the plan starts from (FromLive).
+	live *Live
+}
+
+// resume starts the plan over from the live state when the live update is
+// at step i: the states planned so far are dropped (they are the past),
+// the current state becomes the live one and is emitted. It reports
+// whether it did.
+func (b *builder) resume(list *[]State, i, steps int) bool {
+	l := b.live
+	if l == nil || l.NewTemplate || !l.InProgress() || l.Step != i {
+		return false
+	}
+	*list = (*list)[:0]
+	b.overlay(l)
+	b.emit(list, PhaseLive, -1, "spec.strategy.canary", liveAction(l, steps))
+	return true
 }
 
 // serviceLabel is the hash key of a Service selector pointing at a revision.
@@ -241,13 +259,29 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	if istio {
 		b.cur.Routes = b.committedRoutes()
 	}
-	b.emit(&p.States, PhaseBefore, -1, "spec.strategy.canary", "committed state")
+	abandoned := int32(0) // pods of a live canary a new template leaves behind
+	if l := b.live; l != nil && (l.NewTemplate || !l.InProgress()) {
+		// The update starts from the cluster as it is.
+		b.overlay(l)
+		if l.InProgress() {
+			abandoned, b.cur.CanaryReplicas = b.cur.CanaryReplicas, 0
+		}
+		b.emit(&p.States, PhaseLive, -1, "spec.strategy.canary", liveAction(l, len(c.Steps)))
+	} else {
+		b.emit(&p.States, PhaseBefore, -1, "spec.strategy.canary", "committed state")
+	}
 
 	// Canary start: new ReplicaSet, canary selector / subset label → new hash
 	// (seed 000 "Canary starts"; reference §10 setWeight first bullet).
 	b.setLabel(b.serviceLabel(b.canaryS, NewHash))
 	if b.dr != nil {
 		b.setLabel(b.subsetLabel(b.dr.CanarySubset, NewHash))
+	}
+	if abandoned > 0 && !b.noWrites {
+		// The revision the live update was rolling out is scaled down.
+		ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
+		b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + b.live.CanaryHash},
+			Field: "spec.replicas", Old: itoa(abandoned), New: "0", Batch: b.batch})
 	}
 	b.emit(&p.States, PhaseStart, -1, "spec.strategy.canary", "canary start")
 
@@ -277,7 +311,14 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 		return stable, canary
 	}
 	maxW, maxAt := int32(-1), -1
+	resumed := false // the plan starts from the live state (abort from there)
 	for i := range c.Steps {
+		if b.resume(&p.States, i, len(c.Steps)) {
+			resumed = true
+			if b.live.Aborted {
+				break
+			}
+		}
 		s := &c.Steps[i]
 		path := graph.Index("spec.strategy.canary.steps", i)
 		action := describeStep(s)
@@ -321,6 +362,21 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 		}
 	}
 
+	if !resumed && b.resume(&p.States, len(c.Steps), len(c.Steps)) {
+		resumed = true
+	}
+	if resumed {
+		maxAt = 0 // the abort path starts from the live state
+	}
+	if !resumed || !b.live.Aborted {
+		b.promote(c, istio)
+	}
+	b.abort(c, maxAt, istio, dynamic, replicas)
+}
+
+// promote plans promotion and the old ReplicaSet's scale-down.
+func (b *builder) promote(c *v1alpha1.CanaryStrategy, istio bool) {
+	p := b.p
 	// Promotion: the new ReplicaSet at full size, then the stable selector /
 	// subset label → new hash and the routes reset to stable 100 in one
 	// reconcile (seed 000 "Canary is promoted to stable"; reference §10).
@@ -353,7 +409,11 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 		b.scale(0, p.Replicas, OldHash, NewHash)
 		b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.canary", fmt.Sprintf("old ReplicaSet to 0 after %ds", delay))
 	}
+}
 
+// abort plans the abort path from state maxAt (none when negative).
+func (b *builder) abort(c *v1alpha1.CanaryStrategy, maxAt int, istio, dynamic bool, replicas func(int32) (int32, int32)) {
+	p := b.p
 	// Abort from the state with the most canary traffic: routes back to
 	// stable (managed routes removed), then the canary scaled to 0 after
 	// abortScaleDownDelaySeconds and the canary selector / subset back to the

@@ -1,0 +1,206 @@
+package plan_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+)
+
+// liveRollout is a canary Rollout of four replicas over a host-level
+// split; liveState its status and objects in the cluster, as the
+// controller leaves them paused at step 1 with 20% on the canary.
+const liveRollout = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: checkout, namespace: shop}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: checkout}}
+  template:
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: app, image: "checkout:2"}]}
+  strategy:
+    canary:
+      stableService: checkout-stable
+      canaryService: checkout-canary
+      trafficRouting: {istio: {virtualService: {name: checkout, routes: [primary]}}}
+      steps:
+      - setWeight: 20
+      - pause: {}
+      - setWeight: 50
+      - pause: {duration: 10s}
+`
+
+const liveRoutes = `---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-stable, namespace: shop}
+spec: {selector: {app: checkout}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: checkout-canary, namespace: shop}
+spec: {selector: {app: checkout}, ports: [{port: 80}]}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: checkout, namespace: shop}
+spec:
+  hosts: [checkout]
+  http:
+  - name: primary
+    route:
+    - destination: {host: checkout-stable}
+      weight: %d
+    - destination: {host: checkout-canary}
+      weight: %d
+`
+
+func liveStatus(step int, stable, canary string, weight int, abort bool) string {
+	return fmt.Sprintf(`status:
+  currentStepIndex: %d
+  stableRS: %s
+  currentPodHash: %s
+  abort: %t
+  pauseConditions: [{reason: CanaryPauseStep, startTime: "2026-01-02T03:04:05Z"}]
+  canary: {weights: {canary: {weight: %d, podTemplateHash: %s}, stable: {weight: %d, podTemplateHash: %s}}}
+`, step, stable, canary, abort, weight, canary, 100-weight, stable)
+}
+
+func replicaSet(hash string, replicas int) string {
+	return fmt.Sprintf(`---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: checkout-%s
+  namespace: shop
+  labels: {app: checkout, rollouts-pod-template-hash: %s}
+  ownerReferences: [{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: checkout, uid: u, controller: true}]
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: checkout, rollouts-pod-template-hash: %s}}
+  template: {metadata: {labels: {app: checkout, rollouts-pod-template-hash: %s}}}
+`, hash, hash, replicas, hash, hash)
+}
+
+func graphOf(t *testing.T, docs ...string) *graph.Graph {
+	t.Helper()
+	g := load.Inputs([]load.Input{{Path: "in.yaml", Data: []byte(strings.Join(docs, "\n"))}}, load.Options{})
+	for _, p := range g.Problems {
+		t.Fatalf("input problem: %+v", p)
+	}
+	return g
+}
+
+// fromLive reads the live state of the only Rollout of live and plans the
+// only Rollout of local from it.
+func fromLive(t *testing.T, local, live *graph.Graph, newTemplate bool) *plan.Plan {
+	t.Helper()
+	l, err := plan.ReadLive(live, live.Refs().Rollouts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.NewTemplate = newTemplate
+	p := plan.FromLive(local, local.Refs().Rollouts[0], l)
+	if p == nil {
+		t.Fatal("no plan")
+	}
+	return p
+}
+
+func describe(states []plan.State) []string {
+	var out []string
+	for _, s := range states {
+		line := fmt.Sprintf("%s %d %s %d/%d", s.Phase, s.Step, weights(s), s.StableReplicas, s.CanaryReplicas)
+		for _, w := range s.Writes {
+			line += fmt.Sprintf(" | %s %s %s→%s", w.Object.Name, w.Field, w.Old, w.New)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func check(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("%s:\n got\n  %s\nwant\n  %s", what, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// Paused at step 1 with 20% on the canary: the plan starts there, with the
+// controller's real hashes; the next weight write goes from 80/20, and the
+// abort path starts from the live state.
+func TestFromLiveMidCanary(t *testing.T) {
+	routes := fmt.Sprintf(liveRoutes, 80, 20)
+	live := graphOf(t, liveRollout+liveStatus(1, "6d4f8b7c9", "5b9c7d8f4", 20, false)+routes, replicaSet("6d4f8b7c9", 4), replicaSet("5b9c7d8f4", 1))
+	local := graphOf(t, liveRollout+routes)
+	p := fromLive(t, local, live, false)
+	if p.Live == nil || p.Live.Step != 1 || !p.Live.Paused || p.Live.CanaryWeight != 20 || p.Live.StableReplicas != 4 || p.Live.CanaryReplicas != 1 {
+		t.Fatalf("live state %+v", p.Live)
+	}
+	check(t, "states", describe(p.States), []string{
+		"live -1 s80 c20 4/1",
+		"step 1 s80 c20 4/1",
+		"step 2 s50 c50 4/2 | checkout-5b9c7d8f4 spec.replicas 1→2 | checkout spec.http[0].route[0].weight 80→50 | checkout spec.http[0].route[1].weight 20→50",
+		"step 3 s50 c50 4/2",
+		"promote -1 s100 c0 4/4 | checkout-5b9c7d8f4 spec.replicas 2→4 | checkout-stable spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout spec.http[0].route[0].weight 50→100 | checkout spec.http[0].route[1].weight 50→0",
+		"scale-down -1 s100 c0 0/4 | checkout-6d4f8b7c9 spec.replicas 4→0",
+	})
+	if p.AbortFrom != 0 {
+		t.Errorf("abort from state %d, want the live state", p.AbortFrom)
+	}
+	check(t, "abort", describe(p.Abort), []string{
+		"abort -1 s100 c0 4/1 | checkout spec.http[0].route[0].weight 80→100 | checkout spec.http[0].route[1].weight 20→0",
+		"scale-down -1 s100 c0 4/0 | checkout-5b9c7d8f4 spec.replicas 1→0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
+	})
+	if !strings.Contains(p.States[0].Action, "at step 1 of 4, paused") {
+		t.Errorf("live action %q", p.States[0].Action)
+	}
+}
+
+// An abort in progress: the plan is the live state and the rest of the
+// abort path from it.
+func TestFromLiveAborted(t *testing.T) {
+	routes := fmt.Sprintf(liveRoutes, 100, 0)
+	live := graphOf(t, liveRollout+liveStatus(2, "6d4f8b7c9", "5b9c7d8f4", 0, true)+routes, replicaSet("6d4f8b7c9", 4), replicaSet("5b9c7d8f4", 2))
+	p := fromLive(t, graphOf(t, liveRollout+routes), live, false)
+	check(t, "states", describe(p.States), []string{"live -1 s100 c0 4/2"})
+	check(t, "abort", describe(p.Abort), []string{
+		"abort -1 s100 c0 4/2",
+		"scale-down -1 s100 c0 4/0 | checkout-5b9c7d8f4 spec.replicas 2→0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
+	})
+}
+
+// A new pod template on a Rollout at rest: the update starts from the live
+// state with the live stable hash; the new revision's hash stays symbolic.
+func TestFromLiveNewTemplate(t *testing.T) {
+	routes := fmt.Sprintf(liveRoutes, 100, 0)
+	live := graphOf(t, liveRollout+liveStatus(4, "6d4f8b7c9", "6d4f8b7c9", 0, false)+routes, replicaSet("6d4f8b7c9", 4))
+	local := graphOf(t, strings.Replace(liveRollout, "checkout:2", "checkout:3", 1)+routes)
+	p := fromLive(t, local, live, true)
+	got := describe(p.States)
+	check(t, "first states", got[:3], []string{
+		"live -1 s100 c0 4/0",
+		"start -1 s100 c0 4/0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→<canary-hash>",
+		"step 0 s80 c20 4/1 | checkout-<canary-hash> spec.replicas 0→1 | checkout spec.http[0].route[0].weight 100→80 | checkout spec.http[0].route[1].weight 0→20",
+	})
+	// Mid-canary, the revision being rolled out is scaled down at the start.
+	mid := graphOf(t, liveRollout+liveStatus(1, "6d4f8b7c9", "5b9c7d8f4", 20, false)+fmt.Sprintf(liveRoutes, 80, 20),
+		replicaSet("6d4f8b7c9", 4), replicaSet("5b9c7d8f4", 1))
+	p = fromLive(t, local, mid, true)
+	got = describe(p.States)
+	check(t, "first states mid-canary", got[:2], []string{
+		"live -1 s80 c20 4/0",
+		"start -1 s80 c20 4/0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→<canary-hash> | checkout-5b9c7d8f4 spec.replicas 1→0",
+	})
+}
+
+func TestReadLiveNeedsStatus(t *testing.T) {
+	g := graphOf(t, liveRollout)
+	if _, err := plan.ReadLive(g, g.Refs().Rollouts[0]); err == nil || !strings.Contains(err.Error(), "not reconciled") {
+		t.Errorf("a Rollout without status: %v", err)
+	}
+}
