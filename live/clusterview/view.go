@@ -366,6 +366,16 @@ func WebhookKinds() []string {
 	return out
 }
 
+// Resources returns the group and resource of every kind the view can
+// read, in table order: what list permission is needed on.
+func Resources() []schema.GroupResource {
+	out := make([]schema.GroupResource, len(watchedResources))
+	for i, w := range watchedResources {
+		out[i] = schema.GroupResource{Group: w.group, Resource: w.resource}
+	}
+	return out
+}
+
 // GroupOf returns the API group the view reads a kind from ("" for the
 // core group or a kind it does not read).
 func GroupOf(kind string) string {

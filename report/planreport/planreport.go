@@ -39,6 +39,8 @@ type Rollout struct {
 	AbortFrom int         `json:"abortFrom"`
 	Abort     []State     `json:"abort"`
 	Summary   xds.Summary `json:"summary"`
+	// Live is the live state the plan starts from (plan --cluster).
+	Live *plan.Live `json:"live,omitempty"`
 }
 
 // State is a plan state with the pushes that lead into it.
@@ -53,7 +55,7 @@ func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan) *Document {
 	for _, p := range plans {
 		pr := xds.Predict(m, sc, p)
 		r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
-			AbortFrom: p.AbortFrom, Summary: pr.Summary, States: []State{}, Abort: []State{}}
+			AbortFrom: p.AbortFrom, Summary: pr.Summary, States: []State{}, Abort: []State{}, Live: p.Live}
 		if p.Resource != nil {
 			pos := p.Resource.Pos("metadata.name")
 			r.File, r.Line = p.Resource.File, pos.Line

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -22,6 +24,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
@@ -341,4 +344,107 @@ func (l *liveRead) reportCluster(objects, replaced int) *report.Cluster {
 		Server: l.target.rest.Host, Context: l.target.context, Objects: objects, Replaced: replaced,
 		Partial: l.list.Partial(), Problems: l.problems(),
 	}
+}
+
+// planKinds are what plan --cluster reads: the Rollouts, the objects their
+// plans write and the Sidecars that scope the pushes.
+var planKinds = []string{clusterview.KindRollout, clusterview.KindService, clusterview.KindVirtualService,
+	clusterview.KindDestinationRule, clusterview.KindSidecar, clusterview.KindReplicaSet}
+
+// livePlans reads the cluster for plan --cluster and plans each Rollout
+// from its live state: the Rollouts of the local files (b.graph set), each
+// with the live objects the files do not replace, or else every live
+// Rollout of the namespaces. It returns the graph the plans were built on.
+func (o *clusterOptions) livePlans(e *Env, kt *kubeTarget, b *bundle) (*graph.Graph, []*plan.Plan, error) {
+	namespaces := o.explicitNamespaces()
+	explicit := namespaces != nil
+	switch {
+	case explicit:
+	case b.graph != nil:
+		namespaces = touchedNamespaces(b.graph)
+	default:
+		ns := kt.namespace
+		if ns == "" {
+			ns = "default"
+		}
+		namespaces = []string{ns}
+	}
+	// Only the ReplicaSets Argo Rollouts made: they carry its hash label.
+	lr, err := o.read(e, kt, lintScopes(planKinds, namespaces, explicit), map[string]string{clusterview.KindReplicaSet: plan.HashLabel})
+	if err != nil {
+		return nil, nil, err
+	}
+	objs := lr.view.Objects()
+	all := make([]load.Input, 0, len(objs))
+	for _, obj := range objs {
+		data, err := yaml.JSONToYAML(obj.JSON)
+		if err != nil {
+			return nil, nil, fmt.Errorf("live %s: %w", obj.Key, err)
+		}
+		all = append(all, load.Input{Path: obj.Key.File(), Data: data})
+	}
+	live := load.Inputs(all, load.Options{})
+	merged := live
+	if b.graph != nil {
+		extra, _, err := liveInputs(b.graph, objs)
+		if err != nil {
+			return nil, nil, err
+		}
+		merged = load.Inputs(append(slices.Clip(b.inputs), extra...), b.opts)
+	}
+	liveRollouts := map[graph.ObjectKey]*graph.RolloutRefs{}
+	for _, rr := range live.Refs().Rollouts {
+		liveRollouts[graph.ObjectKey{Kind: rr.Rollout.Kind, Namespace: rr.Rollout.Namespace, Name: rr.Rollout.Name}] = rr
+	}
+	var plans []*plan.Plan
+	for _, rr := range merged.Refs().Rollouts {
+		r := rr.Rollout
+		if b.graph != nil && (graph.IsLive(r.File) || b.reported != nil && !b.reported[e.canonical(r.File)]) {
+			continue // with files, their Rollouts only
+		}
+		name := r.Namespace + "/" + r.Name
+		var p *plan.Plan
+		lrr := liveRollouts[graph.ObjectKey{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}]
+		if lrr == nil {
+			fmt.Fprintf(e.Err, "rolloutlint: plan: Rollout %s is not in the cluster; planned from its committed state\n", name)
+		} else if l, err := plan.ReadLive(live, lrr); err != nil {
+			fmt.Fprintf(e.Err, "rolloutlint: plan: %v; planned from its committed state\n", err)
+		} else {
+			l.NewTemplate = b.graph != nil && !sameTemplate(r, lrr.Rollout)
+			p = plan.FromLive(merged, rr, l)
+		}
+		if p == nil {
+			p = plan.ForRollout(merged, rr)
+		}
+		if p != nil {
+			plans = append(plans, p)
+		}
+	}
+	return merged, plans, nil
+}
+
+// sameTemplate reports whether two Rollouts have the same pod template, as
+// data (a creationTimestamp: null that clients write is no difference).
+func sameTemplate(a, b *graph.Resource) bool {
+	norm := func(r *graph.Resource) any {
+		spec, _ := r.Object()["spec"].(map[string]any)
+		data, err := json.Marshal(spec["template"])
+		if err != nil {
+			return nil
+		}
+		var v map[string]any
+		if json.Unmarshal(data, &v) != nil {
+			return nil
+		}
+		if md, ok := v["metadata"].(map[string]any); ok {
+			if ts, has := md["creationTimestamp"]; has && ts == nil {
+				delete(md, "creationTimestamp")
+			}
+			if len(md) == 0 {
+				delete(v, "metadata")
+			}
+		}
+		return v
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
 }
