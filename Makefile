@@ -9,7 +9,7 @@ GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-l
 VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
 
-.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
+.PHONY: fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e test-cluster-e2e test-kube-e2e bench-webhook
 
 all: build
 
@@ -24,6 +24,12 @@ test-short: ## unit tests only
 
 test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-apiserver once, cached; see docs/webhook.md)
 	bash webhook/e2e/run.sh
+
+test-cluster-e2e: ## lint --cluster and plan --cluster against a real kube-apiserver + etcd (see docs/cluster.md)
+	bash scripts/test-kube-e2e.sh ./cmd/rolloutlint/e2e/
+
+test-kube-e2e: ## both e2e suites above in one go test run (what CI runs)
+	bash scripts/test-kube-e2e.sh
 
 bench-webhook: ## webhook load test: 200 req/s and a 1,000-review burst with a 10,000-object view, 8 concurrent 1.4 MB reviews (P99=5ms asserts the steady p99; see docs/webhook.md)
 	@# one process per test, so that the memory test's peak RSS is its own

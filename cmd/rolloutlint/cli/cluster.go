@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -447,4 +448,55 @@ func sameTemplate(a, b *graph.Resource) bool {
 		return v
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// ontoLocal moves each finding that lands on a live object but involves a
+// local file (a related location in it) onto that location: lint --cluster
+// reports on the local files only. The live location becomes the first
+// related one, naming the object and field; the finding's object is the
+// local one. Findings stay sorted.
+func ontoLocal(res *analyzer.Result) {
+	moved := false
+	for i := range res.Diagnostics {
+		d := &res.Diagnostics[i]
+		if !graph.IsLive(d.Pos.File) {
+			continue
+		}
+		at := -1
+		for j, r := range d.Related {
+			if !graph.IsLive(r.File) {
+				at = j
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		local := d.Related[at]
+		what := "the live " + d.Object.Kind + " " + nsName(d.Object.Namespace, d.Object.Name)
+		if d.Path != "" {
+			what += " at " + d.Path
+		}
+		rel := make([]rules.Related, 0, len(d.Related))
+		rel = append(rel, rules.Related{File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Column, EndLine: d.Pos.EndLine, EndColumn: d.Pos.EndColumn,
+			Message: what, Object: d.Object})
+		rel = append(rel, d.Related[:at]...)
+		rel = append(rel, d.Related[at+1:]...)
+		d.Pos = graph.Position{File: local.File, Line: local.Line, Column: local.Column, EndLine: local.EndLine, EndColumn: local.EndColumn}
+		d.Object, d.Path, d.Related, d.Resource = local.Object, "", rel, nil
+		if d.Fix != nil {
+			d.Fix = &rules.Fix{Description: d.Fix.Description} // its replacement was for the live object's text
+		}
+		moved = true
+	}
+	if moved {
+		sort.SliceStable(res.Diagnostics, func(i, j int) bool { return rules.Less(&res.Diagnostics[i], &res.Diagnostics[j]) })
+	}
+}
+
+func nsName(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
 }

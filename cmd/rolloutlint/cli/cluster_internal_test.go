@@ -12,8 +12,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
@@ -191,5 +194,33 @@ func TestClusterFlagsNeedCluster(t *testing.T) {
 	e := &Env{In: strings.NewReader(""), Out: &out, Err: &errw, Dir: t.TempDir(), Getenv: func(string) string { return "" }}
 	if code := e.Run([]string{"lint", "--cluster", "--cluster-timeout", "0s", "a.yaml"}); code != ExitFailure || !strings.Contains(errw.String(), "--cluster-timeout must be positive") {
 		t.Errorf("zero time-out: exit %d, %q", code, errw.String())
+	}
+}
+
+func TestOntoLocal(t *testing.T) {
+	t.Parallel()
+	live := graph.Position{File: "cluster:VirtualService/shop/vs", Line: 17, Column: 9}
+	res := &analyzer.Result{Diagnostics: []rules.Diagnostic{
+		{RuleID: "RL2005", Pos: live, Path: "spec.http[0].route[0]", Message: "m",
+			Object:  graph.ObjectRef{Kind: "VirtualService", Namespace: "shop", Name: "vs"},
+			Related: []rules.Related{{File: "cluster:Rollout/shop/cart", Line: 3}, {File: "b.yaml", Line: 15, Column: 7, Message: "Rollout checkout manages this route", Object: graph.ObjectRef{Kind: "Rollout", Name: "checkout"}}},
+			Fix:     &rules.Fix{Description: "d", Replacement: "x"}},
+		{RuleID: "RL1001", Pos: graph.Position{File: "a.yaml", Line: 1}},
+		{RuleID: "RL3001", Pos: graph.Position{File: "cluster:Service/shop/s", Line: 2}},
+	}}
+	ontoLocal(res)
+	d := res.Diagnostics[1]
+	if res.Diagnostics[0].RuleID != "RL1001" || d.RuleID != "RL2005" {
+		t.Fatalf("order: %s %s", res.Diagnostics[0].RuleID, d.RuleID)
+	}
+	if d.Pos != (graph.Position{File: "b.yaml", Line: 15, Column: 7}) || d.Object.Name != "checkout" || d.Path != "" || d.Fix.Replacement != "" {
+		t.Errorf("moved finding: %+v", d)
+	}
+	if len(d.Related) != 2 || d.Related[0].File != live.File || d.Related[0].Line != 17 ||
+		d.Related[0].Message != "the live VirtualService shop/vs at spec.http[0].route[0]" || d.Related[1].File != "cluster:Rollout/shop/cart" {
+		t.Errorf("related: %+v", d.Related)
+	}
+	if res.Diagnostics[2].Pos.File != "cluster:Service/shop/s" {
+		t.Error("a finding with no local location was moved")
 	}
 }

@@ -42,7 +42,8 @@ func restConfig(e *Env, kubeconfig, kubeContext, hint string) (*kubeTarget, erro
 		if raw, err := cc.RawConfig(); err == nil && t.context == "" {
 			t.context = raw.CurrentContext
 		}
-		if ns, explicit, err := cc.Namespace(); err == nil && explicit {
+		// The context's namespace, "default" when it sets none.
+		if ns, _, err := cc.Namespace(); err == nil {
 			t.namespace = ns
 		}
 		return t, nil

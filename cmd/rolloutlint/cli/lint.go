@@ -292,6 +292,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if reported != nil {
 		res = res.Only(reported, e.canonical)
 	}
+	if cluster != nil {
+		ontoLocal(res)
+	}
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
 		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Cluster: cluster}
