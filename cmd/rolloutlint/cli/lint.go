@@ -205,10 +205,18 @@ A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bun
 keeps live, if that is more), so that large bundles stay small in memory at a little
 CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
 
+With --cluster the files are linted together with the live objects of the cluster (list
+only): the kinds the rules read, in the namespaces the files touch (or --cluster-namespace)
+and Istio's root namespace. A local object replaces the live one of the same identity;
+findings are reported on the local files, live objects appear as related locations named
+cluster:Kind/namespace/name. Lists RBAC forbids are named on stderr and the lint goes on,
+partial. See docs/cluster.md.
+
 ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
 of the fast one; the findings are the same (it is there should a document ever load
 differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
+  rolloutlint lint --cluster --kube-context staging deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
   rolloutlint lint --context deploy/ deploy/virtualservice.yaml`,
