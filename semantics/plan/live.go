@@ -55,11 +55,11 @@ func ReadLive(g *graph.Graph, rr *graph.RolloutRefs) (*Live, error) {
 	ro := rr.Spec
 	c := ro.Spec.Strategy.Canary
 	if c == nil {
-		return nil, fmt.Errorf("Rollout %s/%s: only canary Rollouts are planned from the live state", ro.Namespace, ro.Name)
+		return nil, fmt.Errorf("live Rollout %s/%s: only canary Rollouts are planned from the live state", rr.Rollout.Namespace, rr.Rollout.Name)
 	}
 	st := ro.Status
 	if st.CurrentPodHash == "" {
-		return nil, fmt.Errorf("Rollout %s/%s has no status.currentPodHash: the Argo Rollouts controller has not reconciled it", rr.Rollout.Namespace, rr.Rollout.Name)
+		return nil, fmt.Errorf("live Rollout %s/%s has no status.currentPodHash: the Argo Rollouts controller has not reconciled it", rr.Rollout.Namespace, rr.Rollout.Name)
 	}
 	l := &Live{
 		Paused: ro.Spec.Paused || len(st.PauseConditions) > 0, Aborted: st.Abort,
