@@ -336,6 +336,25 @@ func TestClusterLintAndPlan(t *testing.T) {
 		}
 	})
 
+	t.Run("cluster-namespace narrows and widens", func(t *testing.T) {
+		// Another namespace only: the live cart is not read, nothing is shared.
+		r := rolloutlint(t, bad, "lint", "--cluster", "--kubeconfig", reader, "--cluster-namespace", "big", "--format", "json", ".")
+		res := decodeLint(t, r)
+		for _, d := range res.Diagnostics {
+			if d.RuleID == "RL2001" {
+				t.Errorf("RL2001 with shop not read:\n%s", r.out)
+			}
+		}
+		if res.Cluster == nil || res.Cluster.Objects != 0 {
+			t.Errorf("objects read from namespace big before it has any: %+v", res.Cluster)
+		}
+		// Every namespace: the shared route again.
+		r = rolloutlint(t, bad, "lint", "--cluster", "--kubeconfig", reader, "--cluster-namespace", "*", "--format", "json", ".")
+		if !strings.Contains(r.out, `"RL2001"`) {
+			t.Errorf("no RL2001 reading every namespace:\n%s%s", r.out, r.err)
+		}
+	})
+
 	t.Run("plan starts from the live step", func(t *testing.T) {
 		const stable, canary = "7c9d6f5b8", "6b8f4d7c9"
 		midCanary(ctx, t, cl, stable, canary)
