@@ -94,6 +94,7 @@ func (o *clusterOptions) read(e *Env, kt *kubeTarget, scopes []clusterview.Scope
 	rc := *kt.rest
 	rc.QPS, rc.Burst = 50, 100 // pages of a few lists; client-go's default of 5/s would dominate
 	rc.UserAgent = "rolloutlint/" + VersionString()
+	rc.Timeout = o.timeout // discovery takes no context: bound each request too
 	dyn, err := dynamic.NewForConfig(&rc)
 	if err != nil {
 		return nil, fmt.Errorf("cluster client: %w", err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -222,5 +223,30 @@ func TestOntoLocal(t *testing.T) {
 	}
 	if res.Diagnostics[2].Pos.File != "cluster:Service/shop/s" {
 		t.Error("a finding with no local location was moved")
+	}
+}
+
+// A cluster that does not answer is an error naming it (exit 2), not a
+// clean lint.
+func TestClusterUnreachable(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := "https://" + ln.Addr().String()
+	_ = ln.Close() // nothing listens there now
+	dir := t.TempDir()
+	kc := kubeconfigFor(t, dir, server)
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("apiVersion: v1\nkind: Service\nmetadata: {name: a}\nspec: {ports: [{port: 80}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"lint", "plan"} {
+		var out, errw bytes.Buffer
+		e := &Env{In: strings.NewReader(""), Out: &out, Err: &errw, Dir: dir, Getenv: func(string) string { return "" }}
+		code := e.Run([]string{cmd, "--cluster", "--kubeconfig", kc, "--cluster-timeout", "20s", "a.yaml"})
+		if code != ExitFailure || !strings.Contains(errw.String(), "cluster at "+server) {
+			t.Errorf("%s: exit %d, stderr %q", cmd, code, errw.String())
+		}
 	}
 }
