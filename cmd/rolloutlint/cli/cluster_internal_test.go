@@ -250,3 +250,34 @@ func TestClusterUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// --kube-context picks a context of the kubeconfig, with its namespace.
+func TestRestConfigContext(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := `apiVersion: v1
+kind: Config
+clusters: [{name: a, cluster: {server: "https://a.example:6443"}}, {name: b, cluster: {server: "https://b.example:6443"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: dev, context: {cluster: a, user: u}}, {name: prod, context: {cluster: b, user: u, namespace: shop}}]
+current-context: dev
+`
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ context, host, wantContext, ns string }{
+		{"", "https://a.example:6443", "dev", "default"},
+		{"prod", "https://b.example:6443", "prod", "shop"},
+	} {
+		kt, err := restConfig(&Env{}, p, c.context, "hint")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kt.rest.Host != c.host || kt.context != c.wantContext || kt.namespace != c.ns {
+			t.Errorf("--kube-context %q: host %s context %s namespace %s", c.context, kt.rest.Host, kt.context, kt.namespace)
+		}
+	}
+	if _, err := restConfig(&Env{}, p, "nope", "hint"); err == nil || !strings.Contains(err.Error(), `context "nope" does not exist`) {
+		t.Errorf("unknown context: %v", err)
+	}
+}
