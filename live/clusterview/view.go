@@ -227,8 +227,9 @@ func (v *View) Related(self Key, obj map[string]any) []Object {
 }
 
 // Objects returns every cached object, sorted by key, restricted to the
-// given namespaces when any are given (cluster-scoped objects are always
-// included). The JSON is shared with the view: do not modify it.
+// given namespaces when any are given (objects of the kinds read in every
+// namespace, WholeCluster, are always included). The JSON is shared with
+// the view: do not modify it.
 func (v *View) Objects(namespaces ...string) []Object {
 	want := map[string]bool{}
 	for _, ns := range namespaces {
@@ -237,7 +238,7 @@ func (v *View) Objects(namespaces ...string) []Object {
 	v.mu.RLock()
 	out := make([]Object, 0, len(v.objects))
 	for k, e := range v.objects {
-		if len(want) == 0 || k.Namespace == "" || want[k.Namespace] {
+		if len(want) == 0 || k.Namespace == "" || want[k.Namespace] || WholeCluster(k.Kind) {
 			out = append(out, Object{Key: k, JSON: e.json})
 		}
 	}
@@ -374,6 +375,18 @@ func Resources() []schema.GroupResource {
 		out[i] = schema.GroupResource{Group: w.group, Resource: w.resource}
 	}
 	return out
+}
+
+// WholeCluster reports whether the view reads a kind in every namespace
+// whatever namespaces it is limited to: cluster-scoped kinds, and
+// Applications (found by name, in Argo CD's namespace).
+func WholeCluster(kind string) bool {
+	for _, w := range watchedResources {
+		if w.kind == kind {
+			return w.allNamespaces
+		}
+	}
+	return false
 }
 
 // GroupOf returns the API group the view reads a kind from ("" for the

@@ -75,11 +75,13 @@ func (o *clusterOptions) explicitNamespaces() []string {
 	return splitList(o.namespaces)
 }
 
-// liveRead is what one command read from the cluster.
-type liveRead struct {
-	target *kubeTarget
-	view   *clusterview.View
-	list   *clusterview.ListResult
+// namespacesFor are the namespaces read for a graph: --cluster-namespace's,
+// else those it touches; explicit says which.
+func (o *clusterOptions) namespacesFor(g *graph.Graph) (namespaces []string, explicit bool) {
+	if ns := o.explicitNamespaces(); ns != nil {
+		return ns, true
+	}
+	return touchedNamespaces(g), false
 }
 
 // target resolves the cluster the flags name.
@@ -87,10 +89,29 @@ func (o *clusterOptions) target(e *Env) (*kubeTarget, error) {
 	return restConfig(e, e.path(o.kubeconfig), o.kubeContext, "give --kubeconfig, or drop --cluster")
 }
 
-// read lists the scopes' objects from the cluster into a fresh view, with
-// progress on stderr once it takes more than a second, and says on stderr
-// what could not be read. Only an unreachable cluster is an error.
-func (o *clusterOptions) read(e *Env, kt *kubeTarget, scopes []clusterview.Scope, selectors map[string]string) (*liveRead, error) {
+// session is one command's reading of the cluster: one view that lists
+// are added to as the command needs more namespaces (a repository lint
+// reads each bundle's namespaces once), with what could not be read.
+type session struct {
+	o      *clusterOptions
+	e      *Env
+	target *kubeTarget
+	view   *clusterview.View
+	disc   discovery.DiscoveryInterface
+	dyn    dynamic.Interface
+	// deadline ends the whole read (--cluster-timeout).
+	deadline time.Time
+	// listed are the kind/namespace lists made ("*" for every namespace).
+	listed   map[string]bool
+	problems []clusterview.ListProblem
+	objects  int
+	// loaded and replaced are the live objects loaded with local files and
+	// those a local object replaced, over every graph built.
+	loaded, replaced map[clusterview.Key]bool
+}
+
+// newSession connects to the cluster (nothing is read yet).
+func (o *clusterOptions) newSession(e *Env, kt *kubeTarget) (*session, error) {
 	rc := *kt.rest
 	rc.QPS, rc.Burst = 50, 100 // pages of a few lists; client-go's default of 5/s would dominate
 	rc.UserAgent = "rolloutlint/" + VersionString()
@@ -103,24 +124,101 @@ func (o *clusterOptions) read(e *Env, kt *kubeTarget, scopes []clusterview.Scope
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-	defer cancel()
-	prog := startProgress(e.Err, time.Second)
-	view := clusterview.New()
-	res, err := view.List(ctx, disc, dyn, clusterview.ListOptions{
-		Scopes: scopes, LabelSelectors: selectors, MaxObjects: o.maxObjects, Progress: prog.update,
-	})
-	prog.stop()
-	if err != nil {
-		return nil, fmt.Errorf("cluster at %s (%s): %w", rc.Host, kt.source, err)
+	return &session{o: o, e: e, target: kt, view: clusterview.New(), disc: disc, dyn: dyn,
+		deadline: time.Now().Add(o.timeout), listed: map[string]bool{},
+		loaded: map[clusterview.Key]bool{}, replaced: map[clusterview.Key]bool{}}, nil
+}
+
+// list reads the scopes' lists not made yet into the view, with progress on
+// stderr once it takes more than a second, and says on stderr what could
+// not be read. Only an unreachable cluster is an error.
+func (s *session) list(scopes []clusterview.Scope, selectors map[string]string) error {
+	var todo []clusterview.Scope
+	for _, sc := range scopes {
+		for _, k := range sc.Kinds {
+			if s.listed[k+"/*"] {
+				continue
+			}
+			if clusterview.WholeCluster(k) || sc.Namespaces == nil || slices.Contains(sc.Namespaces, "*") {
+				todo = append(todo, clusterview.Scope{Kinds: []string{k}})
+				continue
+			}
+			var want []string
+			for _, ns := range sc.Namespaces {
+				if !s.listed[k+"/"+ns] {
+					want = append(want, ns)
+				}
+			}
+			if len(want) > 0 {
+				todo = append(todo, clusterview.Scope{Kinds: []string{k}, Namespaces: want})
+			}
+		}
 	}
-	o.tellProblems(e.Err, res)
-	return &liveRead{target: kt, view: view, list: res}, nil
+	if len(todo) == 0 {
+		return nil
+	}
+	for _, sc := range todo {
+		if sc.Namespaces == nil {
+			s.listed[sc.Kinds[0]+"/*"] = true
+		}
+		for _, ns := range sc.Namespaces {
+			s.listed[sc.Kinds[0]+"/"+ns] = true
+		}
+	}
+	res := &clusterview.ListResult{}
+	if left := s.o.maxObjects - s.view.Len(); left <= 0 {
+		// Earlier lists reached the bound: these are not made.
+		for _, sc := range todo {
+			nss := sc.Namespaces
+			if nss == nil {
+				nss = []string{""}
+			}
+			for _, ns := range nss {
+				res.Problems = append(res.Problems, clusterview.ListProblem{Kind: sc.Kinds[0], Namespace: ns, Reason: clusterview.ReasonLimit})
+			}
+		}
+	} else {
+		ctx, cancel := context.WithDeadline(context.Background(), s.deadline)
+		defer cancel()
+		prog := startProgress(s.e.Err, time.Second)
+		var err error
+		res, err = s.view.List(ctx, s.disc, s.dyn, clusterview.ListOptions{
+			Scopes: todo, LabelSelectors: selectors, MaxObjects: left, Progress: prog.update,
+		})
+		prog.stop()
+		if err != nil {
+			return fmt.Errorf("cluster at %s (%s): %w", s.target.rest.Host, s.target.source, err)
+		}
+	}
+	s.objects = s.view.Len()
+	s.problems = append(s.problems, res.Problems...)
+	s.o.tellProblems(s.e.Err, res, s.objects)
+	return nil
+}
+
+// finish says on stderr when the read was partial.
+func (s *session) finish() {
+	if len(s.problems) > 0 {
+		fmt.Fprintf(s.e.Err, "rolloutlint: warning: the cluster was read partially (%d of the lists); the result may miss findings, "+
+			"or report objects as missing, that the unread objects would change\n", len(s.problems))
+	}
+}
+
+// report is the report's description of what was read.
+func (s *session) report() *report.Cluster {
+	problems := make([]string, 0, len(s.problems))
+	for _, p := range s.problems {
+		problems = append(problems, p.String())
+	}
+	return &report.Cluster{
+		Server: s.target.rest.Host, Context: s.target.context, Objects: len(s.loaded), Replaced: len(s.replaced),
+		Partial: len(s.problems) > 0, Problems: problems,
+	}
 }
 
 // tellProblems writes one line per list that did not read everything (the
-// lists a bound stopped in one line), and that the result is partial.
-func (o *clusterOptions) tellProblems(w io.Writer, res *clusterview.ListResult) {
+// lists a bound stopped in one line).
+func (o *clusterOptions) tellProblems(w io.Writer, res *clusterview.ListResult, objects int) {
 	var limited []string
 	for _, p := range res.Problems {
 		if p.Reason == clusterview.ReasonLimit {
@@ -131,11 +229,7 @@ func (o *clusterOptions) tellProblems(w io.Writer, res *clusterview.ListResult) 
 	}
 	if len(limited) > 0 {
 		fmt.Fprintf(w, "rolloutlint: cluster: stopped at %d objects (--cluster-max-objects %d, or %d MiB): not read completely: %s\n",
-			res.Objects, o.maxObjects, clusterview.DefaultMaxBytes>>20, strings.Join(limited, ", "))
-	}
-	if res.Partial() {
-		fmt.Fprintf(w, "rolloutlint: warning: the cluster was read partially (%d of the lists); the result may miss findings, "+
-			"or report objects as missing, that the unread objects would change\n", len(res.Problems))
+			objects, o.maxObjects, clusterview.DefaultMaxBytes>>20, strings.Join(limited, ", "))
 	}
 }
 
@@ -144,15 +238,6 @@ func nsSuffix(ns string) string {
 		return " (every namespace)"
 	}
 	return " in " + ns
-}
-
-// problems are the lines of the result's problems, for the report.
-func (l *liveRead) problems() []string {
-	out := make([]string, 0, len(l.list.Problems))
-	for _, p := range l.list.Problems {
-		out = append(out, p.String())
-	}
-	return out
 }
 
 // progress prints how far a List has come every period, starting one
@@ -287,46 +372,77 @@ func lintScopes(kinds, namespaces []string, explicit bool) []clusterview.Scope {
 // ones, leaving out those a local object replaces (same group, kind,
 // namespace and name: kubectl apply would overwrite them). Each is written
 // as kubectl get -o yaml prints it, so that its lines are the ones a user
-// sees there. It returns the inputs and how many objects were replaced.
-func liveInputs(local *graph.Graph, objs []clusterview.Object) ([]load.Input, int, error) {
+// sees there. It returns the inputs and the objects replaced.
+func liveInputs(local *graph.Graph, objs []clusterview.Object) ([]load.Input, []clusterview.Key, error) {
 	type id struct{ group, kind, ns, name string }
 	have := map[id]bool{}
 	for _, r := range local.Resources {
 		have[id{r.Group, r.Kind, r.Namespace, r.Name}] = true
 	}
 	var out []load.Input
-	replaced := 0
+	var replaced []clusterview.Key
 	for _, o := range objs {
 		if have[id{clusterview.GroupOf(o.Key.Kind), o.Key.Kind, o.Key.Namespace, o.Key.Name}] {
-			replaced++
+			replaced = append(replaced, o.Key)
 			continue
 		}
 		data, err := yaml.JSONToYAML(o.JSON)
 		if err != nil {
-			return nil, 0, fmt.Errorf("live %s: %w", o.Key, err)
+			return nil, nil, fmt.Errorf("live %s: %w", o.Key, err)
 		}
 		out = append(out, load.Input{Path: o.Key.File(), Data: data})
 	}
 	return out, replaced, nil
 }
 
+// liveFor lists what a lint of the local graph g needs and returns the
+// live objects to load after its files: those of g's namespaces (and the
+// root namespace's Istio config, the cluster-scoped kinds, Applications)
+// that no local object replaces.
+func (s *session) liveFor(g *graph.Graph, kinds []string) ([]load.Input, error) {
+	namespaces, explicit := s.o.namespacesFor(g)
+	scopes := lintScopes(kinds, namespaces, explicit)
+	if err := s.list(scopes, nil); err != nil {
+		return nil, err
+	}
+	var objs []clusterview.Object
+	switch {
+	case explicit && slices.Contains(namespaces, "*"):
+		objs = s.view.Objects()
+	case explicit:
+		objs = s.view.Objects(namespaces...)
+	default:
+		objs = s.view.Objects(append(namespaces, xds.RootNamespace)...)
+	}
+	in, replaced, err := liveInputs(g, objs)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range replaced {
+		s.replaced[k] = true
+	}
+	for _, i := range in {
+		s.loaded[keyOfFile(i.Path)] = true
+	}
+	return in, nil
+}
+
+// keyOfFile is the view key a live file name stands for.
+func keyOfFile(file string) clusterview.Key {
+	parts := strings.SplitN(strings.TrimPrefix(file, graph.LivePrefix), "/", 3)
+	if len(parts) == 2 {
+		return clusterview.Key{Kind: parts[0], Name: parts[1]}
+	}
+	return clusterview.Key{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
+}
+
 // lintGraph reads the cluster for a lint of b and loads b's files again
-// with the live objects after them. It returns the graph, the files to
-// report on (the local ones: live objects are only context) and the
-// report's description of the read.
-func (o *clusterOptions) lintGraph(e *Env, kt *kubeTarget, b *bundle, kinds []string) (*graph.Graph, map[string]bool, *report.Cluster, error) {
-	namespaces := o.explicitNamespaces()
-	explicit := namespaces != nil
-	if !explicit {
-		namespaces = touchedNamespaces(b.graph)
-	}
-	lr, err := o.read(e, kt, lintScopes(kinds, namespaces, explicit), nil)
+// with the live objects after them. It returns the graph and the files to
+// report on (the local ones: live objects are only context).
+func (s *session) lintGraph(b *bundle, kinds []string) (*graph.Graph, map[string]bool, error) {
+	live, err := s.liveFor(b.graph, kinds)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	live, replaced, err := liveInputs(b.graph, lr.view.Objects())
-	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	g := load.Inputs(append(slices.Clip(b.inputs), live...), b.opts)
 	memlimit.Fit()
@@ -334,18 +450,10 @@ func (o *clusterOptions) lintGraph(e *Env, kt *kubeTarget, b *bundle, kinds []st
 	if reported == nil {
 		reported = make(map[string]bool, len(b.inputs))
 		for _, in := range b.inputs {
-			reported[e.canonical(in.Path)] = true
+			reported[s.e.canonical(in.Path)] = true
 		}
 	}
-	return g, reported, lr.reportCluster(len(live), replaced), nil
-}
-
-// reportCluster is the report's description of what was read.
-func (l *liveRead) reportCluster(objects, replaced int) *report.Cluster {
-	return &report.Cluster{
-		Server: l.target.rest.Host, Context: l.target.context, Objects: objects, Replaced: replaced,
-		Partial: l.list.Partial(), Problems: l.problems(),
-	}
+	return g, reported, nil
 }
 
 // planKinds are what plan --cluster reads: the Rollouts, the objects their
@@ -371,12 +479,16 @@ func (o *clusterOptions) livePlans(e *Env, kt *kubeTarget, b *bundle) (*graph.Gr
 		}
 		namespaces = []string{ns}
 	}
-	// Only the ReplicaSets Argo Rollouts made: they carry its hash label.
-	lr, err := o.read(e, kt, lintScopes(planKinds, namespaces, explicit), map[string]string{clusterview.KindReplicaSet: plan.HashLabel})
+	s, err := o.newSession(e, kt)
 	if err != nil {
 		return nil, nil, err
 	}
-	objs := lr.view.Objects()
+	// Only the ReplicaSets Argo Rollouts made: they carry its hash label.
+	if err := s.list(lintScopes(planKinds, namespaces, explicit), map[string]string{clusterview.KindReplicaSet: plan.HashLabel}); err != nil {
+		return nil, nil, err
+	}
+	s.finish()
+	objs := s.view.Objects()
 	all := make([]load.Input, 0, len(objs))
 	for _, obj := range objs {
 		data, err := yaml.JSONToYAML(obj.JSON)
@@ -449,6 +561,28 @@ func sameTemplate(a, b *graph.Resource) bool {
 		return v
 	}
 	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// localOnly makes a result of a lint with the cluster report on the local
+// files only: findings on a live object that involve a local file move
+// onto it (ontoLocal), those between live objects alone are dropped. It
+// says on stderr when the read was partial and returns the report's
+// description of the read.
+func (s *session) localOnly(res *analyzer.Result) (*analyzer.Result, *report.Cluster) {
+	ontoLocal(res)
+	kept := make([]rules.Diagnostic, 0, len(res.Diagnostics))
+	for _, d := range res.Diagnostics {
+		if !graph.IsLive(d.Pos.File) {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) < len(res.Diagnostics) {
+		out := &analyzer.Result{Rules: res.Rules, Summary: res.Summary, Err: res.Err, LiveErr: res.LiveErr}
+		out.Add(kept...)
+		res = out
+	}
+	s.finish()
+	return res, s.report()
 }
 
 // ontoLocal moves each finding that lands on a live object but involves a

@@ -140,8 +140,8 @@ func TestLiveInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if replaced != 1 || len(in) != 1 || in[0].Path != "cluster:Rollout/shop/b" {
-		t.Fatalf("inputs %+v, replaced %d", in, replaced)
+	if len(replaced) != 1 || len(in) != 1 || in[0].Path != "cluster:Rollout/shop/b" {
+		t.Fatalf("inputs %+v, replaced %v", in, replaced)
 	}
 	want := "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: b\n  namespace: shop\nspec:\n  replicas: 2\n"
 	if string(in[0].Data) != want {

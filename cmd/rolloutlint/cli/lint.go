@@ -70,10 +70,17 @@ func (e *Env) loadConfig(path string) (*config.Config, error) {
 	return config.Load(e.path(path))
 }
 
-// loadBundle reads config and files. Paths named on the command line are
-// reported on; --context paths (or, with explicit paths, the config's paths)
-// are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+// resolved is what the config and the load flags say to read.
+type resolved struct {
+	cfg  *config.Config
+	opts load.Options
+	// args are the paths to lint (the config's paths when none were given);
+	// context the paths loaded only so that references resolve.
+	args, context []string
+}
+
+// resolve reads the config and decides what to load.
+func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	// The loader reads 0 as "the default"; on the command line it is a mistake.
 	if o.maxFileBytes <= 0 {
 		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
@@ -120,6 +127,18 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	} else if len(context) == 0 {
 		context = cfgPaths
 	}
+	return &resolved{cfg: cfg, opts: opts, args: args, context: context}, nil
+}
+
+// loadBundle reads config and files into one graph. Paths named on the
+// command line are reported on; --context paths (or, with explicit paths,
+// the config's paths) are only loaded so that references resolve.
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	rs, err := o.resolve(e, args)
+	if err != nil {
+		return nil, err
+	}
+	cfg, opts, args, context := rs.cfg, rs.opts, rs.args, rs.context
 	inputs, err := load.Expand(args, opts)
 	if err != nil {
 		return nil, err
@@ -169,6 +188,9 @@ type lintOptions struct {
 	policyDirs        []string
 	sarif             sarifOptions
 	prometheus        promOptions
+	render            bool
+	helmValues        []string
+	helmSet           []string
 	cluster           clusterOptions
 }
 
@@ -184,6 +206,9 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
+	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
+	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable)")
+	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
 	o.cluster.bind(fl, "lint the files together with the live objects of the cluster they would be applied to (read-only; see docs/cluster.md)")
@@ -195,11 +220,20 @@ func newLint(e *Env) *cobra.Command {
 		Use:   "lint [PATH...]",
 		Short: "Lint manifests (files, directories, or - for stdin)",
 		Long: fmt.Sprintf(`Lint reads manifests from files, directories (recursively: *.yaml, *.yml, *.json)
-or standard input (-), builds one resource graph and runs every enabled rule.
+or standard input (-) and runs every enabled rule, one deployable unit at a time, the
+way the tools that deploy them would: each Kustomize root (a kustomization no other
+one uses) is built, each Helm chart (Chart.yaml) rendered as helm template does, each
+Argo CD Application whose source path is in the tree rendered with its source options,
+and the plain directories read as they are. Units an Application deploys to the same
+cluster and namespace are linted together, and so are the plain directories. Rendering
+is in process: nothing is fetched or executed (remote bases, exec plugins and charts
+not vendored under charts/ are findings). Findings point into the files you wrote
+(see docs/repositories.md). --render=false lints the files as written.
 
-With no PATH, the paths of .rolloutlint.yaml are linted. When PATHs are given (as
-pre-commit does with the changed files), the config's paths, or --context, are loaded
-too so references resolve, but findings are reported only for the given files.
+With no PATH, the paths of .rolloutlint.yaml are linted. When files are given (as
+pre-commit does with the changed files), the units they belong to are loaded whole,
+and files outside any unit with the config's paths, or --context, so references
+resolve; findings are reported only on the given files and objects rendered from them.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
@@ -216,6 +250,8 @@ ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder inst
 of the fast one; the findings are the same (it is there should a document ever load
 differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
+  rolloutlint lint .                                  # every Kustomize root, chart and Application
+  rolloutlint lint --values values-prod.yaml charts/app
   rolloutlint lint --cluster --kube-context staging deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
@@ -243,6 +279,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return err
 		}
 		o.load.fallbackNamespace = kt.namespace
+	}
+	if o.render && !onlyStdin(args) {
+		return o.runUnits(e, fl, w, args, kt)
 	}
 	b, err := o.load.loadBundle(e, args)
 	if err != nil {
@@ -286,10 +325,13 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		Globals: globals, Live: live,
 	}
 	g, reported := b.graph, b.reported
-	var cluster *report.Cluster
+	var sess *session
 	if o.cluster.enabled {
+		if sess, err = o.cluster.newSession(e, kt); err != nil {
+			return err
+		}
 		enabled, _ := analyzer.Select(aopts)
-		if g, reported, cluster, err = o.cluster.lintGraph(e, kt, b, clusterKinds(enabled)); err != nil {
+		if g, reported, err = sess.lintGraph(b, clusterKinds(enabled)); err != nil {
 			return err
 		}
 	}
@@ -300,9 +342,16 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if reported != nil {
 		res = res.Only(reported, e.canonical)
 	}
-	if cluster != nil {
-		ontoLocal(res)
+	var cluster *report.Cluster
+	if sess != nil {
+		res, cluster = sess.localOnly(res)
 	}
+	return o.write(e, w, res, all, failAt, cluster)
+}
+
+// write writes the report and picks the exit code; cluster describes what
+// --cluster read (nil without it).
+func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity, cluster *report.Cluster) error {
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
 		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Cluster: cluster}

@@ -271,6 +271,31 @@ func TestClusterLintAndPlan(t *testing.T) {
 		}
 		sarif := rolloutlint(t, bad, "lint", "--cluster", "--kubeconfig", reader, "--format", "sarif", ".")
 		checkSARIF(t, sarif.out)
+		// The files as written (no units), and a Kustomize root rendered in
+		// process: the same finding against the cluster.
+		for name, dir := range map[string]string{
+			"--render=false": bad,
+			"kustomize": files(t, map[string]string{
+				"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: shop\nresources: [checkout.yaml, services.yaml]\n",
+				"checkout.yaml":      strings.ReplaceAll(fmt.Sprintf(checkoutRollout, "primary"), "namespace: shop", "namespace: elsewhere"),
+				"services.yaml":      checkoutServices,
+			}),
+		} {
+			args := []string{"lint", "--cluster", "--kubeconfig", reader, "--format", "json", "."}
+			if name == "--render=false" {
+				args = append(args, "--render=false")
+			}
+			r := rolloutlint(t, dir, args...)
+			ok := false
+			for _, d := range decodeLint(t, r).Diagnostics {
+				if d.RuleID == "RL2001" && d.File == "checkout.yaml" && len(d.Related) > 0 && d.Related[0].File == "cluster:Rollout/shop/cart" {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s: no RL2001 against the live cart:\n%s%s", name, r.out, r.err)
+			}
+		}
 		// Without the cluster the local files alone share nothing.
 		if alone := rolloutlint(t, bad, "lint", "--format", "json", "."); strings.Contains(alone.out, `"RL2001"`) {
 			t.Errorf("RL2001 without --cluster:\n%s", alone.out)
