@@ -77,9 +77,9 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	rep, err := repo.Lint(rs.args, repo.Options{
 		Analyzer: aopts,
 		Live:     liveFor,
-		Load:    rs.opts,
-		Render:  render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
-		Context: context,
+		Load:     rs.opts,
+		Render:   render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
+		Context:  context,
 		AfterBundle: func(g *graph.Graph, res *analyzer.Result) error {
 			if !fitted {
 				memlimit.Fit() // the first loaded bundle sets the floor of the memory limit
