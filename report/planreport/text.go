@@ -24,6 +24,16 @@ func Text(w io.Writer, doc *Document) error {
 		if l := r.Live; l != nil {
 			line(&b, "", fmt.Sprintf("from the live state: stable %s, canary %s, status canary weight %d%%", l.StableHash, liveCanary(l), l.CanaryWeight))
 		}
+		for _, ref := range r.NotInBundle {
+			line(&b, "", "not in the bundle: "+refText(ref))
+		}
+		if len(r.Rejected) > 0 {
+			line(&b, "", "not played out: Argo Rollouts refuses this spec (InvalidSpec) and runs no step:")
+			for _, rj := range r.Rejected {
+				line(&b, "  ", rejectionText(rj))
+			}
+			continue
+		}
 		b.WriteString("PODS = old/new ReplicaSet; WEIGHTS per route: s stable, c canary, a additional,\n" +
 			"  x experiment, ! clamped; +name = header/mirror route\n")
 		b.WriteString("\n")
