@@ -1,10 +1,12 @@
 // Package clusterview keeps an in-memory picture of the Argo Rollouts and
 // Istio objects of a cluster — Rollouts, Services, VirtualServices,
-// DestinationRules, (Cluster)AnalysisTemplates and Argo CD Applications —
-// fed by client-go informers, with the references between them indexed both
-// ways. The admission webhook asks it for the objects one incoming object
-// must be linted with (Related); a one-shot lint of a cluster can list
-// everything it holds (Objects) once it has synced (WaitForSync).
+// DestinationRules, (Cluster)AnalysisTemplates and Argo CD Applications, and
+// on request the other kinds rules read — with the references between them
+// indexed both ways. The admission webhook keeps it up to date with
+// client-go informers (Start) and asks it for the objects one incoming
+// object must be linted with (Related); lint and plan --cluster fill it once
+// with paged lists (List) and take what it holds (Objects). One table of
+// kinds, one discovery and one scoping rule serve both.
 package clusterview
 
 import (
