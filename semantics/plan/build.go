@@ -41,8 +41,8 @@ type builder struct {
 	dr      *graph.DRRef
 	batch   int
 
-	// live, when set, is the state the plan starts from (FromLive).
-	live *Live
+	// from, when set, is the live state the plan starts from (FromLive).
+	from *Live
 }
 
 // resume starts the plan over from the live state when the live update is
@@ -50,7 +50,7 @@ type builder struct {
 // the current state becomes the live one and is emitted. It reports
 // whether it did.
 func (b *builder) resume(list *[]State, i, steps int) bool {
-	l := b.live
+	l := b.from
 	if l == nil || l.NewTemplate || !l.InProgress() || l.Step != i {
 		return false
 	}
@@ -260,7 +260,7 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 		b.cur.Routes = b.committedRoutes()
 	}
 	abandoned := int32(0) // pods of a live canary a new template leaves behind
-	if l := b.live; l != nil && (l.NewTemplate || !l.InProgress()) {
+	if l := b.from; l != nil && (l.NewTemplate || !l.InProgress()) {
 		// The update starts from the cluster as it is.
 		b.overlay(l)
 		if l.InProgress() {
@@ -280,7 +280,7 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	if abandoned > 0 && !b.noWrites {
 		// The revision the live update was rolling out is scaled down.
 		ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
-		b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + b.live.CanaryHash},
+		b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + b.from.CanaryHash},
 			Field: "spec.replicas", Old: itoa(abandoned), New: "0", Batch: b.batch})
 	}
 	b.emit(&p.States, PhaseStart, -1, "spec.strategy.canary", "canary start")
@@ -315,7 +315,7 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	for i := range c.Steps {
 		if b.resume(&p.States, i, len(c.Steps)) {
 			resumed = true
-			if b.live.Aborted {
+			if b.from.Aborted {
 				break
 			}
 		}
@@ -368,7 +368,7 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	if resumed {
 		maxAt = 0 // the abort path starts from the live state
 	}
-	if !resumed || !b.live.Aborted {
+	if !resumed || !b.from.Aborted {
 		b.promote(c, istio)
 	}
 	b.abort(c, maxAt, istio, dynamic, replicas)

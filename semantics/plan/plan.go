@@ -215,7 +215,7 @@ func forRolloutFrom(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool, live *
 	if ro.Spec.Replicas != nil {
 		p.Replicas = *ro.Spec.Replicas
 	}
-	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites, live: live}
+	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites, from: live}
 	switch {
 	case ro.Spec.Strategy.Canary != nil:
 		p.Strategy = "canary"
