@@ -14,7 +14,7 @@ DATE            := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:
 VPKG            := github.com/rolloutlint/rolloutlint/internal/version
 LDFLAGS         := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
-.PHONY: conformance release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e test-cluster-e2e test-kube-e2e bench-webhook
+.PHONY: conformance conformance-argo release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e test-cluster-e2e test-kube-e2e bench-webhook
 
 all: build
 
@@ -39,6 +39,9 @@ test-cluster-e2e: ## lint --cluster and plan --cluster against a real kube-apise
 
 test-kube-e2e: ## both e2e suites above in one go test run (what CI runs)
 	bash scripts/test-kube-e2e.sh
+
+conformance-argo: ## the plan against the real Argo Rollouts controller on kube-apiserver + etcd (builds it once, cached; RECORD=1 re-records; see docs/plan.md)
+	bash conformance/argo/run.sh
 
 bench-webhook: ## webhook load test: 200 req/s and a 1,000-review burst with a 10,000-object view, 8 concurrent 1.4 MB reviews (P99=5ms asserts the steady p99; see docs/webhook.md)
 	@# one process per test, so that the memory test's peak RSS is its own

@@ -146,15 +146,15 @@ func TestFromLiveMidCanary(t *testing.T) {
 		"step 1 s80 c20 4/1",
 		"step 2 s50 c50 4/2 | checkout-5b9c7d8f4 spec.replicas 1→2 | checkout spec.http[0].route[0].weight 80→50 | checkout spec.http[0].route[1].weight 20→50",
 		"step 3 s50 c50 4/2",
-		"promote -1 s100 c0 4/4 | checkout-5b9c7d8f4 spec.replicas 2→4 | checkout-stable spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout spec.http[0].route[0].weight 50→100 | checkout spec.http[0].route[1].weight 50→0",
+		"promote -1 s100 c0 4/4 | checkout-5b9c7d8f4 spec.replicas 2→4 | checkout spec.http[0].route[0].weight 50→0 | checkout spec.http[0].route[1].weight 50→100 | checkout-stable spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout spec.http[0].route[0].weight 0→100 | checkout spec.http[0].route[1].weight 100→0",
 		"scale-down -1 s100 c0 0/4 | checkout-6d4f8b7c9 spec.replicas 4→0",
 	})
 	if p.AbortFrom != 0 {
 		t.Errorf("abort from state %d, want the live state", p.AbortFrom)
 	}
 	check(t, "abort", describe(p.Abort), []string{
-		"abort -1 s100 c0 4/1 | checkout spec.http[0].route[0].weight 80→100 | checkout spec.http[0].route[1].weight 20→0",
-		"scale-down -1 s100 c0 4/0 | checkout-5b9c7d8f4 spec.replicas 1→0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
+		"abort -1 s100 c0 4/1 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9 | checkout spec.http[0].route[0].weight 80→100 | checkout spec.http[0].route[1].weight 20→0",
+		"scale-down -1 s100 c0 4/0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout-5b9c7d8f4 spec.replicas 1→0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
 	})
 	if !strings.Contains(p.States[0].Action, "at step 1 of 4, paused") {
 		t.Errorf("live action %q", p.States[0].Action)
@@ -169,8 +169,8 @@ func TestFromLiveAborted(t *testing.T) {
 	p := fromLive(t, graphOf(t, liveRollout+routes), live, false)
 	check(t, "states", describe(p.States), []string{"live -1 s100 c0 4/2"})
 	check(t, "abort", describe(p.Abort), []string{
-		"abort -1 s100 c0 4/2",
-		"scale-down -1 s100 c0 4/0 | checkout-5b9c7d8f4 spec.replicas 2→0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
+		"abort -1 s100 c0 4/2 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
+		"scale-down -1 s100 c0 4/0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout-5b9c7d8f4 spec.replicas 2→0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
 	})
 }
 
@@ -184,17 +184,21 @@ func TestFromLiveNewTemplate(t *testing.T) {
 	got := describe(p.States)
 	check(t, "first states", got[:3], []string{
 		"live -1 s100 c0 4/0",
-		"start -1 s100 c0 4/0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→<canary-hash>",
-		"step 0 s80 c20 4/1 | checkout-<canary-hash> spec.replicas 0→1 | checkout spec.http[0].route[0].weight 100→80 | checkout spec.http[0].route[1].weight 0→20",
+		"start -1 s100 c0 4/0",
+		"step 0 s80 c20 4/1 | checkout-<canary-hash> spec.replicas 0→1 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→<canary-hash> | checkout spec.http[0].route[0].weight 100→80 | checkout spec.http[0].route[1].weight 0→20",
 	})
-	// Mid-canary, the revision being rolled out is scaled down at the start.
+	// Mid-canary, the revision being rolled out is scaled down at the start;
+	// with no canary pods available the controller sends all traffic to the
+	// stable, then, once the new revision has pods, moves the canary Service
+	// from the old canary's hash and sets the step's weight again.
 	mid := graphOf(t, liveRollout+liveStatus(1, "6d4f8b7c9", "5b9c7d8f4", 20, false)+fmt.Sprintf(liveRoutes, 80, 20),
 		replicaSet("6d4f8b7c9", 4), replicaSet("5b9c7d8f4", 1))
 	p = fromLive(t, local, mid, true)
 	got = describe(p.States)
-	check(t, "first states mid-canary", got[:2], []string{
+	check(t, "first states mid-canary", got[:3], []string{
 		"live -1 s80 c20 4/0",
-		"start -1 s80 c20 4/0 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→<canary-hash> | checkout-5b9c7d8f4 spec.replicas 1→0",
+		"start -1 s80 c20 4/0 | checkout-5b9c7d8f4 spec.replicas 1→0",
+		"step 0 s80 c20 4/1 | checkout spec.http[0].route[0].weight 80→100 | checkout spec.http[0].route[1].weight 20→0 | checkout-<canary-hash> spec.replicas 0→1 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→<canary-hash> | checkout spec.http[0].route[0].weight 100→80 | checkout spec.http[0].route[1].weight 0→20",
 	})
 }
 
@@ -203,4 +207,35 @@ func TestReadLiveNeedsStatus(t *testing.T) {
 	if _, err := plan.ReadLive(g, g.Refs().Rollouts[0]); err == nil || !strings.Contains(err.Error(), "not reconciled") {
 		t.Errorf("a Rollout without status: %v", err)
 	}
+}
+
+// A live state the committed plan passes through: the plan from it goes on
+// as the committed plan does from there, with the real hashes (the reconcile
+// model is the one conformance/argo checks).
+func TestFromLiveContinuesTheCommittedPlan(t *testing.T) {
+	routes := fmt.Sprintf(liveRoutes, 100, 0)
+	local := graphOf(t, liveRollout+routes)
+	committed := describe(plan.ForRollout(local, local.Refs().Rollouts[0]).States)
+	r := strings.NewReplacer(plan.OldHash, "6d4f8b7c9", plan.NewHash, "5b9c7d8f4")
+	// Paused at step 3 (50/50, 2 canary pods of 4).
+	live := graphOf(t, liveRollout+liveStatus(3, "6d4f8b7c9", "5b9c7d8f4", 50, false)+fmt.Sprintf(liveRoutes, 50, 50),
+		replicaSet("6d4f8b7c9", 4), replicaSet("5b9c7d8f4", 2))
+	got := describe(fromLive(t, local, live, false).States)
+	at := -1
+	for i, line := range committed {
+		if strings.HasPrefix(line, "step 3 ") {
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("no step 3 in the committed plan:\n%s", strings.Join(committed, "\n"))
+	}
+	var want []string
+	for _, line := range committed[at:] {
+		want = append(want, r.Replace(line))
+	}
+	if len(got) < 1 || !strings.HasPrefix(got[0], "live -1 s50 c50 4/2") {
+		t.Fatalf("first state %q", got)
+	}
+	check(t, "after the live state", got[1:], want)
 }
