@@ -271,36 +271,56 @@ func TestClusterLintAndPlan(t *testing.T) {
 		}
 		sarif := rolloutlint(t, bad, "lint", "--cluster", "--kubeconfig", reader, "--format", "sarif", ".")
 		checkSARIF(t, sarif.out)
-		// The files as written (no units), and a Kustomize root rendered in
-		// process: the same finding against the cluster.
-		for name, dir := range map[string]string{
-			"--render=false": bad,
-			"kustomize": files(t, map[string]string{
-				"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: shop\nresources: [checkout.yaml, services.yaml]\n",
-				"checkout.yaml":      strings.ReplaceAll(fmt.Sprintf(checkoutRollout, "primary"), "namespace: shop", "namespace: elsewhere"),
-				"services.yaml":      checkoutServices,
-			}),
-		} {
-			args := []string{"lint", "--cluster", "--kubeconfig", reader, "--format", "json", "."}
-			if name == "--render=false" {
-				args = append(args, "--render=false")
-			}
-			r := rolloutlint(t, dir, args...)
-			ok := false
-			for _, d := range decodeLint(t, r).Diagnostics {
-				if d.RuleID == "RL2001" && d.File == "checkout.yaml" && len(d.Related) > 0 && d.Related[0].File == "cluster:Rollout/shop/cart" {
-					ok = true
-				}
-			}
-			if !ok {
-				t.Errorf("%s: no RL2001 against the live cart:\n%s%s", name, r.out, r.err)
-			}
-		}
 		// Without the cluster the local files alone share nothing.
 		if alone := rolloutlint(t, bad, "lint", "--format", "json", "."); strings.Contains(alone.out, `"RL2001"`) {
 			t.Errorf("RL2001 without --cluster:\n%s", alone.out)
 		}
 	})
+
+	// Units against the cluster: the files as written (--render=false), and
+	// a Kustomize root rendered in process whose namespace transform puts
+	// the Rollout in shop. The same root as written puts it elsewhere, where
+	// it shares nothing with the live cart.
+	kustomized := files(t, map[string]string{
+		"kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: shop\nresources: [checkout.yaml, services.yaml]\n",
+		"checkout.yaml":      strings.ReplaceAll(fmt.Sprintf(checkoutRollout, "primary"), "namespace: shop", "namespace: elsewhere"),
+		"services.yaml":      checkoutServices,
+	})
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		flags  []string
+		shared bool
+	}{
+		{"files as written (--render=false)", bad, []string{"--render=false"}, true},
+		{"Kustomize root", kustomized, nil, true},
+		{"Kustomize root as written (--render=false)", kustomized, []string{"--render=false"}, false},
+	} {
+		t.Run("shared route through "+tc.name, func(t *testing.T) {
+			r := rolloutlint(t, tc.dir, append([]string{"lint", "--cluster", "--kubeconfig", reader, "--format", "json", "."}, tc.flags...)...)
+			if r.code != cli.ExitFindings && r.code != cli.ExitOK {
+				t.Fatalf("exit %d\n%s", r.code, r.err)
+			}
+			shared := false
+			for _, d := range decodeLint(t, r).Diagnostics {
+				if strings.HasPrefix(d.File, "cluster:") {
+					t.Errorf("a finding on a live object: %+v", d)
+				}
+				if d.RuleID == "RL2001" && len(d.Related) > 0 && d.Related[0].File == "cluster:Rollout/shop/cart" {
+					shared = true
+					if d.File != "checkout.yaml" {
+						t.Errorf("RL2001 on %s, want checkout.yaml", d.File)
+					}
+				}
+			}
+			if shared != tc.shared {
+				t.Errorf("RL2001 against the live cart: %t, want %t\n%s%s", shared, tc.shared, r.out, r.err)
+			}
+			if tc.shared && r.code != cli.ExitFindings {
+				t.Errorf("exit %d, want %d", r.code, cli.ExitFindings)
+			}
+		})
+	}
 
 	t.Run("local fix is clean", func(t *testing.T) {
 		fixed := files(t, map[string]string{
@@ -410,7 +430,9 @@ func TestClusterLintAndPlan(t *testing.T) {
 			t.Errorf("plan text:\n%s", text.out)
 		}
 
-		// A local file with a new image: the update it would start.
+		// A local file with a new image: the update it would start. The
+		// live canary's ReplicaSet goes at the start; the canary Service
+		// moves from its hash once the new revision has a pod.
 		local := files(t, map[string]string{"cart.yaml": strings.Replace(liveBundle, `"cart:1"`, `"cart:2"`, 1)})
 		r = rolloutlint(t, local, "plan", "--cluster", "--kubeconfig", reader, "--format", "json", ".")
 		if r.code != cli.ExitOK {
@@ -418,8 +440,9 @@ func TestClusterLintAndPlan(t *testing.T) {
 		}
 		p = decodePlan(t, r.out, "cart")
 		got = p.describe()
-		if p.Live == nil || !p.Live.NewTemplate || !strings.HasPrefix(got[1], "start") ||
-			!strings.Contains(got[1], "cart-"+canary+" spec.replicas 1→0") || !strings.Contains(got[1], stable+"→<canary-hash>") {
+		if p.Live == nil || !p.Live.NewTemplate || len(got) < 3 || !strings.HasPrefix(got[1], "start") ||
+			!strings.Contains(got[1], "cart-"+canary+" spec.replicas 1→0") ||
+			!strings.HasPrefix(got[2], "step 0") || !strings.Contains(got[2], `cart-canary spec.selector["rollouts-pod-template-hash"] `+canary+"→<canary-hash>") {
 			t.Errorf("new template: live %+v\n%s", p.Live, strings.Join(got, "\n"))
 		}
 	})
