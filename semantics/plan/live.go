@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
@@ -33,6 +35,9 @@ type Live struct {
 	// Routes are the managed routes with the weights the live
 	// VirtualServices hold.
 	Routes []RouteState `json:"routes,omitempty"`
+	// Managed are the header and mirror routes of the Rollout's
+	// trafficRouting.managedRoutes present in the live VirtualServices.
+	Managed []ManagedRoute `json:"managedRoutes,omitempty"`
 	// StableReplicas and CanaryReplicas are spec.replicas of the
 	// ReplicaSets of the two hashes (0 when there is none).
 	StableReplicas int32 `json:"stableReplicas"`
@@ -80,6 +85,7 @@ func ReadLive(g *graph.Graph, rr *graph.RolloutRefs) (*Live, error) {
 	b := &builder{g: g, rr: rr, dr: rr.DestinationRule}
 	if c.TrafficRouting != nil && c.TrafficRouting.Istio != nil {
 		l.Routes = b.committedRoutes()
+		l.Managed = liveManaged(rr, c.TrafficRouting.ManagedRoutes)
 	}
 	for _, r := range g.OfKind(kinds.ReplicaSet) {
 		if r.Namespace != rr.Rollout.Namespace || !ownedBy(r, rr.Rollout.Name) {
@@ -99,6 +105,36 @@ func ReadLive(g *graph.Graph, rr *graph.RolloutRefs) (*Live, error) {
 		}
 	}
 	return l, nil
+}
+
+// liveManaged returns the managed routes (by name, in the order of
+// managedRoutes) that the live VirtualServices hold: a mirror route has a
+// mirror, a header route has none.
+func liveManaged(rr *graph.RolloutRefs, names []v1alpha1.MangedRoutes) []ManagedRoute {
+	var out []ManagedRoute
+	for _, n := range names {
+	found:
+		for _, vs := range rr.VirtualServices {
+			if vs.Target == nil || vs.Target.VirtualService() == nil {
+				continue
+			}
+			for _, h := range vs.Target.VirtualService().Spec.GetHttp() {
+				if h.GetName() != n.Name {
+					continue
+				}
+				m := ManagedRoute{Name: n.Name, Type: "header"}
+				if h.GetMirror() != nil {
+					m.Type, m.Percentage = "mirror", 100
+					if p := h.GetMirrorPercentage(); p != nil {
+						m.Percentage = int32(p.GetValue())
+					}
+				}
+				out = append(out, m)
+				break found
+			}
+		}
+	}
+	return out
 }
 
 // ownedBy reports whether a ReplicaSet's controller is the Rollout name.
@@ -188,7 +224,7 @@ func (b *builder) overlay(l *Live) {
 	routes := b.ownedRoutes()
 	for i := range routes {
 		rt := &routes[i]
-		lr := findRoute(l.Routes, rt)
+		lr := findRoute(l, rt)
 		if lr == nil {
 			continue
 		}
@@ -202,6 +238,7 @@ func (b *builder) overlay(l *Live) {
 		}
 		rt.Dests = dests
 	}
+	b.cur.Managed = b.liveManaged(l)
 	b.cur.StableReplicas, b.cur.CanaryReplicas = l.StableReplicas, l.CanaryReplicas
 	b.cur.Weight = l.CanaryWeight
 	if w := b.cur.CanaryWeight(); len(b.cur.Routes) > 0 {
@@ -210,13 +247,48 @@ func (b *builder) overlay(l *Live) {
 	b.cur.Writes = b.cur.Writes[:0]
 }
 
-func findRoute(rs []RouteState, rt *RouteState) *RouteState {
-	for i := range rs {
-		if rs[i].VS == rt.VS && rs[i].Kind == rt.Kind && rs[i].Index == rt.Index {
-			return &rs[i]
+// findRoute returns the live route of a route of the plan: by name, else by
+// index, shifted by the managed routes Argo puts before the others.
+func findRoute(l *Live, rt *RouteState) *RouteState {
+	index := rt.Index
+	if rt.Kind == graph.HTTP {
+		index += len(l.Managed)
+	}
+	for i := range l.Routes {
+		lr := &l.Routes[i]
+		if lr.VS != rt.VS || lr.Kind != rt.Kind {
+			continue
+		}
+		if rt.Name != "" && lr.Name == rt.Name || rt.Name == "" && lr.Index == index {
+			return lr
 		}
 	}
 	return nil
+}
+
+// liveManaged returns the live header and mirror routes as the plan's
+// steps set them: the match of the last step at or before the live one
+// that set each (a route the plan would re-create unchanged is no write).
+func (b *builder) liveManaged(l *Live) []ManagedRoute {
+	if len(l.Managed) == 0 {
+		return nil
+	}
+	steps := b.rr.Spec.Spec.Strategy.Canary.Steps
+	out := make([]ManagedRoute, 0, len(l.Managed))
+	for _, m := range l.Managed {
+		for i := min(l.Step, len(steps)-1); i >= 0; i-- {
+			if h := steps[i].SetHeaderRoute; h != nil && h.Name == m.Name && m.Type == "header" {
+				m.match = headerDesc(h)
+				break
+			}
+			if mr := steps[i].SetMirrorRoute; mr != nil && mr.Name == m.Name && m.Type == "mirror" {
+				m.match = fmt.Sprintf("mirror %d%% to canary", m.Percentage)
+				break
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // renameHashes puts the real pod-template hashes in place of the symbolic

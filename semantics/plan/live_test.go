@@ -239,3 +239,38 @@ func TestFromLiveContinuesTheCommittedPlan(t *testing.T) {
 	}
 	check(t, "after the live state", got[1:], want)
 }
+
+// A header route the controller has put before the Rollout's route in the
+// live VirtualService: ReadLive finds it among managedRoutes, the live
+// weights are those of the route named primary (at http[1] live), and the
+// plan goes on without re-creating the header route.
+func TestReadLiveManagedRoutes(t *testing.T) {
+	ro := strings.Replace(liveRollout, "routes: [primary]}}}", "routes: [primary]}}, managedRoutes: [{name: testers}]}", 1)
+	ro = strings.Replace(ro, "      - setWeight: 20\n      - pause: {}\n", "      - setWeight: 20\n      - setHeaderRoute: {name: testers, match: [{headerName: x-tester, headerValue: {exact: \"yes\"}}]}\n      - pause: {}\n", 1)
+	liveVS := strings.Replace(fmt.Sprintf(liveRoutes, 80, 20), "  http:\n", `  http:
+  - name: testers
+    match: [{headers: {x-tester: {exact: "yes"}}}]
+    route:
+    - destination: {host: checkout-canary}
+      weight: 100
+`, 1)
+	live := graphOf(t, ro+liveStatus(2, "6d4f8b7c9", "5b9c7d8f4", 20, false)+liveVS, replicaSet("6d4f8b7c9", 4), replicaSet("5b9c7d8f4", 1))
+	l, err := plan.ReadLive(live, live.Refs().Rollouts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Managed) != 1 || l.Managed[0].Name != "testers" || l.Managed[0].Type != "header" {
+		t.Fatalf("managed routes %+v", l.Managed)
+	}
+	local := graphOf(t, ro+fmt.Sprintf(liveRoutes, 100, 0))
+	p := plan.FromLive(local, local.Refs().Rollouts[0], l)
+	got := describe(p.States)
+	check(t, "first states", got[:3], []string{
+		"live -1 s80 c20 4/1",
+		"step 2 s80 c20 4/1",
+		"step 3 s50 c50 4/2 | checkout-5b9c7d8f4 spec.replicas 1→2 | checkout spec.http[1].route[0].weight 80→50 | checkout spec.http[1].route[1].weight 20→50",
+	})
+	if len(p.States[0].Managed) != 1 {
+		t.Errorf("live state without the header route: %+v", p.States[0].Managed)
+	}
+}
