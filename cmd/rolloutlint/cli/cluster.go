@@ -46,9 +46,9 @@ func (o *clusterOptions) bind(fl *pflag.FlagSet, what string) {
 	fl.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context of --cluster (default: the kubeconfig's current context)")
 	fl.StringArrayVar(&o.namespaces, "cluster-namespace", nil,
 		"namespace read by --cluster, replacing the ones the local files touch (repeatable or comma-separated; '*' is every namespace)")
-	fl.DurationVar(&o.timeout, "cluster-timeout", time.Minute, "time limit for reading the cluster; what is not read by then makes the lint partial")
+	fl.DurationVar(&o.timeout, "cluster-timeout", time.Minute, "time limit for reading the cluster; what is not read by then is missing, and the result says it is partial")
 	fl.IntVar(&o.maxObjects, "cluster-max-objects", clusterview.DefaultMaxObjects,
-		fmt.Sprintf("most objects read from the cluster (and at most %d MiB of them); past it the lint is partial", clusterview.DefaultMaxBytes>>20))
+		fmt.Sprintf("most objects read from the cluster (and at most %d MiB of them); past it the result is partial", clusterview.DefaultMaxBytes>>20))
 }
 
 // check rejects cluster flags without --cluster, which would silently do nothing.
