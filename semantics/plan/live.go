@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -224,6 +225,12 @@ func (b *builder) overlay(l *Live) {
 	routes := b.ownedRoutes()
 	for i := range routes {
 		rt := &routes[i]
+		if rt.Kind == graph.HTTP {
+			// Planned from the live VirtualService itself, a route's index
+			// counts the managed routes Argo put before it; the model adds
+			// them (liveIndex).
+			rt.Index -= b.managedBefore(rt)
+		}
 		lr := findRoute(l, rt)
 		if lr == nil {
 			continue
@@ -268,27 +275,58 @@ func findRoute(l *Live, rt *RouteState) *RouteState {
 
 // liveManaged returns the live header and mirror routes as the plan's
 // steps set them: the match of the last step at or before the live one
-// that set each (a route the plan would re-create unchanged is no write).
+// that set each (a route the plan would re-create unchanged is no write),
+// in the order those steps come (the order the controller added them, and
+// removes them in).
 func (b *builder) liveManaged(l *Live) []ManagedRoute {
 	if len(l.Managed) == 0 {
 		return nil
 	}
 	steps := b.rr.Spec.Spec.Strategy.Canary.Steps
 	out := make([]ManagedRoute, 0, len(l.Managed))
+	setAt := make(map[string]int, len(l.Managed))
 	for _, m := range l.Managed {
+		setAt[m.Name] = -1
 		for i := min(l.Step, len(steps)-1); i >= 0; i-- {
 			if h := steps[i].SetHeaderRoute; h != nil && h.Name == m.Name && m.Type == "header" {
-				m.match = headerDesc(h)
+				m.match, setAt[m.Name] = headerDesc(h), i
 				break
 			}
 			if mr := steps[i].SetMirrorRoute; mr != nil && mr.Name == m.Name && m.Type == "mirror" {
-				m.match = fmt.Sprintf("mirror %d%% to canary", m.Percentage)
+				m.match, setAt[m.Name] = fmt.Sprintf("mirror %d%% to canary", m.Percentage), i
 				break
 			}
 		}
 		out = append(out, m)
 	}
+	sort.SliceStable(out, func(i, j int) bool { return setAt[out[i].Name] < setAt[out[j].Name] })
 	return out
+}
+
+// managedBefore counts the routes before rt in its VirtualService of the
+// bundle that are named in the Rollout's managedRoutes: the controller's,
+// present when the VirtualService is the live one.
+func (b *builder) managedBefore(rt *RouteState) int {
+	tr := b.rr.Spec.Spec.Strategy.Canary.TrafficRouting
+	if tr == nil || len(tr.ManagedRoutes) == 0 {
+		return 0
+	}
+	n := 0
+	for _, vs := range b.rr.VirtualServices {
+		if vs.Target == nil || vs.Target.VirtualService() == nil || vs.Target.Namespace != rt.VS.Namespace || vs.Target.Name != rt.VS.Name {
+			continue
+		}
+		http := vs.Target.VirtualService().Spec.GetHttp()
+		for j := 0; j < rt.Index && j < len(http); j++ {
+			for _, m := range tr.ManagedRoutes {
+				if http[j].GetName() == m.Name {
+					n++
+				}
+			}
+		}
+		break
+	}
+	return n
 }
 
 // renameHashes puts the real pod-template hashes in place of the symbolic

@@ -273,4 +273,11 @@ func TestReadLiveManagedRoutes(t *testing.T) {
 	if len(p.States[0].Managed) != 1 {
 		t.Errorf("live state without the header route: %+v", p.States[0].Managed)
 	}
+	// Without PATH the live VirtualService is the plan's own: primary is
+	// its http[1] because of the header route before it, and is written
+	// there (not at http[2]).
+	p = plan.FromLive(live, live.Refs().Rollouts[0], l)
+	check(t, "from the live objects alone", describe(p.States)[2:3], []string{
+		"step 3 s50 c50 4/2 | checkout-5b9c7d8f4 spec.replicas 1→2 | checkout spec.http[1].route[0].weight 80→50 | checkout spec.http[1].route[1].weight 20→50",
+	})
 }
