@@ -21,12 +21,13 @@ type suppression struct {
 	used     []bool
 }
 
+// matches returns the index of the directive's rule pattern that suppresses
+// d, or -1. A directive covers a finding on its object or line, and a paired
+// finding whose other side (a peer) is its object or on its line: the pair is
+// reported once, on the first object, and a user may have suppressed it on
+// either.
 func (s *suppression) matches(d *rules.Diagnostic) int {
-	if s.resource != nil {
-		if d.Resource != s.resource {
-			return -1
-		}
-	} else if d.Pos.File != s.file || d.Pos.Line != s.line {
+	if !s.covers(d) {
 		return -1
 	}
 	for i, p := range s.rules {
@@ -114,6 +115,29 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		}
 	}
 	return out
+}
+
+func (s *suppression) covers(d *rules.Diagnostic) bool {
+	if s.resource != nil {
+		if d.Resource == s.resource {
+			return true
+		}
+		for _, rel := range d.Related {
+			if rel.Peer == s.resource {
+				return true
+			}
+		}
+		return false
+	}
+	if d.Pos.File == s.file && d.Pos.Line == s.line {
+		return true
+	}
+	for _, rel := range d.Related {
+		if rel.Peer != nil && rel.File == s.file && rel.Line == s.line {
+			return true
+		}
+	}
+	return false
 }
 
 func anyRuleMatches(p string, known map[string]*rules.Rule) bool {

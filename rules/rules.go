@@ -166,6 +166,12 @@ type Related struct {
 	// Object is the object the location is in, when built by RelatedAt
 	// (not part of the JSON contract).
 	Object graph.ObjectRef `json:"-"`
+	// Peer, set by PeerAt, is the other object of a paired finding (two
+	// objects claiming one host, two Rollouts managing one route): the
+	// finding is as much about it as about the object it is reported on, so
+	// a suppression on the peer (the ignore annotation, or an inline comment
+	// covering this location's line) suppresses the finding too.
+	Peer *graph.Resource `json:"-"`
 
 	// resource and path, when set, are resolved to File/Line/Column only if
 	// the diagnostic is reported: positions need the yaml node, which is
@@ -178,6 +184,15 @@ type Related struct {
 // is resolved when the diagnostic carrying it is reported.
 func RelatedAt(r *graph.Resource, path, message string) Related {
 	return Related{File: r.File, Message: message, Object: r.Ref(), resource: r, path: path}
+}
+
+// PeerAt builds the related location of the other side of a paired finding,
+// which is reported once, on the first of the objects in file order (see
+// Related.Peer): a suppression written on the other object still applies.
+func PeerAt(r *graph.Resource, path, message string) Related {
+	rel := RelatedAt(r, path, message)
+	rel.Peer = r
+	return rel
 }
 
 // Resolve fills in the position of a related location built by RelatedAt.
@@ -232,7 +247,7 @@ type Diagnostic struct {
 	Path string `json:"path"`
 	// Related are the other locations involved. When a finding is about a
 	// pair (two objects claiming one host), it is reported once, on the first
-	// in file order, with the others here.
+	// in file order, with the others here as peers (PeerAt).
 	Related []Related `json:"related"`
 	// Fix, when set, suggests a change.
 	Fix *Fix `json:"fix,omitempty"`

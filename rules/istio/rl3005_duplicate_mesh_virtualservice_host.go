@@ -83,7 +83,7 @@ spec:
 					others = append(others, o)
 					names = append(names, objectName(o))
 					if len(related) < maxRelated {
-						related = append(related, rules.RelatedAt(o, hostPath(o, &ov.Spec, fq),
+						related = append(related, rules.PeerAt(o, hostPath(o, &ov.Spec, fq),
 							fmt.Sprintf("VirtualService %s also defines %s for the mesh", objectName(o), fq)))
 					}
 				}

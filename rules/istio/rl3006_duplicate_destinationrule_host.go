@@ -93,7 +93,7 @@ spec:
 					policies++
 				}
 				if len(related) < maxRelated {
-					related = append(related, rules.RelatedAt(other, "spec.host",
+					related = append(related, rules.PeerAt(other, "spec.host",
 						fmt.Sprintf("DestinationRule %s also configures %s", objectName(other), fq)))
 				}
 			}

@@ -133,7 +133,7 @@ spec:
 					}
 					others = append(others, objectName(o.vs))
 					if len(related) < maxRelated {
-						related = append(related, rules.RelatedAt(o.vs, o.hostPath, fmt.Sprintf("VirtualService %s also binds %s to Gateway %s", objectName(o.vs), host, gw)))
+						related = append(related, rules.PeerAt(o.vs, o.hostPath, fmt.Sprintf("VirtualService %s also binds %s to Gateway %s", objectName(o.vs), host, gw)))
 					}
 				}
 				p.Report(b.vs, b.hostPath, fmt.Sprintf(

@@ -72,7 +72,7 @@ trafficRouting:
 					}
 					n := o.Refs.Rollout.Namespace + "/" + o.Refs.Rollout.Name
 					names = append(names, n)
-					rel = append(rel, rules.RelatedAt(o.Refs.Rollout, o.Route.Path, "Rollout "+n+" manages the same route"))
+					rel = append(rel, rules.PeerAt(o.Refs.Rollout, o.Route.Path, "Rollout "+n+" manages the same route"))
 				}
 				implicit := ""
 				if u.Route.Implicit {
