@@ -233,9 +233,17 @@ type Diagnostic struct {
 	// Severity is the rule's default unless the rule sets one for this
 	// finding; the config may override it afterwards.
 	Severity Severity `json:"severity"`
-	// Message says what is wrong and why it matters, naming the objects and
-	// values involved. It is one line; it should not repeat the rule's Doc.
+	// Message is the first sentence: what is wrong, naming the objects and
+	// values involved (`step 4: setWeight 120 is outside 0..100`). It is one
+	// line without a final period, short enough that a text line fits 100
+	// columns when the names do (rules/all TestMessageLength bounds it).
 	Message string `json:"message"`
+	// Detail is the rest, when there is more to say about this finding: what
+	// Argo Rollouts or Istio does with it and how to fix it, in sentences
+	// ending with a period. Text shows it with --verbose; SARIF and GitHub
+	// annotations append it to the message (see FullMessage). It should not
+	// repeat the rule's Doc, which explains the rule as a whole.
+	Detail string `json:"detail,omitempty"`
 	// Pos is the primary location. Left zero, it is computed from Resource
 	// and Path.
 	Pos graph.Position `json:"-"`
@@ -270,6 +278,7 @@ func (d Diagnostic) MarshalJSON() ([]byte, error) {
 		Name      string          `json:"name"`
 		Severity  Severity        `json:"severity"`
 		Message   string          `json:"message"`
+		Detail    string          `json:"detail,omitempty"`
 		File      string          `json:"file"`
 		Line      int             `json:"line"`
 		Column    int             `json:"column"`
@@ -280,11 +289,20 @@ func (d Diagnostic) MarshalJSON() ([]byte, error) {
 		Related   []Related       `json:"related"`
 		Fix       *Fix            `json:"fix,omitempty"`
 		Suppr     *Suppression    `json:"suppressed,omitempty"`
-	}{d.RuleID, d.Name, d.Severity, d.Message, d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn,
+	}{d.RuleID, d.Name, d.Severity, d.Message, d.Detail, d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn,
 		d.Object, d.Path, d.Related, d.Fix, d.Suppressed})
 }
 
-// Less orders diagnostics by file, line, column, rule and message.
+// FullMessage is the message followed by the detail, for outputs with room
+// for both (SARIF, GitHub annotations): "message. Detail."
+func (d *Diagnostic) FullMessage() string {
+	if d.Detail == "" {
+		return d.Message
+	}
+	return d.Message + ". " + d.Detail
+}
+
+// Less orders diagnostics by file, line, column, rule, message and detail.
 func Less(a, b *Diagnostic) bool {
 	if a.Pos.File != b.Pos.File {
 		return a.Pos.File < b.Pos.File
@@ -298,5 +316,8 @@ func Less(a, b *Diagnostic) bool {
 	if a.RuleID != b.RuleID {
 		return a.RuleID < b.RuleID
 	}
-	return a.Message < b.Message
+	if a.Message != b.Message {
+		return a.Message < b.Message
+	}
+	return a.Detail < b.Detail
 }

@@ -23,6 +23,7 @@ import (
 type entry struct {
 	path    string
 	skipped string
+	detail  string // what follows from the skip, how to read the file anyway
 }
 
 // walkDir finds the manifest files under the directory named as, sorted
@@ -77,7 +78,7 @@ func (w *walker) walk(dir string) error {
 			return nil
 		}
 		if why := special(d.Type()); why != "" {
-			w.skip(path, why+": only regular files are read from a directory (name it on the command line to read it)")
+			w.skip(path, why, "Only regular files are read from a directory; name it on the command line to read it.")
 			return nil
 		}
 		w.found = append(w.found, entry{path: path})
@@ -91,7 +92,7 @@ func (w *walker) symlink(osPath, path string) error {
 	target, err := filepath.EvalSymlinks(osPath)
 	if err != nil {
 		if IsManifestName(path) {
-			w.skip(path, "a symlink whose target cannot be read ("+unwrapPathError(err).Error()+")")
+			w.skip(path, "a symlink whose target cannot be read ("+unwrapPathError(err).Error()+")", "")
 		}
 		return nil
 	}
@@ -108,7 +109,7 @@ func (w *walker) symlink(osPath, path string) error {
 		case !w.opts.FollowSymlinks && inside:
 			return nil // its files are linted under their own path
 		case !w.opts.FollowSymlinks:
-			w.skip(path, "a symlink to a directory outside the linted directory: not followed (--follow-symlinks follows it)")
+			w.skip(path, "a symlink to a directory outside the linted directory", "It is not followed; --follow-symlinks follows it.")
 			return nil
 		case w.visited[target]:
 			return nil // a cycle, or a directory already walked
@@ -121,16 +122,18 @@ func (w *walker) symlink(osPath, path string) error {
 	}
 	switch {
 	case !inside && !w.opts.FollowSymlinks:
-		w.skip(path, "a symlink to a file outside the linted directory: not followed, and its content not read (--follow-symlinks follows it)")
+		w.skip(path, "a symlink to a file outside the linted directory", "It is not followed and its content is not read; --follow-symlinks follows it.")
 	case special(st.Mode().Type()) != "":
-		w.skip(path, "a symlink to a "+special(st.Mode().Type())+": only regular files are read from a directory")
+		w.skip(path, "a symlink to a "+special(st.Mode().Type()), "Only regular files are read from a directory.")
 	default:
 		w.found = append(w.found, entry{path: path})
 	}
 	return nil
 }
 
-func (w *walker) skip(path, why string) { w.found = append(w.found, entry{path: path, skipped: why}) }
+func (w *walker) skip(path, why, detail string) {
+	w.found = append(w.found, entry{path: path, skipped: why, detail: detail})
+}
 
 // within reports whether path is root or below it (both absolute and clean).
 func within(root, path string) bool {

@@ -75,9 +75,9 @@ spec:
 				if matched {
 					continue
 				}
-				p.Report(r, graph.Index("spec.gateways", i), fmt.Sprintf(
-					"VirtualService %s (namespace %q) is bound to Gateway %s, whose servers accept none of its hosts %s (the Gateway serves %s): the binding programs no route and ingress requests for these hosts get 404",
-					objectName(r), r.Namespace, objectName(gw), quoteList(vs.GetHosts()), quoteList(gh.written)),
+				p.ReportDetail(r, graph.Index("spec.gateways", i), fmt.Sprintf("Gateway %s accepts none of the hosts %s", objectName(gw), quoteList(vs.GetHosts())),
+					fmt.Sprintf("The Gateway serves %s to VirtualService %s (namespace %q): the binding programs no route and ingress requests for these hosts get 404.",
+						quoteList(gh.written), objectName(r), r.Namespace),
 					rules.RelatedAt(gw, "spec.servers", fmt.Sprintf("servers of Gateway %s", objectName(gw))))
 			}
 		})

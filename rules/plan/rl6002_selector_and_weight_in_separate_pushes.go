@@ -128,10 +128,9 @@ func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp
 		if sel.Resource != nil {
 			related = append(related, rules.RelatedAt(sel.Resource, "spec.selector", "selector switched to the new revision"))
 		}
-		p.Report(pl.Resource, path, fmt.Sprintf(
-			"%s: Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s onto it in one reconcile, "+
-				"but the endpoints follow only through the EndpointSlice controller: Istio %s pushes the weight in window %d and the endpoints in window %d "+
-				"(%d ms debounce), so until then up to %d%% of requests go to the old revision's pods",
-			stepName(s), sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, m.Version, weightWindow, endpoints, m.DebounceMillis, gained), related...)
+		p.ReportDetail(pl.Resource, path, fmt.Sprintf("%s: up to %d%% of requests reach the old revision's pods between two Istio pushes", stepName(s), gained),
+			fmt.Sprintf("Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s onto it in one reconcile, "+
+				"but the endpoints follow only through the EndpointSlice controller: Istio %s pushes the weight in window %d and the endpoints in window %d (%d ms debounce).",
+				sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, m.Version, weightWindow, endpoints, m.DebounceMillis), related...)
 	}
 }

@@ -1,7 +1,8 @@
 // Package ruletest is the `# want` harness. A rule's testdata directory holds
 // YAML files; a comment `# want "regexp"` (several may follow one another) on a
 // line says a diagnostic of the rule under test must land on that line with a
-// message matching the regexp, and `# suppressed "regexp"` says the same of a
+// message matching the regexp (the message and its detail, as
+// rules.Diagnostic.FullMessage joins them), and `# suppressed "regexp"` says the same of a
 // diagnostic a suppression silences. Every file of the directory is loaded as
 // one bundle and every rule runs, as in real use; only the rule under test's
 // diagnostics are compared, and a missed or an unexpected one fails.
@@ -145,7 +146,7 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 		suppressed := d.Suppressed != nil
 		ok := false
 		for _, w := range wants {
-			if !w.matched && w.Suppressed == suppressed && w.File == d.Pos.File && w.Line == d.Pos.Line && w.Pattern.MatchString(d.Message) {
+			if !w.matched && w.Suppressed == suppressed && w.File == d.Pos.File && w.Line == d.Pos.Line && w.Pattern.MatchString(d.FullMessage()) {
 				w.matched, ok = true, true
 				break
 			}
@@ -155,7 +156,7 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 			if suppressed {
 				what = "unexpected suppressed"
 			}
-			t.Errorf("%s:%d:%d: %s %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, what, d.RuleID, d.Message)
+			t.Errorf("%s:%d:%d: %s %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, what, d.RuleID, d.FullMessage())
 		}
 	}
 	for _, w := range wants {

@@ -52,8 +52,8 @@ destinationRule:
 					what += fmt.Sprintf(" subset %q", d.Subset)
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
-					Message: fmt.Sprintf("destination %s (weight %d) of %s is not Rollout %s's stable, canary or an additional subset: the controller deletes it at the first weight change",
-						what, d.Weight, m.label(), m.Refs.Rollout.Name),
+					Message: fmt.Sprintf("destination %s (weight %d) is not Rollout %s's stable, canary or an additional subset", what, d.Weight, m.Refs.Rollout.Name),
+					Detail:  fmt.Sprintf("The controller deletes it from %s at the first weight change.", m.label()),
 					Related: []rules.Related{rules.RelatedAt(m.Refs.Rollout, m.Route.Path, "Rollout "+m.Refs.Rollout.Name+" manages this route")}})
 			}
 		})
