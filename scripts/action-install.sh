@@ -31,7 +31,7 @@ if [ -z "$version" ]; then
 	need_go
 	label="${GITHUB_ACTION_REF:-action}"
 	echo "Building rolloutlint ($label) from $GITHUB_ACTION_PATH"
-	(cd "$GITHUB_ACTION_PATH" && go build \
+	(cd "$GITHUB_ACTION_PATH" && go build -tags kustomize_disable_go_plugin_support \
 		-ldflags "-s -w -X $module/cmd/rolloutlint/cli.Version=$label" -o "$bin" ./cmd/rolloutlint)
 else
 	if ! [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then

@@ -108,7 +108,26 @@ type Input struct {
 	// with SkippedDetail (what follows, how to read it anyway) as its detail.
 	Skipped       string
 	SkippedDetail string
+	// Role says how the input is read; the zero value is a manifest.
+	Role Role
 }
+
+// Role is what an input is to the loader.
+type Role int
+
+// Roles of inputs.
+const (
+	// RoleManifest is a file of manifests the user wrote: parsed, its
+	// findings and suppression comments are its own.
+	RoleManifest Role = iota
+	// RoleRendered is a renderer's output (Kustomize, Helm): parsed, but
+	// not a user file (graph.File.Rendered); its comments suppress nothing.
+	RoleRendered
+	// RoleSource is a user file a renderer read (a kustomization, a patch,
+	// a template, a values file): not parsed, recorded for its suppression
+	// comments and its text, since findings are mapped into it.
+	RoleSource
+)
 
 // StdinName is the file name findings use for standard input.
 const StdinName = "<stdin>"
@@ -286,6 +305,9 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	for i, in := range inputs {
 		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
 		fw.chunks = fw.prepare(&in)
+		if in.Role == RoleSource {
+			fw.chunks = nil
+		}
 		fw.in = in
 		files[i] = fw
 		for j := range fw.chunks {
@@ -297,7 +319,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 		d := docs[k]
 		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
 		stop, pending := l.document(files[d.file].in, d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs, k8sLike: l.k8sLike}
 	})
 	expandAliases(results, docs, inputs, limits, ns, opts.FullDecode)
 	var (
@@ -310,7 +332,8 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	for _, fw := range files {
 		graphFiles = append(graphFiles, fw.files...)
 		problems = append(problems, fw.problems...)
-		stopped := false
+		stopped, k8sLike := false, false
+		var fileProblems []graph.Problem
 		for range fw.chunks {
 			r := results[k]
 			k++
@@ -318,14 +341,33 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 				continue // the file is a template: documents after the first sign of it are not linted
 			}
 			resources = append(resources, r.resources...)
-			problems = append(problems, r.problems...)
+			fileProblems = append(fileProblems, r.problems...)
 			fastDocs += r.fast
 			stopped = r.stop
+			k8sLike = k8sLike || r.k8sLike
 		}
+		problems = append(problems, notObjects(fileProblems, k8sLike)...)
 	}
 	g := graph.New(ns, resources, graphFiles, problems)
 	g.FastDocuments = fastDocs
 	return g
+}
+
+// notObjects drops the "not a Kubernetes object" findings of a file none of
+// whose documents looks like one (no apiVersion, kind or metadata anywhere):
+// a CI workflow, a docker-compose or OpenAPI file, a tool's config is not a
+// broken manifest. A file with one object-like document keeps them all.
+func notObjects(problems []graph.Problem, k8sLike bool) []graph.Problem {
+	if k8sLike {
+		return problems
+	}
+	out := problems[:0]
+	for _, p := range problems {
+		if p.RuleID != RuleNoKind {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // fileWork is one input file cut into documents, with the file-level
@@ -344,6 +386,7 @@ type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
 	stop      bool        // the file is a template; skip its later documents
+	k8sLike   bool        // the document has apiVersion, kind or metadata
 	fast      int         // documents the fast decoder loaded (0 or 1)
 	pending   *pendingDoc // parsed, with aliases to budget before it is converted
 }
@@ -417,6 +460,7 @@ func crossing(uses []aliasUse, left int) *yaml.Node {
 type loader struct {
 	ns        string
 	limits    Limits
+	k8sLike   bool // a document loaded so far looks like a Kubernetes object
 	full      bool // Options.FullDecode
 	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
@@ -437,7 +481,7 @@ func (l *loader) explained(rule string, pos graph.Position, res *graph.Resource,
 // (in.Data becomes UTF-8 with LF or CRLF line ends) and cuts it into
 // documents, which are decoded afterwards (see Inputs).
 func (l *loader) prepare(in *Input) []chunk {
-	f := &graph.File{Path: in.Path, Lines: 1}
+	f := &graph.File{Path: in.Path, Lines: 1, Rendered: in.Role == RoleRendered}
 	l.files = append(l.files, f)
 	if in.Skipped != "" {
 		l.explained(RuleSkipped, lineStart(in.Path, 1), nil, "", in.SkippedDetail, "not linted: %s", in.Skipped)
@@ -458,7 +502,9 @@ func (l *loader) prepare(in *Input) []chunk {
 	in.Data = data
 	f.Lines = bytes.Count(data, []byte("\n")) + 1
 	f.Source = data
-	f.Directives = l.directives(in.Path, data)
+	if in.Role != RoleRendered {
+		f.Directives = l.directives(in.Path, data)
+	}
 	chunks := splitDocuments(data)
 	if len(chunks) > l.limits.MaxDocuments {
 		l.explained(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "", "The rest were not read; raise the limit with --max-documents.",

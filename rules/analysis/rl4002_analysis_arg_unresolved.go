@@ -52,7 +52,7 @@ steps:
 				}
 				msg := fmt.Sprintf("args.%s has no value and Rollout %s does not supply it", name, run.Refs.Rollout.Name)
 				if near := similarArg(run, name); near != "" {
-					msg += fmt.Sprintf(" (the Rollout passes %q: a misspelling?)", near)
+					msg += fmt.Sprintf(" (it passes %q: a misspelling?)", near)
 				}
 				rel := []rules.Related{trigger(run, "passes no value for args."+name)}
 				rel = append(rel, unresolvedUses(p.Graph, run, name)...)

@@ -44,8 +44,8 @@ query: |
 			var msg, detail string
 			switch {
 			case m.Value == name:
-				msg = fmt.Sprintf("metric %s: destination_workload=%q matches the stable and the canary pods alike", q.Metric.Name, m.Value)
-				detail = fmt.Sprintf("Istio names the workload of both after Rollout %s: the analysis does not measure the canary alone.", name)
+				msg = fmt.Sprintf("metric %s: destination_workload=%q matches the stable and the canary pods of Rollout %s alike", q.Metric.Name, m.Value, name)
+				detail = "Istio names the workload of both after the Rollout: the analysis does not measure the canary alone."
 			case strings.HasPrefix(m.Value, name+"-") && isRoleSuffix(strings.TrimPrefix(m.Value, name+"-")):
 				msg = fmt.Sprintf("metric %s: destination_workload=%q matches no pods", q.Metric.Name, m.Value)
 				detail = fmt.Sprintf("Istio reports destination_workload=%q for both ReplicaSets of Rollout %s, so the analysis sees no data.", name, name)

@@ -67,8 +67,8 @@ successCondition: len(result) > 0 && result[0] < 0.02
 				result = condition.Scalar
 			default:
 				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path,
-					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Argo Rollouts Prometheus provider does not support", q.Metric.Name, typ),
-					Detail:  "The provider fails with \"Prometheus metric type not supported\".",
+					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Prometheus provider does not support", q.Metric.Name, typ),
+					Detail:  "Argo Rollouts' Prometheus provider fails with \"Prometheus metric type not supported\".",
 					Related: users(p.Graph, q.Template)})
 				continue
 			}

@@ -148,13 +148,13 @@ func judge(q *analysisrun.Query, r *promql.Result, err error) (msg, detail, kind
 		who += " (Rollout " + q.Run.Refs.Rollout.Name + ")"
 	}
 	if err != nil {
-		return fmt.Sprintf("%s: Prometheus rejected the query: %v", who, err),
-			fmt.Sprintf("Every measurement would error. The query sent: %s.", quoteQuery(q.Sub.Query)), "error"
+		return fmt.Sprintf("%s: Prometheus rejected the query", who),
+			fmt.Sprintf("Every measurement would error. Prometheus answered: %v. The query sent: %s.", err, quoteQuery(q.Sub.Query)), "error"
 	}
 	value, ok := promql.ArgoValue(r)
 	if !ok {
-		return fmt.Sprintf("%s: the query returns a %s, which the Argo Rollouts Prometheus provider does not support", who, r.Type),
-			"The provider fails with \"Prometheus metric type not supported\".", "shape"
+		return fmt.Sprintf("%s: the query returns a %s, which the Prometheus provider does not support", who, r.Type),
+			"Argo Rollouts' Prometheus provider fails with \"Prometheus metric type not supported\".", "shape"
 	}
 	if r.Type == "vector" && r.Series == 0 {
 		return fmt.Sprintf("%s: the analysis would see no data", who),

@@ -75,14 +75,14 @@ spec:
 				if d.Mirror {
 					what, effect = "mirror destination", "the mirrored copies are dropped (503 NC on the shadow side)"
 				}
-				msg := fmt.Sprintf("%s host %q of %s matches no Service or ServiceEntry", what, host, d.Route)
+				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s matches no Service", what, host, d.Route, objectName(r))
 				var related []rules.Related
 				if near := nearestName(graph.ShortHost(fqdn), byNS[ns]); near != nil {
 					msg += fmt.Sprintf(" (did you mean %q?)", near.Name)
 					related = append(related, relatedObject(near, fmt.Sprintf("Service %s has a similar name", objectName(near))))
 				}
 				p.ReportDetail(r, d.HostPath(), msg,
-					fmt.Sprintf("The bundle holds other Services of namespace %q, but none for %s: %s.", ns, fqdn, effect), related...)
+					fmt.Sprintf("Nor does a ServiceEntry: the bundle holds other Services of namespace %q, but none for %s, so %s.", ns, fqdn, effect), related...)
 			}
 		})
 		return nil

@@ -136,9 +136,9 @@ spec:
 						related = append(related, rules.PeerAt(o.vs, o.hostPath, fmt.Sprintf("VirtualService %s also binds %s to Gateway %s", objectName(o.vs), host, gw)))
 					}
 				}
-				p.ReportDetail(b.vs, b.hostPath, fmt.Sprintf("host %s of Gateway %s is also bound by VirtualService %s", host, gw, strings.Join(others, ", ")),
-					fmt.Sprintf("The gateway merges the routes of VirtualService %s and %s in creation order, and the catch-all route of %s hides every route after it: which routes ingress traffic reaches depends on which object is older.",
-						objectName(b.vs), strings.Join(others, ", "), strings.Join(withCatchAll, ", ")), related...)
+				p.ReportDetail(b.vs, b.hostPath, fmt.Sprintf("host %s of Gateway %s is bound by VirtualService %s and %s", host, gw, objectName(b.vs), strings.Join(others, ", ")),
+					fmt.Sprintf("The gateway merges their routes in creation order, and the catch-all route of %s hides every route after it: which routes ingress traffic reaches depends on which object is older.",
+						strings.Join(withCatchAll, ", ")), related...)
 			}
 		}
 		return nil

@@ -97,7 +97,7 @@ func invalidNameMessage(what, name string, msgs []string, valid func(group, kind
 	}
 	msg := fmt.Sprintf("%s %q is not valid", what, name)
 	if len(odd) > 0 {
-		msg = fmt.Sprintf("%s %q is not valid: it holds %s", what, name, strings.Join(odd, ", "))
+		msg = fmt.Sprintf("%s %q holds %s", what, name, strings.Join(odd, ", "))
 	}
 	if s := asciiLookalike(name); s != "" && s != name && len(valid(r.Group, r.Kind, s)) == 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)

@@ -52,8 +52,9 @@ destinationRule:
 					what += fmt.Sprintf(" subset %q", d.Subset)
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
-					Message: fmt.Sprintf("destination %s (weight %d) is not Rollout %s's stable, canary or an additional subset", what, d.Weight, m.Refs.Rollout.Name),
-					Detail:  fmt.Sprintf("The controller deletes it from %s at the first weight change.", m.label()),
+					Message: fmt.Sprintf("destination %s of %s is not one Rollout %s keeps", what, m.label(), m.Refs.Rollout.Name),
+					Detail: fmt.Sprintf("It is not the Rollout's stable, canary or an additional subset, so the controller deletes it (weight %d) at the first weight change.",
+						d.Weight),
 					Related: []rules.Related{rules.RelatedAt(m.Refs.Rollout, m.Route.Path, "Rollout "+m.Refs.Rollout.Name+" manages this route")}})
 			}
 		})

@@ -55,9 +55,9 @@ spec:
 					extra = " Listing it in additionalSubsetNames does not keep it there."
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: dr.Target, Path: graph.Index("spec.subsets", i) + ".name",
-					Message: fmt.Sprintf("subset %q is not Rollout %s's stable (%q) or canary (%q) subset", name, rr.Rollout.Name, dr.StableSubset, dr.CanarySubset),
-					Detail: fmt.Sprintf("The controller removes it from DestinationRule %s/%s on its first update.%s",
-						dr.Target.Namespace, dr.Target.Name, extra),
+					Message: fmt.Sprintf("subset %q of DestinationRule %s/%s is not Rollout %s's stable (%q) or canary (%q) subset",
+						name, dr.Target.Namespace, dr.Target.Name, rr.Rollout.Name, dr.StableSubset, dr.CanarySubset),
+					Detail:  "The controller removes it on its first update." + extra,
 					Related: []rules.Related{rules.RelatedAt(rr.Rollout, dr.Path, "Rollout "+rr.Rollout.Name+" manages this DestinationRule")}})
 			}
 		}

@@ -62,10 +62,17 @@ func (e *Env) loadConfig(path string) (*config.Config, error) {
 	return config.Load(e.path(path))
 }
 
-// loadBundle reads config and files. Paths named on the command line are
-// reported on; --context paths (or, with explicit paths, the config's paths)
-// are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+// resolved is what the config and the load flags say to read.
+type resolved struct {
+	cfg  *config.Config
+	opts load.Options
+	// args are the paths to lint (the config's paths when none were given);
+	// context the paths loaded only so that references resolve.
+	args, context []string
+}
+
+// resolve reads the config and decides what to load.
+func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	// The loader reads 0 as "the default"; on the command line it is a mistake.
 	if o.maxFileBytes <= 0 {
 		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
@@ -109,6 +116,18 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	} else if len(context) == 0 {
 		context = cfgPaths
 	}
+	return &resolved{cfg: cfg, opts: opts, args: args, context: context}, nil
+}
+
+// loadBundle reads config and files into one graph. Paths named on the
+// command line are reported on; --context paths (or, with explicit paths,
+// the config's paths) are only loaded so that references resolve.
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	rs, err := o.resolve(e, args)
+	if err != nil {
+		return nil, err
+	}
+	cfg, opts, args, context := rs.cfg, rs.opts, rs.args, rs.context
 	inputs, err := load.Expand(args, opts)
 	if err != nil {
 		return nil, err
@@ -159,6 +178,9 @@ type lintOptions struct {
 	policyDirs        []string
 	sarif             sarifOptions
 	prometheus        promOptions
+	render            bool
+	helmValues        []string
+	helmSet           []string
 }
 
 func (o *lintOptions) bind(fl *pflag.FlagSet) {
@@ -174,6 +196,9 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
+	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
+	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable)")
+	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
 }
@@ -184,11 +209,20 @@ func newLint(e *Env) *cobra.Command {
 		Use:   "lint [PATH...]",
 		Short: "Lint manifests (files, directories, or - for stdin)",
 		Long: fmt.Sprintf(`Lint reads manifests from files, directories (recursively: *.yaml, *.yml, *.json)
-or standard input (-), builds one resource graph and runs every enabled rule.
+or standard input (-) and runs every enabled rule, one deployable unit at a time, the
+way the tools that deploy them would: each Kustomize root (a kustomization no other
+one uses) is built, each Helm chart (Chart.yaml) rendered as helm template does, each
+Argo CD Application whose source path is in the tree rendered with its source options,
+and the plain directories read as they are. Units an Application deploys to the same
+cluster and namespace are linted together, and so are the plain directories. Rendering
+is in process: nothing is fetched or executed (remote bases, exec plugins and charts
+not vendored under charts/ are findings). Findings point into the files you wrote
+(see docs/repositories.md). --render=false lints the files as written.
 
-With no PATH, the paths of .rolloutlint.yaml are linted. When PATHs are given (as
-pre-commit does with the changed files), the config's paths, or --context, are loaded
-too so references resolve, but findings are reported only for the given files.
+With no PATH, the paths of .rolloutlint.yaml are linted. When files are given (as
+pre-commit does with the changed files), the units they belong to are loaded whole,
+and files outside any unit with the config's paths, or --context, so references
+resolve; findings are reported only on the given files and objects rendered from them.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
@@ -198,6 +232,8 @@ ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder inst
 of the fast one; the findings are the same (it is there should a document ever load
 differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
+  rolloutlint lint .                                  # every Kustomize root, chart and Application
+  rolloutlint lint --values values-prod.yaml charts/app
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
   rolloutlint lint --context deploy/ deploy/virtualservice.yaml`,
@@ -214,6 +250,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err
+	}
+	if o.render && !onlyStdin(args) {
+		return o.runUnits(e, fl, w, args)
 	}
 	b, err := o.load.loadBundle(e, args)
 	if err != nil {
@@ -262,6 +301,11 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if b.reported != nil {
 		res = res.Only(b.reported, e.canonical)
 	}
+	return o.write(e, w, res, all, failAt)
+}
+
+// write writes the report and picks the exit code.
+func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity) error {
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Verbose: o.verbose, Version: VersionString(), AllRules: all,
 		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}

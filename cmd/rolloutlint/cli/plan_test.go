@@ -69,7 +69,7 @@ func TestLintIstioVersion(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "Istio 1.30 pushes the weight") {
+	if !strings.Contains(out, "after Istio 1.30's 100 ms debounce window") {
 		t.Errorf("RL6002 message does not use the chosen model:\n%s", out)
 	}
 }

@@ -52,11 +52,11 @@ violation contains v if {
 	count(kinds) > 0
 	v := {
 		"msg": sprintf(
-			"Application %s ignores differences on %s but lacks the sync option RespectIgnoreDifferences=true",
+			"Application %s ignores differences on %s without RespectIgnoreDifferences=true",
 			[app.ref.name, concat(", ", kinds)],
 		),
 		"detail": sprintf(
-			"ignoreDifferences only hides the diff: each %s still applies git's values over the fields Argo Rollouts writes, resetting them mid-rollout.",
+			"Its sync options lack RespectIgnoreDifferences=true, and ignoreDifferences alone only hides the diff: each %s still applies git's values over the fields Argo Rollouts writes, resetting them mid-rollout.",
 			[lib.sync_mode(app)],
 		),
 		"ref": app.ref,

@@ -54,7 +54,7 @@ violation contains v if {
 	stable_weights := [d.weight | some d in route.destinations; d.role == "stable"]
 	v := {
 		"msg": sprintf(
-			"%s route %s of VirtualService %s is committed with %d%% on the canary destination %s (stable: %s)",
+			"%s route %s of VirtualService %s commits %d%% to the canary destination %s (stable: %s)",
 			[route.kind, route_name(vs.target, route), vs.target.name, canary.weight, dest_name(canary), stable_text(stable_weights)],
 		),
 		"detail": sprintf(
