@@ -5,7 +5,8 @@
 // rules.Diagnostic.FullMessage joins them), and `# suppressed "regexp"` says the same of a
 // diagnostic a suppression silences. Every file of the directory is loaded as
 // one bundle and every rule runs, as in real use; only the rule under test's
-// diagnostics are compared, and a missed or an unexpected one fails.
+// diagnostics are compared, and a missed or an unexpected one fails, as does
+// a message that breaks CheckMessage (the first sentence too wide).
 package ruletest
 
 import (
@@ -202,9 +203,17 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 		}
 		res = analyzer.Run(g, opts)
 	}
+	var readFiles []string
+	for f := range read {
+		readFiles = append(readFiles, f)
+	}
+	names := Names(readFiles)
 	for _, d := range res.Diagnostics {
 		if d.RuleID != ruleID {
 			continue
+		}
+		for _, problem := range CheckMessage(&d, names) {
+			t.Errorf("%s:%d:%d: %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.RuleID, problem)
 		}
 		suppressed := d.Suppressed != nil
 		ok := false
