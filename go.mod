@@ -1,9 +1,9 @@
 module github.com/rolloutlint/rolloutlint
 
-go 1.26.10
+go 1.26.7
 
 require (
-	github.com/argoproj/argo-rollouts v1.10.2
+	github.com/argoproj/argo-rollouts v1.10.1
 	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/open-policy-agent/opa v1.22.3
 	github.com/owenrumney/go-sarif/v3 v3.3.1

@@ -77,6 +77,9 @@ type Options struct {
 	// point outside it (files and directories); by default they are skipped
 	// with a finding.
 	FollowSymlinks bool
+	// StdinName is the file name standard input is reported as (--stdin-filename);
+	// empty means StdinName ("<stdin>").
+	StdinName string
 	// FullDecode sends every document through the full yaml.v3 path, never
 	// the fast decoder. The two load the same (a differential fuzz test and
 	// the repository's manifests check it); this is the switch for the day a
@@ -164,7 +167,11 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			if err != nil {
 				return nil, fmt.Errorf("reading stdin: %w", err)
 			}
-			inputs = append(inputs, Input{Path: StdinName, Data: data})
+			name := StdinName
+			if opts.StdinName != "" {
+				name = opts.StdinName
+			}
+			inputs = append(inputs, Input{Path: name, Data: data})
 			continue
 		}
 		st, err := os.Stat(opts.osPath(p))

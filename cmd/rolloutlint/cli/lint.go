@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,8 @@ type loadOptions struct {
 	maxDocuments int
 	// followSymlinks reads symlinks out of a linted directory.
 	followSymlinks bool
+	// stdinFilename is the path standard input is reported as.
+	stdinFilename string
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -36,6 +39,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
 	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
+	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart a `helm template` rendered: SARIF gets a real artifact URI and fingerprints")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -44,6 +48,13 @@ type bundle struct {
 	graph *graph.Graph
 	// reported is the set of files findings may be reported on; nil means all.
 	reported map[string]bool
+	// stdin is what standard input held, under the name it is reported as
+	// (nil when it was not read).
+	stdin map[string][]byte
+	// given describes the paths the findings are reported on, and givenFiles
+	// counts the files read from them, for messages.
+	given      string
+	givenFiles int
 }
 
 // loadConfig reads the config at path, or the one found upward from the
@@ -92,6 +103,10 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	if ns == "" && cfg != nil {
 		ns = cfg.Namespace
 	}
+	stdinName, err := o.stdinName(e, args)
+	if err != nil {
+		return nil, err
+	}
 	opts := load.Options{
 		Namespace:      ns,
 		Limits:         load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
@@ -100,6 +115,7 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 		Dir:            e.Dir,
 		FullDecode:     full,
 		FollowSymlinks: o.followSymlinks,
+		StdinName:      stdinName,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -132,6 +148,19 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	if err != nil {
 		return nil, err
 	}
+	b := &bundle{cfg: cfg, given: describePaths(args), givenFiles: len(inputs)}
+	if stdinName := opts.StdinName; stdinName != "" {
+		// Exactly one input may carry the name: standard input.
+		for _, in := range inputs {
+			if e.canonical(in.Path) != e.canonical(stdinName) {
+				continue
+			}
+			if b.stdin != nil {
+				return nil, fmt.Errorf("--stdin-filename %s names a file that is linted too; give standard input a name of its own", stdinName)
+			}
+			b.stdin = map[string][]byte{in.Path: in.Data}
+		}
+	}
 	var reported map[string]bool
 	if len(context) > 0 {
 		reported = map[string]bool{}
@@ -148,9 +177,72 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 			}
 		}
 	}
-	g := load.Inputs(inputs, opts)
+	b.graph = load.Inputs(inputs, opts)
+	b.reported = reported
 	memlimit.Fit() // the loaded bundle sets the floor of the memory limit
-	return &bundle{cfg: cfg, graph: g, reported: reported}, nil
+	return b, nil
+}
+
+// stdinName checks --stdin-filename against the paths: it names standard
+// input, so it needs "-" among them. The name is cleaned (chart/ is chart).
+func (o *loadOptions) stdinName(e *Env, args []string) (string, error) {
+	if o.stdinFilename == "" {
+		return "", nil
+	}
+	hasStdin := false
+	for _, a := range args {
+		hasStdin = hasStdin || a == "-"
+	}
+	if !hasStdin {
+		return "", fmt.Errorf("--stdin-filename %s: no - among the paths, so standard input is not read", o.stdinFilename)
+	}
+	if strings.HasPrefix(o.stdinFilename, "<") || o.stdinFilename == "-" {
+		return "", fmt.Errorf("--stdin-filename %q: give a path, e.g. the chart directory that was rendered", o.stdinFilename)
+	}
+	name := filepath.Clean(o.stdinFilename)
+	// A file of that name that is linted too would be two inputs under one
+	// name: findings, suppressions and fingerprints would mix them up.
+	if st, err := os.Stat(e.path(name)); err == nil && !st.IsDir() {
+		target := e.canonical(name)
+		for _, a := range args {
+			if a == "-" {
+				continue
+			}
+			if p := e.canonical(a); p == target || strings.HasPrefix(target, p+string(filepath.Separator)) {
+				return "", fmt.Errorf("--stdin-filename %s names a file that is linted too; give standard input a name of its own", name)
+			}
+		}
+	}
+	return name, nil
+}
+
+// describePaths names the paths of a lint for a message.
+func describePaths(args []string) string {
+	var parts []string
+	for _, a := range args {
+		if a == "-" {
+			a = "standard input"
+		}
+		parts = append(parts, a)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// objects counts the Kubernetes objects loaded from the reported files.
+func (b *bundle) objects(canonical func(string) string) int {
+	if b.reported == nil {
+		return len(b.graph.Resources)
+	}
+	n := 0
+	for _, r := range b.graph.Resources {
+		if b.reported[canonical(r.File)] {
+			n++
+		}
+	}
+	return n
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
@@ -176,6 +268,7 @@ type lintOptions struct {
 	color             string
 	istioVersion      string
 	policyDirs        []string
+	allowEmpty        bool
 	sarif             sarifOptions
 	prometheus        promOptions
 	render            bool
@@ -199,6 +292,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
 	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable)")
 	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
+	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
 }
@@ -301,14 +395,20 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if b.reported != nil {
 		res = res.Only(b.reported, e.canonical)
 	}
-	return o.write(e, w, res, all, failAt)
+	// No object and nothing to say about the files (a YAML error would be a
+	// finding): an empty render or a wrong path, which must not pass green.
+	if !o.allowEmpty && b.objects(e.canonical) == 0 && len(res.Active()) == 0 {
+		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
+	}
+	return o.write(e, w, res, all, failAt, b.stdin)
 }
 
-// write writes the report and picks the exit code.
-func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity) error {
+// write writes the report and picks the exit code; sources hold the text of
+// inputs that are not files (standard input).
+func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity, sources map[string][]byte) error {
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Verbose: o.verbose, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Sources: sources}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {

@@ -81,6 +81,11 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	if err != nil {
 		return err
 	}
+	// Nothing rendered and nothing to say about the files: an empty render
+	// or a wrong path must not pass green (as for a plain lint).
+	if !o.allowEmpty && rep.Result.Summary.Objects == 0 && len(rep.Result.Active()) == 0 {
+		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", describePaths(rs.args), len(rep.Files()))
+	}
 	if o.output != "" {
 		var files []*graph.File
 		for _, f := range rep.Files() {
@@ -90,5 +95,5 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 			return err
 		}
 	}
-	return o.write(e, w, rep.Result, all, failAt)
+	return o.write(e, w, rep.Result, all, failAt, nil)
 }
