@@ -317,7 +317,7 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 	res := sarif.NewRuleResult(d.RuleID).
 		WithRuleIndex(b.index[d.RuleID]).
 		WithLevel(level(d.Severity)).
-		WithMessage(sarif.NewTextMessage(linkedMessage(d.Message, d.Related)))
+		WithMessage(sarif.NewTextMessage(linkedMessage(d.FullMessage(), d.Related)))
 	loc := b.location(d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)
 	loc.ID = 0
 	res.AddLocation(loc)
