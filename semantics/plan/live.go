@@ -39,6 +39,9 @@ type Live struct {
 	// Managed are the header and mirror routes of the Rollout's
 	// trafficRouting.managedRoutes present in the live VirtualServices.
 	Managed []ManagedRoute `json:"managedRoutes,omitempty"`
+	// Labels are the pod-template hashes the live Services' selectors and
+	// DestinationRule subsets select (those that select one).
+	Labels []RevisionLabel `json:"labels,omitempty"`
 	// StableReplicas and CanaryReplicas are spec.replicas of the
 	// ReplicaSets of the two hashes (0 when there is none).
 	StableReplicas int32 `json:"stableReplicas"`
@@ -47,6 +50,19 @@ type Live struct {
 	// than the live one: applying it starts a new revision, whose hash only
 	// the controller knows.
 	NewTemplate bool `json:"newTemplate"`
+}
+
+// symbolic names a live hash as the plan does: the stable revision's is
+// OldHash, the canary's (an update in progress, planned on) NewHash; any
+// other stays as it is.
+func (l *Live) symbolic(hash string) string {
+	switch {
+	case hash == l.StableHash:
+		return OldHash
+	case hash == l.CanaryHash && l.InProgress() && !l.NewTemplate:
+		return NewHash
+	}
+	return hash
 }
 
 // InProgress reports whether an update is under way (a canary revision
@@ -88,6 +104,7 @@ func ReadLive(g *graph.Graph, rr *graph.RolloutRefs) (*Live, error) {
 		l.Routes = b.committedRoutes()
 		l.Managed = liveManaged(rr, c.TrafficRouting.ManagedRoutes)
 	}
+	l.Labels = liveLabels(b, rr)
 	for _, r := range g.OfKind(kinds.ReplicaSet) {
 		if r.Namespace != rr.Rollout.Namespace || !ownedBy(r, rr.Rollout.Name) {
 			continue
@@ -106,6 +123,32 @@ func ReadLive(g *graph.Graph, rr *graph.RolloutRefs) (*Live, error) {
 		}
 	}
 	return l, nil
+}
+
+// liveLabels reads the hashes the Rollout's Services select
+// (spec.selector) and its DestinationRule's stable and canary subsets
+// (labels), named as the plan names them.
+func liveLabels(b *builder, rr *graph.RolloutRefs) []RevisionLabel {
+	var out []RevisionLabel
+	for _, role := range []graph.ServiceRole{graph.RoleStable, graph.RoleCanary, graph.RolePing, graph.RolePong} {
+		ref := rr.Service(role)
+		if ref == nil || ref.Target == nil {
+			continue
+		}
+		if hash, _ := mapAt(ref.Target.Object(), "spec", "selector")[HashLabel].(string); hash != "" {
+			out = append(out, *b.serviceLabel(ref, hash))
+		}
+	}
+	if dr := rr.DestinationRule; dr != nil && dr.Target != nil && dr.Target.DestinationRule() != nil {
+		for _, sub := range dr.Target.DestinationRule().Spec.GetSubsets() {
+			if name := sub.GetName(); name == dr.StableSubset || name == dr.CanarySubset {
+				if hash := sub.GetLabels()[HashLabel]; hash != "" {
+					out = append(out, *b.subsetLabel(name, hash))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // liveManaged returns the managed routes (by name, in the order of
@@ -246,6 +289,13 @@ func (b *builder) overlay(l *Live) {
 		rt.Dests = dests
 	}
 	b.cur.Managed = b.liveManaged(l)
+	for _, ll := range l.Labels {
+		for i, x := range b.cur.Labels {
+			if x.Object == ll.Object && x.Field == ll.Field {
+				b.ownedLabels()[i].Hash = l.symbolic(ll.Hash)
+			}
+		}
+	}
 	b.cur.StableReplicas, b.cur.CanaryReplicas = l.StableReplicas, l.CanaryReplicas
 	b.cur.Weight = l.CanaryWeight
 	if w := b.cur.CanaryWeight(); len(b.cur.Routes) > 0 {

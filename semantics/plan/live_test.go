@@ -281,3 +281,43 @@ func TestReadLiveManagedRoutes(t *testing.T) {
 		"step 3 s50 c50 4/2 | checkout-5b9c7d8f4 spec.replicas 1→2 | checkout spec.http[1].route[0].weight 80→50 | checkout spec.http[1].route[1].weight 20→50",
 	})
 }
+
+// withSelectors gives the live Services the hash selectors Argo writes.
+func withSelectors(routes, stable, canary string) string {
+	routes = strings.Replace(routes, "name: checkout-stable, namespace: shop}\nspec: {selector: {app: checkout}", "name: checkout-stable, namespace: shop}\nspec: {selector: {app: checkout, rollouts-pod-template-hash: "+stable+"}", 1)
+	return strings.Replace(routes, "name: checkout-canary, namespace: shop}\nspec: {selector: {app: checkout}", "name: checkout-canary, namespace: shop}\nspec: {selector: {app: checkout, rollouts-pod-template-hash: "+canary+"}", 1)
+}
+
+// The live selectors are read: where they agree with the model nothing
+// changes; an aborted Rollout whose canary Service the controller has
+// already sent back to the stable hash starts its abort path there, and
+// with canary pods still up the controller flips it to the canary and back
+// in each reconcile (argo-rollouts#3078).
+func TestReadLiveSelectors(t *testing.T) {
+	const stable, canary = "6d4f8b7c9", "5b9c7d8f4"
+	routes := fmt.Sprintf(liveRoutes, 80, 20)
+	status := liveStatus(1, stable, canary, 20, false)
+	plain := fromLive(t, graphOf(t, liveRollout+routes), graphOf(t, liveRollout+status+routes, replicaSet(stable, 4), replicaSet(canary, 1)), false)
+	liveG := graphOf(t, liveRollout+status+withSelectors(routes, stable, canary), replicaSet(stable, 4), replicaSet(canary, 1))
+	l, err := plan.ReadLive(liveG, liveG.Refs().Rollouts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Labels) != 2 || l.Labels[0].Hash != stable || l.Labels[1].Hash != canary {
+		t.Fatalf("live labels %+v", l.Labels)
+	}
+	withSel := fromLive(t, graphOf(t, liveRollout+routes), liveG, false)
+	check(t, "selectors the model agrees with", describe(withSel.States), describe(plain.States))
+
+	aborted := graphOf(t, liveRollout+liveStatus(2, stable, canary, 0, true)+withSelectors(fmt.Sprintf(liveRoutes, 100, 0), stable, stable),
+		replicaSet(stable, 4), replicaSet(canary, 2))
+	p := fromLive(t, graphOf(t, liveRollout+routes), aborted, false)
+	for _, lb := range p.States[0].Labels {
+		if lb.Object.Name == "checkout-canary" && lb.Hash != stable {
+			t.Errorf("live canary selector %s, want the stable hash the cluster has", lb.Hash)
+		}
+	}
+	check(t, "abort", describe(p.Abort)[:1], []string{
+		"abort -1 s100 c0 4/2 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
+	})
+}
