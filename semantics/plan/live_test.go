@@ -321,3 +321,37 @@ func TestReadLiveSelectors(t *testing.T) {
 		"abort -1 s100 c0 4/2 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 6d4f8b7c9→5b9c7d8f4 | checkout-canary spec.selector[\"rollouts-pod-template-hash\"] 5b9c7d8f4→6d4f8b7c9",
 	})
 }
+
+// A canary without traffic routing (weights are pod counts) resumes the
+// same way: from a live state its committed plan passes through, the plan
+// goes on as the committed plan does, and the abort path starts there.
+func TestFromLiveBasicCanary(t *testing.T) {
+	ro := strings.Replace(liveRollout, "      trafficRouting: {istio: {virtualService: {name: checkout, routes: [primary]}}}\n", "", 1)
+	ro = strings.Replace(ro, "setWeight: 20", "setWeight: 25", 1)
+	local := graphOf(t, ro)
+	committed := describe(plan.ForRollout(local, local.Refs().Rollouts[0]).States)
+	live := graphOf(t, ro+liveStatus(1, "6d4f8b7c9", "5b9c7d8f4", 25, false), replicaSet("6d4f8b7c9", 3), replicaSet("5b9c7d8f4", 1))
+	p := fromLive(t, local, live, false)
+	got := describe(p.States)
+	at := -1
+	for i, line := range committed {
+		if strings.HasPrefix(line, "step 1 ") {
+			at = i
+		}
+	}
+	if at < 0 || !strings.HasSuffix(committed[at], " 3/1") {
+		t.Fatalf("committed plan has no step 1 at 3/1:\n%s", strings.Join(committed, "\n"))
+	}
+	r := strings.NewReplacer(plan.OldHash, "6d4f8b7c9", plan.NewHash, "5b9c7d8f4")
+	var want []string
+	for _, line := range committed[at:] {
+		want = append(want, r.Replace(line))
+	}
+	if len(got) < 2 || !strings.HasPrefix(got[0], "live -1 ") || !strings.HasSuffix(got[0], " 3/1") {
+		t.Fatalf("live state %q", got)
+	}
+	check(t, "after the live state", got[1:], want)
+	if p.AbortFrom != 0 || len(p.Abort) == 0 || !strings.HasPrefix(describe(p.Abort)[0], "abort -1 w0 4/0 | checkout-5b9c7d8f4 spec.replicas 1→0") {
+		t.Errorf("abort from %d: %q", p.AbortFrom, describe(p.Abort))
+	}
+}
