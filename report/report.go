@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -20,6 +21,9 @@ type Options struct {
 	Color bool
 	// IncludeSuppressed lists suppressed findings too (text and JSON).
 	IncludeSuppressed bool
+	// Verbose shows each finding's detail under it in text (JSON, SARIF and
+	// GitHub annotations always carry it).
+	Verbose bool
 	// Version is the tool version, for formats that record it.
 	Version string
 	// SARIF settings.
@@ -37,6 +41,40 @@ type Options struct {
 	// Dir is the directory that relative file names in findings and a
 	// relative SARIFRoot are relative to; "" is the process's working directory.
 	Dir string
+	// Cluster, when set, describes the live objects the local files were
+	// linted with (lint --cluster).
+	Cluster *Cluster
+}
+
+// Cluster describes what a lint read from a running cluster. Its objects
+// are named graph.LiveFile (cluster:Kind/namespace/name) in findings.
+type Cluster struct {
+	// Server is the API server's URL; Context the kubeconfig context, if any.
+	Server  string `json:"server"`
+	Context string `json:"context,omitempty"`
+	// Objects are the live objects linted with the local files; Replaced
+	// those a local object of the same identity replaced.
+	Objects  int `json:"objects"`
+	Replaced int `json:"replaced"`
+	// Partial is set when some objects asked for could not be read;
+	// Problems say which, one line each.
+	Partial  bool     `json:"partial"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// describe says in a sentence what the cluster part of the lint was.
+func (c *Cluster) describe() string {
+	s := fmt.Sprintf("linted with %s from the cluster at %s", plural(c.Objects, "live object"), c.Server)
+	if c.Context != "" {
+		s += " (context " + c.Context + ")"
+	}
+	if c.Replaced > 0 {
+		s += fmt.Sprintf(", %d replaced by local files", c.Replaced)
+	}
+	if c.Partial {
+		s += fmt.Sprintf("; PARTIAL: %s not read completely, findings that need the missing objects may be missing", plural(len(c.Problems), "list"))
+	}
+	return s
 }
 
 // abs returns the absolute name of a file named relative to o.Dir.
@@ -102,7 +140,8 @@ func JSON(w io.Writer, res *analyzer.Result, opts Options) error {
 	return enc.Encode(struct {
 		Diagnostics []rules.Diagnostic `json:"diagnostics"`
 		Summary     analyzer.Summary   `json:"summary"`
-	}{ds, res.Summary})
+		Cluster     *Cluster           `json:"cluster,omitempty"`
+	}{ds, res.Summary, opts.Cluster})
 }
 
 const (
@@ -114,8 +153,9 @@ const (
 	reset  = "\x1b[0m"
 )
 
-// Text writes `file:line:col: severity RLxxxx message` lines, related
-// locations indented below, and a one-line summary.
+// Text writes `file:line:col: severity RLxxxx message` lines, with Verbose
+// the detail wrapped below, related locations indented below, and a one-line
+// summary.
 func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 	paint := func(code, s string) string {
 		if !opts.Color {
@@ -139,6 +179,11 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 			suffix = paint(dim, " (suppressed)")
 		}
 		fmt.Fprintf(&b, "%s: %s %s %s%s\n", paint(bold, d.Pos.String()), sev, d.RuleID, d.Message, suffix)
+		if opts.Verbose && d.Detail != "" {
+			for _, line := range wrap(d.Detail, textWidth-len(detailIndent)) {
+				b.WriteString(detailIndent + line + "\n")
+			}
+		}
 		for _, r := range d.Related {
 			fmt.Fprintf(&b, "    %s:%d:%d: %s\n", r.File, r.Line, r.Column, paint(dim, r.Message))
 		}
@@ -149,8 +194,39 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 		fmt.Fprintf(&b, " (%d suppressed)", s.Suppressed)
 	}
 	fmt.Fprintf(&b, " in %s, %s, %s\n", plural(s.Files, "file"), plural(s.Objects, "object"), plural(s.Rules, "rule"))
+	if opts.Cluster != nil {
+		b.WriteString(opts.Cluster.describe() + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textWidth is the width text output is written for: a finding's line fits
+// it when the names do, and a detail is wrapped to it.
+const textWidth = 100
+
+const detailIndent = "    "
+
+// wrap breaks s into lines of at most width characters at spaces; a word
+// longer than width stands on a line of its own.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func plural(n int, word string) string {
