@@ -11,6 +11,7 @@ import (
 	networking "istio.io/api/networking/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pilot/test/xds"
@@ -44,6 +45,7 @@ type run struct {
 	f     *xds.FakeDiscoveryServer
 	kube  *kubeSide
 	rec   *recorder
+	view  *istiodView
 	cfgs  map[string]config.Config // kind/ns/name → current config
 	ctx   context.Context
 	first planState
@@ -85,7 +87,7 @@ func (r *run) setup(start planState) error {
 		svc := &corev1.Service{}
 		svc.Name, svc.Namespace = "tester", p.Namespace
 		svc.Spec.Selector = map[string]string{"app": "tester"}
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80}}
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80), Protocol: corev1.ProtocolTCP}}
 		r.kube.nextIP++
 		svc.Spec.ClusterIP = fmt.Sprintf("10.96.%d.%d", r.kube.nextIP/250, r.kube.nextIP%250+1)
 		r.kube.services[key(svc.Namespace, svc.Name)] = svc
@@ -99,12 +101,11 @@ func (r *run) setup(start planState) error {
 			objs = append(objs, p.obj.DeepCopy())
 		}
 	}
+	// Every proxy's own pod, named as its node ID says, so that istiod finds
+	// it at connect (see proxySpec.PodName).
 	for i, p := range r.proxies {
-		if p.Kind != "sidecar" {
-			continue
-		}
 		pd := &corev1.Pod{}
-		pd.Name, pd.Namespace, pd.Labels = "tester-0", p.Namespace, map[string]string{"app": "tester"}
+		pd.Name, pd.Namespace, pd.Labels = p.PodName(), p.Namespace, p.Labels
 		pd.Spec.ServiceAccountName, pd.Spec.NodeName = "default", "node-1"
 		pd.Status.Phase, pd.Status.PodIP = corev1.PodRunning, r.proxies[i].IP
 		pd.Status.PodIPs = []corev1.PodIP{{IP: pd.Status.PodIP}}
@@ -136,8 +137,21 @@ func (r *run) setup(start planState) error {
 		r.cfgs[k] = c
 		configs = append(configs, c)
 	}
-	r.f = xds.NewFakeDiscoveryServer(r.t, xds.FakeOptions{KubernetesObjects: objs, Configs: configs, DebounceTime: debounce})
+	r.f = xds.NewFakeDiscoveryServer(r.t, xds.FakeOptions{KubernetesObjects: objs, Configs: configs, DebounceTime: debounce,
+		EnableFakeXDSUpdater: true})
 	r.kube.cs = r.f.KubeClient().Kube()
+	view, err := newIstiodView(r.f)
+	if err != nil {
+		return err
+	}
+	r.view, r.kube.view = view, view
+	// The view must read istiod's own pod informer, which holds the
+	// proxies' pods by now; a separate informer would not order anything.
+	for _, p := range r.proxies {
+		if view.pods.Get(p.PodName(), p.Namespace) == nil {
+			return fmt.Errorf("pod %s/%s is not in istiod's pod informer", p.Namespace, p.PodName())
+		}
+	}
 	orig := r.f.Discovery.ProxyNeedsPush
 	r.f.Discovery.ProxyNeedsPush = func(proxy *model.Proxy, req *model.PushRequest) (*model.PushRequest, bool) {
 		out, ok := orig(proxy, req)
@@ -337,6 +351,10 @@ type batchWork struct {
 }
 
 // playState applies one state's writes batch by batch, recording pushes.
+// Each stage (a batch's writes with the EndpointSlices that follow them
+// inside the debounce window; a late slice; pods turning ready; terminated
+// pods deleted) is played in the order the controllers write, each write
+// waiting until istiod has taken in the one before (istiodView).
 func (r *run) playState(s planState) (StateObs, error) {
 	obs := StateObs{Phase: s.Phase, Step: s.Step, Writes: []WriteRef{}, Pushes: []PushObs{}}
 	maxBatch := 0
@@ -347,6 +365,7 @@ func (r *run) playState(s planState) (StateObs, error) {
 	for b := 1; b <= maxBatch; b++ {
 		work := batchWork{lateSlices: map[string]bool{}}
 		vsDone := map[string]bool{}
+		m := r.view.mark()
 		for _, w := range s.Writes {
 			if w.Batch != b {
 				continue
@@ -355,43 +374,46 @@ func (r *run) playState(s planState) (StateObs, error) {
 				return obs, fmt.Errorf("%s %s: %w", w.Kind, w.Object, err)
 			}
 		}
-		if err := r.slices(work.lateSlices, len(work.newPods)+len(work.terminating) > 0); err != nil {
+		if err := r.kube.syncSlices(r.ctx, work.lateSlices); err != nil {
 			return obs, err
 		}
-		if err := r.stage(&obs, "write", b); err != nil {
+		if err := r.stage(&obs, "write", b, m); err != nil {
 			return obs, err
 		}
 		if len(work.lateSlices) > 0 {
-			if err := r.slices(nil, false); err != nil {
+			m := r.view.mark()
+			if err := r.kube.syncSlices(r.ctx, nil); err != nil {
 				return obs, err
 			}
-			if err := r.stage(&obs, "slice", b); err != nil {
+			if err := r.stage(&obs, "slice", b, m); err != nil {
 				return obs, err
 			}
 		}
 		if len(work.newPods) > 0 {
+			m := r.view.mark()
 			for _, p := range work.newPods {
 				if err := r.kube.markReady(r.ctx, p); err != nil {
 					return obs, err
 				}
 			}
-			if err := r.slices(nil, true); err != nil {
+			if err := r.kube.syncSlices(r.ctx, nil); err != nil {
 				return obs, err
 			}
-			if err := r.stage(&obs, "ready", b); err != nil {
+			if err := r.stage(&obs, "ready", b, m); err != nil {
 				return obs, err
 			}
 		}
 		if len(work.terminating) > 0 {
+			m := r.view.mark()
 			for _, p := range work.terminating {
 				if err := r.kube.deletePod(r.ctx, p); err != nil {
 					return obs, err
 				}
 			}
-			if err := r.slices(nil, true); err != nil {
+			if err := r.kube.syncSlices(r.ctx, nil); err != nil {
 				return obs, err
 			}
-			if err := r.stage(&obs, "deleted", b); err != nil {
+			if err := r.stage(&obs, "deleted", b, m); err != nil {
 				return obs, err
 			}
 		}
@@ -399,22 +421,13 @@ func (r *run) playState(s planState) (StateObs, error) {
 	return obs, nil
 }
 
-// podLag is how long the EndpointSlice controller takes to follow a pod
-// change. It reconciles from its own pod informer, so istiod has seen the
-// pod by the time the slice names it; well inside the debounce window.
-const podLag = 40 * time.Millisecond
-
-// slices plays the EndpointSlice controller, after pod changes settle in
-// istiod's pod informer when podsChanged.
-func (r *run) slices(skip map[string]bool, podsChanged bool) error {
-	if podsChanged {
-		time.Sleep(podLag)
-	}
-	return r.kube.syncSlices(r.ctx, skip)
-}
-
-func (r *run) stage(obs *StateObs, stage string, batch int) error {
+// stage waits for istiod to settle, checks that the stage's updates reached
+// it within one debounce window (from mark m on), and takes its pushes.
+func (r *run) stage(obs *StateObs, stage string, batch int, m int) error {
 	if err := r.settle(); err != nil {
+		return err
+	}
+	if err := checkStage(stage, r.view.since(m)); err != nil {
 		return err
 	}
 	ps, err := r.rec.take(stage, batch)
