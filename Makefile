@@ -14,7 +14,7 @@ DATE            := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:
 VPKG            := github.com/rolloutlint/rolloutlint/internal/version
 LDFLAGS         := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
-.PHONY: conformance release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
+.PHONY: conformance conformance-argo release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
 
 all: build
 
@@ -33,6 +33,9 @@ test-short: ## unit tests only
 
 test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-apiserver once, cached; see docs/webhook.md)
 	bash webhook/e2e/run.sh
+
+conformance-argo: ## the plan against the real Argo Rollouts controller on kube-apiserver + etcd (builds it once, cached; RECORD=1 re-records; see docs/plan.md)
+	bash conformance/argo/run.sh
 
 bench-webhook: ## webhook load test: 200 req/s and a 1,000-review burst with a 10,000-object view, 8 concurrent 1.4 MB reviews (P99=5ms asserts the steady p99; see docs/webhook.md)
 	@# one process per test, so that the memory test's peak RSS is its own

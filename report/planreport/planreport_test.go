@@ -142,14 +142,15 @@ func TestJSONFieldsStable(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	push := v.Rollouts[0].States[1].Pushes[0]
+	// step 2, setWeight 50: the canary selector and the weights in one window.
+	push := v.Rollouts[0].States[4].Pushes[0]
 	for _, k := range []string{"window", "writes", "keys", "class", "eds", "sidecarTypes", "gatewayTypes", "effective", "scope", "merged", "async", "cites"} {
 		if _, ok := push[k]; !ok {
 			t.Errorf("push has no %q field: %v", k, push)
 		}
 	}
 	if push["class"] != "partial-full-eds" {
-		t.Errorf("canary start push class = %v", push["class"])
+		t.Errorf("canary selector and weight push class = %v", push["class"])
 	}
 }
 
