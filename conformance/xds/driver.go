@@ -305,6 +305,79 @@ func (r *run) vsForState(c config.Config, s planState) config.Config {
 	return base
 }
 
+// lastVSBatch is the last batch of a state that writes a VirtualService.
+func lastVSBatch(s planState, vs planObject) int {
+	last := 0
+	for _, w := range s.Writes {
+		if strings.HasPrefix(w.Kind, "vs-") && w.Object == vs && w.Batch > last {
+			last = w.Batch
+		}
+	}
+	return last
+}
+
+// weightField is a vs-weight write's field: spec.<kind>[route].route[dest].weight,
+// the route index counting the managed routes in front, as the live object has it.
+var weightField = regexp.MustCompile(`^spec\.(http|tls|tcp)\[(\d+)\]\.route\[(\d+)\]\.weight$`)
+
+// vsForBatch applies one batch's writes on a VirtualService to its live
+// config: weights set where the fields say, managed routes removed by name.
+// A managed route added in a batch other than the state's last is refused
+// (no plan writes one today; the harness would have to build it).
+func vsForBatch(c config.Config, s planState, vs planObject, batch int) (config.Config, error) {
+	c = c.DeepCopy()
+	spec := c.Spec.(*networking.VirtualService)
+	for _, w := range s.Writes {
+		if w.Batch != batch || w.Object != vs {
+			continue
+		}
+		switch w.Kind {
+		case "vs-weight":
+			m := weightField.FindStringSubmatch(w.Field)
+			weight, err := strconv.Atoi(w.New)
+			if m == nil || err != nil {
+				return c, fmt.Errorf("vs-weight %s = %q: not a route weight", w.Field, w.New)
+			}
+			ri, _ := strconv.Atoi(m[2])
+			di, _ := strconv.Atoi(m[3])
+			var dest *int32
+			switch m[1] {
+			case "http":
+				if ri < len(spec.Http) && di < len(spec.Http[ri].Route) {
+					dest = &spec.Http[ri].Route[di].Weight
+				}
+			case "tls":
+				if ri < len(spec.Tls) && di < len(spec.Tls[ri].Route) {
+					dest = &spec.Tls[ri].Route[di].Weight
+				}
+			case "tcp":
+				if ri < len(spec.Tcp) && di < len(spec.Tcp[ri].Route) {
+					dest = &spec.Tcp[ri].Route[di].Weight
+				}
+			}
+			if dest == nil {
+				return c, fmt.Errorf("vs-weight %s: no such destination in the live VirtualService", w.Field)
+			}
+			if strconv.Itoa(int(*dest)) != w.Old {
+				return c, fmt.Errorf("vs-weight %s: the live VirtualService has %d, the plan says %s", w.Field, *dest, w.Old)
+			}
+			*dest = int32(weight)
+		case "vs-route-remove":
+			name, _ := strings.CutPrefix(w.Old, "route ")
+			kept := spec.Http[:0]
+			for _, h := range spec.Http {
+				if h.Name != name {
+					kept = append(kept, h)
+				}
+			}
+			spec.Http = kept
+		default:
+			return c, fmt.Errorf("%s in batch %d before the state's last VirtualService batch: not played by the harness", w.Kind, batch)
+		}
+	}
+	return c, nil
+}
+
 // baseConfig is a config as the bundle commits it.
 func (r *run) baseConfig(c config.Config) config.Config {
 	for _, b := range r.b.configs {
@@ -458,7 +531,17 @@ func (r *run) apply(w planWrite, s planState, work *batchWork, vsDone map[string
 		if !ok {
 			return fmt.Errorf("not in the bundle")
 		}
-		c = r.vsForState(c, s)
+		if w.Batch == lastVSBatch(s, w.Object) {
+			c = r.vsForState(c, s)
+		} else {
+			// A reconcile before the state's last one on this
+			// VirtualService (a promotion's full shift before the
+			// reset): the state's routes are not yet what it holds.
+			var err error
+			if c, err = vsForBatch(c, s, w.Object, w.Batch); err != nil {
+				return err
+			}
+		}
 		r.cfgs[k] = c
 		return r.update(c)
 	case "dr-subset-label":

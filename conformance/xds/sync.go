@@ -56,10 +56,11 @@ func newIstiodView(f *xds.FakeDiscoveryServer) (*istiodView, error) {
 	if !ok || up.Delegate == nil {
 		return nil, fmt.Errorf("istiod was started without the event-reporting XDS updater")
 	}
-	v := &istiodView{
-		pods:   kclient.New[*corev1.Pod](f.KubeClient()),
-		counts: map[string]int{},
+	pods, err := istiodPods(f)
+	if err != nil {
+		return nil, err
 	}
+	v := &istiodView{pods: pods, counts: map[string]int{}}
 	up.Delegate = &notingUpdater{XDSUpdater: up.Delegate, v: v}
 	// Called by istiod's pod cache (after istiod's own workload handlers) once
 	// it has handled a pod event that changes its workload instances.
@@ -67,6 +68,21 @@ func newIstiodView(f *xds.FakeDiscoveryServer) (*istiodView, error) {
 		v.add("workload", wi.Namespace+"/"+wi.Name)
 	})
 	return v, nil
+}
+
+// istiodPods returns istiod's own pod informer. kclient shares one informer
+// per type and selectors, so asking with the kube registry's selectors returns
+// it; those differ by version (1.30 added status.phase!=Failed), and only the
+// registry's informer has been started and synced.
+func istiodPods(f *xds.FakeDiscoveryServer) (kclient.Client[*corev1.Pod], error) {
+	c := f.KubeClient()
+	for _, sel := range []string{"status.phase!=Failed", ""} {
+		pods := kclient.NewFiltered[*corev1.Pod](c, kclient.Filter{ObjectFilter: c.ObjectFilter(), FieldSelector: sel})
+		if pods.HasSynced() {
+			return pods, nil
+		}
+	}
+	return nil, fmt.Errorf("istiod's pod informer not found (its field selector changed?)")
 }
 
 // notingUpdater notes the updates istiod's registries and config handlers
