@@ -54,7 +54,7 @@ func (p proxySpec) Name() string {
 // istiod finds the pod by that name when the proxy connects. A proxy whose
 // pod it cannot find falls back to its metadata, and before Istio 1.31 that
 // fallback computes the proxy's service targets before its labels
-// (computeProxyState; istio#58125, fixed by #60568): the inbound clusters are
+// (computeProxyState; swapped in 1.31 by istio#60568): the inbound clusters are
 // missing at connect and appear with the first Service push of its namespace.
 func (p proxySpec) PodName() string { return strings.ReplaceAll(p.Name(), "/", "-") }
 
