@@ -43,7 +43,8 @@ spec:
 				if a.Value != nil && a.ValueFrom != nil {
 					path := graph.Index("spec.args", i)
 					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path + ".valueFrom",
-						Message: fmt.Sprintf("arg %s of %s has both value %q and valueFrom; keep one (Argo Rollouts rejects the template in step and pre/post-promotion analysis)", a.Name, templateName(t), *a.Value),
+						Message: fmt.Sprintf("arg %s of %s has both value %q and valueFrom", a.Name, templateName(t), *a.Value),
+						Detail:  "Keep one: Argo Rollouts rejects the template in step and pre/post-promotion analysis.",
 						Related: append([]rules.Related{rules.RelatedAt(t, path+".value", "the value")}, users(p.Graph, t)...)})
 				}
 			}

@@ -49,7 +49,8 @@ steps:
 			if len(phs) == 0 {
 				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Severity: rules.Warning,
 					Pos:     parsedPos(p.Graph, q, m.ValueStart, m.ValueEnd),
-					Message: fmt.Sprintf("metric %s: matcher %s%s\"\" selects only %s series without a %s label; drop it or give a value", q.Metric.Name, m.Name, m.Op(), metricOf(m), m.Name)})
+					Message: fmt.Sprintf("metric %s: matcher %s%s\"\" selects only series without the label", q.Metric.Name, m.Name, m.Op()),
+					Detail:  fmt.Sprintf("Only %s series without a %s label match it. Drop the matcher or give it a value.", metricOf(m), m.Name)})
 				return
 			}
 			if q.Run == nil {
@@ -62,9 +63,10 @@ steps:
 					continue
 				}
 				d := rules.Diagnostic{Resource: q.Template, Path: q.Path,
-					Pos: queryPos(p.Graph, q, ph.Start, ph.End),
-					Message: fmt.Sprintf("metric %s: {{%s}} is empty for Rollout %s, so the matcher becomes %s%s\"\" and selects only %s series without a %s label: the analysis sees no data",
-						q.Metric.Name, ph.Tag, q.Run.Refs.Rollout.Name, m.Name, m.Op(), metricOf(m), m.Name)}
+					Pos:     queryPos(p.Graph, q, ph.Start, ph.End),
+					Message: fmt.Sprintf("metric %s: {{%s}} is empty for Rollout %s, so the analysis sees no data", q.Metric.Name, ph.Tag, q.Run.Refs.Rollout.Name),
+					Detail: fmt.Sprintf("The matcher becomes %s%s\"\" and selects only %s series without a %s label.",
+						m.Name, m.Op(), metricOf(m), m.Name)}
 				if a.FromRollout {
 					d.Related = append(d.Related, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath, q.Run.Describe()+" passes an empty "+ph.Arg))
 				} else {

@@ -73,8 +73,8 @@ canaryService: app-canary
 			}
 			ro := q.Run.Refs.Rollout
 			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, hit.Start, hit.End),
-				Message: fmt.Sprintf("metric %s: %s=%q is Rollout %s's stable Service; the canary's requests are labelled with %s, so %s measures the stable version",
-					q.Metric.Name, hit.Name, hit.Value, ro.Name, canary.Name, q.Run.Describe()),
+				Message: fmt.Sprintf("metric %s: %s=%q is Rollout %s's stable Service", q.Metric.Name, hit.Name, hit.Value, ro.Name),
+				Detail:  fmt.Sprintf("The canary's requests are labelled with %s, so %s measures the stable version.", canary.Name, q.Run.Describe()),
 				Related: []rules.Related{rules.RelatedAt(ro, stable.Path, "the stable Service"), trigger(q.Run, "")}})
 		}
 		c.flush()

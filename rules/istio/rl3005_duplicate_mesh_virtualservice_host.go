@@ -83,16 +83,16 @@ spec:
 					others = append(others, o)
 					names = append(names, objectName(o))
 					if len(related) < maxRelated {
-						related = append(related, rules.RelatedAt(o, hostPath(o, &ov.Spec, fq),
+						related = append(related, rules.PeerAt(o, hostPath(o, &ov.Spec, fq),
 							fmt.Sprintf("VirtualService %s also defines %s for the mesh", objectName(o), fq)))
 					}
 				}
 				if len(names) == 0 || !cover.add(fq, r, others) {
 					continue // no conflict, or one a finding on an earlier object named
 				}
-				p.Report(r, graph.Index("spec.hosts", i), fmt.Sprintf(
-					"host %q (%s) of mesh VirtualService %s is also defined by %s: sidecars apply only one VirtualService per host and silently drop the other's routes; merge them",
-					host, fq, objectName(r), "VirtualService "+strings.Join(names, ", ")), related...)
+				p.ReportDetail(r, graph.Index("spec.hosts", i),
+					fmt.Sprintf("host %q of mesh VirtualService %s is also defined by VirtualService %s", host, objectName(r), strings.Join(names, ", ")),
+					fmt.Sprintf("Sidecars apply only one VirtualService per host (%s) and silently drop the other's routes; merge them.", fq), related...)
 			}
 		})
 		return nil

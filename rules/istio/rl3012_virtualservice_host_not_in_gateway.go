@@ -75,9 +75,10 @@ spec:
 				if matched {
 					continue
 				}
-				p.Report(r, graph.Index("spec.gateways", i), fmt.Sprintf(
-					"VirtualService %s (namespace %q) is bound to Gateway %s, whose servers accept none of its hosts %s (the Gateway serves %s): the binding programs no route and ingress requests for these hosts get 404",
-					objectName(r), r.Namespace, objectName(gw), quoteList(vs.GetHosts()), quoteList(gh.written)),
+				p.ReportDetail(r, graph.Index("spec.gateways", i),
+					fmt.Sprintf("VirtualService %s is bound to Gateway %s, which accepts none of its hosts %s", objectName(r), objectName(gw), quoteList(vs.GetHosts())),
+					fmt.Sprintf("To namespace %q the Gateway serves %s: the binding programs no route and ingress requests for these hosts get 404.",
+						r.Namespace, quoteList(gh.written)),
 					rules.RelatedAt(gw, "spec.servers", fmt.Sprintf("servers of Gateway %s", objectName(gw))))
 			}
 		})

@@ -52,10 +52,12 @@ spec:
 			sel := ro.Spec.Selector
 			switch {
 			case sel == nil:
-				p.Report(r, "spec.selector", "Rollout "+ro.Name+" has no spec.selector; Argo Rollouts marks it InvalidSpec; select the pod template's labels, e.g. matchLabels: {app: "+ro.Name+"}")
+				p.ReportDetail(r, "spec.selector", "Rollout "+ro.Name+" has no spec.selector",
+					"Argo Rollouts marks it InvalidSpec. Select the pod template's labels, e.g. matchLabels: {app: "+ro.Name+"}.")
 				return
 			case len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0:
-				p.Report(r, "spec.selector", "spec.selector of Rollout "+ro.Name+" is empty and would select every pod of the namespace; Argo Rollouts rejects it")
+				p.ReportDetail(r, "spec.selector", "spec.selector of Rollout "+ro.Name+" is empty",
+					"It would select every pod of the namespace; Argo Rollouts rejects it.")
 				return
 			}
 			s, err := metav1.LabelSelectorAsSelector(sel)
@@ -73,8 +75,9 @@ spec:
 					at = graph.Key(at, k)
 				}
 			}
-			p.Report(r, at, fmt.Sprintf("pod template labels %s do not match selector %s of Rollout %s: its ReplicaSets would not own their pods, Argo Rollouts marks it InvalidSpec",
-				renderLabels(tl), s.String(), ro.Name), rules.RelatedAt(r, "spec.selector", "the selector"))
+			p.ReportDetail(r, at, fmt.Sprintf("pod template labels %s do not match selector %s of Rollout %s", renderLabels(tl), s.String(), ro.Name),
+				"Its ReplicaSets would not own their pods; Argo Rollouts marks the Rollout InvalidSpec.",
+				rules.RelatedAt(r, "spec.selector", "the selector"))
 		})
 		return nil
 	},

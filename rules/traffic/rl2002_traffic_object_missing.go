@@ -45,12 +45,14 @@ trafficRouting:
 			for _, vs := range rr.VirtualServices {
 				if vs.Target == nil {
 					p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: vs.Path, Severity: sev,
-						Message: fmt.Sprintf("VirtualService %s/%s is not in the bundle; the controller cannot shift traffic without it", vs.Namespace, vs.Name)})
+						Message: fmt.Sprintf("VirtualService %s/%s is not in the bundle", vs.Namespace, vs.Name),
+						Detail:  "The controller cannot shift traffic without it."})
 				}
 			}
 			if dr := rr.DestinationRule; dr != nil && dr.Target == nil {
 				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: dr.Path, Severity: sev,
-					Message: fmt.Sprintf("DestinationRule %s/%s is not in the bundle; subsets %q and %q cannot be updated and routes to them fail", dr.Namespace, dr.Name, dr.StableSubset, dr.CanarySubset)})
+					Message: fmt.Sprintf("DestinationRule %s/%s is not in the bundle", dr.Namespace, dr.Name),
+					Detail:  fmt.Sprintf("Subsets %q and %q cannot be updated and routes to them fail.", dr.StableSubset, dr.CanarySubset)})
 			}
 		}
 		return nil

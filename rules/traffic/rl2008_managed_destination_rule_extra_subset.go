@@ -52,11 +52,12 @@ spec:
 				}
 				extra := ""
 				if contains(dr.AdditionalSubsets, name) {
-					extra = " (listing it in additionalSubsetNames does not keep it in the managed DestinationRule)"
+					extra = " Listing it in additionalSubsetNames does not keep it there."
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: dr.Target, Path: graph.Index("spec.subsets", i) + ".name",
-					Message: fmt.Sprintf("subset %q of DestinationRule %s/%s is neither Rollout %s's stable subset %q nor its canary subset %q: the controller removes it on its first update%s",
-						name, dr.Target.Namespace, dr.Target.Name, rr.Rollout.Name, dr.StableSubset, dr.CanarySubset, extra),
+					Message: fmt.Sprintf("subset %q of DestinationRule %s/%s is not Rollout %s's stable (%q) or canary (%q) subset",
+						name, dr.Target.Namespace, dr.Target.Name, rr.Rollout.Name, dr.StableSubset, dr.CanarySubset),
+					Detail:  "The controller removes it on its first update." + extra,
 					Related: []rules.Related{rules.RelatedAt(rr.Rollout, dr.Path, "Rollout "+rr.Rollout.Name+" manages this DestinationRule")}})
 			}
 		}
