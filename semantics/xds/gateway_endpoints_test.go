@@ -83,3 +83,28 @@ func TestMergedEndpointsKeyIsAServiceUpdate(t *testing.T) {
 		t.Fatal("no full push keyed by pay's ServiceEntry and the VirtualService")
 	}
 }
+
+// TestLateSliceCarriesPodChanges: with ping-pong Services the first canary
+// step moves pong's selector and scales the canary up in one reconcile. When
+// pong's EndpointSlice lands after the debounce window, the new pod is in
+// that slice too. Recorded (1.31.0, pingpong, after): the selector's push is
+// keyed ServiceEntry/ticket-pong only and changes nothing; the slice follows.
+func TestLateSliceCarriesPodChanges(t *testing.T) {
+	pr := predictScenario(t, "pingpong", "1.31")
+	var late []xds.Push
+	for _, sp := range pr.States {
+		if len(sp.IfLate) > 0 {
+			late = sp.IfLate
+			break
+		}
+	}
+	if len(late) < 2 {
+		t.Fatalf("no late-slice pushes: %+v", late)
+	}
+	if got := late[0]; !slices.Equal(got.Keys, []string{"ServiceEntry/ticket-pong.events.svc.cluster.local"}) || len(got.Effective) != 0 {
+		t.Errorf("selector push with a late slice: keys %v, changes %v; want only pong's ServiceEntry key, no change", got.Keys, got.Effective)
+	}
+	if got := late[1]; !slices.Equal(got.Keys, []string{"Endpoints/ticket-pong.events.svc.cluster.local"}) || !slices.Equal(got.Effective, []xds.Type{xds.EDS}) {
+		t.Errorf("late slice push: keys %v, changes %v; want pong's Endpoints key, EDS", got.Keys, got.Effective)
+	}
+}
