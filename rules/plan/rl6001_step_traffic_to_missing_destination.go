@@ -148,7 +148,7 @@ func stepField(pl *aplan.Plan, s aplan.State) string {
 // missing says why a destination has no cluster, or "" when it exists (or
 // when the bundle cannot tell: its DestinationRules or Services live elsewhere).
 func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destination, serviceNS map[string]bool) (string, []rules.Related) {
-	if strings.HasPrefix(d.Host, "<") {
+	if d.Role == aplan.RoleExperiment {
 		return "", nil // experiment Services are created by Argo at run time
 	}
 	vs := g.Get(kinds.VirtualService, rt.VS.Namespace, rt.VS.Name)

@@ -587,17 +587,15 @@ func (b *builder) role(host, subset string) Role {
 			}
 		}
 	}
-	if strings.HasPrefix(host, "<experiment:") {
-		return RoleExperiment
-	}
 	return RoleForeign
 }
 
 // applyWeights sets every managed route to canary weight w: stable gets
 // 100 − w − experiment − additional, clamped at 0; additional subsets keep
 // their weight; foreign destinations are deleted; experiment destinations
-// are appended (sorted by template) and removed when the step is over.
-func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplate) {
+// are appended (sorted by template), host the template's Service, and
+// removed when the step is over. step is the index of the experiment step.
+func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplate, step int) {
 	var expSum int32
 	for _, t := range exps {
 		expSum += *t.Weight
@@ -625,7 +623,7 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 			next = append(next, d)
 		}
 		for _, t := range exps {
-			next = append(next, Destination{Host: "<experiment:" + t.Name + ">", Role: RoleExperiment, Weight: *t.Weight, Index: -1})
+			next = append(next, Destination{Host: ExperimentServiceName(b.rr.Rollout.Name, step, &t), Role: RoleExperiment, Weight: *t.Weight, Index: -1})
 		}
 		b.dests = next
 		if !b.noWrites {
@@ -668,9 +666,13 @@ func (b *builder) diffRoute(rt *RouteState, next []Destination) {
 			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, at, d.Index), itoa(o.Weight), itoa(d.Weight))
 		}
 	}
-	for _, d := range rt.Dests {
+	for j, d := range rt.Dests {
 		if _, kept := lastDest(next, d); !kept {
-			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d]", rt.Kind, at, d.Index), destText(d), "removed")
+			i := d.Index
+			if i < 0 { // appended by the controller (an experiment's): where it sits now
+				i = j
+			}
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d]", rt.Kind, at, i), destText(d), "removed")
 		}
 	}
 }

@@ -22,6 +22,16 @@ const (
 	NewHash = "<canary-hash>"
 )
 
+// ExperimentHash is the symbolic pod-template hash of an experiment
+// template's ReplicaSet: the experiment controller computes it from the
+// template it builds (experiments/replicaset.go newReplicaSetFromTemplate).
+func ExperimentHash(template string) string { return "<experiment-hash:" + template + ">" }
+
+// Revision is the symbolic revision of the update a plan rolls out (the
+// Rollout's rollout.argoproj.io/revision annotation), part of the names of
+// an experiment's objects.
+const Revision = "<revision>"
+
 // HashLabel is the label Argo Rollouts injects into Service selectors and
 // DestinationRule subsets.
 const HashLabel = "rollouts-pod-template-hash"
@@ -156,6 +166,8 @@ const (
 	WriteServiceSelector WriteKind = "service-selector" // rollouts-pod-template-hash in a Service selector
 	WriteDRSubsetLabel   WriteKind = "dr-subset-label"  // rollouts-pod-template-hash in a DR subset
 	WriteScale           WriteKind = "replicaset-scale" // ReplicaSet replicas: EndpointSlices follow
+	WriteServiceCreate   WriteKind = "service-create"   // a Service the experiment controller creates for a template
+	WriteServiceDelete   WriteKind = "service-delete"   // that Service deleted once its pods are gone
 )
 
 // Write is one field Argo Rollouts changes.
@@ -172,6 +184,10 @@ type Write struct {
 	// Batch groups the writes of one reconcile: Argo issues them back to back,
 	// well inside Istio's 100 ms debounce window.
 	Batch int `json:"batch"`
+	// Hash is the rollouts-pod-template-hash of the pods an experiment
+	// template's ReplicaSet scales or its Service selects (ExperimentHash);
+	// empty for the stable and canary ReplicaSets, whose names carry it.
+	Hash string `json:"hash,omitempty"`
 
 	// Resource is the written object when it is in the bundle.
 	Resource *graph.Resource `json:"-"`

@@ -242,3 +242,95 @@ func TestWeightArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// TestExperimentObjects checks the ReplicaSets and Services of an
+// experiment step and when they are written (argo-rollouts v1.10
+// experiments/experiment.go reconcileTemplate, rollout/trafficrouting.go
+// calculateWeightDestinationsFromExperiment): the Service and the scale-up
+// in the experiment controller's reconcile, the destination (host the
+// Service) once it runs, and at the next step the destination removed
+// before the ReplicaSet goes to 0 and, last, the Service is deleted.
+func TestExperimentObjects(t *testing.T) {
+	p := build(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: exp, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: exp}}
+  template:
+    metadata: {labels: {app: exp}}
+    spec: {containers: [{name: c, image: x}]}
+  strategy:
+    canary:
+      stableService: exp-stable
+      canaryService: exp-canary
+      trafficRouting:
+        istio: {virtualService: {name: exp}}
+      steps:
+      - setWeight: 20
+      - experiment:
+          templates:
+          - {name: named, specRef: canary, replicas: 2, service: {name: exp-preview}}
+          - {name: baseline, specRef: stable, weight: 10}
+          - {name: quiet, specRef: stable}
+      - pause: {}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: exp, namespace: shop}
+spec:
+  hosts: [exp]
+  http:
+  - route:
+    - {destination: {host: exp-stable}, weight: 100}
+    - {destination: {host: exp-canary}, weight: 0}
+`)
+	writes := func(s plan.State) string {
+		var ws []string
+		for _, w := range s.Writes {
+			ws = append(ws, fmt.Sprintf("b%d %s %s %s→%s %s %s", w.Batch, w.Kind, w.Object.Name, w.Old, w.New, w.Hash, strings.Join(w.Hosts, ",")))
+		}
+		return strings.Join(ws, "\n")
+	}
+	rs := "exp-" + plan.NewHash + "-" + plan.Revision + "-1-"
+	base, named, quiet := plan.ExperimentHash("baseline"), plan.ExperimentHash("named"), plan.ExperimentHash("quiet")
+	fq := func(n string) string { return n + ".shop.svc.cluster.local" }
+	want := strings.Join([]string{
+		// A template without weight or service gets no Service.
+		"b1 service-create " + rs + "baseline absent→selector rollouts-pod-template-hash=" + base + " " + base + " " + fq(rs+"baseline"),
+		"b1 replicaset-scale " + rs + "baseline 0→1 " + base + " " + fq(rs+"baseline"),
+		"b1 service-create exp-preview absent→selector rollouts-pod-template-hash=" + named + " " + named + " " + fq("exp-preview"),
+		"b1 replicaset-scale " + rs + "named 0→2 " + named + " " + fq("exp-preview"),
+		"b1 replicaset-scale " + rs + "quiet 0→1 " + quiet + " ",
+		"b2 vs-weight exp 80→70  ",
+		"b2 vs-weight exp absent→" + rs + "baseline 10  ",
+	}, "\n")
+	if got := writes(p.States[3]); got != want {
+		t.Errorf("experiment step writes:\n%s\nwant:\n%s", got, want)
+	}
+	if got := weights(p.States[3]); got != "s70 c20 e10" {
+		t.Errorf("experiment step weights = %s", got)
+	}
+	want = strings.Join([]string{
+		"b1 vs-weight exp 70→80  ",
+		"b1 vs-weight exp " + rs + "baseline 10→removed  ",
+		"b2 replicaset-scale " + rs + "baseline 1→0 " + base + " " + fq(rs+"baseline"),
+		"b2 replicaset-scale " + rs + "named 2→0 " + named + " " + fq("exp-preview"),
+		"b2 replicaset-scale " + rs + "quiet 1→0 " + quiet + " ",
+		"b3 service-delete " + rs + "baseline selector rollouts-pod-template-hash=" + base + "→deleted " + base + " " + fq(rs+"baseline"),
+		"b3 service-delete exp-preview selector rollouts-pod-template-hash=" + named + "→deleted " + named + " " + fq("exp-preview"),
+	}, "\n")
+	if got := writes(p.States[4]); got != want {
+		t.Errorf("next step writes:\n%s\nwant:\n%s", got, want)
+	}
+	// The abort starts from the pause, after the teardown: nothing of the
+	// experiment is left to remove.
+	for _, s := range p.Abort {
+		for _, w := range s.Writes {
+			if w.Hash != "" {
+				t.Errorf("abort writes an experiment object: %+v", w)
+			}
+		}
+	}
+}

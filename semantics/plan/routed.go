@@ -43,6 +43,9 @@ type routed struct {
 	// The labels the model moves, built once (setLabel copies them).
 	canaryNew, canaryOld, stableNew *RevisionLabel
 	subsetCanaryNew, subsetStable   [2]*RevisionLabel // old, new hash
+	// exp is the step's experiment from the reconcile that started it
+	// until its teardown (experiment.go).
+	exp *experiment
 	// snaps holds the model's state as each forward state left it, by
 	// index in Plan.States: the abort path starts from one of them.
 	snaps map[int]snap
@@ -50,6 +53,7 @@ type routed struct {
 
 // snap is what the model knows beyond the State itself.
 type snap struct {
+	exp                        *experiment
 	idx                        int
 	stableAvail, canaryAvail   int32
 	statusCanary, statusStable int32
@@ -263,6 +267,11 @@ func (s *routed) reconcile() bool {
 	b.batch++
 	changed := b.changes
 	step := s.step()
+	if s.exp != nil && s.exp.step == s.idx && !s.aborted && !s.promoted {
+		// The pods the experiment controller scaled up are available: the
+		// Experiment is Running.
+		s.exp.running = true
+	}
 
 	// Services (reconcilePingAndPongService, reconcileStableAndCanaryService).
 	switch {
@@ -304,10 +313,10 @@ func (s *routed) reconcile() bool {
 			b.setLabel(s.subsetStable[stable])
 		}
 		var exps []v1alpha1.RolloutExperimentTemplate
-		if step != nil && !s.aborted {
-			exps = experimentWeights(step)
+		if step != nil && !s.aborted && s.exp != nil && s.exp.step == s.idx {
+			exps = s.exp.weights(step)
 		}
-		b.applyWeights(w, exps)
+		b.applyWeights(w, exps, s.idx)
 		prevStable := s.statusStable
 		s.statusCanary, s.statusStable = w, 100-w
 		for _, t := range exps {
@@ -318,6 +327,12 @@ func (s *routed) reconcile() bool {
 		s.replicaSets(prevStable)
 	} else {
 		s.replicaSets(s.statusStable)
+	}
+	if step != nil && step.Experiment != nil && (s.exp == nil || s.exp.step != s.idx) && !s.aborted && !s.promoted {
+		s.endExperiment() // an earlier step's, still up
+		// The Rollout created the Experiment; the experiment controller
+		// creates its ReplicaSets at 0, then its Services and scales them up.
+		s.startExperiment(s.idx, step)
 	}
 	s.wrote = b.changes != changed
 	complete := s.completed(step)
@@ -386,6 +401,10 @@ func (s *routed) completed(st *v1alpha1.CanaryStep) bool {
 		return !s.wrote
 	case st.SetCanaryScale != nil, st.SetWeight != nil:
 		return s.atDesired()
+	case st.Experiment != nil:
+		// Done once it runs with its weights in place; it is taken to
+		// succeed (its duration, its analyses).
+		return s.exp != nil && s.exp.running && !s.wrote
 	}
 	// Header/mirror routes complete at once; analysis, experiment and plugin
 	// steps are taken to pass.
@@ -424,12 +443,18 @@ func (s *routed) play() int {
 				break
 			}
 		}
+		if s.exp != nil && s.exp.step < i {
+			// The last step's experiment succeeded: its destination went
+			// with this step's first weights; its ReplicaSets and Services
+			// go after the scale-down delay.
+			s.endExperiment()
+		}
 		s.idx++
 		b.cur.Weight = s.setWeightFrom(i)
 		b.emit(&p.States, PhaseStep, i, graph.Index("spec.strategy.canary.steps", i), describeStep(&s.steps[i]))
-		s.snaps[len(p.States)-1] = snap{idx: i, stableAvail: s.stableAvail, canaryAvail: s.canaryAvail, statusCanary: s.statusCanary, statusStable: s.statusStable}
+		s.snaps[len(p.States)-1] = snap{exp: s.exp, idx: i, stableAvail: s.stableAvail, canaryAvail: s.canaryAvail, statusCanary: s.statusCanary, statusStable: s.statusStable}
 		if s.steps[i].Pause == nil {
-			s.snaps[len(p.States)-1] = snap{idx: i + 1, stableAvail: s.stableAvail, canaryAvail: s.canaryAvail, statusCanary: s.statusCanary, statusStable: s.statusStable}
+			s.snaps[len(p.States)-1] = snap{exp: s.exp, idx: i + 1, stableAvail: s.stableAvail, canaryAvail: s.canaryAvail, statusCanary: s.statusCanary, statusStable: s.statusStable}
 		}
 		cw := p.States[len(p.States)-1].CanaryWeight()
 		if cw > maxW {
@@ -457,6 +482,7 @@ func (s *routed) play() int {
 	}
 	s.promoted = true
 	s.settle()
+	s.endExperiment() // the last step's
 	b.cur.Weight = 100
 	b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: canary 100%, stable → new, routes reset")
 	if b.cur.StableReplicas > 0 {
@@ -520,6 +546,7 @@ func (s *routed) abort(at int) {
 	s.idx, s.aborted, s.promoted = sn.idx, true, false
 	s.stableAvail, s.canaryAvail = sn.stableAvail, sn.canaryAvail
 	s.statusCanary, s.statusStable = sn.statusCanary, sn.statusStable
+	s.exp = sn.exp
 	b.batch = 0
 	for range 20 {
 		s.reconcile()
@@ -536,6 +563,9 @@ func (s *routed) abort(at int) {
 		b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", fmt.Sprintf("abort stalls: canary keeps %d%% and %d pods (dynamicStableScale with abortScaleDownDelaySeconds, argo-rollouts#4898)", s.statusCanary, b.cur.CanaryReplicas))
 		return
 	}
+	// The abort terminates a running experiment: its objects go after
+	// their scale-down delay.
+	s.endExperiment()
 	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", "abort: traffic back to stable"+s.stepZeroLoop())
 	if b.cur.CanaryReplicas == 0 {
 		return
