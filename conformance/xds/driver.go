@@ -49,6 +49,7 @@ type run struct {
 	cfgs  map[string]config.Config // kind/ns/name → current config
 	ctx   context.Context
 	first planState
+	names *symbolic // concrete names of the objects an experiment creates
 }
 
 func cfgKey(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
@@ -59,6 +60,8 @@ func (r *run) setup(start planState) error {
 	r.kube = newKubeSide()
 	r.rec = newRecorder()
 	r.cfgs = map[string]config.Config{}
+	r.names = &symbolic{}
+	r.rec.names = r.names
 	r.first = start
 	var objs []runtime.Object
 	// Services with their selectors as the start state's labels say.
@@ -250,10 +253,7 @@ func (r *run) vsForState(c config.Config, s planState) config.Config {
 		var dests []*networking.HTTPRouteDestination
 		var tdests []*networking.RouteDestination
 		for _, d := range rt.Dests {
-			if strings.HasPrefix(d.Host, "<experiment:") {
-				continue
-			}
-			dst := &networking.Destination{Host: d.Host, Subset: d.Subset}
+			dst := &networking.Destination{Host: r.names.concrete(d.Host), Subset: d.Subset}
 			if rt.Kind == "http" {
 				for _, od := range vs.Http[rt.Index].Route {
 					if od.Destination.Host == d.Host && od.Destination.Subset == d.Subset {
@@ -568,10 +568,15 @@ func (r *run) apply(w planWrite, s planState, work *batchWork, vsDone map[string
 			work.lateSlices[k] = true
 		}
 		return r.kube.updateService(r.ctx, svc)
+	case "service-create":
+		svc := r.experimentService(r.names.concrete(w.Object.Name), w.Object.Namespace, hashValue(w.Hash))
+		return r.kube.createService(r.ctx, svc)
+	case "service-delete":
+		return r.kube.deleteService(r.ctx, w.Object.Namespace, r.names.concrete(w.Object.Name))
 	case "replicaset-scale":
-		hash := ""
+		hash := hashValue(w.Hash) // an experiment template's
 		for sym, v := range hashValues {
-			if strings.HasSuffix(w.Object.Name, "-"+sym) {
+			if hash == "" && strings.HasSuffix(w.Object.Name, "-"+sym) {
 				hash = v
 			}
 		}

@@ -81,6 +81,7 @@ type planWrite struct {
 	RouteKind string     `json:"routeKind"`
 	Hosts     []string   `json:"hosts"`
 	Batch     int        `json:"batch"`
+	Hash      string     `json:"hash"`
 }
 
 // runPlan runs `rolloutlint plan --format json` on a bundle.

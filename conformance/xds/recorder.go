@@ -23,6 +23,8 @@ type recorder struct {
 	clients map[string]*client
 	// stray collects responses that no push explains.
 	stray []response
+	// names gives istiod's keys the plan's names (experiment objects).
+	names *symbolic
 }
 
 func newRecorder() *recorder {
@@ -85,7 +87,7 @@ func (r *recorder) needsPush(proxy *model.Proxy, req *model.PushRequest, pushed 
 		po = &PushObs{Reasons: map[string]int{}, Proxies: map[string]ProxyObs{}, Full: fullFlag(req)}
 		keys := map[string]bool{}
 		for k := range req.ConfigsUpdated {
-			keys[keyString(k)] = true
+			keys[r.names.plan(keyString(k))] = true
 		}
 		for k := range keys {
 			po.Keys = append(po.Keys, k)

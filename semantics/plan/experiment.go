@@ -90,6 +90,12 @@ func (s *routed) startExperiment(i int, st *v1alpha1.CanaryStep) {
 	b := s.b
 	ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
 	e := &experiment{step: i}
+	// createTemplateService creates no Service for a pod template without
+	// container ports.
+	hasPorts := false
+	for _, c := range b.rr.Spec.Spec.Template.Spec.Containers {
+		hasPorts = hasPorts || len(c.Ports) > 0
+	}
 	for _, t := range st.Experiment.Templates {
 		n := int32(1)
 		if t.Replicas != nil {
@@ -97,7 +103,7 @@ func (s *routed) startExperiment(i int, st *v1alpha1.CanaryStep) {
 		}
 		et := expTemplate{name: t.Name, rs: Object{Kind: "ReplicaSet", Namespace: ns, Name: experimentRSName(name, i, t.Name)},
 			hash: ExperimentHash(t.Name), replicas: n, weight: t.Weight}
-		if t.Weight != nil || t.Service != nil {
+		if (t.Weight != nil || t.Service != nil) && hasPorts {
 			et.svc = &Object{Kind: "Service", Namespace: ns, Name: ExperimentServiceName(name, i, &t)}
 		}
 		e.tmpls = append(e.tmpls, et)

@@ -260,7 +260,7 @@ spec:
   selector: {matchLabels: {app: exp}}
   template:
     metadata: {labels: {app: exp}}
-    spec: {containers: [{name: c, image: x}]}
+    spec: {containers: [{name: c, image: x, ports: [{name: http, containerPort: 8080}]}]}
   strategy:
     canary:
       stableService: exp-stable

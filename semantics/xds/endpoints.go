@@ -91,6 +91,15 @@ func (e *endpointsSim) apply(w plan.Write) []endpointEvent {
 			}
 		}
 		return out
+	case plan.WriteServiceCreate, plan.WriteServiceDelete:
+		// An experiment's Service selects its template's pods only; it is
+		// created before they exist and deleted after they are gone.
+		if e != nil {
+			for _, h := range w.Hosts {
+				e.sel[h] = w.Hash
+			}
+		}
+		return nil
 	case plan.WriteScale:
 		old, err1 := strconv.Atoi(w.Old)
 		nw, err2 := strconv.Atoi(w.New)
@@ -98,7 +107,10 @@ func (e *endpointsSim) apply(w plan.Write) []endpointEvent {
 			return nil
 		}
 		hash := plan.NewHash
-		if strings.HasSuffix(w.Object.Name, "-"+plan.OldHash) {
+		switch {
+		case w.Hash != "": // an experiment template's ReplicaSet
+			hash = w.Hash
+		case strings.HasSuffix(w.Object.Name, "-"+plan.OldHash):
 			hash = plan.OldHash
 		}
 		var out []endpointEvent

@@ -58,6 +58,10 @@ const (
 	KindDestinationRule ConfigKind = "DestinationRule"
 	KindServiceEntry    ConfigKind = "ServiceEntry" // a Kubernetes Service update is keyed ServiceEntry/<fqdn>
 	KindEndpoints       ConfigKind = "Endpoints"    // EndpointSlice churn (EDSUpdate)
+	// KindServiceCreated is a Service that appears (an experiment's):
+	// keyed ServiceEntry/<fqdn> like any Service update, but no proxy
+	// watches the new host's endpoints yet.
+	KindServiceCreated ConfigKind = "ServiceCreated"
 )
 
 // EDSMode is what EDS a config kind causes.
@@ -94,6 +98,9 @@ type KindRow struct {
 	// when it differs from Kind (up to 1.30 an EndpointSlice update is keyed
 	// ServiceEntry/<host>, like a Service update, with Full=false).
 	KeyKind ConfigKind
+	// KeyOnly: KeyKind names the key only; in a full push the row's own
+	// types stand (they are not the key kind's).
+	KeyOnly bool
 	Cite    string
 	// Proof names the conformance scenarios (testdata/xds-conformance/scenarios)
 	// whose recorded observations show the row's behaviour.

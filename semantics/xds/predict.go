@@ -273,10 +273,19 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 	// Hosts whose selector a batch writes: with a late slice, their pod
 	// changes of that batch are late as well.
 	lateHost := map[slotHost]bool{}
+	// Hosts a batch creates: their first EndpointSlice creates the host's
+	// endpoint shard, keyed as the Service's creation (conformance:
+	// experiment), so not-ready pods joining it add no update of their own.
+	created := map[slotHost]bool{}
 	for _, w := range writes {
 		if late && w.Kind == plan.WriteServiceSelector {
 			for _, h := range w.Hosts {
 				lateHost[slotHost{w.Batch, h}] = true
+			}
+		}
+		if w.Kind == plan.WriteServiceCreate {
+			for _, h := range w.Hosts {
+				created[slotHost{w.Batch, h}] = true
 			}
 		}
 	}
@@ -287,7 +296,7 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 		}
 		for _, ev := range ch.Events {
 			we := windowEvent{write: i, ev: ev, cite: ch.Cite, obj: &writes[i]}
-			if ev.Kind == KindServiceEntry || ev.Kind == KindEndpoints {
+			if ev.Kind == KindServiceEntry || ev.Kind == KindEndpoints || ev.Kind == KindServiceCreated {
 				we.hosts = w.Hosts
 				if len(we.hosts) == 0 {
 					continue // no Service selects these pods: no endpoints anywhere change
@@ -298,6 +307,9 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 		for _, e := range sim.apply(w) {
 			row := m.endpoint(e.change, sc.WorkloadEntryHost(e.host))
 			if row == nil || row.None {
+				continue
+			}
+			if created[slotHost{w.Batch, e.host}] && e.stage == StageWrite && (e.change == NotReadyAdded || e.change == NotReadyToEmpty) {
 				continue
 			}
 			if late && e.stage == StageWrite && lateHost[slotHost{w.Batch, e.host}] {
@@ -389,7 +401,7 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 			s = sc.For(we.ev.Kind, plan.Write{Hosts: we.hosts}, kr.AllGateways)
 		}
 		pt := part{row: kr, scope: s}
-		if kr.KeyKind != "" {
+		if kr.KeyKind != "" && !kr.KeyOnly {
 			pt.asFull = m.kind(kr.KeyKind)
 		}
 		x.parts = append(x.parts, pt)

@@ -33,6 +33,15 @@ var changes128 = []ChangeRow{
 		Cite:   "§9 row 3: subset label change → full push, only EDS of the subset clusters changes (§7: labels are not in the Cluster)"},
 	{Write: plan.WriteScale,
 		Cite: "§9 rows 7-8: ReplicaSet scaling → EndpointSlice churn as pods start, turn ready, terminate and go (Endpoints rows)"},
+	{Write: plan.WriteServiceCreate,
+		Events: []Event{{Kind: KindServiceCreated, Effective: []Type{CDS, EDS, LDS, RDS}}},
+		Cite: "§4.1 + conformance (experiment): a new Service → full push keyed ServiceEntry/<fqdn>: a new cluster (CDS, EDS for its new " +
+			"subscription), its outbound listener/route entries (LDS, RDS); its first EndpointSlice, with the not-ready pods of the same " +
+			"reconcile, creates the endpoint shard under the same key"},
+	{Write: plan.WriteServiceDelete,
+		Events: []Event{{Kind: KindServiceEntry, Effective: []Type{CDS, EDS, LDS, RDS}}, {Kind: KindEndpoints}},
+		Cite: "§4.1 + conformance (experiment): a deleted Service → full push keyed ServiceEntry/<fqdn>, its cluster, listener and route " +
+			"entries go; the deletion of its (empty) EndpointSlice follows within milliseconds, an Endpoints update merged into it"},
 }
 
 // endpoints128 is how 1.28 treats the endpoint changes Argo's writes cause.
@@ -103,7 +112,7 @@ var sidecarFull = []Type{CDS, EDS, LDS, RDS}
 var models = map[string]*Model{
 	"1.28": {
 		Version: "1.28", DebounceMillis: 100,
-		Verified: Verification{Release: "1.28.2", Commit: "ab413ac6c1f40b2f7c69d97e0db4e712e4ef1ecc", Scenarios: 11},
+		Verified: Verification{Release: "1.28.2", Commit: "ab413ac6c1f40b2f7c69d97e0db4e712e4ef1ecc", Scenarios: 12},
 		Cite:     "§0-§10: Istio 1.28.2 (ab413ac), default flags",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{LDS, RDS}, EDS: EDSNone, AllGateways: true,
@@ -112,6 +121,9 @@ var models = map[string]*Model{
 				Cite: "§2.1 canSendPartialFullPushes: a DR key blocks partial EDS; §3: every router pushed"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§4.1 + §2.1: Service update → full push, EDS partial-full for that host; routers scoped by host visibility"},
+			{Kind: KindServiceCreated, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS}, EDS: EDSNone, KeyKind: KindServiceEntry, KeyOnly: true,
+				Cite:  "§4.1 + conformance: a new Service is a Service update (ServiceEntry key, full push); no proxy watches the new host's CLA, so the push sends no EDS (the proxies request it after CDS)",
+				Proof: "experiment"},
 			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeyKind: KindServiceEntry,
 				Cite: "§4.2 + §2.1: EDSUpdate → incremental push keyed ServiceEntry/<host>, CLAs of the updated host only; merged into a full push " +
 					"(Full is the merge's, not the key's) the key is a Service update's to the generators: cdsNeedsPush keeps a ServiceEntry key for " +
@@ -123,7 +135,7 @@ var models = map[string]*Model{
 	},
 	"1.30": {
 		Version: "1.30", DebounceMillis: 100, DelegateRootKeys: true,
-		Verified: Verification{Release: "1.30.3", Commit: "56df41f63e513f834c9a3af33d8aed82d1d961f2", Scenarios: 11},
+		Verified: Verification{Release: "1.30.3", Commit: "56df41f63e513f834c9a3af33d8aed82d1d961f2", Scenarios: 12},
 		Cite:     "§11 1.30 (#59482): DR keys become delta-aware for EDS; a VS key blocks partial EDS",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
@@ -133,6 +145,9 @@ var models = map[string]*Model{
 				Cite: "§11 1.30: EDS partial pushes work for DestinationRule keys (deltaAwareEdsConfigs)"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§4.1 + §2.1, unchanged in 1.30"},
+			{Kind: KindServiceCreated, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS}, EDS: EDSNone, KeyKind: KindServiceEntry, KeyOnly: true,
+				Cite:  "§4.1 + conformance: a new Service is a Service update (ServiceEntry key, full push); no proxy watches the new host's CLA, so the push sends no EDS (the proxies request it after CDS)",
+				Proof: "experiment"},
 			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeyKind: KindServiceEntry,
 				Cite:  "§4.2, unchanged in 1.30 (merged into a full push the key acts as a Service update, see 1.28)",
 				Proof: "additional-subsets"},
@@ -142,7 +157,7 @@ var models = map[string]*Model{
 	},
 	"1.31": {
 		Version: "1.31", DebounceMillis: 100, NoFullSplit: true, DelegateRootKeys: true,
-		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 11},
+		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 12},
 		Cite:     "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
@@ -152,6 +167,9 @@ var models = map[string]*Model{
 				Cite: "§11: DR delta-aware EDS since 1.30"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§11 1.31: EDSUpdate uses kind.ServiceEntry for a FullPush-equivalent config push"},
+			{Kind: KindServiceCreated, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS}, EDS: EDSNone, KeyKind: KindServiceEntry, KeyOnly: true,
+				Cite:  "§4.1 + conformance: a new Service is a Service update (ServiceEntry key, full push); no proxy watches the new host's CLA, so the push sends no EDS (the proxies request it after CDS)",
+				Proof: "experiment"},
 			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeepsGatewayEDS: true,
 				Cite: "§11 1.31: incremental EDS is ConfigsUpdated={Endpoints}; computeProxyState skipped. proxyDependentOnConfig filters only " +
 					"ServiceEntry keys by host visibility for routers (pilot/pkg/xds/proxy_dependencies.go), so an Endpoints key stays for every gateway, " +
