@@ -39,10 +39,26 @@ var changes128 = []ChangeRow{
 			"subscription), its outbound listener/route entries (LDS, RDS); its first EndpointSlice, with the not-ready pods of the same " +
 			"reconcile, creates the endpoint shard under the same key"},
 	{Write: plan.WriteServiceDelete,
-		Events: []Event{{Kind: KindServiceEntry, Effective: []Type{CDS, EDS, LDS, RDS}}, {Kind: KindEndpoints}},
+		Events: []Event{{Kind: KindServiceEntry, Effective: []Type{CDS, LDS, RDS}}, {Kind: KindEndpoints}},
 		Cite: "§4.1 + conformance (experiment): a deleted Service → full push keyed ServiceEntry/<fqdn>, its cluster, listener and route " +
-			"entries go; the deletion of its (empty) EndpointSlice follows within milliseconds, an Endpoints update merged into it"},
+			"entries go; the deletion of its (empty) EndpointSlice follows within milliseconds, an update merged into it (1.28/1.30: " +
+			"keyed ServiceEntry too); the CLAs sent are unchanged"},
 }
+
+// changes131 is changes128 but for the deleted Service's EndpointSlice:
+// 1.31 keys it Endpoints/<fqdn> and the push changes EDS as well.
+var changes131 = func() []ChangeRow {
+	out := append([]ChangeRow(nil), changes128...)
+	for i := range out {
+		if out[i].Write == plan.WriteServiceDelete {
+			out[i] = ChangeRow{Write: plan.WriteServiceDelete,
+				Events: []Event{{Kind: KindServiceEntry, Effective: []Type{CDS, LDS, RDS}}, {Kind: KindEndpoints, Effective: []Type{EDS}}},
+				Cite: "§11 1.31 + conformance (experiment): a deleted Service → config push keyed ServiceEntry/<fqdn> and, from the deletion " +
+					"of its EndpointSlice within milliseconds, Endpoints/<fqdn>; CDS, LDS and RDS lose its entries and EDS changes too"}
+		}
+	}
+	return out
+}()
 
 // endpoints128 is how 1.28 treats the endpoint changes Argo's writes cause.
 var endpoints128 = []EndpointRow{
@@ -176,7 +192,7 @@ var models = map[string]*Model{
 					"also one that cannot see the host: alone it sends such a gateway nothing, merged with a VirtualService key (partial EDS blocked) every CLA it watches",
 				Proof: "header-mirror"},
 		},
-		Changes:   changes128,
+		Changes:   changes131,
 		Endpoints: endpoints131,
 	},
 }
