@@ -60,6 +60,31 @@ func TestJSONSchema(t *testing.T) {
 			}
 		}
 	}
+	// An experiment step's writes (service-create, service-delete, hash).
+	eg, err := load.Paths([]string{"../../testdata/xds-conformance/scenarios/experiment.yaml"}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range xds.Versions() {
+		m, err := xds.ForVersion(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := planreport.JSON(&buf, planreport.Build(m, xds.NewScoper(eg), plan.Build(eg), nil)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), `"kind": "service-delete"`) {
+			t.Errorf("experiment@%s: no service-delete write", v)
+		}
+		res, err := schema.Validate(gojsonschema.NewBytesLoader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Errors() {
+			t.Errorf("experiment@%s: %s", v, e)
+		}
+	}
 	// A refused Rollout: its rejections, with and without a detail.
 	g, err := load.Paths([]string{filepath.Join(fixtures, "host-level.yaml")}, load.Options{})
 	if err != nil {
