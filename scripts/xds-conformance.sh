@@ -123,17 +123,20 @@ for v in $versions; do
     continue
   fi
   built=$(date +%s)
-  out="$cache_root/xds-conformance-$v/observations"
-  rm -rf "$out.tmp"; mkdir -p "$out.tmp"
+  # A directory of this run's own: engineers share the build cache, and a
+  # fixed path let one run's start wipe another's observations mid-run.
+  run_dir=$(mktemp -d "$cache_root/xds-conformance-$v/run.XXXXXX")
+  out="$run_dir/observations"
+  mkdir -p "$out.tmp"
   module=$proxy_module_1_31_0
   [ "$v" = 1.31.0 ] || module="source tree"
   if ! "$bin" -rolloutlint bin/rolloutlint -root "$root" -istio-version "$v" -model "$(model_of "$v")" \
       -istio-module "$module" -istio-commit "$(commit_of "$v")" -out "$out.tmp" "${scenarios[@]}"; then
-    summary+=("Istio $v: harness FAILED")
+    summary+=("Istio $v: harness FAILED (the scenarios that ran: $out.tmp)")
     status=1
     continue
   fi
-  rm -rf "$out"; mv "$out.tmp" "$out"
+  mv "$out.tmp" "$out"
   ran=$(date +%s)
   echo "Istio $v: build $((built - start)) s, scenarios $((ran - built)) s"
   if [ -n "${XDS_RECORD:-}" ]; then
@@ -142,8 +145,9 @@ for v in $versions; do
   fi
   if go run ./internal/tools/xdsconform -all -root "$root" "$out"; then
     summary+=("Istio $v: every push matches")
+    rm -rf "$run_dir"
   else
-    summary+=("Istio $v: MISMATCH")
+    summary+=("Istio $v: MISMATCH (observations: $out)")
     status=1
   fi
 done
