@@ -406,7 +406,7 @@ func (s *routed) completed(st *v1alpha1.CanaryStep) bool {
 		// succeed (its duration, its analyses).
 		return s.exp != nil && s.exp.running && !s.wrote
 	}
-	// Header/mirror routes complete at once; analysis, experiment and plugin
+	// Header/mirror routes complete at once; analysis and plugin
 	// steps are taken to pass.
 	return true
 }
