@@ -38,7 +38,6 @@ import (
 // An abort terminates the Experiment (rollout/experiment.go
 // reconcileExperiments): the destination goes with the abort's weights and
 // the ReplicaSets and Services the same way.
-const experimentScaleDownDelay = 30
 
 // experiment is the live experiment of a step.
 type experiment struct {
