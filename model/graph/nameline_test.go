@@ -46,4 +46,3 @@ func TestNameLineAgreesWithPos(t *testing.T) {
 		t.Fatalf("only %d resources checked", n)
 	}
 }
-
