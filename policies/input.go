@@ -70,13 +70,13 @@ func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {
-		if e.kset.covers(need) && e.fields.covers(fields) {
+		if e.kset.covers(need) && coversOf(e.fields, fields) {
 			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kset: declaredKinds().union(need), fields: allDeclaredFields().union(fields)}
+		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields)}
 		gi.ins = append(gi.ins, in)
 	}
 	gi.mu.Unlock()
