@@ -158,6 +158,7 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 	case "json":
 		var opening []byte
 		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
+			sep := ",\n    "
 			if i == 0 {
 				var err error
 				if opening, err = jsonOpening(doc); err != nil {
@@ -166,9 +167,10 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 				if _, err := bw.Write(opening); err != nil {
 					return err
 				}
-				bw.WriteString("[\n    ")
-			} else {
-				bw.WriteString(",\n    ")
+				sep = "[\n    "
+			}
+			if _, err := bw.WriteString(sep); err != nil {
+				return err
 			}
 			// MarshalIndent with the prefix of an element of the
 			// top-level "rollouts" array writes what the Encoder's
