@@ -101,6 +101,17 @@ func (g *Graph) Get(kind, namespace, name string) *Resource {
 	return nil
 }
 
+// GetGroup is Get restricted to one API group, for kind names two groups
+// share (Istio's Gateway and the Gateway API's).
+func (g *Graph) GetGroup(group, kind, namespace, name string) *Resource {
+	for _, r := range g.byKey[ObjectKey{kind, namespace, name}] {
+		if r.Group == group {
+			return r
+		}
+	}
+	return nil
+}
+
 // All returns every resource with that kind, namespace and name (more than one
 // means the bundle defines the object twice).
 func (g *Graph) All(kind, namespace, name string) []*Resource {
