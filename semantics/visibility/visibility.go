@@ -204,7 +204,7 @@ func readMesh(g *graph.Graph) Mesh {
 			root = r.Namespace // istiod's root defaults to its own namespace
 		}
 		return Mesh{RootNamespace: root, DefaultServiceExportTo: mc.DefaultServiceExportTo,
-			DefaultVirtualServiceExportTo: mc.DefaultVirtualServiceExportTo,
+			DefaultVirtualServiceExportTo:  mc.DefaultVirtualServiceExportTo,
 			DefaultDestinationRuleExportTo: mc.DefaultDestinationRuleExportTo, Source: r}
 	}
 	return def
