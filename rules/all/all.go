@@ -84,6 +84,13 @@ var goRules = []*rules.Rule{
 	istio.GatewayHostShadowed,
 	istio.VirtualServiceHostNotInGateway,
 	istio.DestinationRuleHostUnknown,
+	istio.DestinationHostNotExported,
+	istio.VirtualServiceNotExportedToGateway,
+	istio.SubsetUndefinedForClient,
+	istio.SidecarBypassesVirtualService,
+	istio.GatewayAPIGatewayBinding,
+	istio.VirtualServiceUnreachableRule,
+	istio.VirtualServiceIneffectiveMatch,
 
 	// RL4xxx: analysis.
 	analysis.TemplateNotFound,

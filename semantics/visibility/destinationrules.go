@@ -229,3 +229,16 @@ func cutSuffix(s, suffix string) (string, bool) {
 	}
 	return s, false
 }
+
+// SubsetDefiners returns the DestinationRules of the bundle, in load order,
+// whose host covers host and that define the subset, wherever they apply.
+func (m *Model) SubsetDefiners(host, subset string) []*graph.Resource {
+	var out []*graph.Resource
+	for _, d := range m.drs {
+		if d.selector || !SubsetOf(host, d.host) || !slices.Contains(d.subsets, subset) {
+			continue
+		}
+		out = append(out, d.res)
+	}
+	return out
+}
