@@ -74,10 +74,6 @@ spec:
 			if len(dests) == 0 {
 				return
 			}
-			places := routePlaces(m, r)
-			if len(places) == 0 {
-				return
-			}
 			for _, d := range dests {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {
@@ -88,7 +84,8 @@ spec:
 				if len(svcs) == 0 {
 					continue // RL3001
 				}
-				var sidecars, gateways []string
+				places := routePlaces(m, r, fq)
+				var sidecars, gateways, passing []string
 				assumed, total, missing := false, 0, 0
 				for _, w := range places {
 					total++
@@ -99,6 +96,9 @@ spec:
 						ok = m.VisibleService(fq, w.ns) != nil
 					}
 					if ok {
+						if w.gateway == nil {
+							passing = append(passing, w.ns)
+						}
 						continue
 					}
 					missing++
@@ -118,7 +118,7 @@ spec:
 				}
 				var where []string
 				if len(sidecars) > 0 {
-					where = append(where, "the sidecars of "+namespaceList(sidecars))
+					where = append(where, "the sidecars of "+namespaceList(sidecars, passing))
 				}
 				where = append(where, gateways...)
 				svc := svcs[0]
@@ -134,7 +134,7 @@ spec:
 				if missing < total || assumed {
 					sev = rules.Warning
 				}
-				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s is not visible to %s, where the route is applied: %s %s is %s, so %s there",
+				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s is not visible to %s: %s %s is %s, so %s there",
 					what, host, d.Route, objectName(r), strings.Join(where, " and to "), svcKind(svc), objectName(svc.Resource), exp, effect)
 				rel := []rules.Related{rules.RelatedAt(svc.Resource, pathOr(svc.ExportPath, "metadata.name"), fmt.Sprintf("%s %s is %s", svcKind(svc), objectName(svc.Resource), exp))}
 				p.ReportDiag(rules.Diagnostic{Resource: r, Path: d.HostPath(), Message: msg, Severity: sev, Related: rel})
@@ -167,9 +167,11 @@ func appendOnce(l []string, s string) []string {
 	return append(l, s)
 }
 
-// namespaceList renders namespaces for messages: "namespace a",
-// "namespaces a, b" and "namespaces a and those the bundle does not name".
-func namespaceList(nss []string) string {
+// namespaceList renders the namespaces a finding covers: "namespace a",
+// "namespaces a, b", or, when they include visibility.Other, "every
+// namespace that applies the route" with the evaluated ones where it works
+// (passing) as exceptions.
+func namespaceList(nss, passing []string) string {
 	var named []string
 	other := false
 	for _, ns := range nss {
@@ -180,12 +182,12 @@ func namespaceList(nss []string) string {
 		}
 	}
 	switch {
-	case len(named) == 0 && other:
-		return "namespaces the bundle does not name"
-	case len(named) == 1 && !other:
-		return "namespace " + named[0]
+	case other && len(passing) == 0:
+		return "every namespace that applies the route"
 	case other:
-		return "namespaces " + strings.Join(named, ", ") + " and those the bundle does not name"
+		return "every namespace that applies the route but " + strings.Join(passing, ", ")
+	case len(named) == 1:
+		return "namespace " + named[0]
 	}
 	return "namespaces " + strings.Join(named, ", ")
 }

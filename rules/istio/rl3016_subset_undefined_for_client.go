@@ -76,12 +76,9 @@ spec:
 			if len(uses) == 0 {
 				return
 			}
-			places := routePlaces(m, r)
-			if len(places) == 0 {
-				return
-			}
 			for _, u := range uses {
 				fq := visibility.IstioFQDN(u.Host, r.Namespace)
+				places := routePlaces(m, r, fq)
 				definers := m.SubsetDefiners(fq, u.Subset)
 				if len(definers) == 0 {
 					continue // RL2006
@@ -91,6 +88,7 @@ spec:
 				var rel []rules.Related
 				relSeen := map[*graph.Resource]bool{}
 				missing := 0
+				var passing []string
 				for _, pl := range places {
 					svcNS := m.ServiceNamespace(fq, pl.ns)
 					if pl.gateway != nil {
@@ -100,6 +98,9 @@ spec:
 					}
 					e := m.DestinationRule(fq, pl.ns, svcNS)
 					if e.Subset(u.Subset) != nil {
+						if pl.gateway == nil {
+							passing = append(passing, pl.ns)
+						}
 						continue
 					}
 					missing++
@@ -125,7 +126,21 @@ spec:
 				}
 				var parts []string
 				for _, reason := range order {
-					parts = append(parts, joinPlaces(groups[reason])+" "+reason)
+					// A group standing for every other namespace excepts the
+					// namespaces where the subset is defined or missing otherwise.
+					except := append([]string(nil), passing...)
+					for _, o := range order {
+						if o == reason {
+							continue
+						}
+						for _, l := range groups[o] {
+							if ns, ok := strings.CutPrefix(l, "sidecar\x00"); ok {
+								except = append(except, ns)
+							}
+						}
+					}
+					sort.Strings(except)
+					parts = append(parts, joinPlaces(groups[reason], except)+" "+reason)
 				}
 				var defs []string
 				for _, d := range definers {
@@ -163,13 +178,16 @@ func (pl place) label() string {
 	return fmt.Sprintf("the proxies of Gateway %s in namespace %s", objectName(pl.gateway), pl.ns)
 }
 
-// routePlaces lists where a VirtualService's routes are applied: the
-// namespaces whose sidecars apply it, then the proxies of its bound Istio
-// Gateways in the namespaces it is visible in.
-func routePlaces(m *visibility.Model, r *graph.Resource) []place {
+// routePlaces lists where a VirtualService's routes to the hosts are
+// applied: the namespaces whose sidecars apply it (visibility.Other standing
+// for every namespace the outcome cannot differ in), then the proxies of
+// its bound Istio Gateways in the namespaces it is visible in.
+func routePlaces(m *visibility.Model, r *graph.Resource, hosts ...string) []place {
 	var out []place
-	for _, ns := range m.SidecarNamespaces(r) {
-		out = append(out, place{ns: ns})
+	for _, ns := range m.Candidates(r, hosts...) {
+		if m.Applies(r, ns) {
+			out = append(out, place{ns: ns})
+		}
 	}
 	export := m.VirtualServiceExport(r)
 	for _, gr := range m.Gateways(r) {
@@ -186,8 +204,9 @@ func routePlaces(m *visibility.Model, r *graph.Resource) []place {
 	return out
 }
 
-// joinPlaces renders place labels: sidecar namespaces together first.
-func joinPlaces(labels []string) string {
+// joinPlaces renders place labels: sidecar namespaces together first;
+// passing are the sidecar namespaces applying the route where it works.
+func joinPlaces(labels, passing []string) string {
 	var nss, gws []string
 	for _, l := range labels {
 		if ns, ok := strings.CutPrefix(l, "sidecar\x00"); ok {
@@ -198,7 +217,7 @@ func joinPlaces(labels []string) string {
 	}
 	var parts []string
 	if len(nss) > 0 {
-		parts = append(parts, "the sidecars of "+namespaceList(nss))
+		parts = append(parts, "the sidecars of "+namespaceList(nss, passing))
 	}
 	parts = append(parts, gws...)
 	return strings.Join(parts, " and ")

@@ -1,37 +1,65 @@
 package istio
 
 import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/routematch"
 )
 
-// VirtualServiceIneffectiveMatch reports TODO: what the rule finds.
+// VirtualServiceIneffectiveMatch reports single matches of a VirtualService
+// route that an earlier match makes useless.
 var VirtualServiceIneffectiveMatch = &rules.Rule{
-	ID: "RL3020", Name: "virtualservice-ineffective-match", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{kinds.Rollout}, Tags: []string{"istio"},
-	Summary: "TODO: one line saying what the rule finds.",
+	ID: "RL3020", Name: "virtualservice-ineffective-match", Severity: rules.Info, Source: rules.SourceGo,
+	Kinds:   []string{kinds.VirtualService},
+	Tags:    []string{"istio"},
+	Summary: "One match of a VirtualService route never takes effect: an earlier match (of an earlier route, or repeated in the same one) accepts every request it does.",
 	Doc: rules.Doc{
-		Why: `TODO: what goes wrong at runtime when the rule fires (what Argo Rollouts or
-Istio does with this input), and how to fix it. Markdown; write a backtick as \'.`,
+		Why: `A route's \'match\' list is a list of alternatives; the first route whose list accepts a request
+takes it. A match that an earlier route's match already covers (the same conditions, or fewer
+and looser ones) never selects this route, and a match repeated within one route is redundant:
+the route still works through its other matches, but the match is misleading — it reads as if
+those requests came here. This is \'istioctl analyze\' IST0131 (VirtualServiceIneffectiveMatch),
+with coverage decided condition by condition as RL3019 explains. When all of a route's matches
+are covered the route itself is unused (RL3019).`,
 		Bad: `
-TODO: a YAML example that makes the rule fire
+http:
+- match: [{uri: {prefix: /api}}]
+  route: [{destination: {host: api}}]
+- match:
+  - uri: {prefix: /api/v2}     # taken by the route above
+  - uri: {prefix: /v2}
+  route: [{destination: {host: api-v2}}]
 `,
 		Good: `
-TODO: the same example fixed
+http:
+- match: [{uri: {prefix: /api/v2}}, {uri: {prefix: /v2}}]
+  route: [{destination: {host: api-v2}}]
+- match: [{uri: {prefix: /api}}]
+  route: [{destination: {host: api}}]
 `,
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		for _, r := range p.Graph.OfKind(kinds.Rollout) {
-			ro := r.Rollout()
-			if ro == nil {
-				continue
+		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+			for _, list := range vsRouteLists(vs) {
+				for _, in := range routematch.Analyze(list.routes).Ineffective {
+					how := "accepts every request it does"
+					if in.Duplicate {
+						how = "is the same match"
+					}
+					where := list.name(in.By)
+					if in.By == in.Route {
+						where = "the same route"
+					}
+					p.Report(r, list.matchPath(in.Route, in.Match), fmt.Sprintf("match %d of %s in VirtualService %s never takes effect: match %d of %s %s (istioctl IST0131)",
+						in.Match, list.name(in.Route), objectName(r), in.ByMatch, where, how),
+						rules.RelatedAt(r, list.matchPath(in.By, in.ByMatch), fmt.Sprintf("match %d of %s", in.ByMatch, list.name(in.By))))
+				}
 			}
-			// TODO: replace this example check with the rule's own.
-			if n := ro.Spec.Replicas; n != nil && *n == 0 {
-				p.Reportf(r, "spec.replicas", "Rollout %s has spec.replicas 0 (example check of RL3020: replace it)", ro.Name)
-			}
-		}
+		})
 		return nil
 	},
 }

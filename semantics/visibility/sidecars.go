@@ -1,6 +1,7 @@
 package visibility
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,11 +49,23 @@ func (m *Model) indexSidecars() {
 					s.exclude[rest] = append(s.exclude[rest], name)
 					continue
 				}
-				if ns != "*" && ns != "." {
+				switch ns {
+				case "*":
+					if !slices.Contains(m.wildSidecars, r.Namespace) {
+						m.wildSidecars = append(m.wildSidecars, r.Namespace)
+					}
+				case ".":
+				default:
 					m.named[ns] = true
+					if !slices.Contains(m.sidecarsFrom[ns], r.Namespace) {
+						m.sidecarsFrom[ns] = append(m.sidecarsFrom[ns], r.Namespace)
+					}
 				}
 				s.hosts[ns] = append(s.hosts[ns], name)
 			}
+		}
+		if s.all && !slices.Contains(m.wildSidecars, r.Namespace) {
+			m.wildSidecars = append(m.wildSidecars, r.Namespace)
 		}
 		m.sidecars[r.Namespace] = s
 	}
@@ -165,23 +178,6 @@ func (m *Model) ImportsService(client string, svc *Service) bool {
 		return false
 	}
 	return importsServiceHost(nsHosts, svc.Host) || importsServiceHost(anyHosts, svc.Host)
-}
-
-// SidecarNamespacesForHost is where sidecars import a host (fully qualified)
-// through their egress hosts, or get it as a destination of a VirtualService
-// they import. Namespaces are those of Namespaces().
-func (m *Model) SidecarNamespacesForHost(host string) []string {
-	svcs := m.Services(host)
-	var out []string
-	for _, ns := range m.Namespaces() {
-		for _, s := range svcs {
-			if m.ImportsService(ns, s) {
-				out = append(out, ns)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // Proxies are the namespaces where a Gateway's proxies run.

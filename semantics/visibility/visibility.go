@@ -15,6 +15,7 @@
 package visibility
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -69,13 +70,22 @@ type Model struct {
 
 	services  map[string][]*Service // exact host → services
 	wildcards []*Service            // ServiceEntry wildcard hosts
+	byNS      map[string][]*Service // services by namespace, load order
 	drs       []*destRule
 	drByNS    map[string][]*destRule
+	drByHost  map[string][]*destRule // exact resolved host → rules
+	drWild    []*destRule            // rules of wildcard hosts
 	sidecars  map[string]*sidecarScope // namespace-wide Sidecar by namespace
 	root      *sidecarScope            // the root namespace's namespace-wide Sidecar
 	gwProxies map[*graph.Resource]Proxies
 	named     map[string]bool
 	vsHosts   map[*graph.Resource][]string
+	vsByHost  map[string][]*graph.Resource // exact resolved host → mesh and gateway VirtualServices
+	// sidecarsFrom lists, per namespace, the namespaces whose own Sidecar
+	// imports from it by name ("shop/..."); wildSidecars those with a "*/"
+	// import (they may import from any namespace).
+	sidecarsFrom map[string][]string
+	wildSidecars []string
 }
 
 var models = graph.NewMemo[*Model]("visibility.Of")
@@ -84,7 +94,8 @@ var models = graph.NewMemo[*Model]("visibility.Of")
 func Of(g *graph.Graph) *Model { return models.Get(g, func() *Model { return build(g) }) }
 
 func build(g *graph.Graph) *Model {
-	m := &Model{g: g, services: map[string][]*Service{}, drByNS: map[string][]*destRule{},
+	m := &Model{g: g, services: map[string][]*Service{}, drByNS: map[string][]*destRule{}, byNS: map[string][]*Service{},
+		drByHost: map[string][]*destRule{}, vsByHost: map[string][]*graph.Resource{}, sidecarsFrom: map[string][]string{},
 		sidecars: map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
 		named: map[string]bool{}, vsHosts: map[*graph.Resource][]string{}}
 	m.Mesh = readMesh(g)
@@ -109,6 +120,7 @@ func build(g *graph.Graph) *Model {
 			Export: exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path, Kubernetes: true}
 		m.nameAll(exp)
 		m.services[s.Host] = append(m.services[s.Host], s)
+		m.byNS[s.Namespace] = append(m.byNS[s.Namespace], s)
 	}
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		se, _ := r.Typed.(*kinds.ServiceEntryObject)
@@ -128,6 +140,7 @@ func build(g *graph.Graph) *Model {
 			} else {
 				m.services[h] = append(m.services[h], s)
 			}
+			m.byNS[s.Namespace] = append(m.byNS[s.Namespace], s)
 		}
 	}
 	for _, r := range g.OfKind(kinds.DestinationRule) {
@@ -142,13 +155,22 @@ func build(g *graph.Graph) *Model {
 		}
 		m.drs = append(m.drs, d)
 		m.drByNS[r.Namespace] = append(m.drByNS[r.Namespace], d)
+		if wildcarded(d.host) {
+			m.drWild = append(m.drWild, d)
+		} else {
+			m.drByHost[d.host] = append(m.drByHost[d.host], d)
+		}
 	}
 	for _, r := range g.OfKind(kinds.VirtualService) {
 		if vs := r.VirtualService(); vs != nil {
 			m.nameAll(vs.Spec.GetExportTo())
 			hosts := make([]string, 0, len(vs.Spec.GetHosts()))
 			for _, h := range vs.Spec.GetHosts() {
-				hosts = append(hosts, IstioFQDN(h, r.Namespace))
+				fq := IstioFQDN(h, r.Namespace)
+				hosts = append(hosts, fq)
+				if !slices.Contains(m.vsByHost[fq], r) {
+					m.vsByHost[fq] = append(m.vsByHost[fq], r)
+				}
 			}
 			m.vsHosts[r] = hosts
 		}
@@ -308,19 +330,100 @@ func MeshBound(r *graph.Resource) bool {
 	return false
 }
 
-// SidecarNamespaces is where a mesh VirtualService is applied by sidecars:
-// the namespaces it is exported to whose Sidecar (or the root namespace's)
-// imports one of its hosts. Namespaces are those of Namespaces().
-func (m *Model) SidecarNamespaces(r *graph.Resource) []string {
-	if !MeshBound(r) {
-		return nil
+// Applies reports whether the sidecars of namespace ns apply a mesh
+// VirtualService: it is exported there and their Sidecar imports one of its
+// hosts from its namespace.
+func (m *Model) Applies(r *graph.Resource, ns string) bool {
+	return MeshBound(r) && m.ImportsVirtualService(ns, r)
+}
+
+// Candidates lists the namespaces where the outcome of routing a mesh
+// VirtualService's traffic to the hosts can differ from that of a namespace
+// the bundle does not name: the VirtualService's own, the root namespace,
+// those named by its exportTo, by the hosts' services (theirs and their
+// exportTo) and DestinationRules (theirs and their exportTo), and those
+// whose own Sidecar imports from the VirtualService's namespace; then
+// Other, which stands for every other namespace. The list depends on the
+// objects of the VirtualService and its hosts only, never on the size of
+// the bundle.
+func (m *Model) Candidates(r *graph.Resource, hosts ...string) []string {
+	set := map[string]bool{r.Namespace: true, m.Mesh.RootNamespace: true}
+	addAll := func(nss []string) {
+		for _, ns := range nss {
+			set[ns] = true
+		}
 	}
-	exp := m.VirtualServiceExport(r)
-	var out []string
-	for _, ns := range m.Namespaces() {
-		if exp.Has(ns) && m.ImportsVirtualService(ns, r) {
-			out = append(out, ns)
+	addAll(m.VirtualServiceExport(r).Members())
+	addAll(m.VirtualServiceExport(r).Except())
+	addAll(m.sidecarsFrom[r.Namespace])
+	addAll(m.wildSidecars)
+	for _, h := range hosts {
+		for _, s := range m.Services(h) {
+			set[s.Namespace] = true
+			addAll(s.Export.Members())
+			addAll(s.Export.Except())
+		}
+		for _, d := range m.rulesFor(h) {
+			set[d.res.Namespace] = true
+			for _, e := range d.exportTo {
+				if e != "*" && e != "." && e != "~" {
+					set[e] = true
+				}
+			}
+		}
+	}
+	out := sortedKeys(set)
+	return append(out, Other)
+}
+
+// rulesFor returns the DestinationRules whose host covers host.
+func (m *Model) rulesFor(host string) []*destRule {
+	out := append([]*destRule(nil), m.drByHost[host]...)
+	for _, d := range m.drWild {
+		if SubsetOf(host, d.host) {
+			out = append(out, d)
 		}
 	}
 	return out
 }
+
+// SidecarNamespaces is the set of namespaces whose sidecars apply a mesh
+// VirtualService. It costs one check per namespace with a Sidecar of its own;
+// rules that only need the outcome in some namespaces use Applies with
+// Candidates instead.
+func (m *Model) SidecarNamespaces(r *graph.Resource) Set {
+	if !MeshBound(r) {
+		return Set{}
+	}
+	out := Set{ns: map[string]bool{}}
+	if m.Applies(r, Other) {
+		out.all = true
+	}
+	check := func(ns string) {
+		if ns == Other {
+			return
+		}
+		in := m.Applies(r, ns)
+		switch {
+		case out.all && !in:
+			out.ns[ns] = true
+		case !out.all && in:
+			out.ns[ns] = true
+		}
+	}
+	for ns := range m.sidecars {
+		check(ns)
+	}
+	for _, ns := range m.Candidates(r, m.vsHosts[r]...) {
+		check(ns)
+	}
+	return out
+}
+
+// VirtualServicesForHost returns the VirtualServices listing host (fully
+// qualified as istiod resolves it) in spec.hosts, in load order.
+func (m *Model) VirtualServicesForHost(host string) []*graph.Resource { return m.vsByHost[host] }
+
+// ServicesIn returns the services (Kubernetes Services and ServiceEntry
+// hosts) of a namespace, in load order.
+func (m *Model) ServicesIn(ns string) []*Service { return m.byNS[ns] }

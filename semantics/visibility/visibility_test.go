@@ -229,8 +229,15 @@ spec: {egress: [{hosts: ["./*", "istio-system/*"]}]}
 			t.Errorf("%s imports the Service = %v, want %v", c.ns, got, c.svcIn)
 		}
 	}
-	if got := m.SidecarNamespaces(vs); !reflect.DeepEqual(got, []string{"books", "routing"}) {
+	if got := m.SidecarNamespaces(vs); got.IsAll() || !reflect.DeepEqual(got.Members(), []string{"books", "routing"}) {
 		t.Errorf("SidecarNamespaces = %v", got)
+	}
+	// Candidates name the namespaces that can differ from the rest: the
+	// VirtualService's, the service's, the root, and web (a Sidecar of its
+	// own importing from shop does not matter, one importing from routing
+	// would), books ("*/" imports may reach any namespace).
+	if got := m.Candidates(vs, "reviews.shop.svc.cluster.local"); !reflect.DeepEqual(got, []string{"books", "istio-system", "routing", "shop", visibility.Other}) {
+		t.Errorf("Candidates = %q", got)
 	}
 }
 
