@@ -13,7 +13,7 @@ import (
 // whose every rollout write is pushed to every gateway proxy.
 var GatewayFanout = &rules.Rule{
 	ID: "RL6003", Name: "mesh-route-pushes-every-gateway", Severity: rules.Info, Source: rules.SourceGo, OptIn: true,
-	Kinds: []string{kinds.Rollout, kinds.VirtualService}, Tags: []string{"plan", "istio", "xds", "performance"},
+	Kinds: []string{kinds.Rollout, kinds.VirtualService, kinds.Sidecar}, Tags: []string{"plan", "istio", "xds", "performance"},
 	Summary: "Each weight write on a mesh-only VirtualService is a full push to every gateway and to sidecars in every namespace.",
 	Doc: rules.Doc{
 		Why: `istiod decides which proxies a VirtualService change reaches before it looks at the
