@@ -140,3 +140,33 @@ func sortedKeys(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Overlaps reports whether two sets share a namespace (two All sets always
+// do: some namespace is in neither exception list).
+func (s Set) Overlaps(o Set) bool {
+	switch {
+	case s.all && o.all:
+		return true
+	case s.all:
+		s, o = o, s
+	}
+	for k := range s.ns {
+		if o.Has(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// Common returns a namespace in both sets, for messages: the first listed
+// one in sorted order, or Other when only unnamed namespaces are shared.
+func (s Set) Common(o Set) (string, bool) {
+	in := s.Intersect(o)
+	if in.all {
+		return Other, true
+	}
+	if m := in.Members(); len(m) > 0 {
+		return m[0], true
+	}
+	return "", false
+}
