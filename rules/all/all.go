@@ -69,6 +69,8 @@ var goRules = []*rules.Rule{
 	traffic.SharedService,
 	traffic.SharedDestinationRule,
 	traffic.ManagedRouteClash,
+	traffic.ManagedDestinationRuleShadowed,
+	traffic.ManagedRouteShadowsRoute,
 
 	// RL3xxx: Istio hygiene.
 	istio.DestinationHostUnknown,

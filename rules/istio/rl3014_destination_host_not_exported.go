@@ -84,30 +84,24 @@ spec:
 				if len(svcs) == 0 {
 					continue // RL3001
 				}
-				places := routePlaces(m, r, fq)
+				places := m.Places(r, fq)
 				var sidecars, gateways, passing []string
 				assumed, total, missing := false, 0, 0
 				for _, w := range places {
 					total++
-					var ok bool
-					if w.gateway != nil {
-						ok = m.VisibleToGateway(fq, w.ns) != nil
-					} else {
-						ok = m.VisibleService(fq, w.ns) != nil
-					}
-					if ok {
-						if w.gateway == nil {
-							passing = append(passing, w.ns)
+					if m.ServiceFor(fq, w) != nil {
+						if w.Gateway == nil {
+							passing = append(passing, w.Namespace)
 						}
 						continue
 					}
 					missing++
-					if w.gateway == nil {
-						sidecars = append(sidecars, w.ns)
+					if w.Gateway == nil {
+						sidecars = append(sidecars, w.Namespace)
 						continue
 					}
-					gw := fmt.Sprintf("the proxies of Gateway %s in namespace %s", objectName(w.gateway), w.ns)
-					if w.assumed {
+					gw := fmt.Sprintf("the proxies of Gateway %s in namespace %s", objectName(w.Gateway), w.Namespace)
+					if w.Assumed {
 						gw += " (assumed: no workload of the bundle carries its selector labels)"
 						assumed = true
 					}

@@ -78,7 +78,7 @@ spec:
 			}
 			for _, u := range uses {
 				fq := visibility.IstioFQDN(u.Host, r.Namespace)
-				places := routePlaces(m, r, fq)
+				places := m.Places(r, fq)
 				definers := m.SubsetDefiners(fq, u.Subset)
 				if len(definers) == 0 {
 					continue // RL2006
@@ -90,16 +90,10 @@ spec:
 				missing := 0
 				var passing []string
 				for _, pl := range places {
-					svcNS := m.ServiceNamespace(fq, pl.ns)
-					if pl.gateway != nil {
-						if s := m.VisibleToGateway(fq, pl.ns); s != nil {
-							svcNS = s.Namespace
-						}
-					}
-					e := m.DestinationRule(fq, pl.ns, svcNS)
+					e := m.DestinationRuleAt(fq, pl)
 					if e.Subset(u.Subset) != nil {
-						if pl.gateway == nil {
-							passing = append(passing, pl.ns)
+						if pl.Gateway == nil {
+							passing = append(passing, pl.Namespace)
 						}
 						continue
 					}
@@ -119,7 +113,7 @@ spec:
 					if _, ok := groups[reason]; !ok {
 						order = append(order, reason)
 					}
-					groups[reason] = append(groups[reason], pl.label())
+					groups[reason] = append(groups[reason], placeLabel(pl))
 				}
 				if missing == 0 {
 					continue
@@ -163,45 +157,13 @@ spec:
 	},
 }
 
-// place is where a route is applied: the sidecars of a namespace, or the
-// proxies of a bound Gateway in a namespace.
-type place struct {
-	ns      string
-	gateway *graph.Resource
-	assumed bool
-}
-
-func (pl place) label() string {
-	if pl.gateway == nil {
-		return "sidecar\x00" + pl.ns
+// placeLabel renders a place: "sidecar\x00<ns>" for sidecars (joined by
+// joinPlaces), a phrase for gateway proxies.
+func placeLabel(pl visibility.Place) string {
+	if pl.Gateway == nil {
+		return "sidecar\x00" + pl.Namespace
 	}
-	return fmt.Sprintf("the proxies of Gateway %s in namespace %s", objectName(pl.gateway), pl.ns)
-}
-
-// routePlaces lists where a VirtualService's routes to the hosts are
-// applied: the namespaces whose sidecars apply it (visibility.Other standing
-// for every namespace the outcome cannot differ in), then the proxies of
-// its bound Istio Gateways in the namespaces it is visible in.
-func routePlaces(m *visibility.Model, r *graph.Resource, hosts ...string) []place {
-	var out []place
-	for _, ns := range m.Candidates(r, hosts...) {
-		if m.Applies(r, ns) {
-			out = append(out, place{ns: ns})
-		}
-	}
-	export := m.VirtualServiceExport(r)
-	for _, gr := range m.Gateways(r) {
-		if gr.Istio == nil {
-			continue
-		}
-		px := m.GatewayProxies(gr.Istio)
-		for _, ns := range px.Namespaces {
-			if export.Has(ns) {
-				out = append(out, place{ns: ns, gateway: gr.Istio, assumed: px.Assumed})
-			}
-		}
-	}
-	return out
+	return fmt.Sprintf("the proxies of Gateway %s in namespace %s", objectName(pl.Gateway), pl.Namespace)
 }
 
 // joinPlaces renders place labels: sidecar namespaces together first;

@@ -344,3 +344,63 @@ func (m *Model) Gateways(r *graph.Resource) []GatewayRef {
 	}
 	return out
 }
+
+// Place is where a VirtualService's routes are applied: the sidecars of a
+// namespace (Gateway nil; Namespace may be Other), or the proxies of a bound
+// Istio Gateway in a namespace.
+type Place struct {
+	Namespace string
+	Gateway   *graph.Resource
+	// Assumed is set when the Gateway's proxies are only assumed to run in
+	// its namespace (see GatewayProxies).
+	Assumed bool
+}
+
+// Places lists where a VirtualService's routes to the hosts are applied:
+// the candidate namespaces (see Candidates) whose sidecars apply it, then
+// the proxies of its bound Istio Gateways in the namespaces it is visible
+// in.
+func (m *Model) Places(r *graph.Resource, hosts ...string) []Place {
+	var out []Place
+	if MeshBound(r) {
+		for _, ns := range m.Candidates(r, hosts...) {
+			if m.Applies(r, ns) {
+				out = append(out, Place{Namespace: ns})
+			}
+		}
+	}
+	export := m.VirtualServiceExport(r)
+	for _, gr := range m.Gateways(r) {
+		if gr.Istio == nil {
+			continue
+		}
+		px := m.GatewayProxies(gr.Istio)
+		for _, ns := range px.Namespaces {
+			if export.Has(ns) {
+				out = append(out, Place{Namespace: ns, Gateway: gr.Istio, Assumed: px.Assumed})
+			}
+		}
+	}
+	return out
+}
+
+// ServiceFor returns the service of host a place's proxies route to: for
+// sidecars VisibleService, for gateway proxies VisibleToGateway.
+func (m *Model) ServiceFor(host string, pl Place) *Service {
+	if pl.Gateway != nil {
+		return m.VisibleToGateway(host, pl.Namespace)
+	}
+	return m.VisibleService(host, pl.Namespace)
+}
+
+// DestinationRuleAt is the DestinationRule configuration the proxies of a
+// place get for host.
+func (m *Model) DestinationRuleAt(host string, pl Place) Effective {
+	svcNS := ""
+	if s := m.ServiceFor(host, pl); s != nil {
+		svcNS = s.Namespace
+	} else if ns, ok := clusterLocalNamespace(host); ok {
+		svcNS = ns
+	}
+	return m.DestinationRule(host, pl.Namespace, svcNS)
+}
