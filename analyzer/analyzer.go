@@ -4,6 +4,7 @@ package analyzer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sort"
@@ -36,6 +37,9 @@ type Options struct {
 	Mode            rules.Mode
 	// Globals are passed to every rule.
 	Globals rules.Globals
+	// Live is the running systems the live rules (rules.SourceLive) may ask;
+	// nil leaves those rules off, as if the config disabled them.
+	Live *rules.Live
 	// Parallelism bounds concurrent rules within a stage (see Run). 0 starts
 	// every rule of the stage at once and lets the Go scheduler share the
 	// GOMAXPROCS threads among them: a bound of GOMAXPROCS left cores idle
@@ -71,6 +75,10 @@ type Result struct {
 	// Err is Options.Context's error when the lint was stopped before every
 	// rule had run; Diagnostics are then incomplete.
 	Err error
+	// LiveErr is set when a live rule could not reach its system (an error
+	// wrapping rules.ErrUnreachable); that rule's findings are missing and
+	// the caller should fail the run.
+	LiveErr error
 }
 
 // Active returns the diagnostics that are not suppressed.
@@ -113,6 +121,9 @@ func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 				s.Enabled = false
 			}
 		}
+		if r.Source == rules.SourceLive && opts.Live == nil {
+			s.Enabled = false // nothing to ask
+		}
 		settings[r.ID] = s
 		if s.Enabled {
 			out = append(out, r)
@@ -124,7 +135,9 @@ func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 
 // Run lints a graph.
 //
-// The rules run in two stages: first the Go rules, then the Rego policies.
+// The rules run in two stages: first the Go rules (with the live rules,
+// which share their memos and overlap their network waits with them), then
+// the Rego policies.
 // The Go rules share computations (the predicted AnalysisRuns, the step
 // plans) through graph memos, and the policies share one large conversion of
 // the bundle into OPA values; between the stages the graph forgets what the
@@ -135,12 +148,13 @@ func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 func Run(g *graph.Graph, opts Options) *Result {
 	enabled, settings := Select(opts)
 	perRule := make([][]rules.Diagnostic, len(enabled))
-	isGo := func(r *rules.Rule) bool { return r.Source == rules.SourceGo }
+	liveErrs := make([]error, len(enabled))
+	isGo := func(r *rules.Rule) bool { return r.Source == rules.SourceGo || r.Source == rules.SourceLive }
 	isPolicy := func(r *rules.Rule) bool { return !isGo(r) }
 	mark := g.MemoMark()
-	runStage(g, enabled, isGo, settings, opts, perRule)
+	runStage(g, enabled, isGo, settings, opts, perRule, liveErrs)
 	g.ForgetMemosSince(mark)
-	runStage(g, enabled, isPolicy, settings, opts, perRule)
+	runStage(g, enabled, isPolicy, settings, opts, perRule, liveErrs)
 	var diags []rules.Diagnostic
 	for _, ds := range perRule {
 		diags = append(diags, ds...)
@@ -156,12 +170,19 @@ func Run(g *graph.Graph, opts Options) *Result {
 	if opts.Context != nil {
 		res.Err = opts.Context.Err()
 	}
+	for _, err := range liveErrs {
+		if err != nil {
+			res.LiveErr = err
+			break
+		}
+	}
 	return res
 }
 
 // runStage runs the enabled rules that belong to a stage, at most
-// opts.Parallelism at once, and stores each rule's diagnostics at its index.
-func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) bool, settings map[string]config.Setting, opts Options, perRule [][]rules.Diagnostic) {
+// opts.Parallelism at once, and stores each rule's diagnostics (and a live
+// rule's unreachable system) at its index.
+func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) bool, settings map[string]config.Setting, opts Options, perRule [][]rules.Diagnostic, liveErrs []error) {
 	par := opts.Parallelism
 	if par <= 0 {
 		par = max(len(enabled), 1)
@@ -180,13 +201,15 @@ func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) b
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			perRule[i] = runRule(g, r, settings[r.ID], opts)
+			perRule[i], liveErrs[i] = runRule(g, r, settings[r.ID], opts)
 		}()
 	}
 	wg.Wait()
 }
 
-func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out []rules.Diagnostic) {
+// runRule runs one rule. A rule's error or panic becomes an RL0009 finding,
+// except a live rule's unreachable system, which is returned.
+func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out []rules.Diagnostic, liveErr error) {
 	report := func(d rules.Diagnostic) {
 		if s.Severity != 0 {
 			d.Severity = s.Severity
@@ -197,6 +220,9 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 	if opts.Context != nil {
 		pass.WithContext(opts.Context)
 	}
+	if r.Source == rules.SourceLive {
+		pass.Live = opts.Live
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v\n%s", p, firstFrames(debug.Stack()))))
@@ -204,11 +230,14 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 	}()
 	if err := r.Run(pass); err != nil {
 		if opts.Context != nil && opts.Context.Err() != nil {
-			return nil // stopped because the lint was abandoned, not broken
+			return nil, nil // stopped because the lint was abandoned, not broken
+		}
+		if r.Source == rules.SourceLive && errors.Is(err, rules.ErrUnreachable) {
+			return out, err
 		}
 		out = append(out, internalError(g, r, err.Error()))
 	}
-	return out
+	return out, nil
 }
 
 // internalError reports a rule that broke — at the user policy's definition,

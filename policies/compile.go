@@ -19,8 +19,10 @@ import (
 
 // forbiddenBuiltins are left out of the capabilities of every policy: the
 // network and runtime built-ins (a linter must not reach out of the bundle, and
-// the webhook must not be turned into a proxy), plus the non-deterministic ones
-// (findings must not change between two runs over the same files).
+// the webhook must not be turned into a proxy), plus those that read the clock
+// or randomness whatever their arguments (findings must not change between two
+// runs over the same files). Built-ins that do so only for some arguments are
+// guarded instead (sandbox.go).
 var forbiddenBuiltins = map[string]string{
 	"http.send":          "network access",
 	"net.lookup_ip_addr": "network access",
@@ -28,6 +30,13 @@ var forbiddenBuiltins = map[string]string{
 	"time.now_ns":        "the current time (findings must be deterministic)",
 	"rand.intn":          "randomness (findings must be deterministic)",
 	"uuid.rfc4122":       "randomness (findings must be deterministic)",
+	// ES* and PS* signatures are randomised (Go's crypto ignores a given
+	// random source), and a lint has nothing to sign.
+	"io.jwt.encode_sign":     "randomness (ES* and PS* signatures differ on every call)",
+	"io.jwt.encode_sign_raw": "randomness (ES* and PS* signatures differ on every call)",
+	// Verifies the chain at the current time; the _with_options variant
+	// with CurrentTime stays.
+	"crypto.x509.parse_and_verify_certificates": "the current time (use crypto.x509.parse_and_verify_certificates_with_options with CurrentTime)",
 }
 
 // Capabilities returns the sandbox every policy is compiled with: this OPA's
@@ -349,6 +358,9 @@ func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*
 var policyOptions = []rules.Option{{
 	Name: "timeout", Type: rules.OptDuration, Default: DefaultTimeout.String(), Example: "2s",
 	Doc: "how long one evaluation of the policy over the bundle may run before it is stopped and reported as RL0009.",
+}, {
+	Name: "memory", Type: rules.OptQuantity, Default: formatBytes(DefaultMemory), Example: "1Gi",
+	Doc: "how much one evaluation of the policy may grow the heap before it is stopped and reported as RL0009.",
 }}
 
 // stringOr returns a custom string field, "" when it is absent, and false

@@ -6,9 +6,11 @@
 // prepared once per process and maps ref+path to a source position through
 // the graph, so policy authors never compute lines.
 //
-// Policies run in a sandbox: the capabilities leave out network and runtime
-// built-ins (http.send, net.lookup_ip_addr, opa.runtime, ...), and every
-// evaluation is time-boxed.
+// Policies run in a sandbox: the capabilities leave out the network, runtime,
+// clock and random built-ins (http.send, opa.runtime, time.now_ns, ...),
+// guards refuse the arguments that would make the others read a file, the
+// clock or the machine's zone (sandbox.go), and every evaluation is
+// time-boxed and memory-bounded (membound.go).
 package policies
 
 import (

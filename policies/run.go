@@ -7,7 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
+	"github.com/open-policy-agent/opa/v1/topdown"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -29,18 +32,23 @@ func (p *policy) run(pass *rules.Pass) error {
 		}
 		timeout = d
 	}
+	bound := uint64(DefaultMemory)
+	if s := pass.Options.String("memory", ""); s != "" {
+		q, err := resource.ParseQuantity(s)
+		if err != nil || q.Sign() <= 0 {
+			return fmt.Errorf("policy %s: option memory %q is not a positive quantity such as 512Mi", p.pkg, s)
+		}
+		bound = uint64(q.Value())
+	}
 	in := inputFor(pass.Graph, p.input, p.fields).value(pass.Globals, pass.Mode)
-	ctx, cancel := context.WithTimeout(pass.Context(), timeout)
-	defer cancel()
-	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in))
+	rs, err := p.eval(pass.Context(), in, timeout, bound, false)
+	if errors.Is(err, errOverMemory) {
+		// Evaluations running beside it were stopped too, since the heap
+		// cannot tell whose memory it is: run it again alone.
+		rs, err = p.eval(pass.Context(), in, timeout, bound, true)
+	}
 	if err != nil {
-		if err := pass.Context().Err(); err != nil {
-			return fmt.Errorf("policy %s: lint abandoned: %w", p.pkg, err)
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("policy %s (%s) was stopped after %s: its evaluation does not finish (a runaway iteration?)", p.pkg, p.loc, timeout)
-		}
-		return fmt.Errorf("policy %s (%s): %w", p.pkg, p.loc, err)
+		return err
 	}
 	if len(rs) == 0 || len(rs[0].Expressions) == 0 {
 		return nil // violation is undefined: nothing to report
@@ -57,6 +65,47 @@ func (p *policy) run(pass *rules.Pass) error {
 		pass.ReportDiag(d)
 	}
 	return nil
+}
+
+// errOverMemory marks an evaluation the heap watchdog stopped.
+var errOverMemory = errors.New("over its memory bound")
+
+// eval evaluates the policy's query under the time limit and the heap
+// watchdog; alone, it waits until no other evaluation runs and keeps the
+// others waiting (see soloEval).
+func (p *policy) eval(parent context.Context, in ast.Value, timeout time.Duration, bound uint64, alone bool) (rego.ResultSet, error) {
+	if alone {
+		soloEval.Lock()
+		defer soloEval.Unlock()
+	} else {
+		soloEval.RLock()
+		defer soloEval.RUnlock()
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+	c := topdown.NewCancel()
+	defer context.AfterFunc(ctx, c.Cancel)()
+	if alone {
+		collect() // the heap it starts from, without the stopped evaluations' garbage
+	}
+	base := heapBytes()
+	w := &evalWatch{name: fmt.Sprintf("policy %s (%s)", p.pkg, p.loc), base: base, bound: bound, next: base + bound, cancel: c}
+	watch.add(w)
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in), rego.EvalExternalCancel(c))
+	watch.remove(w)
+	switch {
+	case err != nil && parent.Err() != nil:
+		return nil, fmt.Errorf("policy %s: lint abandoned: %w", p.pkg, parent.Err())
+	case w.over.Load() && err != nil && (alone || w.sole.Load()):
+		return nil, fmt.Errorf("policy %s (%s) was stopped: its evaluation grew the heap by more than %s, the memory bound (a policy building a huge value?; the rule option memory, e.g. memory: 1Gi, raises it)", p.pkg, p.loc, formatBytes(bound))
+	case w.over.Load() && err != nil:
+		return nil, errOverMemory
+	case err != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("policy %s (%s) was stopped after %s: its evaluation does not finish (a runaway iteration?)", p.pkg, p.loc, timeout)
+	case err != nil:
+		return nil, fmt.Errorf("policy %s (%s): %w", p.pkg, p.loc, err)
+	}
+	return rs, nil
 }
 
 // diagnostic maps one violation object to a diagnostic.

@@ -23,7 +23,7 @@ func GitHub(w io.Writer, res *analyzer.Result, opts Options) error {
 	file := func(p string) string { return p }
 	if opts.SARIFRoot != "" {
 		// Annotations need repository-relative paths, as SARIF URIs do.
-		file = func(p string) string { return relativeTo(opts.SARIFRoot, p) }
+		file = func(p string) string { return relativeTo(opts, p) }
 	}
 	for _, d := range res.Active() {
 		msg := d.Message
@@ -44,14 +44,14 @@ func GitHub(w io.Writer, res *analyzer.Result, opts Options) error {
 	return err
 }
 
-// relativeTo returns path relative to root with forward slashes, or path
+// relativeTo returns path relative to opts.SARIFRoot with forward slashes, or path
 // unchanged when it lies outside root.
-func relativeTo(root, path string) string {
+func relativeTo(opts Options, path string) string {
 	if strings.HasPrefix(path, "<") {
 		return path
 	}
-	absRoot, err1 := filepath.Abs(root)
-	abs, err2 := filepath.Abs(path)
+	absRoot, err1 := opts.abs(opts.SARIFRoot)
+	abs, err2 := opts.abs(path)
 	if err1 != nil || err2 != nil {
 		return path
 	}

@@ -1,6 +1,9 @@
 package report_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +12,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
 func TestGitHubAnnotations(t *testing.T) {
@@ -47,3 +51,40 @@ func TestGitHubEscaping(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// With Options.Dir, relative file names are taken in that directory: SARIF
+// URIs are relative to the root there, line hashes are read from the files
+// there, and GitHub paths are found relative to --sarif-root from there.
+func TestWritersDir(t *testing.T) {
+	t.Parallel()
+	res := lintDir(t, "testdata/bundle")
+	src, err := os.ReadFile("testdata/bundle/rollout.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range res.Diagnostics {
+		res.Diagnostics[i].Pos.File = strings.TrimPrefix(res.Diagnostics[i].Pos.File, "testdata/")
+	}
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log sarifLog
+	if err := json.Unmarshal(writeFormat(t, "sarif", res, report.Options{Dir: dir, AllRules: all.Rules()}), &log); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range log.Runs[0].Results {
+		a := r.Locations[0].PhysicalLocation.ArtifactLocation
+		if a.URI != "bundle/rollout.yaml" || a.URIBaseID != "%SRCROOT%" {
+			t.Errorf("result %d artifact = %+v, want bundle/rollout.yaml under %%SRCROOT%%", i, a)
+		}
+		line := r.Locations[0].PhysicalLocation.Region.StartLine
+		if want := report.LineHashes(src)[line-1]; r.PartialFingerprints["primaryLocationLineHash"] != want {
+			t.Errorf("result %d line hash %q, want %q (read from Dir)", i, r.PartialFingerprints["primaryLocationLineHash"], want)
+		}
+	}
+	out := string(writeFormat(t, "github", res, report.Options{Dir: dir, SARIFRoot: filepath.Join(dir, "bundle")}))
+	if !strings.HasPrefix(out, "::error file=rollout.yaml,") {
+		t.Errorf("GitHub path not relative to Dir/bundle:\n%s", out)
+	}
+}

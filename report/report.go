@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -29,6 +30,22 @@ type Options struct {
 	Warnings io.Writer
 	// AllRules is every registered rule, for formats that describe rules.
 	AllRules []*rules.Rule
+	// Dir is the directory that relative file names in findings and a
+	// relative SARIFRoot are relative to; "" is the process's working directory.
+	Dir string
+}
+
+// abs returns the absolute name of a file named relative to o.Dir.
+func (o Options) abs(p string) (string, error) {
+	return filepath.Abs(o.osPath(p))
+}
+
+// osPath is the name the file system knows a path relative to o.Dir by.
+func (o Options) osPath(p string) string {
+	if o.Dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(o.Dir, p)
 }
 
 // Writer writes a result in one format.

@@ -199,7 +199,7 @@ func newSARIFBuilder(res *analyzer.Result, opts Options) *sarifBuilder {
 	if root == "" {
 		root = "."
 	}
-	if abs, err := filepath.Abs(root); err == nil {
+	if abs, err := opts.abs(root); err == nil {
 		b.root = abs
 	}
 	// Every enabled rule, plus any rule that reported without being in the
@@ -412,7 +412,7 @@ func (b *sarifBuilder) artifact(file string) *sarif.ArtifactLocation {
 	if file == "" || strings.HasPrefix(file, "<") { // <stdin>, <bundle>
 		return sarif.NewArtifactLocation().WithURI(url.PathEscape(file))
 	}
-	abs, err := filepath.Abs(file)
+	abs, err := b.opts.abs(file)
 	if err != nil {
 		return sarif.NewArtifactLocation().WithURI(relativeURI(filepath.ToSlash(file)))
 	}
@@ -429,7 +429,7 @@ func (b *sarifBuilder) artifact(file string) *sarif.ArtifactLocation {
 func (b *sarifBuilder) lineHash(file string, line int) string {
 	hs, ok := b.hashes[file]
 	if !ok {
-		if data, err := os.ReadFile(file); err == nil {
+		if data, err := os.ReadFile(b.opts.osPath(file)); err == nil {
 			hs = LineHashes(data)
 		}
 		b.hashes[file] = hs

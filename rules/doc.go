@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Doc is a rule's documentation in structured fields. rules/ruledoc renders
@@ -52,6 +54,7 @@ const (
 	OptInt      OptionType = "int"
 	OptStrings  OptionType = "list of strings"
 	OptDuration OptionType = "duration" // a Go duration string such as "500ms" or "2s"
+	OptQuantity OptionType = "quantity" // a positive Kubernetes quantity such as "512Mi" or "1Gi"
 )
 
 // Option declares one setting of a rule (`rules.<ID>.options.<Name>` in
@@ -113,7 +116,7 @@ func (r *Rule) validateDoc() error {
 			return fmt.Errorf("rule %s: default of option %s: %w", r.ID, o.Name, err)
 		}
 		switch o.Type {
-		case OptString, OptBool, OptInt, OptStrings, OptDuration:
+		case OptString, OptBool, OptInt, OptStrings, OptDuration, OptQuantity:
 		default:
 			return fmt.Errorf("rule %s: option %s has unknown type %q", r.ID, o.Name, o.Type)
 		}
@@ -145,6 +148,14 @@ func (o Option) Check(v any) error {
 		}
 		if d, err := time.ParseDuration(s); err != nil || d <= 0 {
 			return fmt.Errorf("%q is not a positive duration such as \"500ms\" or \"2s\"", s)
+		}
+	case OptQuantity:
+		s, ok := v.(string)
+		if !ok {
+			return errors.New(`must be a quantity such as "512Mi" or "1Gi"`)
+		}
+		if q, err := resource.ParseQuantity(s); err != nil || q.Sign() <= 0 {
+			return fmt.Errorf("%q is not a positive quantity such as \"512Mi\" or \"1Gi\"", s)
 		}
 	case OptStrings:
 		switch l := v.(type) {

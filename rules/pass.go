@@ -75,6 +75,9 @@ type Pass struct {
 	Mode Mode
 	// Globals are the run-wide settings (Istio version, Argo CD deployment).
 	Globals Globals
+	// Live is the running systems the run was given (see SourceLive); the
+	// driver sets it for live rules only, which run only when it is non-nil.
+	Live *Live
 
 	report func(Diagnostic)
 	ctx    context.Context

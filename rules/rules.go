@@ -92,8 +92,9 @@ type Rule struct {
 	// reads no objects (the RL0xxx rules report the loader's problems).
 	Kinds []string
 	// Source says where the rule is implemented. It picks the stage the rule
-	// runs in (Go rules first, then policies; see analyzer.Run) and the SARIF
-	// precision, so it is required.
+	// runs in (Go and live rules first, then policies; see analyzer.Run),
+	// whether it needs a live system (SourceLive) and the SARIF precision, so
+	// it is required.
 	Source Source
 	// Tags group rules in SARIF and docs (for example "traffic", "istio").
 	Tags []string
@@ -135,8 +136,8 @@ func (r *Rule) Validate() error {
 		return fmt.Errorf("rule %s: the summary is more than one line", r.ID)
 	case r.Severity < Info || r.Severity > Error:
 		return fmt.Errorf("rule %s: no default severity", r.ID)
-	case r.Source != SourceGo && r.Source != SourceRego && r.Source != SourceUser:
-		return fmt.Errorf("rule %s: Source %q is not go, rego or user (it picks the stage the rule runs in)", r.ID, r.Source)
+	case r.Source != SourceGo && r.Source != SourceRego && r.Source != SourceUser && r.Source != SourceLive:
+		return fmt.Errorf("rule %s: Source %q is not go, rego, user or live (it picks the stage the rule runs in)", r.ID, r.Source)
 	case len(r.Kinds) == 0 && r.Source != SourceGo:
 		return fmt.Errorf("rule %s: no Kinds (the kinds whose objects the policy reads)", r.ID)
 	case r.Run == nil:

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -114,6 +115,11 @@ type ServeOptions struct {
 	DrainDelay time.Duration
 	// ShutdownTimeout bounds the wait for reviews in flight (default 10 s).
 	ShutdownTimeout time.Duration
+	// MaxHandshakes bounds the TLS handshakes in progress (0: four per CPU).
+	MaxHandshakes int
+	// WriteTimeout bounds a request from its headers to the end of the
+	// answer (0: 10 s); keep it above the reviews' deadline.
+	WriteTimeout time.Duration
 }
 
 // Serve runs the HTTPS server on addr until ctx is done, then drains and
@@ -128,18 +134,24 @@ func Serve(ctx context.Context, addr string, h http.Handler, certs *CertReloader
 
 // ServeListener is Serve on an existing listener (tests pass one on port 0).
 func ServeListener(ctx context.Context, ln net.Listener, h http.Handler, certs *CertReloader, log *slog.Logger, opts ServeOptions) error {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate, NextProtos: []string{"h2", "http/1.1"}}
+	handshakes := opts.MaxHandshakes
+	if handshakes <= 0 {
+		handshakes = maxHandshakes()
+	}
+	tln := newHandshakeListener(ln, cfg, handshakes, 5*time.Second, log)
 	srv := &http.Server{
 		Handler:           h,
-		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate},
+		TLSConfig:         cfg,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      10 * time.Second,
+		WriteTimeout:      cmp.Or(opts.WriteTimeout, 10*time.Second),
 		IdleTimeout:       90 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	go func() { errc <- srv.Serve(tln) }()
 	log.Info("serving admission reviews", "addr", ln.Addr().String(), "path", ValidatePath)
 	select {
 	case err := <-errc:

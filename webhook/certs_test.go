@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -197,5 +198,51 @@ func TestShutdownDrainsFirst(t *testing.T) {
 	defer mu.Unlock()
 	if !strings.Contains(logs.String(), "draining") || !strings.Contains(logs.String(), "shut down") {
 		t.Errorf("shutdown not logged:\n%s", logs.String())
+	}
+}
+
+// TestServesHTTP2 checks that connections whose handshake the listener
+// completed still negotiate HTTP/2, as the API server's client does.
+func TestServesHTTP2(t *testing.T) {
+	pair, err := testcert.New(t.TempDir(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs, err := NewCertReloader(pair.CertFile, pair.KeyFile, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- ServeListener(ctx, ln, newTestHandler(Options{}), certs, slog.New(slog.DiscardHandler), ServeOptions{})
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pair.CAPEM)
+	for _, h2 := range []bool{true, false} {
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: h2}
+		if !h2 {
+			tr.TLSClientConfig.NextProtos = []string{"http/1.1"}
+		}
+		resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Post("https://"+ln.Addr().String()+ValidatePath,
+			"application/json", bytes.NewReader(reviewJSON(t, "h", "CREATE", badRollout, false)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		want := map[bool]string{true: "HTTP/2.0", false: "HTTP/1.1"}[h2]
+		if resp.Proto != want || resp.StatusCode != 200 {
+			t.Errorf("got %s %d, want %s 200", resp.Proto, resp.StatusCode, want)
+		}
 	}
 }

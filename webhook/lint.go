@@ -26,6 +26,9 @@ type Linter struct {
 	Globals rules.Globals
 	// View supplies the related cluster objects; nil lints the object alone.
 	View *clusterview.View
+	// FullDecode loads every object with the full yaml.v3 path, never the
+	// fast decoder (load.Options.FullDecode; ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
 
 	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
 }
@@ -75,7 +78,7 @@ func (l *Linter) Lint(ctx context.Context, self clusterview.Key, ns string, raw 
 	l.mu.RLock()
 	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}
 	l.mu.RUnlock()
-	g := load.Inputs(inputs, load.Options{Namespace: ns})
+	g := load.Inputs(inputs, load.Options{Namespace: ns, FullDecode: l.FullDecode})
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
 		return nil, fmt.Errorf("the object of %s could not be loaded", self)
 	}

@@ -322,36 +322,51 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	if !linted(self.Kind) || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) || len(req.Object.Raw) == 0 {
 		return answer(decSkipped, true), nil
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(req.Object.Raw, &obj); err != nil || obj == nil {
-		return nil, &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("request.object of %s is not a JSON object", self)}
-	}
 	if self.Name == "" { // generateName: the API server has not named it yet
-		md, _ := obj["metadata"].(map[string]any)
-		self.Name, _ = md["name"].(string)
+		var named struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		_ = json.Unmarshal(req.Object.Raw, &named)
+		self.Name = named.Metadata.Name
 	}
 	if h.exempt(self) {
 		log.Debug("exempt")
 		return answer(decExempt, true), nil
 	}
-	var old map[string]any
-	if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
-		if err := json.Unmarshal(req.OldObject.Raw, &old); err == nil && old != nil && sameExceptMetadataAndStatus(old, obj) {
-			log.Debug("metadata or status change only: not linted")
-			return answer(decSkipped, true), nil
-		}
-	}
 	trusted := h.trusted(req.UserInfo.Username)
 	// Only an UPDATE that would be denied needs the old object's findings.
-	compareOld := old != nil && !h.opts.DenyExisting && !trusted && h.opts.Enforce == EnforceError
-	var v verdict
+	mayCompareOld := req.Operation == admissionv1.Update && !h.opts.DenyExisting && !trusted && h.opts.Enforce == EnforceError
+	var (
+		v         verdict
+		unchanged bool     // metadata or status change only
+		malformed *failure // the object is not a JSON object
+	)
+	// The objects are decoded in the slot, not before: a burst of large
+	// reviews waiting for a slot then holds their bytes only.
 	err := h.inSlot(ctx, func(ctx context.Context) error {
+		var obj map[string]any
+		if err := json.Unmarshal(req.Object.Raw, &obj); err != nil || obj == nil {
+			malformed = &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("request.object of %s is not a JSON object", self)}
+			return nil
+		}
+		var old map[string]any
+		if req.Operation == admissionv1.Update && len(req.OldObject.Raw) > 0 {
+			if err := json.Unmarshal(req.OldObject.Raw, &old); err != nil {
+				old = nil // an unreadable old object: every error counts as introduced
+			}
+			if old != nil && sameExceptMetadataAndStatus(old, obj) {
+				unchanged = true
+				return nil
+			}
+		}
 		res, err := h.opts.Linter.Lint(ctx, self, req.Namespace, req.Object.Raw, obj)
 		if err != nil {
 			return err
 		}
 		v = classify(res)
-		if v.broken != nil || len(v.errs) == 0 || !compareOld {
+		if v.broken != nil || len(v.errs) == 0 || !mayCompareOld || old == nil {
 			return nil
 		}
 		oldRes, err := h.opts.Linter.Lint(ctx, self, req.Namespace, req.OldObject.Raw, old)
@@ -367,6 +382,13 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	})
 	if err != nil {
 		return nil, h.lintFailure(ctx, self, err)
+	}
+	if malformed != nil {
+		return nil, malformed
+	}
+	if unchanged {
+		log.Debug("metadata or status change only: not linted")
+		return answer(decSkipped, true), nil
 	}
 	if v.broken != nil {
 		// A rule broke: its findings are missing, so the object was not

@@ -373,13 +373,21 @@ func MatchRule(pattern, id string) bool {
 // Excluded reports whether a file path matches one of the exclude globs.
 // Relative globs are matched against the path as given and relative to the
 // config's directory.
-func (c *Config) Excluded(path string) bool {
+func (c *Config) Excluded(path string) bool { return c.ExcludedFrom("", path) }
+
+// ExcludedFrom is Excluded for a path relative to the directory wd ("" is
+// the process's working directory).
+func (c *Config) ExcludedFrom(wd, path string) bool {
 	if c == nil || len(c.Exclude) == 0 {
 		return false
 	}
 	slash := filepath.ToSlash(filepath.Clean(path))
 	cands := []string{slash}
-	if abs, err := filepath.Abs(path); err == nil && c.Dir != "" {
+	fsPath := path
+	if wd != "" && !filepath.IsAbs(path) {
+		fsPath = filepath.Join(wd, path)
+	}
+	if abs, err := filepath.Abs(fsPath); err == nil && c.Dir != "" {
 		if dirAbs, err := filepath.Abs(c.Dir); err == nil {
 			if rel, err := filepath.Rel(dirAbs, abs); err == nil {
 				cands = append(cands, filepath.ToSlash(rel))

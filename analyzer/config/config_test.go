@@ -82,6 +82,22 @@ func TestExcludes(t *testing.T) {
 	if nilCfg.Excluded("/repo/charts/a.yaml") {
 		t.Errorf("nil config excludes")
 	}
+	// A path relative to another working directory is matched where it lies:
+	// vendor/*.yaml is relative to the config's directory /repo.
+	for _, c2 := range []struct {
+		wd, path string
+		want     bool
+	}{
+		{"/repo", "vendor/a.yaml", true},
+		{"/repo/deploy", "../vendor/a.yaml", true},
+		{"/elsewhere", "vendor/a.yaml", true}, // matched as given
+		{"/elsewhere", "x/vendor/a.yaml", false},
+		{"/other", "../vendor/a.yaml", false},
+	} {
+		if got := c.ExcludedFrom(c2.wd, c2.path); got != c2.want {
+			t.Errorf("ExcludedFrom(%q, %q) = %v, want %v", c2.wd, c2.path, got, c2.want)
+		}
+	}
 }
 
 func TestErrorsHaveLineAndKey(t *testing.T) {

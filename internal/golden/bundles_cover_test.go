@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
@@ -13,7 +14,8 @@ import (
 // with its own .rolloutlint.yaml, so opt-in rules and user policies a bundle
 // enables take part) and fails naming each registered rule that reports no
 // active finding in any of them. The broken bundles exist so that every rule
-// is seen working end to end, through the command line, on realistic input.
+// is seen working end to end, through the command line, on realistic input
+// (all but the live rules, which need a running system).
 func TestEveryRuleFiresInBundles(t *testing.T) {
 	t.Chdir(repoRoot(t))
 	fired := map[string][]string{} // rule ID -> bundles where it fired
@@ -32,6 +34,11 @@ func TestEveryRuleFiresInBundles(t *testing.T) {
 	}
 	var silent []string
 	for _, r := range all.Rules() {
+		// A live rule needs its running system, which a bundle cannot hold:
+		// live/promcheck runs RL4090 against a real Prometheus.
+		if r.Source == rules.SourceLive {
+			continue
+		}
 		if len(fired[r.ID]) == 0 {
 			silent = append(silent, r.ID+" ("+r.Name+")")
 		}

@@ -53,6 +53,7 @@ type bundle struct {
 	dir    string   // repository-relative, slash-separated
 	files  []string // its manifests (not subdirectories, not goldens)
 	config string   // its .rolloutlint.yaml, if any
+	tree   string   // its tree/ subdirectory, linted as a directory (walked: symlinks, RL0011)
 }
 
 // findBundles returns every directory under testdata/bundles holding YAML or
@@ -70,6 +71,9 @@ func findBundles(t *testing.T) []bundle {
 		if path != bundlesDir && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
+		if d.Name() == treeDir {
+			return filepath.SkipDir // linted as a directory with its bundle
+		}
 		entries, err := os.ReadDir(path)
 		if err != nil {
 			return err
@@ -78,6 +82,8 @@ func findBundles(t *testing.T) []bundle {
 		for _, e := range entries {
 			name := e.Name()
 			switch {
+			case e.IsDir() && name == treeDir:
+				b.tree = filepath.Join(path, name)
 			case e.IsDir():
 			case name == ".rolloutlint.yaml" || name == ".rolloutlint.yml":
 				b.config = filepath.Join(path, name)
@@ -97,6 +103,10 @@ func findBundles(t *testing.T) []bundle {
 	return out
 }
 
+// treeDir is a bundle's subdirectory passed to lint as a directory, so that
+// what only a directory walk meets (a symlink out of it) is covered.
+const treeDir = "tree"
+
 // lint runs `rolloutlint lint` on a bundle's files in one format.
 func lint(t *testing.T, b bundle, format string) []byte {
 	t.Helper()
@@ -105,6 +115,9 @@ func lint(t *testing.T, b bundle, format string) []byte {
 		args = append(args, "--config", b.config)
 	}
 	args = append(args, b.files...)
+	if b.tree != "" {
+		args = append(args, b.tree)
+	}
 	var out, errw bytes.Buffer
 	code := cli.Main(args, strings.NewReader(""), &out, &errw)
 	if code != cli.ExitOK && code != cli.ExitFindings {

@@ -1,8 +1,7 @@
-// Package promcheck runs the Prometheus queries a bundle's analyses would send
-// against a live Prometheus, once each, and reports the ones the analysis
-// could not use: no series, an error from Prometheus, or a result the metric's
-// successCondition/failureCondition cannot evaluate. It sends nothing but the
-// instant queries themselves, never retries, and only runs when asked.
+// Package promcheck is the Prometheus client of the live dry-run rule RL4090
+// (rules/analysis PrometheusDryRun): it sends instant queries, with an
+// optional bearer token and CA, and nothing else. It never retries; a server
+// that cannot be asked at all is an ErrUnreachable, which stops the rule.
 package promcheck
 
 import (
@@ -10,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -19,7 +17,13 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
+
+// The client is what the dry-run rule asks.
+var _ rules.Prometheus = (*Client)(nil)
 
 // Config says how to reach Prometheus.
 type Config struct {
@@ -38,7 +42,8 @@ type Config struct {
 // DefaultTimeout is the per-query timeout when none is given.
 const DefaultTimeout = 10 * time.Second
 
-// Client sends instant queries.
+// Client sends instant queries. It is the rules.Prometheus of a lint run
+// with --prometheus-url.
 type Client struct {
 	base   *url.URL
 	token  string
@@ -81,17 +86,6 @@ func NewClient(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// Result is Prometheus' answer to an instant query.
-type Result struct {
-	// Type is vector, scalar, matrix or string.
-	Type string
-	// Values are the sample values: one per series for a vector, one for a
-	// scalar.
-	Values []float64
-	// Series is the number of series of a vector or matrix.
-	Series int
-}
-
 // APIError is an error Prometheus returned for a query (bad_data, timeout, ...).
 type APIError struct {
 	Type, Message string
@@ -100,8 +94,9 @@ type APIError struct {
 func (e *APIError) Error() string { return e.Type + ": " + e.Message }
 
 // ErrUnreachable wraps transport failures: the server cannot be asked at all,
-// so checking stops instead of failing every query the same way.
-var ErrUnreachable = errors.New("prometheus unreachable")
+// so checking stops instead of failing every query the same way. It wraps
+// rules.ErrUnreachable, which the rule and the driver look for.
+var ErrUnreachable = fmt.Errorf("prometheus %w", rules.ErrUnreachable)
 
 type apiResponse struct {
 	Status    string `json:"status"`
@@ -114,7 +109,7 @@ type apiResponse struct {
 }
 
 // Query runs one instant query at the current time.
-func (c *Client) Query(ctx context.Context, query string) (*Result, error) {
+func (c *Client) Query(ctx context.Context, query string) (*promql.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.budget)
 	defer cancel()
 	u := *c.base
@@ -178,8 +173,8 @@ func (s sample) value() (float64, error) {
 	return f, nil
 }
 
-func decode(typ string, raw json.RawMessage) (*Result, error) {
-	r := &Result{Type: typ}
+func decode(typ string, raw json.RawMessage) (*promql.Result, error) {
+	r := &promql.Result{Type: typ}
 	switch typ {
 	case "vector":
 		var vs []struct {

@@ -13,11 +13,16 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
+	"github.com/rolloutlint/rolloutlint/rules/ruletest"
+	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
 // exporter serves istio_requests_total with the labels of seed 004's canary:
@@ -178,6 +183,27 @@ spec:
           query: sum(istio_requests_total{destination_workload_label_rollouts_pod_template_hash="{{args.hash}}"})
 `
 
+// lintLive runs the registry over the bundle with c as the live Prometheus
+// and returns the RL4090 findings, the note the rule wrote and the result.
+func lintLive(t *testing.T, c rules.Prometheus, bundle string) ([]rules.Diagnostic, string, *analyzer.Result) {
+	t.Helper()
+	g := load.Inputs([]load.Input{{Path: "bundle.yaml", Data: []byte(bundle)}}, load.Options{})
+	var note strings.Builder
+	live := &rules.Live{Prometheus: c, Notef: func(format string, args ...any) { fmt.Fprintf(&note, format, args...) }}
+	res := analyzer.Run(g, analyzer.Options{Rules: all.Rules(), Mode: rules.ModeCLI, Live: live})
+	var diags []rules.Diagnostic
+	for _, d := range res.Diagnostics {
+		if d.RuleID == ruleID {
+			diags = append(diags, d)
+		}
+	}
+	return diags, note.String(), res
+}
+
+const ruleID = "RL4090"
+
+// TestLivePrometheus runs the dry-run rule against the real Prometheus: the
+// bundle above, then the rule's `# want` testdata.
 func TestLivePrometheus(t *testing.T) {
 	exp := &exporter{}
 	srv := httptest.NewServer(exp) // listens on 127.0.0.1
@@ -189,55 +215,74 @@ func TestLivePrometheus(t *testing.T) {
 	}
 	waitForData(t, c, `sum(rate(istio_requests_total{destination_service_name="app-canary",response_code=~"5.."}[1m]))`)
 
-	g := load.Inputs([]load.Input{{Path: "bundle.yaml", Data: []byte(liveBundle)}}, load.Options{})
-	diags, st, err := Check(context.Background(), g, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range diags {
-		t.Logf("%s:%d:%d %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
-	}
-	// Two distinct queries reach Prometheus (app-canary and app-missing); the
-	// hash query waits for a run-time value and is not sent.
-	if st.Queries != 2 || st.Skipped != 1 {
-		t.Errorf("stats %+v: want 2 queries sent and 1 skipped", st)
-	}
-	want := []struct {
-		line int
-		re   string
-	}{
-		// "has data": app-canary answers; only the unguarded scalar comparison fails on the vector.
-		{48, `metric seed-condition \(Rollout app\): successCondition "result < 0.02" cannot evaluate the vector result \[0\.0099`},
-		// "no data": app-missing has no series.
-		{38, `metric error-rate \(Rollout app\): analysis would see no data: .*app-missing.* returned no series`},
-		{48, `metric seed-condition \(Rollout app\): analysis would see no data`},
-	}
-	if len(diags) != len(want) {
-		t.Fatalf("got %d findings, want %d", len(diags), len(want))
-	}
-	for _, w := range want {
-		found := false
+	t.Run("bundle", func(t *testing.T) {
+		diags, note, res := lintLive(t, c, liveBundle)
+		if res.LiveErr != nil {
+			t.Fatal(res.LiveErr)
+		}
 		for _, d := range diags {
-			if d.Pos.Line == w.line && d.RuleID == RuleID && d.Severity == rules.Warning && matches(w.re, d.Message) {
-				found = true
+			t.Logf("%s:%d:%d %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
+		}
+		// Two distinct queries reach Prometheus (app-canary and app-missing); the
+		// hash query waits for a run-time value and is not sent.
+		if !strings.HasPrefix(note, "prometheus dry-run: 2 queries sent, 1 skipped") {
+			t.Errorf("note %q: want 2 queries sent and 1 skipped", note)
+		}
+		want := []struct {
+			line int
+			re   string
+		}{
+			// "has data": app-canary answers; only the unguarded scalar comparison fails on the vector.
+			{48, `metric seed-condition \(Rollout app\): successCondition "result < 0.02" cannot evaluate the vector result \[0\.0099`},
+			// "no data": app-missing has no series.
+			{38, `metric error-rate \(Rollout app\): analysis would see no data: .*app-missing.* returned no series`},
+			{48, `metric seed-condition \(Rollout app\): analysis would see no data`},
+		}
+		if len(diags) != len(want) {
+			t.Fatalf("got %d findings, want %d", len(diags), len(want))
+		}
+		for _, w := range want {
+			found := false
+			for _, d := range diags {
+				if d.Pos.Line == w.line && d.Severity == rules.Warning && matches(w.re, d.Message) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no finding on line %d matching %q", w.line, w.re)
 			}
 		}
-		if !found {
-			t.Errorf("no finding on line %d matching %q", w.line, w.re)
+		// The has-data query with a guarded condition produced nothing.
+		for _, d := range diags {
+			if strings.Contains(d.Message, "error-rate") && strings.Contains(d.Message, "app-canary") {
+				t.Errorf("unexpected finding for a query with data: %s", d.Message)
+			}
 		}
-	}
-	// The has-data query with a guarded condition produced nothing.
-	for _, d := range diags {
-		if strings.Contains(d.Message, "error-rate") && strings.Contains(d.Message, "app-canary") {
-			t.Errorf("unexpected finding for a query with data: %s", d.Message)
-		}
-	}
+	})
+	t.Run("testdata", func(t *testing.T) {
+		ruletest.Run(t, all.Rules(), ruleID, "../../testdata/rules/"+ruleID, func(_ string, opts *analyzer.Options) error {
+			opts.Live = &rules.Live{Prometheus: c}
+			return nil
+		})
+	})
 	if exp.scrapes < 2 {
 		t.Errorf("exporter scraped %d times", exp.scrapes)
 	}
 }
 
+// counting counts the queries sent through it.
+type counting struct {
+	rules.Prometheus
+	n atomic.Int32
+}
+
+func (c *counting) Query(ctx context.Context, q string) (*promql.Result, error) {
+	c.n.Add(1)
+	return c.Prometheus.Query(ctx, q)
+}
+
 func TestUnreachableStops(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -250,13 +295,34 @@ func TestUnreachableStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := load.Inputs([]load.Input{{Path: "bundle.yaml", Data: []byte(liveBundle)}}, load.Options{})
-	_, st, err := Check(context.Background(), g, c)
-	if err == nil || !strings.Contains(err.Error(), "prometheus unreachable") {
-		t.Fatalf("want an unreachable error, got %v", err)
+	cc := &counting{Prometheus: c}
+	diags, note, res := lintLive(t, cc, liveBundle)
+	if res.LiveErr == nil || !strings.Contains(res.LiveErr.Error(), "prometheus unreachable") || !errors.Is(res.LiveErr, ErrUnreachable) {
+		t.Fatalf("want an unreachable error, got %v", res.LiveErr)
 	}
-	if st.Queries != 1 {
-		t.Errorf("sent %d queries to a dead server, want 1 (no retry storm)", st.Queries)
+	if n := cc.n.Load(); n != 1 {
+		t.Errorf("sent %d queries to a dead server, want 1 (no retry storm)", n)
+	}
+	for _, d := range res.Diagnostics {
+		if d.RuleID == "RL0009" {
+			t.Errorf("an unreachable server is not a broken rule: %s", d.Message)
+		}
+	}
+	if len(diags) != 0 || note != "" {
+		t.Errorf("a stopped dry run reported %d findings and noted %q", len(diags), note)
+	}
+}
+
+// Without a live system the rule is off: no query, no finding, and not
+// counted among the rules that ran.
+func TestOffWithoutLive(t *testing.T) {
+	t.Parallel()
+	g := load.Inputs([]load.Input{{Path: "bundle.yaml", Data: []byte(liveBundle)}}, load.Options{})
+	res := analyzer.Run(g, analyzer.Options{Rules: all.Rules(), Mode: rules.ModeCLI, Enable: []string{ruleID}})
+	for _, r := range res.Rules {
+		if r.ID == ruleID {
+			t.Errorf("%s enabled in a run without a live Prometheus", ruleID)
+		}
 	}
 }
 

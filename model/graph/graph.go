@@ -51,6 +51,10 @@ type Graph struct {
 	Problems  []Problem
 	// DefaultNamespace is the namespace given to objects that do not set one.
 	DefaultNamespace string
+	// FastDocuments counts the documents the loader's fast decoder loaded;
+	// the others took the full yaml.v3 path (all of them with
+	// load.Options.FullDecode).
+	FastDocuments int
 
 	byKind    map[string][]*Resource
 	byKey     map[ObjectKey][]*Resource

@@ -143,9 +143,13 @@ const (
 )
 
 // protoScalarFit judges a scalar of class c and text text against a scalar
-// proto field the way the Istio CRD schema does. The text is consulted only to
-// accept a value its class alone does not (a quoted number, an enum name), so
-// an empty text is the cautious stand-in when the text is unknown.
+// proto field the way the API server does with Istio's CRD schema: its
+// structural schema types every numeric spec field `type: integer` or
+// `type: number` and every enum `type: string` with the names, so a quoted
+// number ("50") is a string and rejected, and an enum given as its number is
+// rejected, although protojson, which Istio itself decodes with, accepts
+// both. The text is consulted only for an enum's name, so an empty text is
+// the cautious stand-in when the text is unknown.
 func protoScalarFit(fd protoreflect.FieldDescriptor, c scalarClass, text string) fit {
 	switch fd.Kind() {
 	case protoreflect.BoolKind:
@@ -156,14 +160,12 @@ func protoScalarFit(fd protoreflect.FieldDescriptor, c scalarClass, text string)
 		// Kubernetes' structural schema would reject a number here, but YAML
 		// writers often leave short strings unquoted; only collections are wrong.
 	case protoreflect.EnumKind:
-		if c&intTags == 0 && fd.Enum().Values().ByName(protoreflect.Name(text)) == nil {
+		if c != clsString || fd.Enum().Values().ByName(protoreflect.Name(text)) == nil {
 			return fitBadEnum
 		}
 	case protoreflect.FloatKind, protoreflect.DoubleKind:
 		if c&(intTags|floatTags) == 0 {
-			if _, err := strconv.ParseFloat(text, 64); err != nil {
-				return fitBadType
-			}
+			return fitBadType
 		}
 	default: // integers; an integral float reaches the decoder as an integer
 		switch {
@@ -173,9 +175,7 @@ func protoScalarFit(fd protoreflect.FieldDescriptor, c scalarClass, text string)
 				return fitNegative
 			}
 		default:
-			if _, err := strconv.ParseInt(text, 10, 64); err != nil {
-				return fitBadType
-			}
+			return fitBadType
 		}
 	}
 	return fitOK

@@ -3,10 +3,12 @@ package load
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"regexp"
-	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -66,79 +68,130 @@ func isMarker(line []byte, m string) bool {
 
 var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// pendingDoc is a document whose YAML aliases add nodes when expanded: it
+// is converted only once the file's alias budget, spent in document order,
+// allows it (see Inputs).
+type pendingDoc struct {
+	path string
+	doc  int
+	c    chunk
+	body *yaml.Node
+	own  int        // nodes as written
+	uses []aliasUse // its aliases, in document order
+}
+
+// adds is the nodes the document's aliases add.
+func (p *pendingDoc) adds() int {
+	n := 0
+	for _, u := range p.uses {
+		n = satAdd(n, u.adds)
+	}
+	return n
+}
+
 // document loads one chunk. It returns true when the rest of the file should
-// be skipped (the file is a template, not a manifest).
-func (l *loader) document(in Input, doc int, c chunk) bool {
-	if fastPath && l.fast(in.Path, doc, c) {
-		return false
+// be skipped (the file is a template, not a manifest), and the document when
+// its aliases must be budgeted before it is converted.
+func (l *loader) document(in Input, doc int, c chunk) (bool, *pendingDoc) {
+	stop, p := l.parse(in, doc, c)
+	if p != nil && len(p.uses) == 0 {
+		l.convert(p, p.own)
+		p = nil
+	}
+	return stop, p
+}
+
+// parse reads one chunk up to the point of converting it to values.
+func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
+	if !l.full && l.fast(in.Path, doc, c) {
+		l.fastDocs++
+		return false, nil
 	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(c.data))
 	err := dec.Decode(&root)
 	if errors.Is(err, io.EOF) {
-		return false // empty or comment-only
+		return false, nil // empty or comment-only
 	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		if m := yamlLineErr.FindStringSubmatch(err.Error()); m != nil {
 			msg = m[2]
 		}
+		if !looksLikeManifest(c.data) {
+			msg = unquoted(msg)
+		}
 		if tl := templateLine(in.Data); tl > 0 {
 			l.problem(RuleNotManifest, lineStart(in.Path, tl), nil, "",
 				"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", tl)
-			return true
+			return true, nil
 		}
 		l.problem(RuleSyntax, lineStart(in.Path, c.line+SyntaxErrorLine(c.data)-1), nil, "", "invalid YAML: %s", msg)
-		return false
+		return false, nil
 	}
 	shiftLines(&root, c.line-1)
 	body := &root
 	if body.Kind == yaml.DocumentNode {
 		if len(body.Content) == 0 {
-			return false
+			return false, nil
 		}
 		body = body.Content[0]
 	}
 	if body.Kind == yaml.ScalarNode && body.ShortTag() == "!!null" {
-		return false
+		return false, nil
 	}
 	if n := templateNode(body); n != nil {
 		l.problem(RuleNotManifest, graph.NodePos(in.Path, n), nil, "",
 			"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", n.Line)
-		return true
+		return true, nil
 	}
 	if dups := duplicateKeys(body); len(dups) > 0 {
+		manifest := looksLikeManifest(c.data)
 		for _, d := range dups {
+			key := "a mapping key"
+			if manifest {
+				key = fmt.Sprintf("mapping key %q", d.key.Value)
+			}
 			l.problem(RuleSyntax, graph.NodePos(in.Path, d.key), nil, "",
-				"invalid YAML: mapping key %q already defined at line %d", d.key.Value, d.first)
+				"invalid YAML: %s already defined at line %d", key, d.first)
 		}
 	}
 	if body.Kind != yaml.MappingNode {
 		l.problem(RuleNoKind, graph.NodePos(in.Path, body), nil, "",
 			"document is %s, not a Kubernetes object (a mapping with apiVersion and kind)", describeKind(body))
-		return false
+		return false, nil
 	}
-	conv := converter{budget: l.limits.MaxNodes}
+	var ex expansion
+	own, uses := ex.measure(body)
+	if ex.recursive != nil {
+		l.problem(RuleLimit, graph.NodePos(in.Path, ex.recursive), nil, "",
+			"a YAML alias refers to a node that contains it, so its expansion never ends; the document was not linted")
+		return false, nil
+	}
+	return false, &pendingDoc{path: in.Path, doc: doc, c: c, body: body, own: own, uses: uses}
+}
+
+// convert turns a parsed document into values, visiting total nodes, and
+// loads its objects.
+func (l *loader) convert(p *pendingDoc, total int) {
+	body := p.body
+	conv := converter{budget: total}
 	obj, ok := conv.value(body, 0).(map[string]any)
 	if conv.budget < 0 && conv.tooDeep {
-		l.problem(RuleLimit, graph.NodePos(in.Path, body), nil, "",
+		l.problem(RuleLimit, graph.NodePos(p.path, body), nil, "",
 			"document nests deeper than %d levels; it was not linted", maxDepth)
-		return false
+		return
 	}
 	if conv.budget < 0 {
-		at := body
-		if conv.exhaustedAt != nil {
-			at = conv.exhaustedAt
-		}
-		l.problem(RuleLimit, graph.NodePos(in.Path, at), nil, "",
-			"document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", l.limits.MaxNodes)
-		return false
+		// expansion measured what the conversion visits; this is a backstop.
+		l.problem(RuleLimit, graph.NodePos(p.path, body), nil, "",
+			"document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", total)
+		return
 	}
 	if !ok {
-		return false
+		return
 	}
-	l.object(in.Path, doc, body, obj, graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1})
-	return false
+	l.object(p.path, p.doc, body, obj, graph.NodeSource{Data: p.c.data, LineOffset: p.c.line - 1, Item: -1})
 }
 
 // object turns one decoded mapping into a resource; `kind: List` objects are
@@ -222,9 +275,6 @@ func (l *loader) newResource(file string, doc int, obj map[string]any) *graph.Re
 	return res
 }
 
-// fastPath enables the node-free path; tests turn it off to compare.
-var fastPath = true
-
 // fast loads a document without ever building its yaml node tree, when the
 // fast decoder accepts it (it declines anything it cannot decode exactly as
 // the full path would) and the object is clean: it has an apiVersion, a kind
@@ -234,7 +284,7 @@ var fastPath = true
 // and gets its problems reported at their lines. A resource loaded here
 // rebuilds its node from the source only when a finding needs a position.
 func (l *loader) fast(file string, doc int, c chunk) bool {
-	obj, ok := fastyaml.DecodeShared(c.data, l.limits.MaxNodes)
+	obj, ok := fastyaml.DecodeShared(c.data, math.MaxInt) // a document as written is bounded by the file size
 	if !ok {
 		return false
 	}
@@ -439,22 +489,47 @@ func templateLine(data []byte) int {
 	return 0
 }
 
+// describeKind names what a document that is not a mapping is. It never
+// quotes the value: a file that is not a manifest (a token, a key, a config
+// file reached through a symlink) must not be echoed into reports.
 func describeKind(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return "a plain value (" + strconv.Quote(truncate(n.Value, 40)) + ")"
+		return fmt.Sprintf("a plain value (%d characters on line %d)", utf8.RuneCountInString(n.Value), n.Line)
 	}
 	return "not a mapping"
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+// manifestKey finds an apiVersion or kind key at the start of a line, in
+// YAML or JSON form.
+var manifestKey = regexp.MustCompile(`(?m)^[ \t{,-]*["']?(apiVersion|kind)["']?[ \t]*:`)
+
+// looksLikeManifest reports whether a document's text names both apiVersion
+// and kind as keys. Findings quote a document's content (a key, an anchor)
+// only when it does: content of anything else is not echoed.
+func looksLikeManifest(data []byte) bool {
+	seen := 0
+	for _, m := range manifestKey.FindAllSubmatch(data, -1) {
+		if string(m[1]) == "apiVersion" {
+			seen |= 1
+		} else {
+			seen |= 2
+		}
+		if seen == 3 {
+			return true
+		}
 	}
-	return s[:n] + "…"
+	return false
 }
+
+// quotedText is a quoted piece of a parser message ('x', "x", `x`).
+var quotedText = regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`")
+
+// unquoted drops what a parser message quotes from the document (yaml.v3's
+// "unknown anchor 'x' referenced").
+func unquoted(msg string) string { return quotedText.ReplaceAllString(msg, "(…)") }
 
 func lineStart(file string, line int) graph.Position {
 	return graph.Position{File: file, Line: line, Column: 1, EndLine: line, EndColumn: 2}

@@ -55,9 +55,25 @@ func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
 	return obj, true
 }
 
-// SetFastPath turns the node-free fast path on or off, for tests that compare
-// it with the full path.
-func SetFastPath(on bool) { fastPath = on }
-
 // ReadAll exposes the loader's sized read to the external tests.
 func ReadAll(r io.Reader, hint int) ([]byte, error) { return readAll(r, hint) }
+
+// MeasureExpansion exposes the alias measure to the external tests: the
+// nodes a mapping document holds as written, the nodes its aliases add, and
+// whether an alias is recursive.
+func MeasureExpansion(body *yaml.Node) (own, adds int, recursive bool) {
+	var e expansion
+	own, uses := e.measure(body)
+	for _, u := range uses {
+		adds = satAdd(adds, u.adds)
+	}
+	return own, adds, e.recursive != nil
+}
+
+// ConvertsWithin reports whether the converter converts n visiting at most
+// budget nodes.
+func ConvertsWithin(n *yaml.Node, budget int) bool {
+	c := converter{budget: budget}
+	c.value(n, 0)
+	return c.budget >= 0
+}

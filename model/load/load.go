@@ -12,8 +12,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -27,6 +28,7 @@ const (
 	RuleNotManifest = "RL0004" // a template (Helm/Go) rather than a manifest
 	RuleLimit       = "RL0005" // input over a configured limit
 	RuleAPIVersion  = "RL0006" // known kind at an apiVersion rolloutlint does not model
+	RuleSkipped     = "RL0011" // a file found in a directory that was not read
 )
 
 // Limits bound the work one input can cause. Zero values take the defaults.
@@ -35,16 +37,17 @@ type Limits struct {
 	MaxFileBytes int64
 	// MaxDocuments is the most documents read from one file.
 	MaxDocuments int
-	// MaxNodes bounds the nodes visited when expanding one document, aliases
-	// included, which defuses alias bombs.
-	MaxNodes int
+	// MaxAliasNodes bounds the nodes YAML aliases add to one file when
+	// expanded, all its documents together, which defuses alias bombs. What a
+	// document holds as written is bounded by the file size.
+	MaxAliasNodes int
 }
 
 // Default limits, documented in docs/limits.md.
 const (
-	DefaultMaxFileBytes = 32 << 20
-	DefaultMaxDocuments = 20000
-	DefaultMaxNodes     = 1_000_000
+	DefaultMaxFileBytes  = 32 << 20
+	DefaultMaxDocuments  = 20000
+	DefaultMaxAliasNodes = 1_000_000
 )
 
 func (l Limits) withDefaults() Limits {
@@ -54,8 +57,8 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDocuments <= 0 {
 		l.MaxDocuments = DefaultMaxDocuments
 	}
-	if l.MaxNodes <= 0 {
-		l.MaxNodes = DefaultMaxNodes
+	if l.MaxAliasNodes <= 0 {
+		l.MaxAliasNodes = DefaultMaxAliasNodes
 	}
 	return l
 }
@@ -68,7 +71,30 @@ type Options struct {
 	// Stdin is read for the path "-".
 	Stdin io.Reader
 	// Exclude reports whether a file found while walking a directory is skipped.
+	// It is given the path as findings name it (relative to Dir when relative).
 	Exclude func(path string) bool
+	// FollowSymlinks reads symlinks found while walking a directory that
+	// point outside it (files and directories); by default they are skipped
+	// with a finding.
+	FollowSymlinks bool
+	// FullDecode sends every document through the full yaml.v3 path, never
+	// the fast decoder. The two load the same (a differential fuzz test and
+	// the repository's manifests check it); this is the switch for the day a
+	// document shows a difference (ROLLOUTLINT_FAST_DECODE=off).
+	FullDecode bool
+	// Dir is the directory relative paths are read from; "" is the process's
+	// working directory. Paths in inputs and findings stay as given, so a
+	// caller with its own working directory (a test, a server) reports the
+	// same names as a process started there.
+	Dir string
+}
+
+// osPath is the name the file system knows path by.
+func (o Options) osPath(path string) string {
+	if o.Dir == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(o.Dir, path)
 }
 
 // Input is one in-memory source. The loaded graph keeps referring to Data
@@ -77,6 +103,9 @@ type Options struct {
 type Input struct {
 	Path string
 	Data []byte
+	// Skipped says why a file found in a directory was not read (a named
+	// pipe, a symlink out of the directory); the loader reports it as RL0011.
+	Skipped string
 }
 
 // StdinName is the file name findings use for standard input.
@@ -84,8 +113,11 @@ const StdinName = "<stdin>"
 
 // Expand turns command-line paths into inputs: files are read, directories
 // walked recursively for *.yaml, *.yml and *.json (hidden directories and
-// files skipped), "-" reads stdin. Missing paths are an error: that is a usage
-// mistake, not a finding.
+// files skipped; special files and symlinks out of the directory become
+// inputs with Skipped set, see walk.go), "-" reads stdin. A file named on
+// the command line is read whatever its type, a named pipe without waiting
+// for a writer. Missing paths are an error: that is a usage mistake, not a
+// finding.
 func Expand(paths []string, opts Options) ([]Input, error) {
 	limits := opts.Limits.withDefaults()
 	var inputs []Input
@@ -95,7 +127,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			return nil
 		}
 		seen[path] = true
-		in, err := readFile(path, limits)
+		in, err := readFile(path, opts.osPath(path), limits)
 		if err != nil {
 			return err
 		}
@@ -114,7 +146,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			inputs = append(inputs, Input{Path: StdinName, Data: data})
 			continue
 		}
-		st, err := os.Stat(p)
+		st, err := os.Stat(opts.osPath(p))
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", p, unwrapPathError(err))
 		}
@@ -124,31 +156,19 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			}
 			continue
 		}
-		var found []string
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("walking %s: %w", path, unwrapPathError(err))
-			}
-			if d.IsDir() {
-				if path != p && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			// Hidden files are tool configs (.rolloutlint.yaml, .pre-commit-config.yaml,
-			// .gitlab-ci.yml), not manifests; name one explicitly to lint it.
-			if strings.HasPrefix(d.Name(), ".") || !IsManifestName(path) || opts.Exclude != nil && opts.Exclude(path) {
-				return nil
-			}
-			found = append(found, path)
-			return nil
-		})
+		found, err := walkDir(p, opts)
 		if err != nil {
 			return nil, err
 		}
-		sort.Strings(found)
 		for _, f := range found {
-			if err := add(f); err != nil {
+			if f.skipped != "" {
+				if !seen[f.path] {
+					seen[f.path] = true
+					inputs = append(inputs, Input{Path: f.path, Skipped: f.skipped})
+				}
+				continue
+			}
+			if err := add(f.path); err != nil {
 				return nil, err
 			}
 		}
@@ -165,8 +185,21 @@ func IsManifestName(path string) bool {
 	return false
 }
 
-func readFile(path string, limits Limits) (Input, error) {
-	f, err := os.Open(path)
+// renamed gives a path found by walking root (as, joined to Options.Dir) the
+// name that walking as itself would have given it: as joined with the rest.
+func renamed(path, root, as string) string {
+	switch {
+	case root == as:
+		return path
+	case path == root:
+		return as
+	}
+	return filepath.Join(as, strings.TrimPrefix(path[len(root):], string(filepath.Separator)))
+}
+
+// readFile reads the file the file system names osPath; the input is named path.
+func readFile(path, osPath string, limits Limits) (Input, error) {
+	f, err := openNoWait(osPath)
 	if err != nil {
 		return Input{}, fmt.Errorf("reading %s: %w", path, unwrapPathError(err))
 	}
@@ -249,8 +282,9 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	files := make([]*fileWork, len(inputs))
 	var docs []docWork
 	for i, in := range inputs {
-		fw := &fileWork{loader: loader{ns: ns, limits: limits}}
-		fw.chunks = fw.prepare(in)
+		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
+		fw.chunks = fw.prepare(&in)
+		fw.in = in
 		files[i] = fw
 		for j := range fw.chunks {
 			docs = append(docs, docWork{file: i, doc: j})
@@ -259,14 +293,16 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	results := make([]docResult, len(docs))
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]
-		l := &loader{ns: ns, limits: limits}
-		stop := l.document(inputs[d.file], d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop}
+		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
+		stop, pending := l.document(files[d.file].in, d.doc, files[d.file].chunks[d.doc])
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs}
 	})
+	expandAliases(results, docs, inputs, limits, ns, opts.FullDecode)
 	var (
 		resources  []*graph.Resource
 		graphFiles []*graph.File
 		problems   []graph.Problem
+		fastDocs   int
 	)
 	k := 0
 	for _, fw := range files {
@@ -281,16 +317,20 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 			}
 			resources = append(resources, r.resources...)
 			problems = append(problems, r.problems...)
+			fastDocs += r.fast
 			stopped = r.stop
 		}
 	}
-	return graph.New(ns, resources, graphFiles, problems)
+	g := graph.New(ns, resources, graphFiles, problems)
+	g.FastDocuments = fastDocs
+	return g
 }
 
 // fileWork is one input file cut into documents, with the file-level
 // problems (size and document limits) found while cutting it.
 type fileWork struct {
 	loader
+	in     Input // with the text prepare decoded
 	chunks []chunk
 }
 
@@ -301,12 +341,80 @@ type docWork struct{ file, doc int }
 type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
-	stop      bool // the file is a template; skip its later documents
+	stop      bool        // the file is a template; skip its later documents
+	fast      int         // documents the fast decoder loaded (0 or 1)
+	pending   *pendingDoc // parsed, with aliases to budget before it is converted
+}
+
+// expandAliases converts the documents whose YAML aliases add nodes, as far
+// as each file's alias budget goes. The budget is spent in document order
+// after every document is parsed, so which documents are refused does not
+// depend on how the parallel workers were scheduled; the first refused
+// document of a file gets one finding, which counts the later ones. Without
+// a budget per file, a thousand small alias bombs, each under a per-document
+// limit, ran for a minute and more.
+func expandAliases(results []docResult, docs []docWork, inputs []Input, limits Limits, ns string, full bool) {
+	var granted []int
+	for k := 0; k < len(results); {
+		file := docs[k].file
+		used, refused, first := 0, 0, -1
+		var at *yaml.Node
+		for ; k < len(results) && docs[k].file == file; k++ {
+			p := results[k].pending
+			if p == nil {
+				continue
+			}
+			if first < 0 && satAdd(used, p.adds()) <= limits.MaxAliasNodes {
+				used = satAdd(used, p.adds())
+				granted = append(granted, k)
+				continue
+			}
+			if first < 0 {
+				first = k
+				at = crossing(p.uses, limits.MaxAliasNodes-used)
+			}
+			refused++
+			results[k].pending = nil
+		}
+		if first < 0 {
+			continue
+		}
+		var msg string
+		if used == 0 {
+			msg = fmt.Sprintf("document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", limits.MaxAliasNodes)
+		} else {
+			msg = fmt.Sprintf("YAML aliases in this file expand to more than %d nodes, the limit per file (%d in the documents before this one; alias bombs?); this document was not linted", limits.MaxAliasNodes, used)
+		}
+		if refused > 1 {
+			msg += fmt.Sprintf(", nor the %d later documents of the file that use aliases", refused-1)
+		}
+		r := &results[first]
+		r.problems = append(r.problems, graph.Problem{RuleID: RuleLimit, Pos: graph.NodePos(inputs[docs[first].file].Path, at), Message: msg})
+	}
+	parallel.For(len(granted), 1, func(i int) {
+		r := &results[granted[i]]
+		l := &loader{ns: ns, limits: limits, full: full, resources: r.resources, problems: r.problems}
+		l.convert(r.pending, satAdd(r.pending.own, r.pending.adds()))
+		r.resources, r.problems, r.pending = l.resources, l.problems, nil
+	})
+}
+
+// crossing is the alias at which a document's expansion passes left nodes.
+func crossing(uses []aliasUse, left int) *yaml.Node {
+	sum := 0
+	for _, u := range uses {
+		if sum = satAdd(sum, u.adds); sum > left {
+			return u.node
+		}
+	}
+	return uses[len(uses)-1].node
 }
 
 type loader struct {
 	ns        string
 	limits    Limits
+	full      bool // Options.FullDecode
+	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
 	files     []*graph.File
 	problems  []graph.Problem
@@ -316,18 +424,30 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
-// prepare records the file, checks the file-level limits and cuts it into
+// prepare records the file, checks the file-level limits, decodes its text
+// (in.Data becomes UTF-8 with LF or CRLF line ends) and cuts it into
 // documents, which are decoded afterwards (see Inputs).
-func (l *loader) prepare(in Input) []chunk {
-	data := in.Data
-	f := &graph.File{Path: in.Path, Lines: bytes.Count(data, []byte("\n")) + 1}
+func (l *loader) prepare(in *Input) []chunk {
+	f := &graph.File{Path: in.Path, Lines: 1}
 	l.files = append(l.files, f)
-	if int64(len(data)) > l.limits.MaxFileBytes {
-		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
-			"file is larger than the %d MiB limit; it was not read (raise it with --max-file-size)", l.limits.MaxFileBytes>>20)
+	if in.Skipped != "" {
+		l.problem(RuleSkipped, lineStart(in.Path, 1), nil, "", "not linted: %s", in.Skipped)
 		return nil
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
+	if int64(len(in.Data)) > l.limits.MaxFileBytes {
+		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
+			"file is larger than the limit of %s; it was not read (raise it with --max-file-size)", byteCount(l.limits.MaxFileBytes))
+		in.Data = nil
+		return nil
+	}
+	data, badLine, msg := decodeText(in.Data)
+	if msg != "" {
+		l.problem(RuleSyntax, lineStart(in.Path, badLine), nil, "", "%s", msg)
+		in.Data = nil
+		return nil
+	}
+	in.Data = data
+	f.Lines = bytes.Count(data, []byte("\n")) + 1
 	f.Source = data
 	f.Directives = l.directives(in.Path, data)
 	chunks := splitDocuments(data)
@@ -337,4 +457,16 @@ func (l *loader) prepare(in Input) []chunk {
 		chunks = chunks[:l.limits.MaxDocuments]
 	}
 	return chunks
+}
+
+// byteCount prints a byte limit as the flag takes it, in bytes, with the
+// binary unit beside it when it is a whole number of KiB or MiB.
+func byteCount(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d bytes (%d MiB)", n, n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d bytes (%d KiB)", n, n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -104,3 +104,96 @@ func keyString(k *yaml.Node) string {
 func scalar(n *yaml.Node) any {
 	return fastyaml.Scalar(n.ShortTag(), n.Value)
 }
+
+// aliasUse is one alias as written in a document and the nodes its
+// expansion adds.
+type aliasUse struct {
+	node *yaml.Node
+	adds int
+}
+
+// expansion measures, without expanding anything, what converting a
+// document visits: the same count as converter.value (values, not keys; an
+// alias is one node plus its target expanded). Anchored nodes are measured
+// once, so the measure is linear in the document as written however large
+// the expansion; sizes saturate at sizeCap instead of overflowing.
+type expansion struct {
+	memo map[*yaml.Node]int
+	busy map[*yaml.Node]bool // anchored nodes being measured
+	// recursive is an alias to a node that contains it, whose expansion
+	// never ends.
+	recursive *yaml.Node
+}
+
+const sizeCap = 1 << 61
+
+func satAdd(a, b int) int { return min(a+b, sizeCap) }
+
+// measure returns the nodes the document's own tree holds (aliases counted
+// as one node) and every alias of that tree in document order with what it
+// adds.
+func (e *expansion) measure(body *yaml.Node) (own int, uses []aliasUse) {
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		own++
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				walk(c)
+			}
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				walk(n.Content[i+1])
+			}
+		case yaml.AliasNode:
+			if n.Alias != nil {
+				uses = append(uses, aliasUse{node: n, adds: e.size(n.Alias)})
+			}
+		}
+	}
+	walk(body)
+	return own, uses
+}
+
+// size is the nodes the converter visits for n, aliases expanded.
+func (e *expansion) size(n *yaml.Node) int {
+	if n.Anchor != "" {
+		if v, ok := e.memo[n]; ok {
+			return v
+		}
+		if e.busy[n] {
+			return sizeCap // recursive; measure's caller reports it
+		}
+		if e.memo == nil {
+			e.memo, e.busy = map[*yaml.Node]int{}, map[*yaml.Node]bool{}
+		}
+		e.busy[n] = true
+		defer delete(e.busy, n)
+	}
+	total := 1
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) > 0 {
+			total = satAdd(total, e.size(n.Content[0]))
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			total = satAdd(total, e.size(c))
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			total = satAdd(total, e.size(n.Content[i+1]))
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			if e.busy[n.Alias] && e.recursive == nil {
+				e.recursive = n
+			}
+			total = satAdd(total, e.size(n.Alias))
+		}
+	}
+	if n.Anchor != "" {
+		e.memo[n] = total
+	}
+	return total
+}

@@ -22,9 +22,11 @@ const Width = 100
 
 // Document is the JSON output of `rolloutlint plan`.
 type Document struct {
-	SchemaVersion int       `json:"schemaVersion"`
-	IstioVersion  string    `json:"istioVersion"`
-	Rollouts      []Rollout `json:"rollouts"`
+	SchemaVersion int    `json:"schemaVersion"`
+	IstioVersion  string `json:"istioVersion"`
+	// Verified names the istiod the model was checked against.
+	Verified xds.Verification `json:"verified"`
+	Rollouts []Rollout        `json:"rollouts"`
 }
 
 // Rollout is one Rollout's plan and prediction.
@@ -45,11 +47,15 @@ type Rollout struct {
 type State struct {
 	plan.State
 	Pushes []xds.Push `json:"pushes"`
+	// PushesIfLate replace Pushes when an EndpointSlice update that follows
+	// a selector write lands after the debounce window (omitted when the
+	// timing makes no difference).
+	PushesIfLate []xds.Push `json:"pushesIfLate,omitempty"`
 }
 
 // Build assembles the document for plans predicted with one model.
 func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan) *Document {
-	doc := &Document{SchemaVersion: SchemaVersion, IstioVersion: m.Version, Rollouts: []Rollout{}}
+	doc := &Document{SchemaVersion: SchemaVersion, IstioVersion: m.Version, Verified: m.Verified, Rollouts: []Rollout{}}
 	for _, p := range plans {
 		pr := xds.Predict(m, sc, p)
 		r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
@@ -59,10 +65,10 @@ func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan) *Document {
 			r.File, r.Line = p.Resource.File, pos.Line
 		}
 		for i, s := range p.States {
-			r.States = append(r.States, State{State: s, Pushes: nonNil(pr.States[i].Pushes)})
+			r.States = append(r.States, State{State: s, Pushes: nonNil(pr.States[i].Pushes), PushesIfLate: pr.States[i].IfLate})
 		}
 		for i, s := range p.Abort {
-			r.Abort = append(r.Abort, State{State: s, Pushes: nonNil(pr.Abort[i].Pushes)})
+			r.Abort = append(r.Abort, State{State: s, Pushes: nonNil(pr.Abort[i].Pushes), PushesIfLate: pr.Abort[i].IfLate})
 		}
 		doc.Rollouts = append(doc.Rollouts, r)
 	}

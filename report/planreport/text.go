@@ -17,8 +17,8 @@ func Text(w io.Writer, doc *Document) error {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		line(&b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model",
-			keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(r), r.Replicas, doc.IstioVersion))
+		line(&b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
+			keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(r), r.Replicas, doc.IstioVersion, doc.Verified))
 		b.WriteString("PODS = old/new ReplicaSet; WEIGHTS per route: s stable, c canary, a additional,\n" +
 			"  x experiment, ! clamped; +name = header/mirror route\n")
 		b.WriteString("\n")
@@ -74,6 +74,12 @@ func state(b *strings.Builder, s State) {
 		line(b, "             ", fmt.Sprintf("sent: sidecars %s; gateways %s", types(p.SidecarTypes), types(p.GatewayTypes)))
 		line(b, "             ", "keys: "+strings.Join(p.Keys, " "))
 		line(b, "             ", "scope: "+p.Scope.String())
+	}
+	if len(s.PushesIfLate) > 0 {
+		line(b, "           ", "possible: if the EndpointSlice update lands after the debounce window:")
+		for _, p := range s.PushesIfLate {
+			line(b, "             ", fmt.Sprintf("push %d %s, changes %s; keys: %s", p.Window, p.Class, types(p.Effective), strings.Join(p.Keys, " ")))
+		}
 	}
 }
 

@@ -27,6 +27,8 @@ var goRules = []*rules.Rule{
 	tool.SuppressionNoReason,
 	tool.SuppressionUnused,
 	tool.Internal,
+	tool.Skipped,
+	tool.InvalidName,
 
 	// RL1xxx: the Rollout spec.
 	rollout.SetWeightRange,
@@ -112,6 +114,7 @@ var goRules = []*rules.Rule{
 	analysis.MetricIndefinite,
 	analysis.ResultIndexUnguarded,
 	analysis.ConditionShape,
+	analysis.PrometheusDryRun, // live: runs only with lint --prometheus-url
 
 	// RL6xxx: step plan and xDS prediction.
 	plan.MissingDestination,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 	"github.com/rolloutlint/rolloutlint/rules/ruletest"
 )
@@ -17,6 +18,11 @@ func TestRules(t *testing.T) {
 	rs := all.Rules()
 	for _, r := range rs {
 		if _, ok := noTestdataYet[r.ID]; ok {
+			continue
+		}
+		if r.Source == rules.SourceLive {
+			// It needs a live system: live/promcheck runs its testdata against
+			// a real Prometheus (TestLivePrometheus).
 			continue
 		}
 		t.Run(r.ID, func(t *testing.T) {
@@ -57,7 +63,9 @@ func TestRuleMetadata(t *testing.T) {
 		}
 		wants, clean := 0, 0
 		regos, _ := filepath.Glob(filepath.Join(testdataRoot, r.ID, ruletest.UserPoliciesDir, "*.rego"))
-		for _, f := range regos { // a user policy may carry the wants (RL0009)
+		trees, _ := filepath.Glob(filepath.Join(testdataRoot, r.ID, ruletest.TreeDir, "*.yaml"))
+		regos = append(regos, trees...)
+		for _, f := range regos { // a user policy (RL0009) or a walked file (RL0011) may carry the wants
 			data, _ := os.ReadFile(f)
 			ws, err := ruletest.ParseWants(f, data)
 			if err != nil {

@@ -73,7 +73,7 @@ func TestRuleFileNames(t *testing.T) {
 		}
 	}
 	for _, r := range all.Rules() {
-		if r.Source == rules.SourceGo && found[r.ID] == "" {
+		if (r.Source == rules.SourceGo || r.Source == rules.SourceLive) && found[r.ID] == "" {
 			t.Errorf("%s: no file under rules/ declares it with literal ID and Name", r.ID)
 		}
 	}

@@ -22,7 +22,7 @@ func FuzzRules(f *testing.F) {
 	}
 	rs := all.Rules()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g := load.Inputs([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxNodes: 20000}})
+		g := load.Inputs([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxAliasNodes: 20000}})
 		res := analyzer.Run(g, analyzer.Options{Rules: rs, Parallelism: 1})
 		for _, d := range res.Diagnostics {
 			if d.RuleID == analyzer.RuleInternal {

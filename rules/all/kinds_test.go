@@ -108,7 +108,7 @@ func cutTo(g *graph.Graph, keep []string) *graph.Graph {
 	}
 	var res []*graph.Resource
 	for _, r := range g.Resources {
-		if want[r.Kind] {
+		if want[r.Kind] || want["*"] {
 			res = append(res, r)
 		}
 	}

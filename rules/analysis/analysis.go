@@ -161,3 +161,13 @@ func providers(mp *v1alpha1.MetricProvider) []string {
 	sort.Strings(plugins)
 	return append(out, plugins...)
 }
+
+// firstLine is the first line of an error message (expr errors span several).
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

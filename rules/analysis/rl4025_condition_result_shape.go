@@ -100,12 +100,3 @@ func shapeName(vector bool) string {
 	}
 	return "a single number"
 }
-
-func firstLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i]
-		}
-	}
-	return s
-}

@@ -92,7 +92,8 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	// Findings about a user policy itself (RL0009) land in its .rego file:
 	// `# want` comments there count too.
 	regos, _ := filepath.Glob(filepath.Join(dir, UserPoliciesDir, "*.rego"))
-	for _, f := range append(append([]string(nil), files...), regos...) {
+	tree, treeFiles := treeDir(dir)
+	for _, f := range append(append(append([]string(nil), files...), regos...), treeFiles...) {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +120,11 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	if cfg != nil {
 		lopts.Namespace = cfg.Namespace
 	}
-	g, err := load.Paths(files, lopts)
+	paths := files
+	if tree != "" {
+		paths = append(append([]string(nil), files...), tree)
+	}
+	g, err := load.Paths(paths, lopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +149,31 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 			t.Errorf("%s:%d: no %s diagnostic matching %q", w.File, w.Line, ruleID, w.Pattern)
 		}
 	}
+}
+
+// TreeDir is the subdirectory of a rule's testdata loaded as a directory,
+// as `lint DIR` walks one (for rules about what a walk finds, such as
+// symlinks); `# want` comments are read from its files through their
+// symlinks.
+const TreeDir = "tree"
+
+// treeDir returns dir/tree when it exists, and the manifest-named files
+// under it.
+func treeDir(dir string) (string, []string) {
+	tree := filepath.Join(dir, TreeDir)
+	if st, err := os.Stat(tree); err != nil || !st.IsDir() {
+		return "", nil
+	}
+	var files []string
+	_ = filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && load.IsManifestName(p) {
+			if _, err := os.Stat(p); err == nil { // a symlink's target must exist to hold wants
+				files = append(files, p)
+			}
+		}
+		return nil
+	})
+	return tree, files
 }
 
 func fileExists(p string) bool {

@@ -9,9 +9,10 @@ var Limit = &rules.Rule{
 	Doc: rules.Doc{
 		Why: `To stay fast and safe on hostile input (for example in the admission webhook), rolloutlint
 bounds how much it reads: file size (\'--max-file-size\', 32 MiB), documents per file
-(\'--max-documents\', 20,000) and nodes visited while expanding YAML aliases (1,000,000 per
-document, which defuses "billion laughs" alias bombs). What lies beyond a limit is not linted,
-so this is an error: raise the limit, or split the file.`,
+(\'--max-documents\', 20,000) and the nodes YAML aliases add when expanded (1,000,000 per file,
+all its documents together, which defuses "billion laughs" alias bombs, a thousand small ones
+included; an alias that refers to a node containing it never ends and is refused too). What lies
+beyond a limit is not linted, so this is an error: raise the limit, or split the file.`,
 		BadNote: "an alias bomb",
 		Bad: `
 a: &a ["x","x","x","x","x","x","x","x","x"]

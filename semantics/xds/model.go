@@ -85,19 +85,94 @@ type KindRow struct {
 	// AllGateways is true when every gateway proxy is pushed whatever the
 	// object's gateways or exportTo say.
 	AllGateways bool
-	Cite        string
+	// KeyKind is the kind istiod puts into ConfigsUpdated for this update
+	// when it differs from Kind (up to 1.30 an EndpointSlice update is keyed
+	// ServiceEntry/<host>, like a Service update, with Full=false).
+	KeyKind ConfigKind
+	Cite    string
+	// Proof names the conformance scenarios (testdata/xds-conformance/scenarios)
+	// whose recorded observations show the row's behaviour.
+	Proof string
 }
+
+// Stage is when, relative to the API write, a config update reaches istiod.
+type Stage int
+
+// Stages, in the order they happen after one reconcile's writes.
+const (
+	// StageWrite: with the API write, in its reconcile's debounce window.
+	StageWrite Stage = iota
+	// StageSlice: the EndpointSlice controller following a Service selector.
+	// It writes within milliseconds, so the update usually lands inside the
+	// write's window; a late one has a window of its own (Push.IfLate).
+	StageSlice
+	// StageReady: pods a scale-up created turn ready (seconds later).
+	StageReady
+	// StageDeleted: pods a scale-down made terminating are deleted (after
+	// the termination grace period).
+	StageDeleted
+)
+
+var stageNames = [...]string{"write", "slice", "ready", "deleted"}
+
+// String names the stage as the plan JSON does.
+func (s Stage) String() string { return stageNames[s] }
 
 // Event is one config update a write causes.
 type Event struct {
-	Kind ConfigKind
-	// Async is true when the update arrives later than the API write (the
-	// EndpointSlice controller and pod readiness), so it never shares a
-	// debounce window with the write itself.
-	Async bool
+	Kind  ConfigKind
+	Stage Stage
 	// Effective are the types whose content actually changes.
 	Effective []Type
 }
+
+// EndpointRow is how istiod treats one kind of endpoint change (reference
+// §4.2 EndpointIndex.UpdateServiceEndpoints), per version.
+type EndpointRow struct {
+	Change EndpointChange
+	// Selected restricts the row to hosts whose endpoints are pods a
+	// ServiceEntry's workloadSelector selects (no EndpointSlice: the
+	// endpoints follow pod readiness through workload instances).
+	Selected bool
+	// Kind is the update's key kind: KindEndpoints (incremental) or
+	// KindServiceEntry (a full push: a shard created).
+	Kind ConfigKind
+	// None is true when istiod makes no push at all.
+	None bool
+	// Effective are the types whose content changes.
+	Effective []Type
+	// WithWrite are types the selector write's own push changes when its
+	// endpoints change this way (1.28: a host emptied or filled changes CDS).
+	WithWrite []Type
+	Cite      string
+	// Proof names the conformance scenarios that show the row's behaviour.
+	Proof string
+}
+
+// EndpointChange classifies the endpoint changes Argo's writes cause.
+type EndpointChange string
+
+// Endpoint changes, as the EndpointSlice controller writes them.
+const (
+	// NotReadyAdded: a scale-up's pods join the slice not ready.
+	NotReadyAdded EndpointChange = "not-ready-added"
+	// NotReadyToEmpty: the same, on a host whose endpoints were all gone.
+	NotReadyToEmpty EndpointChange = "not-ready-added-to-empty-host"
+	// TurnedReady: those pods turn ready.
+	TurnedReady EndpointChange = "turned-ready"
+	// Terminating: a scale-down's pods turn terminating.
+	Terminating EndpointChange = "terminating"
+	// Deleted: terminating pods are deleted.
+	Deleted EndpointChange = "deleted"
+	// Reselected: a selector change swaps a host's endpoints for other pods.
+	Reselected EndpointChange = "reselected"
+	// Resized: a selector change swaps them for a different number of pods.
+	Resized EndpointChange = "resized"
+	// Emptied: a selector change leaves the host with no endpoints.
+	Emptied EndpointChange = "emptied"
+	// Filled: a selector change gives endpoints to a host that had none.
+	Filled EndpointChange = "filled"
+)
 
 // ChangeRow maps a plan write to config updates.
 type ChangeRow struct {
@@ -113,11 +188,36 @@ type Model struct {
 	Version string
 	// NoFullSplit is true from 1.31: there is no Full flag (reference §11).
 	NoFullSplit bool
-	Kinds       []KindRow
-	Changes     []ChangeRow
+	// DelegateRootKeys is true when a delegate VirtualService's update also
+	// carries its roots' keys (conformance scenario delegate: 1.31 adds them,
+	// 1.28 keys the delegate alone; both scope it by its roots).
+	DelegateRootKeys bool
+	Kinds            []KindRow
+	Changes          []ChangeRow
+	Endpoints        []EndpointRow
 	// DebounceMillis is PILOT_DEBOUNCE_AFTER (reference §5).
 	DebounceMillis int
 	Cite           string
+	// Verified says against which istiod the table was checked.
+	Verified Verification
+}
+
+// Verification names the istiod release and commit a model was checked
+// against by the xDS conformance harness (docs/xds-conformance.md), and on
+// how many scenarios: internal/xdsconformance keeps it in step with the
+// recorded observations.
+type Verification struct {
+	Release   string `json:"release"`
+	Commit    string `json:"commit"`
+	Scenarios int    `json:"scenarios"`
+}
+
+// String is the sentence the plan output prints.
+func (v Verification) String() string {
+	if v.Release == "" {
+		return "not verified against istiod"
+	}
+	return fmt.Sprintf("verified against istiod %s (commit %s) on %d conformance scenarios", v.Release, v.Commit, v.Scenarios)
 }
 
 // Versions lists the supported Istio versions; the first is the default.
@@ -147,6 +247,23 @@ func (m *Model) kind(k ConfigKind) *KindRow {
 		}
 	}
 	return nil
+}
+
+func (m *Model) endpoint(c EndpointChange, selected bool) *EndpointRow {
+	var fallback *EndpointRow
+	for i := range m.Endpoints {
+		r := &m.Endpoints[i]
+		if r.Change != c {
+			continue
+		}
+		if r.Selected == selected {
+			return r
+		}
+		if !r.Selected {
+			fallback = r
+		}
+	}
+	return fallback
 }
 
 func (m *Model) change(w plan.Write) *ChangeRow {

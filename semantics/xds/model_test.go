@@ -1,6 +1,8 @@
 package xds_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,5 +105,34 @@ spec:
 	// shop itself through the mesh default's "./*".
 	if got := sc.Host(graph.ServiceFQDN("catalog", "shop")).String(); got != "all gateways; sidecars in search,shop" {
 		t.Errorf("catalog scope = %q", got)
+	}
+}
+
+// TestProofsNameScenarios: a row's Proof names conformance scenarios that
+// exist (testdata/xds-conformance/scenarios), whose recorded observations
+// show the behaviour (internal/xdsconformance compares them).
+func TestProofsNameScenarios(t *testing.T) {
+	check := func(v, row, proof string) {
+		for _, name := range strings.Split(proof, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join("..", "..", "testdata", "xds-conformance", "scenarios", name+".yaml")); err != nil {
+				t.Errorf("%s %s: proof %q is no conformance scenario", v, row, name)
+			}
+		}
+	}
+	for _, v := range xds.Versions() {
+		m, _ := xds.ForVersion(v)
+		for _, k := range m.Kinds {
+			check(v, string(k.Kind), k.Proof)
+		}
+		for _, e := range m.Endpoints {
+			check(v, string(e.Change), e.Proof)
+			if !strings.Contains(e.Cite, "§") {
+				t.Errorf("%s %s: no citation", v, e.Change)
+			}
+		}
 	}
 }

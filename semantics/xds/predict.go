@@ -31,13 +31,96 @@ type Push struct {
 	// Merged is true when debounce folds more than one config key into this push.
 	Merged bool `json:"merged"`
 	// Async is true when the push comes from EndpointSlice churn after the writes.
-	Async bool     `json:"async"`
+	Async bool `json:"async"`
+	// Stage is when the push's updates come (Stage: write, slice, ready, deleted).
+	Stage string   `json:"stage"`
 	Cites []string `json:"cites"`
+
+	// parts are the window's updates with their scopes: istiod narrows
+	// ConfigsUpdated to what each proxy depends on before the generators
+	// run (reference §3 filterRelevantUpdates), so types and EDS are per
+	// proxy (ForProxy).
+	parts []part
+}
+
+// part is one update of a push and the proxies it concerns.
+type part struct {
+	row   *KindRow
+	scope Scope
+}
+
+// ProxyKind is the kind of a proxy: sidecar or gateway (router).
+type ProxyKind string
+
+// Proxy kinds the model predicts for.
+const (
+	Sidecar ProxyKind = "sidecar"
+	Gateway ProxyKind = "gateway"
+)
+
+// ForProxy is what one proxy in namespace ns gets from the push: whether it
+// is pushed, the types generated, and its EDS, from the updates it depends
+// on. full tells the generators the push is full (CDS, LDS and RDS run).
+func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, eds EDSMode) {
+	set := map[Type]bool{}
+	full, anyEDS, blocks := false, false, false
+	for _, pt := range p.parts {
+		if !pt.scope.Reaches(kind, ns) {
+			continue
+		}
+		reached = true
+		ts := pt.row.Sidecar
+		if kind == Gateway {
+			ts = pt.row.Gateway
+		}
+		for _, t := range ts {
+			set[t] = true
+		}
+		full = full || pt.row.Full
+		if pt.row.EDS != EDSNone {
+			anyEDS = true
+		}
+		if pt.row.EDS == EDSAll || pt.row.BlocksPartialEDS {
+			blocks = true
+		}
+	}
+	if !reached {
+		return false, typeLists[0], EDSNone
+	}
+	if !full {
+		set = map[Type]bool{EDS: true}
+	}
+	eds = EDSNone
+	switch {
+	case anyEDS && full && blocks:
+		eds = EDSAll
+	case anyEDS:
+		eds = EDSPartial
+	}
+	if !anyEDS {
+		delete(set, EDS)
+	}
+	return true, typeList(set), eds
+}
+
+// Reaches reports whether the scope holds a proxy of a kind in a namespace.
+func (s Scope) Reaches(kind ProxyKind, ns string) bool {
+	if kind == Gateway {
+		return s.AllGateways || slices.Contains(s.GatewayNamespaces, ns)
+	}
+	if len(s.SidecarNamespaces) == 1 && s.SidecarNamespaces[0] == "*" {
+		return !slices.Contains(s.SidecarExcept, ns)
+	}
+	return slices.Contains(s.SidecarNamespaces, ns)
 }
 
 // StatePushes are the pushes that lead into one plan state.
 type StatePushes struct {
 	Pushes []Push `json:"pushes"`
+	// IfLate are the pushes when an EndpointSlice that follows a Service
+	// selector write lands after the debounce window instead of inside it
+	// (nil when the timing makes no difference).
+	IfLate []Push `json:"pushesIfLate,omitempty"`
 }
 
 // Summary counts the pushes of a plan's forward path.
@@ -63,8 +146,12 @@ type Prediction struct {
 // Predict maps every write of a plan to pushes.
 func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 	pr := &Prediction{IstioVersion: m.Version}
+	var sim *endpointsSim
+	if len(p.States) > 0 {
+		sim = newEndpointsSim(p.States[0])
+	}
 	for i := range p.States {
-		sp := m.StatePushes(sc, p.States[i].Writes)
+		sp := m.statePushes(sc, sim, p.States[i].Writes)
 		pr.States = append(pr.States, sp)
 		for _, x := range sp.Pushes {
 			switch {
@@ -81,52 +168,104 @@ func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 			}
 		}
 	}
-	for i := range p.Abort {
-		pr.Abort = append(pr.Abort, m.StatePushes(sc, p.Abort[i].Writes))
+	if len(p.Abort) > 0 && p.AbortFrom < len(p.States) {
+		sim = newEndpointsSim(p.States[p.AbortFrom])
+		for i := range p.Abort {
+			pr.Abort = append(pr.Abort, m.statePushes(sc, sim, p.Abort[i].Writes))
+		}
 	}
 	return pr
+}
+
+// StatePushes predicts the pushes of one state's writes on their own, with
+// the cluster as the writes' first state leaves it unknown: every host is
+// taken to have endpoints. Predict follows the endpoints through the plan.
+func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
+	return m.statePushes(sc, nil, writes)
+}
+
+// statePushes predicts one state's pushes and advances sim past its
+// writes. When a selector write's EndpointSlice update would land in a
+// window of its own if it came late, IfLate holds that prediction.
+func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write) StatePushes {
+	late := sim.clone()
+	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false)}
+	for _, w := range writes {
+		if w.Kind == plan.WriteServiceSelector {
+			alt := m.windows(sc, late, writes, true)
+			if !samePushes(alt, sp.Pushes) {
+				sp.IfLate = alt
+			}
+			break
+		}
+	}
+	return sp
+}
+
+func samePushes(a, b []Push) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Class != b[i].Class || !slices.Equal(a[i].Keys, b[i].Keys) || !slices.Equal(a[i].Effective, b[i].Effective) {
+			return false
+		}
+	}
+	return true
 }
 
 // windowEvent is one config update placed in a debounce window.
 type windowEvent struct {
 	write int
 	ev    Event
-	key   string
+	cite  string
 	hosts []string
 	obj   *plan.Write // in the state's writes: a copy per event would cost ~170 bytes each
 }
 
-// StatePushes groups the writes of one state into debounce windows and
-// merges each window into one push. Writes of one batch (one reconcile) are
-// API calls made back to back and share a window; updates that come from
-// EndpointSlice churn arrive after the batch (pods turn ready seconds later)
-// and share a later window (reference §9 "Debounce prediction").
-func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
+// windows groups the writes of one state into debounce windows and merges
+// each window into one push. Writes of one batch (one reconcile) are API
+// calls made back to back and share a window; the EndpointSlice update that
+// follows a selector write joins it (or, late, has a window of its own);
+// pods turning ready and terminated pods being deleted come seconds later,
+// each in a window of its own (reference §9 "Debounce prediction").
+func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late bool) []Push {
 	type slot struct {
 		batch int
-		async bool
+		stage Stage
 	}
 	windows := map[slot][]windowEvent{}
+	add := func(b int, we windowEvent) {
+		st := we.ev.Stage
+		if st == StageSlice && !late {
+			st = StageWrite
+		}
+		windows[slot{b, st}] = append(windows[slot{b, st}], we)
+	}
 	for i, w := range writes {
 		ch := m.change(w)
 		if ch == nil {
 			continue
 		}
 		for _, ev := range ch.Events {
-			we := windowEvent{write: i, ev: ev, obj: &writes[i]}
-			switch ev.Kind {
-			case KindVirtualService, KindDestinationRule:
-				we.key = fmt.Sprintf("%s/%s/%s", ev.Kind, w.Object.Namespace, w.Object.Name)
-			default:
+			we := windowEvent{write: i, ev: ev, cite: ch.Cite, obj: &writes[i]}
+			if ev.Kind == KindServiceEntry || ev.Kind == KindEndpoints {
 				we.hosts = w.Hosts
-				for _, h := range w.Hosts {
-					we.key += fmt.Sprintf("%s/%s ", ev.Kind, h)
+				if len(we.hosts) == 0 {
+					continue // no Service selects these pods: no endpoints anywhere change
 				}
 			}
-			if len(we.hosts) == 0 && (ev.Kind == KindServiceEntry || ev.Kind == KindEndpoints) {
-				continue // no Service selects these pods: no endpoints anywhere change
+			add(w.Batch, we)
+		}
+		for _, e := range sim.apply(w) {
+			row := m.endpoint(e.change, sc.WorkloadEntryHost(e.host))
+			if row == nil || row.None {
+				continue
 			}
-			windows[slot{w.Batch, ev.Async}] = append(windows[slot{w.Batch, ev.Async}], we)
+			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
+			if len(row.WithWrite) > 0 {
+				add(w.Batch, windowEvent{write: i, ev: Event{Kind: KindServiceEntry, Stage: StageWrite, Effective: row.WithWrite}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
+			}
 		}
 	}
 	slots := make([]slot, 0, len(windows))
@@ -137,13 +276,13 @@ func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
 		if slots[i].batch != slots[j].batch {
 			return slots[i].batch < slots[j].batch
 		}
-		return !slots[i].async && slots[j].async
+		return slots[i].stage < slots[j].stage
 	})
-	var out StatePushes
+	var out []Push
 	for n, s := range slots {
 		x := m.merge(sc, windows[s])
-		x.Window, x.Async = n+1, s.async
-		out.Pushes = append(out.Pushes, x)
+		x.Window, x.Async, x.Stage = n+1, s.stage != StageWrite, s.stage.String()
+		out = append(out, x)
 	}
 	return out
 }
@@ -165,8 +304,22 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 			continue
 		}
 		writes[we.write] = true
-		for _, k := range splitKeys(we.key) {
-			keys[k] = true
+		keyKind := kr.Kind
+		if kr.KeyKind != "" {
+			keyKind = kr.KeyKind
+		}
+		switch we.ev.Kind {
+		case KindVirtualService, KindDestinationRule:
+			keys[fmt.Sprintf("%s/%s/%s", keyKind, we.obj.Object.Namespace, we.obj.Object.Name)] = true
+			if we.ev.Kind == KindVirtualService && m.DelegateRootKeys {
+				for _, p := range sc.Parents(we.obj.Resource) {
+					keys[fmt.Sprintf("%s/%s/%s", keyKind, p.Namespace, p.Name)] = true
+				}
+			}
+		default:
+			for _, h := range we.hosts {
+				keys[FQDNKey(keyKind, h)] = true
+			}
 		}
 		full = full || kr.Full
 		if kr.EDS != EDSNone {
@@ -185,10 +338,17 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 			eff[t] = true
 		}
 		cites[shortCite(kr.Cite)] = true
-		if ch := m.change(*we.obj); ch != nil {
-			cites[shortCite(ch.Cite)] = true
+		if we.cite != "" {
+			cites[shortCite(we.cite)] = true
 		}
-		s := sc.For(we.ev.Kind, *we.obj, kr.AllGateways)
+		var s Scope
+		switch we.ev.Kind {
+		case KindVirtualService, KindDestinationRule:
+			s = sc.For(we.ev.Kind, *we.obj, kr.AllGateways)
+		default:
+			s = sc.For(we.ev.Kind, plan.Write{Hosts: we.hosts}, kr.AllGateways)
+		}
+		x.parts = append(x.parts, part{row: kr, scope: s})
 		if scope == nil {
 			scope = &s
 		} else {
@@ -196,13 +356,10 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 			scope = &u
 		}
 	}
-	x.EDS = EDSNone
-	if anyEDS {
-		x.EDS = EDSPartial
-		if full && blocks {
-			x.EDS = EDSAll
-		}
-	}
+	_ = blocks
+	// EDS is decided per proxy from the updates it depends on: partial
+	// when some proxy gets only the updated hosts' CLAs.
+	x.EDS = x.probeEDS()
 	if !anyEDS {
 		delete(side, EDS)
 		delete(gw, EDS)
@@ -245,6 +402,39 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	return x
 }
 
+// probeEDS is the push's EDS over the proxies its scopes name: partial when
+// one gets only the updated hosts, all when one gets every watched cluster.
+func (p *Push) probeEDS() EDSMode {
+	const other = "\x00other" // a namespace no scope names
+	gwNS, scNS := map[string]bool{other: true, RootNamespace: true}, map[string]bool{other: true}
+	for _, pt := range p.parts {
+		for _, n := range pt.scope.GatewayNamespaces {
+			gwNS[n] = true
+		}
+		for _, n := range pt.scope.SidecarNamespaces {
+			scNS[n] = true
+		}
+		for _, n := range pt.scope.SidecarExcept {
+			scNS[n] = true
+		}
+	}
+	best := EDSNone
+	probe := func(k ProxyKind, ns string) {
+		if _, _, e := p.ForProxy(k, ns); e == EDSPartial || e == EDSAll && best == EDSNone {
+			best = e
+		}
+	}
+	for n := range gwNS {
+		probe(Gateway, n)
+	}
+	for n := range scNS {
+		if n != "*" {
+			probe(Sidecar, n)
+		}
+	}
+	return best
+}
+
 // shortCite keeps the section part of a table citation ("§9 row 1"); the
 // explanation after the colon stays in the table.
 func shortCite(c string) string {
@@ -252,20 +442,6 @@ func shortCite(c string) string {
 		return c[:i]
 	}
 	return c
-}
-
-func splitKeys(s string) []string {
-	var out []string
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ' ' {
-			if i > start {
-				out = append(out, s[start:i])
-			}
-			start = i + 1
-		}
-	}
-	return out
 }
 
 func sortedKeys(m map[string]bool) []string {

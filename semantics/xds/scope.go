@@ -2,6 +2,7 @@ package xds
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,11 +110,46 @@ type Scoper struct {
 	g *graph.Graph
 	// sidecars are namespace-wide Sidecars (no workloadSelector) by namespace.
 	sidecars map[string][]*kinds.SidecarObject
+	// parents are the VirtualServices that delegate to a VirtualService, by
+	// the delegate's namespace/name.
+	parents map[string][]*graph.Resource
+	// seHosts are hosts of ServiceEntries whose endpoints are selected pods
+	// (workloadSelector), with no Kubernetes Service of that name.
+	seHosts map[string]bool
 }
 
 // NewScoper indexes the Sidecars of a graph.
 func NewScoper(g *graph.Graph) *Scoper {
-	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}}
+	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}, parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}}
+	for _, r := range g.OfKind(kinds.ServiceEntry) {
+		se, _ := r.Typed.(*kinds.ServiceEntryObject)
+		if se == nil || se.Spec.GetWorkloadSelector() == nil {
+			continue
+		}
+		for _, h := range se.Spec.GetHosts() {
+			if g.ServiceForHost(graph.FQDN(h, r.Namespace), "") == nil {
+				s.seHosts[graph.FQDN(h, r.Namespace)] = true
+			}
+		}
+	}
+	for _, r := range g.OfKind(kinds.VirtualService) {
+		vs := r.VirtualService()
+		if vs == nil {
+			continue
+		}
+		for _, h := range vs.Spec.GetHttp() {
+			if d := h.GetDelegate(); d != nil && d.GetName() != "" {
+				ns := d.GetNamespace()
+				if ns == "" {
+					ns = r.Namespace
+				}
+				k := ns + "/" + d.GetName()
+				if !slices.Contains(s.parents[k], r) {
+					s.parents[k] = append(s.parents[k], r)
+				}
+			}
+		}
+	}
 	for _, r := range g.OfKind(kinds.Sidecar) {
 		sc, _ := r.Typed.(*kinds.SidecarObject)
 		if sc == nil || sc.Spec.GetWorkloadSelector() != nil {
@@ -164,11 +200,39 @@ func MeshBound(vs *kinds.VirtualServiceObject) bool {
 	return false
 }
 
+// WorkloadEntryHost reports whether a host's endpoints are pods a
+// ServiceEntry selects (no Kubernetes Service, so no EndpointSlice).
+func (s *Scoper) WorkloadEntryHost(fqdn string) bool { return s != nil && s.seHosts[fqdn] }
+
+// Parents are the VirtualServices that delegate to r: istiod indexes a
+// delegate under its root, so a change of the delegate is a change of the
+// root too (key and scope, conformance scenario delegate).
+func (s *Scoper) Parents(r *graph.Resource) []*graph.Resource {
+	if r == nil {
+		return nil
+	}
+	return s.parents[r.Namespace+"/"+r.Name]
+}
+
 func (s *Scoper) virtualService(r *graph.Resource, allGateways bool) Scope {
 	out := Scope{AllGateways: allGateways}
 	if r == nil || r.VirtualService() == nil {
 		out.SidecarNamespaces = []string{"*"}
 		return out
+	}
+	if ps := s.Parents(r); len(ps) > 0 {
+		// A delegate has no hosts or gateways of its own: it reaches what its roots reach.
+		var u *Scope
+		for _, p := range ps {
+			ps := s.virtualService(p, allGateways)
+			if u == nil {
+				u = &ps
+			} else {
+				x := u.Union(ps)
+				u = &x
+			}
+		}
+		return *u
 	}
 	vs := r.VirtualService()
 	if !MeshBound(vs) {

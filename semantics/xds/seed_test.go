@@ -74,25 +74,32 @@ func TestSeedHostLevel(t *testing.T) {
 		// Seed "Canary starts": canary Service selector → canary hash. §9 row 5:
 		// full push keyed ServiceEntry (EDS partial-full, outbound CDS/LDS/RDS
 		// unchanged), then the EndpointSlice update → incremental EDS (§4.2).
-		"start: partial-full-eds[] incremental-eds[EDS]",
+		// Verified against istiod 1.28.2: the EndpointSlice follows within
+		// milliseconds and merges into the same push, which already changes
+		// EDS; emptying the host also changes CDS (observed on sidecars in
+		// the host's namespace). A late slice gives two pushes (pushesIfLate).
+		"start: partial-full-eds[CDS,EDS]",
 		// setWeight 0 leaves the route at 100/0: no write, no push.
 		"step 0: ",
 		"step 1: ",
 		// Seed "Canary 0 -> 50": canary pods scale (§9 row 7: incremental EDS)
 		// before the VS weight write (§9 row 1: full push, only RDS changes).
-		"step 2: incremental-eds[EDS] full[RDS]",
+		// istiod: the not-ready pods join the emptied host in an incremental
+		// push that changes nothing, then turn ready (EDS).
+		"step 2: incremental-eds[] incremental-eds[EDS] full[RDS]",
 		"step 3: ",
 		// Seed "Canary 50 -> 100": same pair.
+		// The host has endpoints now: the not-ready pods push nothing.
 		"step 4: incremental-eds[EDS] full[RDS]",
-		// Seed "promoted": stable selector (§9 row 5) and VS reset (§9 row 1)
-		// in one reconcile merge (§5: Full wins; EDS stays partial because a
-		// VS key is skipped by EDS, §2.1); the stable endpoints follow (§4.2).
-		"promote: partial-full-eds[RDS] incremental-eds[EDS]",
+		// Seed "promoted": stable selector (§9 row 5), its EndpointSlice and
+		// the VS reset (§9 row 1) merge into one push (§5: Full wins; EDS
+		// stays partial because a VS key is skipped by EDS, §2.1).
+		"promote: partial-full-eds[EDS,RDS]",
 		// The old pods left every Service's endpoints at the selector switch,
 		// so scaling them down changes no EDS (§9 row 7 needs a selecting host).
 		"scale-down: ",
 	})
-	step2 := pr.States[4].Pushes[1]
+	step2 := pr.States[4].Pushes[2]
 	// §9 row 1: gateways get LDS+RDS (CDS dropped for routers), no EDS;
 	// every gateway is pushed; the VS binds only a gateway, so no sidecar.
 	if got := fmt.Sprint(step2.GatewayTypes, step2.SidecarTypes); got != "[LDS RDS] [CDS LDS RDS]" {
@@ -125,8 +132,9 @@ func TestSeedSubsetLevel(t *testing.T) {
 		// Seed "promoted": DR stable label + VS reset merge into one full push
 		// (§5), EDS over every cluster because of the DR key (§2.1).
 		"promote: full[EDS,RDS]",
-		// The shared Service still selected the old pods (§9 row 7).
-		"scale-down: incremental-eds[EDS]",
+		// The shared Service still selected the old pods (§9 row 7): they
+		// terminate (EDS), then their deletion re-sends EDS unchanged.
+		"scale-down: incremental-eds[EDS] incremental-eds[]",
 	})
 	if got := pr.States[1].Pushes[0]; got.EDS != xds.EDSAll || got.Keys[0] != "DestinationRule/default/rollouts-demo" {
 		t.Errorf("DR push = %+v", got)
@@ -141,21 +149,28 @@ func TestVersions(t *testing.T) {
 	}{
 		// 1.30: DR keys are delta-aware for EDS → the subset label push keeps EDS
 		// partial; a VS key blocks partial EDS when merged (§11 1.30).
+		// The VS key blocks partial EDS only for the proxies it concerns: the
+		// gateways; sidecars still get the partial push.
 		{"subset-level.yaml", "1.30", []string{
 			"before: ", "start: partial-full-eds[EDS]", "step 0: ", "step 1: ",
 			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
-			"promote: full[EDS,RDS]", "scale-down: incremental-eds[EDS]",
+			"promote: partial-full-eds[EDS,RDS]", "scale-down: incremental-eds[EDS] incremental-eds[]",
 		}},
 		{"host-level.yaml", "1.30", []string{
-			"before: ", "start: partial-full-eds[] incremental-eds[EDS]", "step 0: ", "step 1: ",
-			"step 2: incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
-			"promote: full[RDS] incremental-eds[EDS]", "scale-down: ",
+			"before: ", "start: partial-full-eds[CDS,EDS]", "step 0: ", "step 1: ",
+			"step 2: incremental-eds[] incremental-eds[EDS] full[RDS]", "step 3: ", "step 4: incremental-eds[EDS] full[RDS]",
+			"promote: partial-full-eds[EDS,RDS]", "scale-down: ",
 		}},
 		// 1.31: no Full flag; config pushes and endpoints-only pushes (§11 1.31).
+		// Verified against istiod 1.31.0 (testdata/xds-conformance/1.31.0/
+		// subset-level.json): not-ready pods are sent as UNHEALTHY, so a
+		// scale-up is two endpoint pushes that both change EDS; deleting the
+		// terminated pods re-sends EDS unchanged.
 		{"subset-level.yaml", "1.31", []string{
 			"before: ", "start: config[EDS]", "step 0: ", "step 1: ",
-			"step 2: endpoints-only[EDS] config[RDS]", "step 3: ", "step 4: endpoints-only[EDS] config[RDS]",
-			"promote: config[EDS,RDS]", "scale-down: endpoints-only[EDS]",
+			"step 2: endpoints-only[EDS] endpoints-only[EDS] config[RDS]", "step 3: ",
+			"step 4: endpoints-only[EDS] endpoints-only[EDS] config[RDS]",
+			"promote: config[EDS,RDS]", "scale-down: endpoints-only[EDS] endpoints-only[]",
 		}},
 	}
 	for _, c := range cases {
@@ -175,9 +190,10 @@ func TestHeaderMirrorScope(t *testing.T) {
 	p, pr := predict(t, "header-mirror.yaml", "1.28")
 	checkRows(t, rows(p.States, pr.States), []string{
 		"before: ",
-		"start: partial-full-eds[] incremental-eds[EDS]",
-		// setCanaryScale replicas: pods only → incremental EDS, no RDS (§10).
-		"step 0: incremental-eds[EDS]",
+		"start: partial-full-eds[CDS,EDS]",
+		// setCanaryScale replicas: pods only → incremental EDS, no RDS (§10);
+		// the emptied canary host first gets the pod not ready (no change).
+		"step 0: incremental-eds[] incremental-eds[EDS]",
 		// Header and mirror routes added/removed: VS change, RDS (§9 row 2).
 		"step 1: full[RDS]",
 		"step 2: full[RDS]",
@@ -186,10 +202,11 @@ func TestHeaderMirrorScope(t *testing.T) {
 		"step 5: incremental-eds[EDS]",
 		// setWeight 10 with setCanaryScale weight 25 in force: weight only.
 		"step 6: full[RDS]",
-		// matchTrafficWeight: canary back to ceil(10% of 10) = 1 pod.
-		"step 7: incremental-eds[EDS]",
+		// matchTrafficWeight: canary back to ceil(10% of 10) = 1 pod
+		// (terminating, then deleted: EDS re-sent unchanged).
+		"step 7: incremental-eds[EDS] incremental-eds[]",
 		"step 8: incremental-eds[EDS] full[RDS]",
-		"promote: incremental-eds[EDS] partial-full-eds[RDS] incremental-eds[EDS]",
+		"promote: incremental-eds[EDS] partial-full-eds[EDS,RDS]",
 		"scale-down: ",
 	})
 	reps := []int32{}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -42,12 +44,19 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// Env is what one run of the command line works with: its standard streams
-// and the rule registry. Commands read it instead of package-level state, so
-// several runs (tests) can go side by side in one process.
+// Env is what one run of the command line works with: its standard streams,
+// working directory, environment variables and rule registry. Commands read
+// it instead of the process's state or package-level variables, so several
+// runs (tests) can go side by side in one process.
 type Env struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// Dir is the working directory: relative paths (arguments, flag values)
+	// are taken in it and the config is looked for upward from it, while
+	// findings keep naming files as they were given. "" is the process's.
+	Dir string
+	// Getenv reads an environment variable; nil is os.Getenv.
+	Getenv func(string) string
 	// builtin returns the built-in rules; nil means the registry (all.Rules).
 	// Tests set it to add probe rules.
 	builtin func() []*rules.Rule
@@ -63,7 +72,7 @@ func Main(args []string, in io.Reader, out, errw io.Writer) int {
 // the exit code.
 func (e *Env) Run(args []string) int {
 	root := newRoot(e)
-	var prof profiler
+	prof := profiler{env: e}
 	prof.register(root)
 	root.SetArgs(args)
 	root.SetIn(e.In)
@@ -126,6 +135,63 @@ func newVersion(e *Env) *cobra.Command {
 			return err
 		},
 	}
+}
+
+// getenv reads an environment variable of the run.
+func (e *Env) getenv(key string) string {
+	if e.Getenv != nil {
+		return e.Getenv(key)
+	}
+	return os.Getenv(key)
+}
+
+// path names a file given relative to the run's working directory so that
+// the process can open it.
+func (e *Env) path(p string) string {
+	if e.Dir == "" || p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(e.Dir, p)
+}
+
+// paths is path for each of ps.
+func (e *Env) paths(ps []string) []string {
+	if e.Dir == "" {
+		return ps
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = e.path(p)
+	}
+	return out
+}
+
+// FastDecodeEnv is the environment variable that turns the loader's fast
+// decoder off: with ROLLOUTLINT_FAST_DECODE=off every document takes the
+// full yaml.v3 path (load.Options.FullDecode). The two paths load the same;
+// this is the switch for the day a document shows a difference.
+const FastDecodeEnv = "ROLLOUTLINT_FAST_DECODE"
+
+// fullDecode reads FastDecodeEnv: on (or unset) keeps the fast decoder, off
+// turns it off; anything else is an error, so a typo does not silently
+// select nothing.
+func (e *Env) fullDecode() (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(e.getenv(FastDecodeEnv))); v {
+	case "", "on", "true", "1":
+		return false, nil
+	case "off", "false", "0":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want on or off", FastDecodeEnv, v)
+	}
+}
+
+// workDir is the run's working directory.
+func (e *Env) workDir() (string, error) {
+	if e.Dir != "" {
+		return e.Dir, nil
+	}
+	return os.Getwd()
 }
 
 // builtinRules returns the built-in rules.

@@ -71,13 +71,21 @@ type result struct {
 	out, err string
 }
 
-// run executes the real command line in dir (so no .rolloutlint.yaml of the
-// repository is found) with the given stdin.
+// run executes the real command line in working directory dir (so no
+// .rolloutlint.yaml of the repository is found) with the given stdin and no
+// environment variables.
 func run(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
-	t.Chdir(dir)
+	return runEnv(t, dir, stdin, nil, args...)
+}
+
+// runEnv is run with the environment variables env.
+func runEnv(t *testing.T, dir, stdin string, env map[string]string, args ...string) result {
+	t.Helper()
 	var out, errw bytes.Buffer
-	code := cli.Main(args, strings.NewReader(stdin), &out, &errw)
+	e := &cli.Env{In: strings.NewReader(stdin), Out: &out, Err: &errw, Dir: dir,
+		Getenv: func(k string) string { return env[k] }}
+	code := e.Run(args)
 	return result{code, out.String(), errw.String()}
 }
 
@@ -147,6 +155,7 @@ func parseJSON(t *testing.T, out string) []jsonDiag {
 }
 
 func TestAcceptanceUnknownFieldAndRange(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"rollout.yaml": acceptance})
 	r := run(t, dir, "", "lint", "--format", "json", "rollout.yaml")
 	if r.code != cli.ExitFindings {
@@ -207,6 +216,7 @@ func TestAcceptanceUnknownFieldAndRange(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"bad.yaml": acceptance, "clean.yaml": clean, "warn.yaml": warnOnly})
 	cases := []struct {
 		name string
@@ -227,6 +237,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			r := run(t, dir, "", c.args...)
 			if r.code != c.want {
 				t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, c.want, r.out, r.err)
@@ -239,6 +250,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestEnableDisable(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"bad.yaml": acceptance})
 	rulesIn := func(out string) map[string]bool {
 		m := map[string]bool{}
@@ -272,6 +284,7 @@ func TestEnableDisable(t *testing.T) {
 }
 
 func TestNamespaceFlag(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"bad.yaml": acceptance})
 	r := run(t, dir, "", "lint", "-f", "json", "--namespace", "shop", "bad.yaml")
 	for _, d := range parseJSON(t, r.out) {
@@ -282,6 +295,7 @@ func TestNamespaceFlag(t *testing.T) {
 }
 
 func TestStdin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, acceptance, "lint", "-f", "json", "-")
 	if r.code != cli.ExitFindings {
@@ -357,6 +371,7 @@ spec: {selector: {app: checkout}, ports: [{name: http, port: 80, targetPort: 808
 `
 
 func TestContextOnlyReportsNamedFiles(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{
 		"deploy/rollout.yaml":  routedRollout,
 		"deploy/vs.yaml":       virtualService,
@@ -404,6 +419,7 @@ func relatedIn(d jsonDiag, suffix string) bool {
 }
 
 func TestConfigFoundUpward(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{
 		".rolloutlint.yaml":     "rules:\n  RL1001: off\n",
 		"apps/web/bad.yaml":     acceptance,
@@ -428,6 +444,7 @@ func TestConfigFoundUpward(t *testing.T) {
 }
 
 func TestConfigSeverityAndPaths(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{
 		".rolloutlint.yaml": "paths: [deploy]\nrules:\n  RL1*: warning\n  RL0003: info\n",
 		"deploy/bad.yaml":   acceptance,
@@ -446,6 +463,7 @@ func TestConfigSeverityAndPaths(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body, want string
 	}{
@@ -456,6 +474,7 @@ func TestBadConfig(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			dir := write(t, map[string]string{".rolloutlint.yaml": c.body, "clean.yaml": clean})
 			r := run(t, dir, "", "lint", "clean.yaml")
 			if r.code != cli.ExitFailure {
@@ -469,6 +488,7 @@ func TestBadConfig(t *testing.T) {
 }
 
 func TestTextOutputNoColourWhenNotATerminal(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"bad.yaml": acceptance})
 	r := run(t, dir, "", "lint", "bad.yaml")
 	if strings.Contains(r.out, "\x1b[") {
@@ -487,6 +507,7 @@ func TestTextOutputNoColourWhenNotATerminal(t *testing.T) {
 }
 
 func TestRulesAndExplain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := run(t, dir, "", "rules")
 	if r.code != 0 {
@@ -510,6 +531,7 @@ func TestRulesAndExplain(t *testing.T) {
 }
 
 func TestConfigExcludes(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{
 		".rolloutlint.yaml":              "exclude: [\"**/charts/**\"]\n",
 		"deploy/clean.yaml":              clean,
@@ -532,14 +554,15 @@ func TestConfigExcludes(t *testing.T) {
 }
 
 func TestNoColorEnv(t *testing.T) {
-	t.Setenv("NO_COLOR", "1")
+	t.Parallel()
 	dir := write(t, map[string]string{"bad.yaml": acceptance})
-	if r := run(t, dir, "", "lint", "bad.yaml"); strings.Contains(r.out, "\x1b[") {
+	if r := runEnv(t, dir, "", map[string]string{"NO_COLOR": "1"}, "lint", "bad.yaml"); strings.Contains(r.out, "\x1b[") {
 		t.Errorf("colour with NO_COLOR set: %q", r.out)
 	}
 }
 
 func TestOutputFile(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"bad.yaml": acceptance})
 	r := run(t, dir, "", "lint", "-f", "json", "-o", "report.json", "bad.yaml")
 	if r.code != cli.ExitFindings || r.out != "" {
@@ -560,6 +583,7 @@ func TestOutputFile(t *testing.T) {
 // TestConfigOptionTypo checks that a rule option the rule does not declare,
 // or a value of the wrong type, stops the lint with the config's file:line.
 func TestConfigOptionTypo(t *testing.T) {
+	t.Parallel()
 	for cfg, want := range map[string]string{
 		"rules:\n  RL2011:\n    options:\n      versionKey: [track]\n": `.rolloutlint.yaml:4: rules.RL2011.options.versionKey: unknown option (known for RL2011: versionKeys)`,
 		"rules:\n  RL5001:\n    options:\n      timeout: 5\n":          `.rolloutlint.yaml:4: rules.RL5001.options.timeout: must be a duration`,

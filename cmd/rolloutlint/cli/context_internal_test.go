@@ -15,6 +15,7 @@ import (
 // reference resolution: a probe rule, added to the registry of its Env, reports every
 // VirtualService reference of a Rollout that does not resolve.
 func TestContextResolvesReferences(t *testing.T) {
+	t.Parallel()
 	probe := &rules.Rule{ID: "RL0990", Name: "probe-unresolved-vs", Summary: "test probe", Doc: rules.Doc{Why: "test rule"},
 		Severity: rules.Error, Source: rules.SourceGo,
 		Run: func(p *rules.Pass) error {
@@ -60,10 +61,9 @@ spec:
 			t.Fatal(err)
 		}
 	}
-	t.Chdir(dir)
 	lint := func(args ...string) string {
 		var out, errw bytes.Buffer
-		e := &Env{In: strings.NewReader(""), Out: &out, Err: &errw, builtin: withProbe}
+		e := &Env{In: strings.NewReader(""), Out: &out, Err: &errw, Dir: dir, builtin: withProbe}
 		e.Run(append([]string{"lint", "--enable", "RL0990"}, args...))
 		if errw.Len() > 0 {
 			t.Fatalf("stderr: %s", errw.String())

@@ -11,6 +11,7 @@ import (
 
 // The integration flags reach the writers through the lint hook.
 func TestLintSARIFFlags(t *testing.T) {
+	t.Parallel()
 	var out, errw bytes.Buffer
 	code := cli.Main([]string{"lint", "--format", "sarif", "--sarif-root", "../../../testdata", "--sarif-category", "ci/deploy",
 		"../../../testdata/bundles/examples-checkout"}, strings.NewReader(""), &out, &errw)
@@ -48,6 +49,7 @@ func TestLintSARIFFlags(t *testing.T) {
 }
 
 func TestLintGitHubFormat(t *testing.T) {
+	t.Parallel()
 	var out, errw bytes.Buffer
 	code := cli.Main([]string{"lint", "--format", "github", "--fail-level", "warning", "../../../testdata/bundles/examples-checkout/rollout.yaml"},
 		strings.NewReader(""), &out, &errw)

@@ -3,8 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +25,8 @@ type loadOptions struct {
 	context      []string
 	maxFileBytes int64
 	maxDocuments int
+	// followSymlinks reads symlinks out of a linted directory.
+	followSymlinks bool
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -35,6 +35,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.context, "context", nil, "file or directory loaded to resolve references but not reported on (repeatable; the config's paths are used when unset)")
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
+	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -45,9 +46,11 @@ type bundle struct {
 	reported map[string]bool
 }
 
-func loadConfig(path string) (*config.Config, error) {
+// loadConfig reads the config at path, or the one found upward from the
+// working directory when path is "" (nil when there is none).
+func (e *Env) loadConfig(path string) (*config.Config, error) {
 	if path == "" {
-		wd, err := os.Getwd()
+		wd, err := e.workDir()
 		if err != nil {
 			return nil, fmt.Errorf("finding config: %w", err)
 		}
@@ -56,14 +59,25 @@ func loadConfig(path string) (*config.Config, error) {
 			return nil, nil
 		}
 	}
-	return config.Load(path)
+	return config.Load(e.path(path))
 }
 
 // loadBundle reads config and files. Paths named on the command line are
 // reported on; --context paths (or, with explicit paths, the config's paths)
 // are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error) {
-	cfg, err := loadConfig(o.configPath)
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	// The loader reads 0 as "the default"; on the command line it is a mistake.
+	if o.maxFileBytes <= 0 {
+		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
+	}
+	if o.maxDocuments <= 0 {
+		return nil, fmt.Errorf("--max-documents %d: the limit must be a positive number of documents (default %d)", o.maxDocuments, load.DefaultMaxDocuments)
+	}
+	full, err := e.fullDecode()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return nil, err
 	}
@@ -72,10 +86,13 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 		ns = cfg.Namespace
 	}
 	opts := load.Options{
-		Namespace: ns,
-		Limits:    load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
-		Stdin:     stdin,
-		Exclude:   cfg.Excluded,
+		Namespace:      ns,
+		Limits:         load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
+		Stdin:          e.In,
+		Exclude:        func(p string) bool { return cfg.ExcludedFrom(e.Dir, p) },
+		Dir:            e.Dir,
+		FullDecode:     full,
+		FollowSymlinks: o.followSymlinks,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -100,14 +117,14 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 	if len(context) > 0 {
 		reported = map[string]bool{}
 		for _, in := range inputs {
-			reported[canonical(in.Path)] = true
+			reported[e.canonical(in.Path)] = true
 		}
 		ctxInputs, err := load.Expand(context, opts)
 		if err != nil {
 			return nil, fmt.Errorf("loading context: %w", err)
 		}
 		for _, in := range ctxInputs {
-			if !reported[canonical(in.Path)] {
+			if !reported[e.canonical(in.Path)] {
 				inputs = append(inputs, in)
 			}
 		}
@@ -118,11 +135,11 @@ func (o *loadOptions) loadBundle(args []string, stdin io.Reader) (*bundle, error
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
-func canonical(p string) string {
+func (e *Env) canonical(p string) string {
 	if p == load.StdinName {
 		return p
 	}
-	if abs, err := filepath.Abs(p); err == nil {
+	if abs, err := filepath.Abs(e.path(p)); err == nil {
 		return abs
 	}
 	return filepath.Clean(p)
@@ -150,7 +167,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
 	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
 	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
-	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
+	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never one of the linted files; a symlink there is replaced, not followed)")
 	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
@@ -173,7 +190,11 @@ too so references resolve, but findings are reported only for the given files.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
-CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimit.Default>>20, memlimit.LiveFactor),
+CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
+
+ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
+of the fast one; the findings are the same (it is there should a document ever load
+differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
@@ -184,16 +205,22 @@ CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.`, memlimi
 	return c
 }
 
-// run is one lint: load, run the rules, check the live Prometheus, keep the
-// reported files' findings, write the report and pick the exit code.
+// run is one lint: load, run the rules (the live ones with
+// --prometheus-url), keep the reported files' findings, write the report and
+// pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err
 	}
-	b, err := o.load.loadBundle(args, e.In)
+	b, err := o.load.loadBundle(e, args)
 	if err != nil {
 		return err
+	}
+	if o.output != "" {
+		if err := e.checkOutput(o.output, b.graph.Files); err != nil {
+			return err
+		}
 	}
 	level := o.failLevel
 	if !fl.Changed("fail-level") && b.cfg != nil && b.cfg.FailLevel != "" {
@@ -205,7 +232,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return fmt.Errorf("--fail-level: %q is not error, warning, info or none", level)
 		}
 	}
-	all, err := e.ruleSet(b.cfg, o.policyDirs)
+	all, err := e.ruleSet(b.cfg, e.paths(o.policyDirs))
 	if err != nil {
 		return err
 	}
@@ -219,19 +246,23 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := b.cfg.CheckOptions(all); err != nil {
 		return err
 	}
-	res := analyzer.Run(b.graph, analyzer.Options{
-		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
-		Globals: globals,
-	})
-	if err := o.prometheus.check(e, b.graph, res); err != nil {
+	live, err := o.prometheus.live(e)
+	if err != nil {
 		return err
 	}
-	if b.reported != nil {
-		res = res.Only(b.reported, canonical)
+	res := analyzer.Run(b.graph, analyzer.Options{
+		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
+		Globals: globals, Live: live,
+	})
+	if res.LiveErr != nil {
+		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
 	}
-	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && os.Getenv("NO_COLOR") == ""
+	if b.reported != nil {
+		res = res.Only(b.reported, e.canonical)
+	}
+	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {
@@ -241,8 +272,8 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	if o.output != "" {
-		if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing report: %w", err)
+		if err := writeOutput(e.path(o.output), buf.Bytes()); err != nil {
+			return err
 		}
 	}
 	if failAt != 0 && res.Fails(failAt) {

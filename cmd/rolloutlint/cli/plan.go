@@ -81,7 +81,7 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if !ok {
 		return fmt.Errorf("--format: unknown format %q (want one of %s)", o.format, strings.Join(planreport.FormatNames(), ", "))
 	}
-	b, err := o.load.loadBundle(args, e.In)
+	b, err := o.load.loadBundle(e, args)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestPlanCommand(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runMain("plan", "--config", "/dev/null", "../../../testdata/plan/subset-level.yaml", "../../../testdata/plan/bluegreen.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -19,6 +20,7 @@ func TestPlanCommand(t *testing.T) {
 }
 
 func TestPlanSelectAndFormats(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runMain("plan", "--config", "/dev/null", "--rollout", "default/api", "--format", "json", "--istio-version", "1.31", "../../../testdata/plan/")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -43,6 +45,7 @@ func TestPlanSelectAndFormats(t *testing.T) {
 }
 
 func TestPlanErrors(t *testing.T) {
+	t.Parallel()
 	cases := [][]string{
 		{"plan", "--config", "/dev/null", "--istio-version", "1.29", "../../../testdata/plan/host-level.yaml"},
 		{"plan", "--config", "/dev/null", "--format", "yaml", "../../../testdata/plan/host-level.yaml"},
@@ -61,11 +64,12 @@ func TestPlanErrors(t *testing.T) {
 }
 
 func TestLintIstioVersion(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runMain("lint", "--config", "/dev/null", "--enable", "RL6002", "--istio-version", "1.30", "--format", "json", "../../../testdata/rules/RL6002/bad.yaml")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "Istio 1.30 pushes the weight") {
+	if !strings.Contains(out, "after Istio 1.30's 100 ms debounce window") {
 		t.Errorf("RL6002 message does not use the chosen model:\n%s", out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/policies"
@@ -72,7 +73,7 @@ func newPolicyCheck(e *Env) *cobra.Command {
 		Short: "Load policy directories as lint would and list the rules they define",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, dirs []string) error {
-			rs, err := policies.LoadDirs(uniqueDirs(dirs))
+			rs, err := policies.LoadDirs(uniqueDirs(e.paths(dirs)))
 			if err != nil {
 				return err
 			}
@@ -85,8 +86,17 @@ func newPolicyCheck(e *Env) *cobra.Command {
 	}
 }
 
+// policyTestOptions are the flags of `policy test`.
+type policyTestOptions struct {
+	verbose bool
+}
+
+func (o *policyTestOptions) bind(fl *pflag.FlagSet) {
+	fl.BoolVarP(&o.verbose, "verbose", "v", false, "list every test, not only failures")
+}
+
 func newPolicyTest(e *Env) *cobra.Command {
-	var verbose bool
+	var o policyTestOptions
 	c := &cobra.Command{
 		Use:   "test DIR...",
 		Short: "Run the Rego unit tests (test_* rules, usually in *_test.rego) of policy directories",
@@ -96,7 +106,7 @@ fails and 2 when the policies do not load.`,
 		Example: `  rolloutlint policy test policies/`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			dirs = uniqueDirs(dirs)
+			dirs = uniqueDirs(e.paths(dirs))
 			if _, err := policies.LoadDirs(dirs); err != nil {
 				return err
 			}
@@ -109,12 +119,12 @@ fails and 2 when the policies do not load.`,
 				switch {
 				case r.Skipped:
 					skipped++
-					if verbose {
+					if o.verbose {
 						fmt.Fprintf(e.Out, "SKIP %s\n", r.Name)
 					}
 				case r.Passed:
 					passed++
-					if verbose {
+					if o.verbose {
 						fmt.Fprintf(e.Out, "PASS %s (%s)\n", r.Name, r.Duration)
 					}
 				default:
@@ -135,6 +145,6 @@ fails and 2 when the policies do not load.`,
 			return nil
 		},
 	}
-	c.Flags().BoolVarP(&verbose, "verbose", "v", false, "list every test, not only failures")
+	o.bind(c.Flags())
 	return c
 }

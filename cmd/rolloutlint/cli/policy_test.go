@@ -16,6 +16,7 @@ const exampleBundle = "../../../examples/checkout"
 // is listed with source user, reports at the route's line in JSON, and is
 // suppressible like a built-in rule.
 func TestUserPolicyEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, ".rolloutlint.yaml")
 	abs, _ := filepath.Abs(examplePolicies)
@@ -71,6 +72,7 @@ func TestUserPolicyEndToEnd(t *testing.T) {
 }
 
 func TestPolicyTestCommand(t *testing.T) {
+	t.Parallel()
 	code, out, errw := runMain("policy", "test", "-v", examplePolicies)
 	if code != 0 || !strings.Contains(out, "PASS data.acme.managed_route_timeout_test.test_route_without_timeout") || !strings.Contains(out, "2 passed, 0 failed") {
 		t.Errorf("policy test (exit %d):\n%s%s", code, out, errw)
@@ -93,6 +95,7 @@ func TestPolicyTestCommand(t *testing.T) {
 }
 
 func TestPolicyCallingHTTPSendIsRejectedByLint(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mustWriteFile(t, filepath.Join(dir, "x.rego"), []byte(`# METADATA
 # title: Phones home.
@@ -145,6 +148,7 @@ func regexpMatch(pattern, s string) bool {
 // TestArgoCDFromConfig checks `argocd: true` reaches the Rego rules: with no
 // Application in the bundle, RL5003 reminds at info level on the managed route.
 func TestArgoCDFromConfig(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(t.TempDir(), ".rolloutlint.yaml")
 	bundle := "../../../testdata/rules/RL5001/clean.yaml"
 	for _, argocd := range []bool{false, true} {

@@ -13,6 +13,7 @@ import (
 // (docs/performance.md). It is started before the command runs and stopped
 // after it, whatever its outcome, so a lint that exits 1 is profiled too.
 type profiler struct {
+	env              *Env
 	cpuPath, memPath string
 	cpuFile          *os.File
 }
@@ -30,7 +31,7 @@ func (p *profiler) start() error {
 	if p.cpuPath == "" {
 		return nil
 	}
-	f, err := os.Create(p.cpuPath)
+	f, err := os.Create(p.env.path(p.cpuPath))
 	if err != nil {
 		return fmt.Errorf("--cpuprofile: %w", err)
 	}
@@ -54,7 +55,7 @@ func (p *profiler) stop() error {
 	if p.memPath == "" {
 		return nil
 	}
-	f, err := os.Create(p.memPath)
+	f, err := os.Create(p.env.path(p.memPath))
 	if err != nil {
 		return fmt.Errorf("--memprofile: %w", err)
 	}

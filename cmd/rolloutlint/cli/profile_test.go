@@ -12,6 +12,7 @@ import (
 // A lint that exits 1 (it has findings) still writes both profiles, each a
 // gzip-compressed pprof protobuf with content.
 func TestProfileFlags(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"rollout.yaml": acceptance})
 	cpu, mem := filepath.Join(t.TempDir(), "cpu.out"), filepath.Join(t.TempDir(), "mem.out")
 	r := run(t, dir, "", "lint", "--cpuprofile", cpu, "--memprofile", mem, "rollout.yaml")
@@ -36,6 +37,7 @@ func TestProfileFlags(t *testing.T) {
 }
 
 func TestProfileFlagBadPath(t *testing.T) {
+	t.Parallel()
 	dir := write(t, map[string]string{"rollout.yaml": "apiVersion: v1\nkind: Service\nmetadata: {name: a}\n"})
 	r := run(t, dir, "", "lint", "--cpuprofile", filepath.Join(dir, "missing", "cpu.out"), "rollout.yaml")
 	if r.code != 2 || !strings.Contains(r.err, "--cpuprofile") {

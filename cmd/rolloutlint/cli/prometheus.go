@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/live/promcheck"
-	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // promOptions are the live Prometheus dry-run flags of `lint`.
@@ -27,23 +25,19 @@ func (o *promOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.insecure, "prometheus-insecure-skip-verify", false, "do not verify Prometheus' TLS certificate")
 }
 
-// check runs the dry-run when --prometheus-url is set, adds its findings to
-// res and prints a summary on stderr.
-func (o *promOptions) check(e *Env, g *graph.Graph, res *analyzer.Result) error {
+// live returns the running systems of the lint: with --prometheus-url, its
+// client for the live rule RL4090, which notes what it did on stderr; nil
+// without, which leaves the live rules off.
+func (o *promOptions) live(e *Env) (*rules.Live, error) {
 	if o.url == "" {
-		return nil
+		return nil, nil
 	}
 	client, err := promcheck.NewClient(promcheck.Config{URL: o.url, Timeout: o.timeout,
-		BearerTokenFile: o.tokenFile, CAFile: o.caFile, InsecureSkipVerify: o.insecure})
+		BearerTokenFile: e.path(o.tokenFile), CAFile: e.path(o.caFile), InsecureSkipVerify: o.insecure})
 	if err != nil {
-		return fmt.Errorf("--prometheus-url: %w", err)
+		return nil, fmt.Errorf("--prometheus-url: %w", err)
 	}
-	diags, st, err := promcheck.Check(context.Background(), g, client)
-	if err != nil {
-		return fmt.Errorf("prometheus dry-run: %w", err)
-	}
-	res.Add(diags...)
-	fmt.Fprintf(e.Err, "prometheus dry-run: %d queries sent, %d skipped (values known only at run time), %d without data, %d errors, %d results the conditions cannot evaluate\n",
-		st.Queries, st.Skipped, st.NoData, st.Errors, st.Shape)
-	return nil
+	return &rules.Live{Prometheus: client, Notef: func(format string, args ...any) {
+		fmt.Fprintf(e.Err, format+"\n", args...)
+	}}, nil
 }

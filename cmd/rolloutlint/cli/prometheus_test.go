@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,11 +15,12 @@ import (
 
 const seed004 = "../../../testdata/rules/RL4010/clean-seed004.yaml"
 
-// TestPrometheusFlagWiring checks the lint hook: no request without
+// TestPrometheusFlagWiring checks the flags: no request without
 // --prometheus-url; with it, one request per distinct query, RL4090 findings
 // in the report, and exit code 2 when the server is unreachable. The live
 // behaviour against a real Prometheus is tested in live/promcheck.
 func TestPrometheusFlagWiring(t *testing.T) {
+	t.Parallel()
 	var requests atomic.Int32
 	var lastQuery atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -80,5 +83,79 @@ func TestPrometheusFlagWiring(t *testing.T) {
 	if code := Main([]string{"lint", "--prometheus-url", srv.URL, seed004}, nil, &out, &errw); code != ExitFailure ||
 		!strings.Contains(errw.String(), "prometheus unreachable") {
 		t.Errorf("unreachable server: exit %d, stderr %q", code, errw.String())
+	}
+}
+
+// RL4090 is a rule like any other: the config sets its severity or turns it
+// off (then nothing is sent), and a comment on the query's line suppresses it.
+func TestPrometheusRuleConfigAndSuppression(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		requests.Add(1)
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	}))
+	defer srv.Close()
+	const template = `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: app}
+spec:
+  selector: {matchLabels: {app: web}}
+  template: {metadata: {labels: {app: web}}}
+  strategy:
+    canary:
+      steps:
+      - analysis: {templates: [{templateName: health}]}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: health}
+spec:
+  metrics:
+  - name: requests
+    successCondition: len(result) > 0
+    provider:
+      prometheus:
+        query: sum(istio_requests_total{destination_service_name="web"})%s
+`
+	lint := func(cfg, comment string) (int, []map[string]any, string) {
+		t.Helper()
+		dir := t.TempDir()
+		files := map[string]string{"bundle.yaml": fmt.Sprintf(template, comment), ".rolloutlint.yaml": cfg}
+		for name, body := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out, errw bytes.Buffer
+		e := &Env{In: strings.NewReader(""), Out: &out, Err: &errw, Dir: dir}
+		code := e.Run([]string{"lint", "-f", "json", "--include-suppressed", "--prometheus-url", srv.URL, "bundle.yaml"})
+		var rep struct {
+			Diagnostics []map[string]any `json:"diagnostics"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatalf("json: %v\n%s%s", err, out.String(), errw.String())
+		}
+		var live []map[string]any
+		for _, d := range rep.Diagnostics {
+			if d["ruleId"] == "RL4090" {
+				live = append(live, d)
+			}
+		}
+		return code, live, errw.String()
+	}
+
+	code, live, _ := lint("rules:\n  RL4090: error\n", "")
+	if code != ExitFindings || len(live) != 1 || live[0]["severity"] != "error" || live[0]["line"] != 21.0 {
+		t.Errorf("RL4090: error in the config: exit %d, findings %v; want exit 1 and one error on line 21", code, live)
+	}
+	code, live, _ = lint("rules:\n  RL4090: error\n", " # rolloutlint:ignore RL4090 -- the exporter ships next week")
+	if code != ExitOK || len(live) != 1 || live[0]["suppressed"] == nil {
+		t.Errorf("suppressed: exit %d, findings %v; want exit 0 and the finding marked suppressed", code, live)
+	}
+	before := requests.Load()
+	code, live, stderr := lint("rules:\n  RL4090: off\n", "")
+	if code != ExitOK || len(live) != 0 || requests.Load() != before || strings.Contains(stderr, "dry-run") {
+		t.Errorf("RL4090: off: exit %d, findings %v, %d requests, stderr %q; want nothing sent", code, live, requests.Load()-before, stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
@@ -21,14 +22,24 @@ func findRule(rs []*rules.Rule, id string) *rules.Rule {
 	return nil
 }
 
+// rulesOptions are the flags of `rules`.
+type rulesOptions struct {
+	format, configPath string
+}
+
+func (o *rulesOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVarP(&o.format, "format", "f", "text", "output format: text or json")
+	fl.StringVar(&o.configPath, "config", "", "config file (for user policies)")
+}
+
 func newRules(e *Env) *cobra.Command {
-	var format, configPath string
+	var o rulesOptions
 	c := &cobra.Command{
 		Use:   "rules",
 		Short: "List every rule: ID, name, default severity, source and summary",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := loadConfig(configPath)
+			cfg, err := e.loadConfig(o.configPath)
 			if err != nil {
 				return err
 			}
@@ -36,7 +47,7 @@ func newRules(e *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			switch format {
+			switch o.format {
 			case "json":
 				type row struct {
 					ID       string         `json:"id"`
@@ -66,22 +77,30 @@ func newRules(e *Env) *cobra.Command {
 				}
 				return tw.Flush()
 			}
-			return fmt.Errorf("unknown format %q (want text or json)", format)
+			return fmt.Errorf("unknown format %q (want text or json)", o.format)
 		},
 	}
-	c.Flags().StringVarP(&format, "format", "f", "text", "output format: text or json")
-	c.Flags().StringVar(&configPath, "config", "", "config file (for user policies)")
+	o.bind(c.Flags())
 	return c
 }
 
+// explainOptions are the flags of `explain`.
+type explainOptions struct {
+	configPath string
+}
+
+func (o *explainOptions) bind(fl *pflag.FlagSet) {
+	fl.StringVar(&o.configPath, "config", "", "config file (for user policies)")
+}
+
 func newExplain(e *Env) *cobra.Command {
-	var configPath string
+	var o explainOptions
 	c := &cobra.Command{
 		Use:   "explain RULE",
 		Short: "Explain a rule: why it matters and how to fix it, with a bad and a good example",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			cfg, err := loadConfig(configPath)
+			cfg, err := e.loadConfig(o.configPath)
 			if err != nil {
 				return err
 			}
@@ -97,6 +116,6 @@ func newExplain(e *Env) *cobra.Command {
 			return err
 		},
 	}
-	c.Flags().StringVar(&configPath, "config", "", "config file (for user policies)")
+	o.bind(c.Flags())
 	return c
 }

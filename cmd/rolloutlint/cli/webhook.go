@@ -145,7 +145,11 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if o.shutdownDelay < 0 {
 		return fmt.Errorf("--shutdown-delay must not be negative")
 	}
-	cfg, err := loadConfig(o.configPath)
+	full, err := e.fullDecode()
+	if err != nil {
+		return err
+	}
+	cfg, err := e.loadConfig(o.configPath)
 	if err != nil {
 		return err
 	}
@@ -156,20 +160,20 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	if err := cfg.CheckOptions(ruleList); err != nil {
 		return err
 	}
-	certs, err := webhook.NewCertReloader(o.certFile, o.keyFile, log)
+	certs, err := webhook.NewCertReloader(e.path(o.certFile), e.path(o.keyFile), log)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(orBackground(parent), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg)}
+	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg), FullDecode: full}
 	if cfg != nil && cfg.File != "" {
 		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)
 	}
 	var ready func() bool
 	if o.clusterView {
-		rc, source, err := restConfig(o.kubeconfig)
+		rc, source, err := restConfig(e, e.path(o.kubeconfig))
 		if err != nil {
 			return err
 		}
@@ -210,7 +214,8 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		}()
 		defer func() { _ = plain.Close() }()
 	}
-	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay})
+	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay,
+		WriteTimeout: max(10*time.Second, o.timeout+5*time.Second)})
 }
 
 func orBackground(ctx context.Context) context.Context {
@@ -223,7 +228,7 @@ func orBackground(ctx context.Context) context.Context {
 // restConfig finds the cluster of the view as controller-runtime does: the
 // --kubeconfig file, else $KUBECONFIG (a list of files, merged), else the
 // in-cluster service account, else ~/.kube/config. It says which one it used.
-func restConfig(kubeconfig string) (*rest.Config, string, error) {
+func restConfig(e *Env, kubeconfig string) (*rest.Config, string, error) {
 	load := func(rules *clientcmd.ClientConfigLoadingRules, what string) (*rest.Config, string, error) {
 		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
 		if err != nil {
@@ -234,8 +239,8 @@ func restConfig(kubeconfig string) (*rest.Config, string, error) {
 	if kubeconfig != "" {
 		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, "--kubeconfig "+kubeconfig)
 	}
-	if env := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
-		return load(&clientcmd.ClientConfigLoadingRules{Precedence: filepath.SplitList(env)}, "$KUBECONFIG "+env)
+	if env := e.getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		return load(&clientcmd.ClientConfigLoadingRules{Precedence: e.paths(filepath.SplitList(env))}, "$KUBECONFIG "+env)
 	}
 	rc, inClusterErr := rest.InClusterConfig()
 	if inClusterErr == nil {
@@ -277,7 +282,7 @@ func watchConfig(ctx context.Context, e *Env, path string, every time.Duration, 
 			continue
 		}
 		stamp = now
-		cfg, err := loadConfig(path)
+		cfg, err := e.loadConfig(path)
 		if err == nil {
 			var rs []*rules.Rule
 			if rs, err = e.ruleSet(cfg, nil); err == nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestWebhookFlagErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -29,6 +30,7 @@ func TestWebhookFlagErrors(t *testing.T) {
 }
 
 func TestWebhookNumericFlagErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ flag, want string }{
 		{"--max-concurrent-reviews=0", "--max-concurrent-reviews must be positive"},
 		{"--max-queued-reviews=-1", "--max-queued-reviews must be positive"},
@@ -54,6 +56,8 @@ func kubeconfigFor(t *testing.T, dir, server string) string {
 	return p
 }
 
+// TestRestConfigPrecedence is not parallel: client-go reads HOME and the
+// in-cluster variables from the process environment.
 func TestRestConfigPrecedence(t *testing.T) {
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
@@ -72,7 +76,7 @@ func TestRestConfigPrecedence(t *testing.T) {
 
 	check := func(name, kubeconfig, wantHost, wantFrom string) {
 		t.Helper()
-		rc, from, err := restConfig(kubeconfig)
+		rc, from, err := restConfig(&Env{}, kubeconfig)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -88,7 +92,7 @@ func TestRestConfigPrecedence(t *testing.T) {
 	if err := os.Remove(filepath.Join(home, ".kube", "config")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := restConfig(""); err == nil || !strings.Contains(err.Error(), "--cluster-view=false") {
+	if _, _, err := restConfig(&Env{}, ""); err == nil || !strings.Contains(err.Error(), "--cluster-view=false") {
 		t.Errorf("no cluster anywhere: err %v", err)
 	}
 }

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+)
+
+// checkOutput refuses an --output file that is one of the linted files (or
+// the same file under another name): the report would replace a manifest.
+func (e *Env) checkOutput(output string, files []*graph.File) error {
+	out := e.canonical(output)
+	outSt, statErr := os.Stat(e.path(output))
+	outLst, lstatErr := os.Lstat(e.path(output))
+	for _, f := range files {
+		if e.canonical(f.Path) == out {
+			return fmt.Errorf("--output %s is one of the files being linted: the report would replace it", output)
+		}
+		if statErr != nil && lstatErr != nil {
+			continue
+		}
+		st, err := os.Stat(e.path(f.Path))
+		if err != nil {
+			continue
+		}
+		if statErr == nil && os.SameFile(st, outSt) || lstatErr == nil && os.SameFile(st, outLst) {
+			return fmt.Errorf("--output %s is one of the files being linted (%s): the report would replace it", output, f.Path)
+		}
+	}
+	return nil
+}
+
+// writeOutput writes the report atomically: into a temporary file in the
+// output's directory, renamed over the output once complete. A reader never
+// sees half a report, a failed write leaves the old one, and an output that
+// is a symlink is replaced by the report rather than followed (the rename
+// replaces the link itself).
+func writeOutput(output string, data []byte) (err error) {
+	dir := filepath.Dir(output)
+	if st, err := os.Lstat(output); err == nil && st.IsDir() {
+		return fmt.Errorf("writing report: %s is a directory", output)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(output)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing report: %w", unwrapPath(err))
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644) // CreateTemp's 0600 would hide the report from CI steps running as others
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), output)
+	}
+	if err != nil {
+		return fmt.Errorf("writing report to %s: %w", output, unwrapPath(err))
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}

@@ -1,0 +1,133 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLimitFlagsMustBePositive: the loader reads 0 as "the default", so a 0
+// or negative limit on the command line is a usage error, not a silent
+// default.
+func TestLimitFlagsMustBePositive(t *testing.T) {
+	dir := write(t, map[string]string{"r.yaml": clean})
+	for _, c := range []struct{ flag, value, want string }{
+		{"--max-file-size", "0", "--max-file-size 0: the limit must be a positive number of bytes"},
+		{"--max-file-size", "-5", "--max-file-size -5: the limit must be a positive number of bytes"},
+		{"--max-documents", "0", "--max-documents 0: the limit must be a positive number of documents"},
+		{"--max-documents", "-1", "--max-documents -1: the limit must be a positive number of documents"},
+	} {
+		r := run(t, dir, "", "lint", c.flag+"="+c.value, "r.yaml")
+		if r.code != 2 || !strings.Contains(r.err, c.want) {
+			t.Errorf("%s=%s: exit %d, stderr %q", c.flag, c.value, r.code, r.err)
+		}
+	}
+}
+
+// TestFileSizeLimitIsPrintedInBytes: the flag takes bytes, and the finding
+// names the limit in bytes (it said "0 MiB" for a limit under a MiB).
+func TestFileSizeLimitIsPrintedInBytes(t *testing.T) {
+	dir := write(t, map[string]string{"r.yaml": clean})
+	r := run(t, dir, "", "lint", "--max-file-size", "100", "r.yaml")
+	if r.code != 1 || !strings.Contains(r.out, "r.yaml:1:1: error RL0005 file is larger than the limit of 100 bytes; it was not read (raise it with --max-file-size)") {
+		t.Errorf("exit %d, out %q", r.code, r.out)
+	}
+	dir = write(t, map[string]string{"big.yaml": strings.Repeat("# padding\n", 300)})
+	r = run(t, dir, "", "lint", "--max-file-size", "2048", "big.yaml")
+	if r.code != 1 || !strings.Contains(r.out, "the limit of 2048 bytes (2 KiB)") {
+		t.Errorf("exit %d, out %q", r.code, r.out)
+	}
+}
+
+// TestSymlinkedTokenIsNeitherReadNorQuoted reproduces the probe: a token
+// file symlinked into a linted directory was printed into text and SARIF.
+func TestSymlinkedTokenIsNeitherReadNorQuoted(t *testing.T) {
+	base := t.TempDir()
+	secretDir := filepath.Join(base, "home")
+	if err := os.MkdirAll(secretDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secretDir, "token.txt"), []byte("ghp_SECRETTOKEN1234567890\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "deploy")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "r.yaml"), []byte(clean), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(secretDir, "token.txt"), filepath.Join(dir, "token.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"text", "json", "sarif", "github"} {
+		r := run(t, base, "", "lint", "--format", format, "deploy")
+		if r.code != 0 || strings.Contains(r.out+r.err, "SECRET") || !strings.Contains(r.out, "RL0011") {
+			t.Errorf("%s: exit %d\n%s%s", format, r.code, r.out, r.err)
+		}
+	}
+	// Asked to follow it, the file is read, and still not quoted.
+	r := run(t, base, "", "lint", "--follow-symlinks", "deploy")
+	if r.code != 1 || strings.Contains(r.out, "SECRET") || !strings.Contains(r.out, "deploy/token.yaml:1:1: error RL0002 document is a plain value (25 characters on line 1)") {
+		t.Errorf("--follow-symlinks: exit %d\n%s%s", r.code, r.out, r.err)
+	}
+}
+
+// TestOutputIsNeverAnInput: --output naming a linted file (directly, through
+// another spelling, a hard link or a symlink) is refused before anything is
+// written, and the manifest is left as it was.
+func TestOutputIsNeverAnInput(t *testing.T) {
+	dir := write(t, map[string]string{"deploy/r.yaml": acceptance})
+	if err := os.Link(filepath.Join(dir, "deploy/r.yaml"), filepath.Join(dir, "hard.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("deploy/r.yaml", filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"deploy/r.yaml", "./deploy/../deploy/r.yaml", "hard.yaml", "link.yaml"} {
+		r := run(t, dir, "", "lint", "--output", out, "deploy")
+		if r.code != 2 || !strings.Contains(r.err, "is one of the files being linted") {
+			t.Errorf("--output %s: exit %d, stderr %q", out, r.code, r.err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "deploy/r.yaml")); string(data) != acceptance {
+			t.Fatalf("--output %s changed the manifest", out)
+		}
+	}
+}
+
+// TestOutputIsWrittenAtomicallyWithoutFollowingASymlink: the report replaces
+// a symlink at the output path instead of writing through it, and leaves no
+// temporary file behind.
+func TestOutputIsWrittenAtomicallyWithoutFollowingASymlink(t *testing.T) {
+	dir := write(t, map[string]string{"r.yaml": acceptance, "elsewhere/keep.txt": "precious\n"})
+	if err := os.Symlink("elsewhere/keep.txt", filepath.Join(dir, "report.sarif")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, dir, "", "lint", "--format", "sarif", "--output", "report.sarif", "r.yaml")
+	if r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "elsewhere/keep.txt")); string(data) != "precious\n" {
+		t.Errorf("the report was written through the symlink: %q", data)
+	}
+	st, err := os.Lstat(filepath.Join(dir, "report.sarif"))
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+		t.Fatalf("report.sarif: %v, %v", st, err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "report.sarif"))
+	if !strings.Contains(string(data), `"ruleId": "RL1001"`) {
+		t.Errorf("report: %.200s", data)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".tmp") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	// A directory that cannot take the report is an error, not a half-written file.
+	r = run(t, dir, "", "lint", "--output", "missing/dir/report.txt", "r.yaml")
+	if r.code != 2 || !strings.Contains(r.err, "writing report") {
+		t.Errorf("missing directory: exit %d, stderr %q", r.code, r.err)
+	}
+}
