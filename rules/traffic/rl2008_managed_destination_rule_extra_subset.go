@@ -16,7 +16,7 @@ import (
 // controller removes.
 var ExtraSubset = &rules.Rule{
 	ID: "RL2008", Name: "managed-destination-rule-extra-subset", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{kinds.Rollout, kinds.DestinationRule}, Tags: tags,
+	Kinds: []string{kinds.Rollout, kinds.DestinationRule, kinds.VirtualService}, Tags: tags,
 	Summary: "The DestinationRule a Rollout manages has subsets other than stable and canary; the controller removes them.",
 	Doc: rules.Doc{
 		Why: `When Argo Rollouts updates the DestinationRule named in \'destinationRule.name\' it rewrites the

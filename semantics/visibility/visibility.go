@@ -81,6 +81,10 @@ type Model struct {
 	named     map[string]bool
 	vsHosts   map[*graph.Resource][]string
 	vsByHost  map[string][]*graph.Resource // exact resolved host → mesh and gateway VirtualServices
+	// destinationOf lists, per destination host, the mesh VirtualServices
+	// routing or mirroring to it (collectImportedServices adds those hosts
+	// to the scope of sidecars importing the VirtualService).
+	destinationOf map[string][]*graph.Resource
 	// sidecarsFrom lists, per namespace, the namespaces whose own Sidecar
 	// imports from it by name ("shop/..."); wildSidecars those with a "*/"
 	// import (they may import from any namespace).
@@ -96,6 +100,7 @@ func Of(g *graph.Graph) *Model { return models.Get(g, func() *Model { return bui
 func build(g *graph.Graph) *Model {
 	m := &Model{g: g, services: map[string][]*Service{}, drByNS: map[string][]*destRule{}, byNS: map[string][]*Service{},
 		drByHost: map[string][]*destRule{}, vsByHost: map[string][]*graph.Resource{}, sidecarsFrom: map[string][]string{},
+		destinationOf: map[string][]*graph.Resource{},
 		sidecars: map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
 		named: map[string]bool{}, vsHosts: map[*graph.Resource][]string{}}
 	m.Mesh = readMesh(g)
@@ -173,6 +178,14 @@ func build(g *graph.Graph) *Model {
 				}
 			}
 			m.vsHosts[r] = hosts
+			if MeshBound(r) {
+				for _, d := range vsDestinationHosts(vs) {
+					fq := IstioFQDN(d, r.Namespace)
+					if !slices.Contains(m.destinationOf[fq], r) {
+						m.destinationOf[fq] = append(m.destinationOf[fq], r)
+					}
+				}
+			}
 		}
 	}
 	m.indexSidecars()
@@ -427,3 +440,140 @@ func (m *Model) VirtualServicesForHost(host string) []*graph.Resource { return m
 // ServicesIn returns the services (Kubernetes Services and ServiceEntry
 // hosts) of a namespace, in load order.
 func (m *Model) ServicesIn(ns string) []*Service { return m.byNS[ns] }
+
+// ServicesOrAssumed is Services, or, for a cluster-local host
+// (name.ns.svc.cluster.local) the bundle has no Service of, the Kubernetes
+// Service that name implies, exported by the mesh default: the step plan
+// predicts pushes for Services kept outside the bundle too.
+func (m *Model) ServicesOrAssumed(host string) []*Service {
+	if s := m.Services(host); len(s) > 0 {
+		return s
+	}
+	ns, ok := clusterLocalNamespace(host)
+	if !ok {
+		return nil
+	}
+	return []*Service{{Host: host, Namespace: ns, Export: exportSet(nil, ns, m.Mesh.DefaultServiceExportTo), Kubernetes: true}}
+}
+
+// HostInScope reports whether the sidecars of namespace ns have host in
+// their scope: a service of the host imported by their egress hosts (any
+// visible one without a Sidecar), or the destination of a VirtualService
+// they import (collectImportedServices).
+func (m *Model) HostInScope(ns, host string) bool {
+	for _, s := range m.ServicesOrAssumed(host) {
+		if m.ImportsService(ns, s) {
+			return true
+		}
+	}
+	visible := false
+	for _, s := range m.ServicesOrAssumed(host) {
+		if s.Namespace == ns || s.Visible(ns) {
+			visible = true
+		}
+	}
+	if !visible {
+		return false
+	}
+	for _, r := range m.destinationOf[host] {
+		if m.Applies(r, ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// HostCandidates lists the namespaces where a host's scope can differ from
+// that of a namespace the bundle does not name: the extra namespaces given,
+// the root namespace, those of the host's services and their exportTo, of
+// its DestinationRules and their exportTo, of the mesh VirtualServices
+// routing to it (see Candidates), and of Sidecars importing from the
+// services' namespaces or from any; then Other.
+func (m *Model) HostCandidates(host string, extra ...string) []string {
+	set := map[string]bool{m.Mesh.RootNamespace: true}
+	for _, ns := range extra {
+		set[ns] = true
+	}
+	for _, r := range m.destinationOf[host] {
+		for _, ns := range m.Candidates(r, host) {
+			set[ns] = true
+		}
+	}
+	for _, s := range m.ServicesOrAssumed(host) {
+		set[s.Namespace] = true
+		for _, ns := range s.Export.Members() {
+			set[ns] = true
+		}
+		for _, ns := range s.Export.Except() {
+			set[ns] = true
+		}
+		for _, ns := range m.sidecarsFrom[s.Namespace] {
+			set[ns] = true
+		}
+	}
+	for _, ns := range m.wildSidecars {
+		set[ns] = true
+	}
+	for _, d := range m.rulesFor(host) {
+		set[d.res.Namespace] = true
+		for _, e := range d.exportTo {
+			if e != "*" && e != "." && e != "~" {
+				set[e] = true
+			}
+		}
+	}
+	delete(set, Other)
+	return append(sortedKeys(set), Other)
+}
+
+// NamespacesWhere is the set of namespaces for which pred holds, pred being
+// evaluated at the candidates (Other standing for every namespace not named
+// among them) and at every namespace with a Sidecar of its own.
+func (m *Model) NamespacesWhere(pred func(ns string) bool, candidates ...string) Set {
+	out := Set{ns: map[string]bool{}}
+	if pred(Other) {
+		out.all = true
+	}
+	check := func(ns string) {
+		if ns == Other {
+			return
+		}
+		if in := pred(ns); out.all != in {
+			out.ns[ns] = true
+		}
+	}
+	for ns := range m.sidecars {
+		check(ns)
+	}
+	for _, ns := range candidates {
+		check(ns)
+	}
+	return out
+}
+
+// vsDestinationHosts lists the hosts a VirtualService routes and mirrors to.
+func vsDestinationHosts(vs *kinds.VirtualServiceObject) []string {
+	var out []string
+	for _, h := range vs.Spec.GetHttp() {
+		for _, d := range h.GetRoute() {
+			out = append(out, d.GetDestination().GetHost())
+		}
+		if mi := h.GetMirror(); mi != nil {
+			out = append(out, mi.GetHost())
+		}
+		for _, mi := range h.GetMirrors() {
+			out = append(out, mi.GetDestination().GetHost())
+		}
+	}
+	for _, t := range vs.Spec.GetTls() {
+		for _, d := range t.GetRoute() {
+			out = append(out, d.GetDestination().GetHost())
+		}
+	}
+	for _, t := range vs.Spec.GetTcp() {
+		for _, d := range t.GetRoute() {
+			out = append(out, d.GetDestination().GetHost())
+		}
+	}
+	return out
+}
