@@ -53,6 +53,11 @@ var goRules = []*rules.Rule{
 	rollout.WorkloadRefAndTemplate,
 	rollout.NegativeCount,
 	rollout.CanaryScaleMode,
+	rollout.PodTemplateNoContainers,
+	rollout.WorkloadRefNotFound,
+	rollout.WorkloadRefScaleDown,
+	rollout.ExperimentTemplateInvalid,
+	rollout.ExperimentTemplateService,
 
 	// RL2xxx: Rollout ↔ traffic routing.
 	traffic.SharedRoute,
