@@ -18,7 +18,7 @@ import (
 // not select its own pod template.
 var Selector = &rules.Rule{
 	ID: "RL1005", Name: "selector-template-labels", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout, kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate}, Tags: []string{"rollout"},
 	Summary: "spec.selector is missing, empty or invalid, or does not match spec.template.metadata.labels.",
 	Doc: rules.Doc{
 		Why: `A Rollout without \'workloadRef\' owns its ReplicaSets through \'spec.selector\'. Argo Rollouts

@@ -1,37 +1,167 @@
 package rollout
 
 import (
+	"fmt"
+	"strconv"
+
+	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// ExperimentTemplateService reports TODO: what the rule finds.
+// maxServiceName is the longest Service name Kubernetes accepts (a DNS-1035
+// label).
+const maxServiceName = 63
+
+// hashLen is the length of a pod template hash in the common case: the
+// decimal digits of a 32-bit FNV hash, re-encoded one character each
+// (utils/hash ComputePodTemplateHash), ten for most templates.
+const hashLen = 10
+
+// ExperimentTemplateService reports experiment templates whose Service the
+// controller cannot create, or cannot be reached through the routes.
 var ExperimentTemplateService = &rules.Rule{
-	ID: "RL1027", Name: "experiment-template-service", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
-	Summary: "TODO: one line saying what the rule finds.",
+	ID: "RL1027", Name: "experiment-template-service", Severity: rules.Error, Source: rules.SourceGo,
+	Kinds:   []string{kinds.Rollout, kinds.Experiment, kinds.VirtualService, kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate},
+	Tags:    []string{"rollout", "experiment", "traffic"},
+	Summary: "An experiment template with weight or service gets no Service (no container port, a name over 63 characters), or a weight the VirtualService cannot route (it lives in another namespace).",
 	Doc: rules.Doc{
-		Why: `TODO: what goes wrong at runtime when the rule fires (what Argo Rollouts or
-Istio does with this input), and how to fix it. Markdown; write a backtick as \'.`,
+		Why: `For a template with \'weight\' (or \'service\') the Experiment creates a Service per template
+(experiments/experiment.go createTemplateService): named after the template's ReplicaSet —
+\'<experiment>-<template>\', and for a Rollout's step the Experiment is
+\'<rollout>-<pod-template-hash>-<revision>-<step>\' — unless \'service.name\' sets one, with a port
+for each container port of the template. With weight, the Istio reconciler then adds a
+destination with that Service's **short name** to the managed routes and gives it the weight
+(rollout/trafficrouting/istio processRoutes). This goes wrong three ways:
+
+- the pod template declares no \'containerPort\': no Service is created (there is no port to give
+  it), and the weighted destination names a host that does not exist: that share of requests
+  fails with \'503\' \'NC\';
+- the name is longer than 63 characters (a pod template hash is ten characters in most cases):
+  the API server rejects the Service and the template's status is \'Error\';
+- the managed VirtualService is in another namespace than the Rollout: Istio resolves the short
+  host in the VirtualService's namespace, where no such Service is: \'503\' \'NC\' for the weight.
+
+Fix: declare the container port, set a short \'service.name\', keep the VirtualService in the
+Rollout's namespace for weighted experiments.`,
 		Bad: `
-TODO: a YAML example that makes the rule fire
+- experiment:
+    templates:
+    - name: canary-experiment-with-a-long-name
+      specRef: canary
+      weight: 10            # the pods declare no containerPort
 `,
 		Good: `
-TODO: the same example fixed
+- experiment:
+    templates:
+    - name: exp-canary
+      specRef: canary
+      weight: 10
+      service: {name: checkout-exp}
 `,
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		for _, r := range p.Graph.OfKind(kinds.Rollout) {
-			ro := r.Rollout()
-			if ro == nil {
+		for _, r := range p.Graph.OfKind(kinds.Experiment) {
+			ex := r.Experiment()
+			if ex == nil {
 				continue
 			}
-			// TODO: replace this example check with the rule's own.
-			if n := ro.Spec.Replicas; n != nil && *n == 0 {
-				p.Reportf(r, "spec.replicas", "Rollout %s has spec.replicas 0 (example check of RL1027: replace it)", ro.Name)
+			for i, t := range ex.Spec.Templates {
+				if t.Service == nil {
+					continue
+				}
+				base := graph.Index("spec.templates", i)
+				if !hasPorts(t.Template.Spec.Containers) {
+					p.Reportf(r, base+".service", "template %q of Experiment %s asks for a Service but its containers declare no ports: the controller creates none", t.Name, ex.Name)
+					continue
+				}
+				name, path := ex.Name+"-"+t.Name, base+".name"
+				if t.Service.Name != "" {
+					name, path = t.Service.Name, base+".service.name"
+				}
+				if len(name) > maxServiceName {
+					p.Reportf(r, path, "the Service of template %q of Experiment %s would be named %q (%d characters, over %d): the API server rejects it and the template's status is Error",
+						t.Name, ex.Name, name, len(name), maxServiceName)
+				}
 			}
 		}
+		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
+			refs := p.Graph.Refs().ForRollout(r)
+			eachStepTemplate(p.Graph, r, ro, func(st stepTemplate) {
+				t := st.tmpl
+				if t.Weight == nil && t.Service == nil {
+					return
+				}
+				what := fmt.Sprintf("template %q in step %d of Rollout %s", t.Name, st.step, ro.Name)
+				if containers, known := podContainers(p.Graph, r, ro); known && !hasPorts(containers) {
+					msg := what + " gets no Service: the pod template declares no container port, so the Experiment creates none"
+					if t.Weight != nil {
+						msg += fmt.Sprintf("; its weight %d goes to a host that does not exist and those requests get 503 NC", *t.Weight)
+					}
+					p.Report(r, st.path, msg)
+					return
+				}
+				if t.Service != nil && t.Service.Name != "" {
+					if len(t.Service.Name) > maxServiceName {
+						p.Reportf(r, st.path+".service.name", "service.name %q of %s is %d characters, over %d: the API server rejects the Service", t.Service.Name, what, len(t.Service.Name), maxServiceName)
+					}
+				} else {
+					// <rollout>-<hash>-<revision>-<step>-<template>, revision 1 at least.
+					n := len(ro.Name) + 1 + hashLen + 1 + 1 + 1 + len(strconv.Itoa(st.step)) + 1 + len(t.Name)
+					if n > maxServiceName {
+						p.Reportf(r, st.path+".name", "the Service of %s is named <rollout>-<pod-template-hash>-<revision>-%d-%s, %d characters or more with a ten-character hash, over %d: the API server rejects it and the template's status is Error; set a short service.name",
+							what, st.step, t.Name, n, maxServiceName)
+					}
+				}
+				if t.Weight == nil || refs == nil {
+					return
+				}
+				for _, vs := range refs.VirtualServices {
+					if vs.Target != nil && vs.Target.Namespace != r.Namespace {
+						p.Report(r, st.path+".weight", fmt.Sprintf("%s sends weight %d to its Service by short name through VirtualService %s/%s, in another namespace: Istio resolves the host there, where the Service is not, and those requests get 503 NC",
+							what, *t.Weight, vs.Target.Namespace, vs.Target.Name), rules.RelatedAt(r, vs.Path, "the VirtualService of another namespace"))
+					}
+				}
+			})
+		})
 		return nil
 	},
+}
+
+func hasPorts(cs []corev1.Container) bool {
+	for _, c := range cs {
+		if len(c.Ports) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// podContainers returns the containers of the pods a Rollout runs: its
+// template's, or the workloadRef's when the bundle holds it.
+func podContainers(g *graph.Graph, r *graph.Resource, ro *v1alpha1.Rollout) ([]corev1.Container, bool) {
+	w := resolveWorkloadRef(g, r, ro)
+	if w == nil {
+		return ro.Spec.Template.Spec.Containers, true
+	}
+	tm := w.templateMap()
+	if tm == nil {
+		return nil, false
+	}
+	spec, _ := tm["spec"].(map[string]any)
+	raw, _ := spec["containers"].([]any)
+	var out []corev1.Container
+	for _, c := range raw {
+		cm, _ := c.(map[string]any)
+		var ct corev1.Container
+		if ps, _ := cm["ports"].([]any); len(ps) > 0 {
+			ct.Ports = make([]corev1.ContainerPort, len(ps))
+		}
+		out = append(out, ct)
+	}
+	return out, true
 }

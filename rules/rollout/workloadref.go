@@ -13,9 +13,9 @@ import (
 // (rollout/templateref.go infoByGroupKind), with the field path of their pod
 // template.
 var workloadKinds = map[schema.GroupKind]string{
-	{Group: "", Kind: kinds.PodTemplate}:        "template",
-	{Group: "apps", Kind: kinds.Deployment}:     "spec.template",
-	{Group: "apps", Kind: kinds.ReplicaSet}:     "spec.template",
+	{Group: "", Kind: kinds.PodTemplate}:    "template",
+	{Group: "apps", Kind: kinds.Deployment}: "spec.template",
+	{Group: "apps", Kind: kinds.ReplicaSet}: "spec.template",
 }
 
 // workloadRef is a Rollout's workloadRef, resolved in the bundle.

@@ -56,9 +56,9 @@ type Reason string
 
 // Reasons, in istioctl's words.
 const (
-	SecondCatchAll   Reason = "only the last rule can have no matches"
-	AfterCatchAll    Reason = "route without matches defined before"
-	AllMatchesCover  Reason = "all matches used by prior rules"
+	SecondCatchAll  Reason = "only the last rule can have no matches"
+	AfterCatchAll   Reason = "route without matches defined before"
+	AllMatchesCover Reason = "all matches used by prior rules"
 )
 
 // Unreachable is a route that never takes traffic.

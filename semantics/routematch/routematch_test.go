@@ -57,9 +57,9 @@ func TestAnalyze(t *testing.T) {
 		{Matches: []*m{{Uri: prefix("/api")}}},
 		{Matches: []*m{{Name: "dup", Uri: prefix("/api")}, {Uri: prefix("/web")}}}, // match 0 ineffective
 		{Matches: []*m{{Uri: prefix("/api/v2")}}},                                  // unreachable: covered
-		{},                                       // catch-all
+		{},                                      // catch-all
 		{Matches: []*m{{Uri: prefix("/late")}}}, // after the catch-all
-		{},                                       // second catch-all
+		{},                                      // second catch-all
 	}
 	res := routematch.Analyze(routes)
 	wantU := []routematch.Unreachable{

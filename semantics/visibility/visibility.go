@@ -73,8 +73,8 @@ type Model struct {
 	byNS      map[string][]*Service // services by namespace, load order
 	drs       []*destRule
 	drByNS    map[string][]*destRule
-	drByHost  map[string][]*destRule // exact resolved host → rules
-	drWild    []*destRule            // rules of wildcard hosts
+	drByHost  map[string][]*destRule   // exact resolved host → rules
+	drWild    []*destRule              // rules of wildcard hosts
 	sidecars  map[string]*sidecarScope // namespace-wide Sidecar by namespace
 	root      *sidecarScope            // the root namespace's namespace-wide Sidecar
 	gwProxies map[*graph.Resource]Proxies
@@ -101,7 +101,7 @@ func build(g *graph.Graph) *Model {
 	m := &Model{g: g, services: map[string][]*Service{}, drByNS: map[string][]*destRule{}, byNS: map[string][]*Service{},
 		drByHost: map[string][]*destRule{}, vsByHost: map[string][]*graph.Resource{}, sidecarsFrom: map[string][]string{},
 		destinationOf: map[string][]*graph.Resource{},
-		sidecars: map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
+		sidecars:      map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
 		named: map[string]bool{}, vsHosts: map[*graph.Resource][]string{}}
 	m.Mesh = readMesh(g)
 	m.named[m.Mesh.RootNamespace] = true
