@@ -119,6 +119,7 @@ var goRules = []*rules.Rule{
 	analysis.MetricIndefinite,
 	analysis.ResultIndexUnguarded,
 	analysis.ConditionShape,
+	analysis.AnalysisArgFieldRefUnresolved,
 	analysis.PrometheusDryRun, // live: runs only with lint --prometheus-url
 
 	// RL6xxx: step plan and xDS prediction.
