@@ -44,7 +44,8 @@ spec:
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		var withWorkloads map[string]bool // namespaces holding workloads, built on the first miss
+		var withWorkloads map[string]bool       // namespaces holding workloads, built on the first miss
+		var byName map[string][]*graph.Resource // kind/name → workloads, built on the first miss
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			w := resolveWorkloadRef(p.Graph, r, ro)
 			if w == nil {
@@ -71,9 +72,17 @@ spec:
 				sev = rules.Warning
 			}
 			msg := fmt.Sprintf("workloadRef of Rollout %s names %s %s/%s, which is not in the bundle: until it exists the controller cannot resolve the template and the Rollout is InvalidSpec", ro.Name, w.ref.Kind, r.Namespace, w.ref.Name)
+			if byName == nil {
+				byName = map[string][]*graph.Resource{}
+				for _, k := range []string{kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate} {
+					for _, o := range p.Graph.OfKind(k) {
+						byName[k+"/"+o.Name] = append(byName[k+"/"+o.Name], o)
+					}
+				}
+			}
 			var rel []rules.Related
-			for _, o := range p.Graph.OfKind(w.ref.Kind) {
-				if o.Name == w.ref.Name && o.Namespace != r.Namespace && len(rel) < 3 {
+			for _, o := range byName[w.ref.Kind+"/"+w.ref.Name] {
+				if o.Namespace != r.Namespace && len(rel) < 3 {
 					rel = append(rel, rules.RelatedAt(o, "metadata.name", fmt.Sprintf("%s %s/%s (another namespace: workloadRef looks in the Rollout's)", o.Kind, o.Namespace, o.Name)))
 				}
 			}

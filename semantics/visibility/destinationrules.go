@@ -103,72 +103,85 @@ func exportedTo(d *destRule, client string) bool {
 func (m *Model) DestinationRule(host, client, serviceNS string) Effective {
 	root := m.Mesh.RootNamespace
 	if client != root {
-		if e := m.pick(host, m.drByNS[client], func(d *destRule) bool { return local(d) }); e.Found() {
+		if e := m.pick(host, client, local, nil); e.Found() {
 			e.Level = LevelClient
 			return e
 		}
-	} else if e := m.pick(host, m.drByNS[root], m.privateOnly); e.Found() {
+	} else if e := m.pick(host, root, m.privateOnly, nil); e.Found() {
 		e.Level = LevelClient
 		return e
 	}
 	exported := func(d *destRule) bool { return !m.privateOnly(d) }
+	// Among exported rules the most specific host is picked first, then the
+	// rules of that host not exported to the client are dropped; an empty
+	// result sends the lookup to the next level.
+	to := func(d *destRule) bool { return exportedTo(d, client) }
 	if serviceNS != "" {
-		if e := m.pickExported(host, m.drByNS[serviceNS], exported, client); e.Found() {
+		if e := m.pick(host, serviceNS, exported, to); e.Found() {
 			e.Level = LevelService
 			return e
 		}
 	}
-	if e := m.pickExported(host, m.drByNS[root], exported, client); e.Found() {
+	if e := m.pick(host, root, exported, to); e.Found() {
 		e.Level = LevelRoot
 		return e
 	}
 	return Effective{}
 }
 
-// pick finds the most specific host among the candidate rules and merges the
-// rules of that host.
-func (m *Model) pick(host string, rules []*destRule, in func(*destRule) bool) Effective {
-	hosts := map[string]bool{}
-	for _, d := range rules {
-		if !d.selector && in(d) {
-			hosts[d.host] = true
-		}
-	}
-	h, ok := mostSpecific(host, hosts)
-	if !ok {
+// nsRules are one namespace's DestinationRules (no workloadSelector) by
+// resolved host, exact hosts and wildcards apart.
+type nsRules struct {
+	exact map[string][]*destRule
+	wild  []*destRule
+}
+
+// pick finds the most specific host among a namespace's rules for which in
+// holds (exact first, else the longest wildcard covering it), and merges
+// the rules of that host that also pass keep (nil: all).
+func (m *Model) pick(host string, ns string, in, keep func(*destRule) bool) Effective {
+	idx := m.drIndex[ns]
+	if idx == nil {
 		return Effective{}
 	}
-	e := Effective{Host: h, subsets: map[string]*graph.Resource{}}
-	for _, d := range rules {
-		if d.selector || !in(d) || d.host != h {
-			continue
+	match := ""
+	if anyIn(idx.exact[host], in) {
+		match = host
+	} else {
+		for _, d := range idx.wild {
+			if in(d) && SubsetOf(host, d.host) && (len(d.host) > len(match) || len(d.host) == len(match) && d.host < match) {
+				match = d.host
+			}
 		}
-		e.add(d)
+	}
+	if match == "" {
+		return Effective{}
+	}
+	list := idx.exact[match]
+	if wildcarded(match) {
+		list = nil
+		for _, d := range idx.wild {
+			if d.host == match {
+				list = append(list, d)
+			}
+		}
+	}
+	e := Effective{Host: match, subsets: map[string]*graph.Resource{}}
+	for _, d := range list {
+		if in(d) && (keep == nil || keep(d)) {
+			e.add(d)
+		}
 	}
 	return e
 }
 
-// pickExported is pick among exported rules, then keeps those exported to
-// the client; an empty result sends the lookup to the next level.
-func (m *Model) pickExported(host string, rules []*destRule, in func(*destRule) bool, client string) Effective {
-	hosts := map[string]bool{}
-	for _, d := range rules {
-		if !d.selector && in(d) {
-			hosts[d.host] = true
+func anyIn(ds []*destRule, in func(*destRule) bool) bool {
+	for _, d := range ds {
+		if in(d) {
+			return true
 		}
 	}
-	h, ok := mostSpecific(host, hosts)
-	if !ok {
-		return Effective{}
-	}
-	e := Effective{Host: h, subsets: map[string]*graph.Resource{}}
-	for _, d := range rules {
-		if d.selector || !in(d) || d.host != h || !exportedTo(d, client) {
-			continue
-		}
-		e.add(d)
-	}
-	return e
+	return false
 }
 
 func (e *Effective) add(d *destRule) {
@@ -234,11 +247,12 @@ func cutSuffix(s, suffix string) (string, bool) {
 // whose host covers host and that define the subset, wherever they apply.
 func (m *Model) SubsetDefiners(host, subset string) []*graph.Resource {
 	var out []*graph.Resource
-	for _, d := range m.drs {
-		if d.selector || !SubsetOf(host, d.host) || !slices.Contains(d.subsets, subset) {
+	for _, d := range m.rulesFor(host) {
+		if d.selector || !slices.Contains(d.subsets, subset) {
 			continue
 		}
 		out = append(out, d.res)
 	}
+	slices.SortStableFunc(out, func(a, b *graph.Resource) int { return a.Index() - b.Index() })
 	return out
 }

@@ -202,10 +202,10 @@ func (m *Model) GatewayProxies(gw *graph.Resource) Proxies {
 	if p, ok := m.gwProxies[gw]; ok {
 		return p
 	}
-	return m.gatewayProxies(gw)
+	return m.gatewayProxies(gw, indexWorkloads(m.g))
 }
 
-func (m *Model) gatewayProxies(gw *graph.Resource) Proxies {
+func (m *Model) gatewayProxies(gw *graph.Resource, idx workloadIndex) Proxies {
 	if gw.Group == kinds.GroupGatewayAPI {
 		return Proxies{Namespaces: []string{gw.Namespace}}
 	}
@@ -214,22 +214,25 @@ func (m *Model) gatewayProxies(gw *graph.Resource) Proxies {
 		return Proxies{Namespaces: []string{gw.Namespace}, Assumed: true}
 	}
 	sel := o.Spec.GetSelector()
+	// Candidates come from the selector label carried by the fewest
+	// workloads, then are checked against the whole selector.
+	var cands []*workload
+	first := true
+	for k, v := range sel {
+		if l := idx[k+"="+v]; first || len(l) < len(cands) {
+			cands, first = l, false
+		}
+	}
 	seen := map[string]bool{}
 	var p Proxies
-	for _, kind := range gatewayWorkloadKinds {
-		for _, w := range m.g.OfKind(kind) {
-			labels, ok := m.g.PodLabels(w)
-			if kind != kinds.Rollout {
-				labels, ok = templateLabels(w), true
-			}
-			if !ok || !carries(labels, sel) {
-				continue
-			}
-			p.Workloads = append(p.Workloads, w)
-			if !seen[w.Namespace] {
-				seen[w.Namespace] = true
-				p.Namespaces = append(p.Namespaces, w.Namespace)
-			}
+	for _, w := range cands {
+		if !carries(w.labels, sel) {
+			continue
+		}
+		p.Workloads = append(p.Workloads, w.res)
+		if !seen[w.res.Namespace] {
+			seen[w.res.Namespace] = true
+			p.Namespaces = append(p.Namespaces, w.res.Namespace)
 		}
 	}
 	if len(p.Namespaces) == 0 {
@@ -237,6 +240,40 @@ func (m *Model) gatewayProxies(gw *graph.Resource) Proxies {
 	}
 	sort.Strings(p.Namespaces)
 	return p
+}
+
+// workload is one pod template of the bundle with its labels.
+type workload struct {
+	res    *graph.Resource
+	labels map[string]string
+}
+
+// workloadIndex finds workloads by one pod template label ("k=v").
+type workloadIndex map[string][]*workload
+
+// indexWorkloads reads every workload's pod template labels once, in load
+// order of kinds and objects.
+func indexWorkloads(g *graph.Graph) workloadIndex {
+	idx := workloadIndex{}
+	for _, kind := range gatewayWorkloadKinds {
+		for _, r := range g.OfKind(kind) {
+			var labels map[string]string
+			if kind == kinds.Rollout {
+				l, ok := g.PodLabels(r)
+				if !ok {
+					continue
+				}
+				labels = l
+			} else {
+				labels = templateLabels(r)
+			}
+			w := &workload{res: r, labels: labels}
+			for k, v := range labels {
+				idx[k+"="+v] = append(idx[k+"="+v], w)
+			}
+		}
+	}
+	return idx
 }
 
 func carries(labels, sel map[string]string) bool {

@@ -68,13 +68,12 @@ type Model struct {
 	g    *graph.Graph
 	Mesh Mesh
 
-	services  map[string][]*Service // exact host → services
-	wildcards []*Service            // ServiceEntry wildcard hosts
-	byNS      map[string][]*Service // services by namespace, load order
-	drs       []*destRule
-	drByNS    map[string][]*destRule
+	services  map[string][]*Service    // exact host → services
+	wildcards []*Service               // ServiceEntry wildcard hosts
+	byNS      map[string][]*Service    // services by namespace, load order
 	drByHost  map[string][]*destRule   // exact resolved host → rules
 	drWild    []*destRule              // rules of wildcard hosts
+	drIndex   map[string]*nsRules      // per namespace, rules without workloadSelector by host
 	sidecars  map[string]*sidecarScope // namespace-wide Sidecar by namespace
 	root      *sidecarScope            // the root namespace's namespace-wide Sidecar
 	gwProxies map[*graph.Resource]Proxies
@@ -98,8 +97,8 @@ var models = graph.NewMemo[*Model]("visibility.Of")
 func Of(g *graph.Graph) *Model { return models.Get(g, func() *Model { return build(g) }) }
 
 func build(g *graph.Graph) *Model {
-	m := &Model{g: g, services: map[string][]*Service{}, drByNS: map[string][]*destRule{}, byNS: map[string][]*Service{},
-		drByHost: map[string][]*destRule{}, vsByHost: map[string][]*graph.Resource{}, sidecarsFrom: map[string][]string{},
+	m := &Model{g: g, services: map[string][]*Service{}, byNS: map[string][]*Service{},
+		drByHost: map[string][]*destRule{}, drIndex: map[string]*nsRules{}, vsByHost: map[string][]*graph.Resource{}, sidecarsFrom: map[string][]string{},
 		destinationOf: map[string][]*graph.Resource{},
 		sidecars:      map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
 		named: map[string]bool{}, vsHosts: map[*graph.Resource][]string{}}
@@ -158,12 +157,22 @@ func build(g *graph.Graph) *Model {
 		for _, s := range o.Spec.GetSubsets() {
 			d.subsets = append(d.subsets, s.GetName())
 		}
-		m.drs = append(m.drs, d)
-		m.drByNS[r.Namespace] = append(m.drByNS[r.Namespace], d)
 		if wildcarded(d.host) {
 			m.drWild = append(m.drWild, d)
 		} else {
 			m.drByHost[d.host] = append(m.drByHost[d.host], d)
+		}
+		if !d.selector {
+			idx := m.drIndex[r.Namespace]
+			if idx == nil {
+				idx = &nsRules{exact: map[string][]*destRule{}}
+				m.drIndex[r.Namespace] = idx
+			}
+			if wildcarded(d.host) {
+				idx.wild = append(idx.wild, d)
+			} else {
+				idx.exact[d.host] = append(idx.exact[d.host], d)
+			}
 		}
 	}
 	for _, r := range g.OfKind(kinds.VirtualService) {
@@ -191,8 +200,11 @@ func build(g *graph.Graph) *Model {
 	m.indexSidecars()
 	// Gateways are few: their proxies are located once here, so that the
 	// model is read-only once built (rules read it concurrently).
-	for _, r := range g.OfKind(kinds.Gateway) {
-		m.gwProxies[r] = m.gatewayProxies(r)
+	if gws := g.OfKind(kinds.Gateway); len(gws) > 0 {
+		idx := indexWorkloads(g)
+		for _, r := range gws {
+			m.gwProxies[r] = m.gatewayProxies(r, idx)
+		}
 	}
 	return m
 }

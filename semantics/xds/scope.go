@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
@@ -70,6 +71,25 @@ type Scoper struct {
 	// seHosts are hosts of ServiceEntries whose endpoints are selected pods
 	// (workloadSelector), with no Kubernetes Service of that name.
 	seHosts map[string]bool
+	// sets caches the sidecar namespace sets per VirtualService,
+	// DestinationRule and host: a plan asks for the same objects at every
+	// step, and the Scoper is shared by concurrent predictions.
+	sets sync.Map // setKey → visibility.Set
+}
+
+// setKey names one cached sidecar set: the object (nil for a host) and the
+// host.
+type setKey struct {
+	r    *graph.Resource
+	host string
+}
+
+func (s *Scoper) cached(k setKey, compute func() visibility.Set) visibility.Set {
+	if v, ok := s.sets.Load(k); ok {
+		return v.(visibility.Set)
+	}
+	v, _ := s.sets.LoadOrStore(k, compute())
+	return v.(visibility.Set)
 }
 
 // NewScoper indexes the delegates and workload-selecting ServiceEntries of
@@ -187,7 +207,7 @@ func (s *Scoper) virtualService(r *graph.Resource, allGateways bool) Scope {
 	}
 	// The sidecars whose scope imports the VirtualService (push_context.go
 	// initVirtualServices, virtualservice.go SelectVirtualServices).
-	return withSidecars(out, s.m.SidecarNamespaces(r))
+	return withSidecars(out, s.cached(setKey{r: r}, func() visibility.Set { return s.m.SidecarNamespaces(r) }))
 }
 
 func (s *Scoper) destinationRule(r *graph.Resource, allGateways bool) Scope {
@@ -200,12 +220,14 @@ func (s *Scoper) destinationRule(r *graph.Resource, allGateways bool) Scope {
 	// A sidecar depends on the rule when its scope holds the host and the
 	// rule is the one that applies to the host for its namespace
 	// (sidecar.go selectDestinationRules, push_context.go destinationRule).
-	return withSidecars(out, s.m.NamespacesWhere(func(ns string) bool {
-		if !s.m.HostInScope(ns, host) {
-			return false
-		}
-		return s.m.DestinationRule(host, ns, s.m.ServiceNamespace(host, ns)).Has(r)
-	}, s.m.HostCandidates(host, r.Namespace)...))
+	return withSidecars(out, s.cached(setKey{r: r, host: host}, func() visibility.Set {
+		return s.m.NamespacesWhere(func(ns string) bool {
+			if !s.m.HostInScope(ns, host) {
+				return false
+			}
+			return s.m.DestinationRule(host, ns, s.m.ServiceNamespace(host, ns)).Has(r)
+		}, s.m.HostCandidates(host, r.Namespace)...)
+	}))
 }
 
 // Host is S(host) of reference §9: sidecars and gateways that can see a
@@ -221,7 +243,9 @@ func (s *Scoper) Host(fqdn string) Scope {
 	} else {
 		out.GatewayNamespaces = exp.Members()
 	}
-	return withSidecars(out, s.m.NamespacesWhere(func(ns string) bool { return s.m.HostInScope(ns, fqdn) }, s.m.HostCandidates(fqdn)...))
+	return withSidecars(out, s.cached(setKey{host: fqdn}, func() visibility.Set {
+		return s.m.NamespacesWhere(func(ns string) bool { return s.m.HostInScope(ns, fqdn) }, s.m.HostCandidates(fqdn)...)
+	}))
 }
 
 func withSidecars(sc Scope, set visibility.Set) Scope {
