@@ -1,20 +1,29 @@
 # rolloutlint — every target works from a fresh clone; see README.md.
-# go.mod needs Go >= 1.26.10; the go command fetches this toolchain from the module proxy.
-export GOTOOLCHAIN := go1.27.3
+# go.mod needs Go >= 1.26.7 (GOTOOLCHAIN=local works with it); CI pins the toolchain
+# below, which the go command fetches from the module proxy. Override: make GOTOOLCHAIN=local
+export GOTOOLCHAIN ?= go1.27.3
 
 GO              ?= go
 BIN             := bin/rolloutlint
 GOLANGCI_VERSION := v2.15.0
 GOLANGCI        := $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
-VERSION         ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS         := -s -w -X github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli.Version=$(VERSION)
+# A local build is "dev" with its commit and commit time; scripts/release.sh sets the version.
+VERSION         ?= dev
+COMMIT          := $(shell git rev-parse HEAD 2>/dev/null)
+DATE            := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
+VPKG            := github.com/rolloutlint/rolloutlint/internal/version
+LDFLAGS         := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
-.PHONY: conformance fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
+.PHONY: conformance conformance-argo release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
 
 all: build
 
+# kustomize's Go plugin loader imports "plugin", which makes the linker export every symbol
+# (+17 MB); rolloutlint never loads plugins, so release builds leave the loader out.
+TAGS            := kustomize_disable_go_plugin_support
+
 build: ## build bin/rolloutlint
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rolloutlint
+	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/rolloutlint
 
 test: ## run every test (rules, Rego, golden outputs, integrations whose tools are present)
 	$(GO) test ./...
@@ -25,6 +34,9 @@ test-short: ## unit tests only
 test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-apiserver once, cached; see docs/webhook.md)
 	bash webhook/e2e/run.sh
 
+conformance-argo: ## the plan against the real Argo Rollouts controller on kube-apiserver + etcd (builds it once, cached; RECORD=1 re-records; see docs/plan.md)
+	bash conformance/argo/run.sh
+
 bench-webhook: ## webhook load test: 200 req/s and a 1,000-review burst with a 10,000-object view, 8 concurrent 1.4 MB reviews (P99=5ms asserts the steady p99; see docs/webhook.md)
 	@# one process per test, so that the memory test's peak RSS is its own
 	@rc=0; for t in TestLoad TestLoadBurst TestLoadBigObjectsMemory; do \
@@ -34,8 +46,9 @@ bench-webhook: ## webhook load test: 200 req/s and a 1,000-review burst with a 1
 conformance: ## xDS conformance: every scenario against the real istiod push machinery, per Istio version (docs/xds-conformance.md)
 	bash scripts/xds-conformance.sh
 
-lint: ## golangci-lint at a pinned version (config: .golangci.yml)
+lint: ## golangci-lint at a pinned version (config: .golangci.yml), also on the tools/ociimage module
 	$(GOLANGCI) run ./...
+	cd tools/ociimage && $(GOLANGCI) run -c ../../.golangci.yml ./...
 
 fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')
@@ -45,6 +58,7 @@ fmt-check: ## fail when gofmt would change a file
 
 vet:
 	$(GO) vet ./...
+	cd tools/ociimage && $(GO) vet ./...
 
 check: fmt-check vet lint test ## everything CI checks
 
@@ -75,6 +89,15 @@ test-precommit: ## end-to-end test of .pre-commit-hooks.yaml with the real pre-c
 
 install-precommit: ## install the pre-commit framework if missing
 	bash scripts/install-precommit.sh
+
+release: ## the release artifacts into dist/ (HEAD must be the tag in VERSION; see docs/releasing.md)
+	bash scripts/release.sh
+
+release-snapshot: ## the same from any tree; RELEASE_TARGETS="linux/amd64" for one target (what CI builds)
+	bash scripts/release.sh --snapshot $(if $(RELEASE_TARGETS),--targets "$(RELEASE_TARGETS)")
+
+test-release: ## snapshot release for linux/amd64 and check it: binary, checksums, SBOM, image config, image run as uid 65532 (chroot)
+	bash scripts/test-release.sh
 
 example: build ## lint the bundled example
 	./$(BIN) lint examples/checkout

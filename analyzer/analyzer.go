@@ -72,6 +72,8 @@ type Result struct {
 	Summary     Summary
 	// Rules are the enabled rules, sorted by ID.
 	Rules []*rules.Rule
+
+	graph *graph.Graph // the linted graph, whose Mapper Add applies too
 	// Err is Options.Context's error when the lint was stopped before every
 	// rule had run; Diagnostics are then incomplete.
 	Err error
@@ -157,15 +159,20 @@ func Run(g *graph.Graph, opts Options) *Result {
 	runStage(g, enabled, isPolicy, settings, opts, perRule, liveErrs)
 	var diags []rules.Diagnostic
 	for _, ds := range perRule {
-		diags = append(diags, ds...)
+		for i := range ds {
+			if !followsFromDecoding(&ds[i]) {
+				diags = append(diags, ds[i])
+			}
+		}
 	}
+	mapToUserFiles(g, diags)
 	byID := map[string]*rules.Rule{}
 	for _, r := range opts.Rules {
 		byID[r.ID] = r
 	}
 	diags = append(diags, suppress(g, diags, byID, settings)...)
 	sort.SliceStable(diags, func(i, j int) bool { return rules.Less(&diags[i], &diags[j]) })
-	res := &Result{Diagnostics: dedupe(diags), Rules: enabled}
+	res := &Result{Diagnostics: dedupe(diags), Rules: enabled, graph: g}
 	res.Summary = summarize(g, res)
 	if opts.Context != nil {
 		res.Err = opts.Context.Err()
@@ -280,7 +287,7 @@ func dedupe(ds []rules.Diagnostic) []rules.Diagnostic {
 }
 
 func summarize(g *graph.Graph, res *Result) Summary {
-	return recount(Summary{Files: len(g.Files), Objects: len(g.Resources), Rules: len(res.Rules)}, res.Diagnostics)
+	return recount(Summary{Files: g.UserFiles(), Objects: len(g.Resources), Rules: len(res.Rules)}, res.Diagnostics)
 }
 
 // Only returns a copy of the result restricted to diagnostics that involve
@@ -334,6 +341,9 @@ func (r *Result) Add(ds ...rules.Diagnostic) {
 		for i := range d.Related {
 			d.Related[i].Resolve()
 		}
+	}
+	if r.graph != nil {
+		mapToUserFiles(r.graph, ds)
 	}
 	r.Diagnostics = append(r.Diagnostics, ds...)
 	sort.SliceStable(r.Diagnostics, func(i, j int) bool { return rules.Less(&r.Diagnostics[i], &r.Diagnostics[j]) })

@@ -30,6 +30,10 @@ type Options struct {
 	Warnings io.Writer
 	// AllRules is every registered rule, for formats that describe rules.
 	AllRules []*rules.Rule
+	// Sources holds the text of inputs that are not files on disk (standard
+	// input under --stdin-filename), by reported file name, for SARIF's
+	// line fingerprints.
+	Sources map[string][]byte
 	// Dir is the directory that relative file names in findings and a
 	// relative SARIFRoot are relative to; "" is the process's working directory.
 	Dir string

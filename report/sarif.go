@@ -192,6 +192,9 @@ type sarifBuilder struct {
 
 func newSARIFBuilder(res *analyzer.Result, opts Options) *sarifBuilder {
 	b := &sarifBuilder{opts: opts, index: map[string]int{}, hashes: map[string][]string{}, version: opts.Version}
+	for file, data := range opts.Sources {
+		b.hashes[file] = LineHashes(data)
+	}
 	if b.version == "" {
 		b.version = "dev"
 	}

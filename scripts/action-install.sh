@@ -1,82 +1,110 @@
 #!/usr/bin/env bash
-# Step 1 of the rolloutlint GitHub Action (action.yml): put a rolloutlint
-# binary in $RUNNER_TEMP and write its path as the step output `bin`.
+# The install steps of the rolloutlint GitHub Action (action.yml).
 #
-# Env (as an Actions runner sets it): GITHUB_ACTION_PATH (this action's
-# checkout), GITHUB_OUTPUT, RUNNER_TEMP, RUNNER_OS, RUNNER_ARCH, optional
-# GITHUB_ACTION_REF; INPUT_VERSION from the `version` input.
+#   action-install.sh resolve   which version, OS, arch and cache directory; step outputs
+#                               version, source, asset, dir (restored by actions/cache)
+#   action-install.sh install   put rolloutlint in that directory, unless a verified copy
+#                               is already there; step outputs bin, version, cache-hit
+#
+# Env (as an Actions runner sets it): GITHUB_ACTION_PATH, GITHUB_OUTPUT, RUNNER_TEMP,
+# RUNNER_OS, RUNNER_ARCH, optional RUNNER_TOOL_CACHE and GITHUB_ACTION_REF; from the
+# inputs: INPUT_VERSION (empty: the release of this action's ref; vX.Y.Z; or source)
+# and INPUT_RELEASE_URL (where release assets are downloaded from).
+#
+# A release binary is downloaded (scripts/release-download.sh) only with its
+# checksum verified against the release's checksums file; the binary's own
+# SHA-256 is kept beside it and checked again when the cache restores it.
+# Nothing is built unless version is "source".
 set -euo pipefail
 
 : "${GITHUB_ACTION_PATH:?not run by GitHub Actions: GITHUB_ACTION_PATH is unset}"
 : "${GITHUB_OUTPUT:?GITHUB_OUTPUT is unset}"
 : "${RUNNER_TEMP:?RUNNER_TEMP is unset}"
-
-version="${INPUT_VERSION:-}"
+mode="${1:-install}"
 module=github.com/rolloutlint/rolloutlint
-dest="$RUNNER_TEMP/rolloutlint-bin"
-mkdir -p "$dest"
-bin="$dest/rolloutlint"
-# go.mod needs a newer Go than some runners ship; the go command fetches it.
-export GOTOOLCHAIN="${GOTOOLCHAIN:-go1.27.3}"
+semver='^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$'
 
-need_go() {
-	if ! command -v go >/dev/null 2>&1; then
-		echo "::error title=rolloutlint::Go is needed to build rolloutlint; add actions/setup-go before this action, or set 'version' to a release" >&2
-		exit 2
-	fi
+die() {
+	echo "::error title=rolloutlint::$*" >&2
+	exit 2
 }
 
-if [ -z "$version" ]; then
-	# Build the action's own source: the ref the workflow pinned in `uses:`.
-	need_go
-	label="${GITHUB_ACTION_REF:-action}"
-	echo "Building rolloutlint ($label) from $GITHUB_ACTION_PATH"
-	(cd "$GITHUB_ACTION_PATH" && go build \
-		-ldflags "-s -w -X $module/cmd/rolloutlint/cli.Version=$label" -o "$bin" ./cmd/rolloutlint)
+# --- resolve ---------------------------------------------------------------
+version="${INPUT_VERSION:-}"
+source=false
+if [ "$version" = source ]; then
+	source=true
+	version="source"
+elif [ -z "$version" ]; then
+	# The release this action belongs to: the tag in `uses:` when it is one,
+	# else the VERSION file of the action's tree (a commit pinned by SHA).
+	if [[ "${GITHUB_ACTION_REF:-}" =~ $semver ]]; then
+		version="$GITHUB_ACTION_REF"
+	else
+		version="$(tr -d ' \r\n' <"$GITHUB_ACTION_PATH/VERSION")"
+	fi
+fi
+if [ "$source" = false ] && ! [[ "$version" =~ $semver ]]; then
+	die "input 'version' must be a release tag such as v0.1.0, 'source', or empty; got: $version"
+fi
+
+case "${RUNNER_OS:-$(uname -s)}" in
+Linux) os=linux ;;
+macOS | Darwin) os=darwin ;;
+Windows | MINGW* | MSYS* | CYGWIN*) os=windows ;;
+*) die "unsupported runner OS '${RUNNER_OS:-$(uname -s)}' (Linux, macOS, Windows)" ;;
+esac
+case "${RUNNER_ARCH:-$(uname -m)}" in
+X64 | x86_64 | amd64) arch=amd64 ;;
+ARM64 | arm64 | aarch64) arch=arm64 ;;
+*) die "unsupported runner architecture '${RUNNER_ARCH:-$(uname -m)}' (X64, ARM64)" ;;
+esac
+exe=rolloutlint
+ext=tar.gz
+if [ $os = windows ]; then
+	exe=rolloutlint.exe
+	ext=zip
+fi
+v="${version#v}"
+asset="rolloutlint_${v}_${os}_${arch}.$ext"
+dir="${RUNNER_TOOL_CACHE:-$RUNNER_TEMP}/rolloutlint/$v/$arch"
+if [ "$source" = true ]; then
+	dir="$RUNNER_TEMP/rolloutlint-source"
+	asset=""
+fi
+
+if [ "$mode" = resolve ]; then
+	{
+		echo "version=$version"
+		echo "source=$source"
+		echo "asset=$asset"
+		echo "dir=$dir"
+	} >>"$GITHUB_OUTPUT"
+	exit 0
+fi
+[ "$mode" = install ] || die "action-install.sh: unknown mode '$mode' (resolve, install)"
+
+# --- install ---------------------------------------------------------------
+bin="$dir/$exe"
+hit=false
+mkdir -p "$dir"
+if [ "$source" = true ]; then
+	command -v go >/dev/null 2>&1 || die "version 'source' builds rolloutlint with Go: add actions/setup-go before this action, or use a release version"
+	echo "Building rolloutlint from $GITHUB_ACTION_PATH (${GITHUB_ACTION_REF:-local})"
+	(cd "$GITHUB_ACTION_PATH" && CGO_ENABLED=0 go build -trimpath -tags kustomize_disable_go_plugin_support \
+		-ldflags "-s -w -X $module/internal/version.Commit=${GITHUB_ACTION_REF:-unknown}" -o "$bin" ./cmd/rolloutlint)
+elif bash "$GITHUB_ACTION_PATH/scripts/release-download.sh" --check "$bin"; then
+	hit=true
+	echo "rolloutlint $version from the cache ($dir)"
 else
-	if ! [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
-		echo "::error title=rolloutlint::input 'version' must be a release tag such as v0.4.0 (or empty), got: $version" >&2
-		exit 2
-	fi
-	case "${RUNNER_OS:-$(uname -s)}" in
-	Linux) os=linux ;;
-	macOS | Darwin) os=darwin ;;
-	*) os="" ;;
-	esac
-	case "${RUNNER_ARCH:-$(uname -m)}" in
-	X64 | x86_64) arch=amd64 ;;
-	ARM64 | arm64 | aarch64) arch=arm64 ;;
-	*) arch="" ;;
-	esac
-	got=""
-	if [ -n "$os" ] && [ -n "$arch" ] && command -v curl >/dev/null 2>&1; then
-		base="https://$module/releases/download/$version"
-		# GoReleaser's default archive and checksum file names.
-		asset="rolloutlint_${version#v}_${os}_${arch}.tar.gz"
-		sums="rolloutlint_${version#v}_checksums.txt"
-		tmp="$(mktemp -d)"
-		if curl -fsSL --retry 3 -o "$tmp/$asset" "$base/$asset" && curl -fsSL --retry 3 -o "$tmp/checksums.txt" "$base/$sums"; then
-			want="$(awk -v f="$asset" '$2 == f {print $1}' "$tmp/checksums.txt")"
-			if command -v sha256sum >/dev/null 2>&1; then
-				have="$(sha256sum "$tmp/$asset" | awk '{print $1}')"
-			else
-				have="$(shasum -a 256 "$tmp/$asset" | awk '{print $1}')"
-			fi
-			if [ -z "$want" ] || [ "$want" != "$have" ]; then
-				echo "::error title=rolloutlint::checksum mismatch for $asset (want '$want', have '$have')" >&2
-				exit 2
-			fi
-			tar -xzf "$tmp/$asset" -C "$dest" rolloutlint
-			got=release
-		fi
-		rm -rf "$tmp"
-	fi
-	if [ -z "$got" ]; then
-		need_go
-		echo "No release binary for $version on ${os:-this OS}/${arch:-this arch}; installing with go install"
-		GOBIN="$dest" go install "$module/cmd/rolloutlint@$version"
-	fi
+	ROLLOUTLINT_ERROR_PREFIX="::error title=rolloutlint::" bash "$GITHUB_ACTION_PATH/scripts/release-download.sh" \
+		"$version" "$os" "$arch" "$dir" "${INPUT_RELEASE_URL:-}" >/dev/null ||
+		die "no rolloutlint $version binary for $os/$arch (see above); version: source builds from the action's source"
 fi
 
 "$bin" version
-echo "bin=$bin" >>"$GITHUB_OUTPUT"
+{
+	echo "bin=$bin"
+	echo "version=$version"
+	echo "cache-hit=$hit"
+} >>"$GITHUB_OUTPUT"

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# End-to-end test of .pre-commit-hooks.yaml with the real pre-commit:
-# a temporary git repository whose .pre-commit-config.yaml points at a snapshot
-# of this checkout, then real `git commit`s through the installed hook:
+# End-to-end test of every hook in .pre-commit-hooks.yaml with the real
+# pre-commit: temporary git repositories whose .pre-commit-config.yaml points
+# at a snapshot of this checkout, then real `git commit`s through the hook.
+# Each hook that lints changed files (rolloutlint, -system, -release):
 #   1. a clean bundle commits;
 #   2. a broken Rollout is blocked and the finding is printed;
 #   3. the fixed Rollout commits;
 #   4. a commit touching only the VirtualService is linted with the Rollout
-#      and the other objects of the configured paths loaded as context;
-#   5. rolloutlint-all (pass_filenames: false) lints all configured paths on a
-#      commit that changes no manifest, and blocks a broken one.
-# The system hooks use the binary built here. Set TEST_PRECOMMIT_GOLANG=1 to
-# also run the `rolloutlint` hook, which pre-commit builds with `go install`.
+#      and the other objects of the configured paths loaded as context.
+# Each hook that lints all configured paths (rolloutlint-all, -all-system,
+# -all-release):
+#   5. it lints them on a commit that changes no manifest, and blocks a broken one.
+# The golang hooks are built by pre-commit (`go install ./...`) with the
+# machine's Go and GOTOOLCHAIN=local, as with a distribution's Go; the system
+# hooks run a binary on PATH; the release hooks download a snapshot release of
+# this checkout (file:// URL) and verify its checksum. A hook id in
+# .pre-commit-hooks.yaml that this script does not exercise is a failure.
+# ROLLOUTLINT_RELEASE_DIST=DIR uses an existing snapshot (scripts/release.sh).
 # Usage: scripts/test-precommit.sh   (make test-precommit)
 set -euo pipefail
 
@@ -38,43 +44,60 @@ fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 # The binary the system hooks run.
 mkdir -p "$work/bin"
-(cd "$root" && go build -o "$work/bin/rolloutlint" ./cmd/rolloutlint)
+(cd "$root" && go build -tags kustomize_disable_go_plugin_support -o "$work/bin/rolloutlint" ./cmd/rolloutlint)
 export PATH="$work/bin:$PATH"
 
+# The release the release hooks download: a snapshot of this checkout for
+# this machine, laid out as GitHub serves it (<base>/<version>/<asset>).
+dist="${ROLLOUTLINT_RELEASE_DIST:-}"
+if [ -z "$dist" ]; then
+	dist="$work/dist"
+	bash "$root/scripts/release.sh" --snapshot --targets "linux/$(go env GOARCH)" --out "$dist" >"$work/release.log" 2>&1 ||
+		{ cat "$work/release.log"; echo "test-precommit: scripts/release.sh failed" >&2; exit 1; }
+fi
+sums="$(cd "$dist" && ls rolloutlint_*_checksums.txt)"
+release_version="v$(sed -e 's/^rolloutlint_//' -e 's/_checksums.txt$//' <<<"$sums")"
+mkdir -p "$work/releases"
+ln -s "$dist" "$work/releases/$release_version"
+export ROLLOUTLINT_RELEASE_URL="file://$work/releases"
+export ROLLOUTLINT_CACHE_DIR="$work/release-cache"
+
 # The hook repository: a snapshot of this checkout's files as they are now
-# (committed or not), so the .pre-commit-hooks.yaml under test is the current one.
+# (committed or not), so the .pre-commit-hooks.yaml under test is the current
+# one; its VERSION names the snapshot release.
 hooks="$work/hooks"
 mkdir -p "$hooks"
 (cd "$root" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
 	[ -e "$f" ] && printf '%s\0' "$f"
 done | tar --null -T - -cf -) | tar -xf - -C "$hooks"
+echo "$release_version" >"$hooks/VERSION"
 git -C "$hooks" init -q
 git -C "$hooks" add -A
 git -C "$hooks" commit -qm snapshot
 rev="$(git -C "$hooks" rev-parse HEAD)"
+declared="$(sed -n 's/^- id: *//p' "$hooks/.pre-commit-hooks.yaml" | sort | tr '\n' ' ')"
+exercised=()
 
-# The project under test.
-proj="$work/project"
-mkdir -p "$proj/deploy"
-cd "$proj"
-git init -q
-cat >.rolloutlint.yaml <<'YAML'
-paths: [deploy]
-YAML
-use_hooks() { # use_hooks ID... : write .pre-commit-config.yaml for these hooks
-	{
-		echo "repos:"
-		echo "- repo: $hooks"
-		echo "  rev: $rev"
-		echo "  hooks:"
-		for id in "$@"; do
-			echo "  - id: $id"
-			echo "    verbose: true" # print the report when the hook passes too
-		done
-	} >.pre-commit-config.yaml
-	pre-commit install -f >/dev/null
+# hook_env ID: run what follows with the environment the hook is meant for.
+# The golang hooks build with the machine's Go as it is (GOTOOLCHAIN=local, as
+# distributions ship it), sharing this machine's module cache.
+hook_env() {
+	case "$1" in
+	rolloutlint | rolloutlint-all) echo "GOTOOLCHAIN=local GOMODCACHE=$(go env GOMODCACHE)" ;;
+	*) echo "GOTOOLCHAIN=local" ;;
+	esac
 }
 
+# new_project: a fresh project repository with a clean bundle in deploy/.
+new_project() {
+	proj="$work/project-$1"
+	rm -rf "$proj"
+	mkdir -p "$proj/deploy"
+	cd "$proj"
+	git init -q
+	cat >.rolloutlint.yaml <<'YAML'
+paths: [deploy]
+YAML
 cat >deploy/rollout.yaml <<'YAML'
 apiVersion: argoproj.io/v1alpha1
 kind: Rollout
@@ -156,28 +179,54 @@ spec:
         host: checkout-canary
       weight: 0
 YAML
+}
 objects=4 # Rollout, two Services, VirtualService
 
-commit() { # commit MESSAGE: runs the hook through `git commit`; output in $out, status in $rc
+use_hooks() { # use_hooks ID: write .pre-commit-config.yaml for this hook
+	{
+		echo "repos:"
+		echo "- repo: $hooks"
+		echo "  rev: $rev"
+		echo "  hooks:"
+		echo "  - id: $1"
+		echo "    verbose: true" # print the report when the hook passes too
+	} >.pre-commit-config.yaml
+	pre-commit install -f >/dev/null
+	exercised+=("$1")
+}
+
+commit() { # commit MESSAGE: runs the hook through `git commit` in the hook's environment; output in $out, status in $rc
 	set +e
-	out="$(git commit -m "$1" 2>&1)"
+	out="$(env $(hook_env "$id") git commit -m "$1" 2>&1)"
 	rc=$?
 	set -e
 }
 
-hook_ids=(rolloutlint-system)
-if [ "${TEST_PRECOMMIT_GOLANG:-0}" = 1 ]; then
-	hook_ids=(rolloutlint) # pre-commit builds it from the snapshot with `go install ./...`
-fi
-for id in "${hook_ids[@]}"; do
+# Hooks that lint the changed files.
+for id in rolloutlint rolloutlint-system rolloutlint-release; do
 	echo "== hook $id"
+	new_project "$id"
 	use_hooks "$id"
+	start=$SECONDS
 
 	# 1. A clean bundle commits.
 	git add -A
 	commit "clean bundle ($id)"
-	if [ $rc = 0 ] && grep -q "0 errors" <<<"$out"; then pass "clean bundle commits"; else
-		fail "clean bundle should commit (exit $rc):"; echo "$out"; fi
+	if [ $rc = 0 ] && grep -q "0 errors" <<<"$out"; then pass "$id: clean bundle commits ($((SECONDS - start)) s with the hook's install)"; else
+		fail "$id: clean bundle should commit (exit $rc):"; echo "$out"; fi
+	case "$id" in
+	rolloutlint) # built by pre-commit with the local Go: its version is the module's "dev"
+		built="$(ls "$PRE_COMMIT_HOME"/repo*/golangenv-*/bin/rolloutlint 2>/dev/null | head -1)"
+		local_go="$(GOTOOLCHAIN=local go env GOVERSION)"
+		if [ -n "$built" ] && [ "$(go version "$built" | awk '{print $2}')" = "$local_go" ]; then
+			pass "$id: pre-commit built rolloutlint with the machine's $local_go (GOTOOLCHAIN=local)"
+		else fail "$id: pre-commit's golang environment has no rolloutlint built by $local_go: ${built:-none}"; fi ;;
+	rolloutlint-release)
+		cached="$(ls "$ROLLOUTLINT_CACHE_DIR"/*/*/rolloutlint 2>/dev/null || true)"
+		if [ -n "$cached" ] && [[ "$("$cached" version)" == "rolloutlint $release_version "* ]]; then
+			pass "$id: ran the downloaded $release_version binary ($cached)"
+		else fail "$id: no downloaded $release_version binary in $ROLLOUTLINT_CACHE_DIR"; fi ;;
+	esac
 
 	# 2. A broken Rollout is blocked, with the finding at its line:column.
 	before="$(git rev-parse HEAD)"
@@ -186,15 +235,15 @@ for id in "${hook_ids[@]}"; do
 	commit "broken rollout ($id)"
 	if [ $rc != 0 ] && [ "$(git rev-parse HEAD)" = "$before" ] &&
 		grep -q "deploy/rollout.yaml:32:20: error RL1001 step 2: setWeight 150 is outside 0..100" <<<"$out"; then
-		pass "broken Rollout is blocked with the finding printed"
-	while IFS= read -r line; do echo "     | $line"; done <<<"$out"
-	else fail "broken Rollout should be blocked with RL1001 at deploy/rollout.yaml:32:20 (exit $rc):"; echo "$out"; fi
+		pass "$id: broken Rollout is blocked with the finding printed"
+		while IFS= read -r line; do echo "     | $line"; done <<<"$(grep RL1001 <<<"$out")"
+	else fail "$id: broken Rollout should be blocked with RL1001 at deploy/rollout.yaml:32:20 (exit $rc):"; echo "$out"; fi
 
 	# 3. The fixed Rollout commits.
 	sed -i 's/- setWeight: 150/- setWeight: 60/' deploy/rollout.yaml
 	git add deploy/rollout.yaml
 	commit "fixed rollout ($id)"
-	if [ $rc = 0 ]; then pass "fixed Rollout commits"; else fail "fixed Rollout should commit (exit $rc):"; echo "$out"; fi
+	if [ $rc = 0 ]; then pass "$id: fixed Rollout commits"; else fail "$id: fixed Rollout should commit (exit $rc):"; echo "$out"; fi
 
 	# 4. Only the VirtualService changes: it is the one file reported on, and
 	#    the Rollout and Services come in as context from .rolloutlint.yaml.
@@ -208,31 +257,38 @@ ds = json.load(sys.stdin)["diagnostics"]
 print(sum(1 for d in ds if d["severity"] == "error" and (d["file"].endswith("virtualservice.yaml") or any(r["file"].endswith("virtualservice.yaml") for r in d["related"]))))')"
 	commit "rename the route ($id)"
 	if ! grep -q "in 1 file, $objects objects" <<<"$out"; then
-		fail "VirtualService-only commit should be linted as 1 file with $objects objects loaded:"; echo "$out"
+		fail "$id: VirtualService-only commit should be linted as 1 file with $objects objects loaded:"; echo "$out"
 	elif [ "$involved" -gt 0 ] && [ $rc != 0 ]; then
-		pass "VirtualService-only commit is checked against its Rollout: blocked by $involved finding(s)"
+		pass "$id: VirtualService-only commit is checked against its Rollout: blocked by $involved finding(s)"
 	elif [ "$involved" = 0 ] && [ $rc = 0 ]; then
-		pass "VirtualService-only commit is linted with its Rollout as context (no rule reports the renamed route in this build)"
-	else fail "VirtualService-only commit: $involved finding(s) involve it, commit exit $rc:"; echo "$out"; fi
-	if [ $rc != 0 ]; then # the commit was blocked: put the route back as committed
-		git checkout -q HEAD -- deploy/virtualservice.yaml
-	fi
+		pass "$id: VirtualService-only commit is linted with its Rollout as context (no rule reports the renamed route in this build)"
+	else fail "$id: VirtualService-only commit: $involved finding(s) involve it, commit exit $rc:"; echo "$out"; fi
 done
 
-# 5. rolloutlint-all lints every configured path even when no manifest changed.
-echo "== hook rolloutlint-all-system"
-use_hooks rolloutlint-all-system
-echo "# checkout" >README.md
-git add -A
-commit "docs only"
-if [ $rc = 0 ] && grep -q "0 errors.* in 3 files, $objects objects" <<<"$out"; then pass "rolloutlint-all lints the configured paths on a docs-only commit"; else
-	fail "rolloutlint-all should lint 3 files and pass (exit $rc):"; echo "$out"; fi
-sed -i 's/- setWeight: 10/- setWeight: 101/' deploy/rollout.yaml
-echo "more" >>README.md
-git add -A
-commit "broken again"
-if [ $rc != 0 ] && grep -q "deploy/rollout.yaml:30:20: error RL1001" <<<"$out"; then pass "rolloutlint-all blocks a broken Rollout"; else
-	fail "rolloutlint-all should block RL1001 (exit $rc):"; echo "$out"; fi
+# 5. Hooks that lint every configured path, even when no manifest changed.
+for id in rolloutlint-all rolloutlint-all-system rolloutlint-all-release; do
+	echo "== hook $id"
+	new_project "$id"
+	git add -A
+	git commit -qm "bundle" --no-verify
+	use_hooks "$id"
+	echo "# checkout" >README.md
+	git add -A
+	commit "docs only"
+	if [ $rc = 0 ] && grep -q "0 errors.* in 3 files, $objects objects" <<<"$out"; then pass "$id: lints the configured paths on a docs-only commit"; else
+		fail "$id: should lint 3 files and pass (exit $rc):"; echo "$out"; fi
+	sed -i 's/- setWeight: 10/- setWeight: 101/' deploy/rollout.yaml
+	echo "more" >>README.md
+	git add -A
+	commit "broken again"
+	if [ $rc != 0 ] && grep -q "deploy/rollout.yaml:30:20: error RL1001" <<<"$out"; then pass "$id: blocks a broken Rollout"; else
+		fail "$id: should block RL1001 (exit $rc):"; echo "$out"; fi
+done
+
+# Every declared hook was exercised.
+tested="$(printf '%s\n' "${exercised[@]}" | sort -u | tr '\n' ' ')"
+if [ "$tested" = "$declared" ]; then pass "every hook id of .pre-commit-hooks.yaml was exercised: $declared"; else
+	fail "hook ids declared: $declared; exercised: $tested"; fi
 
 echo "pre-commit: $passes passed, $fails failed"
 if [ $fails -gt 0 ]; then exit 1; fi

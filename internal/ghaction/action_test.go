@@ -5,11 +5,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -27,10 +33,11 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// runner is the environment of one job: a workspace, a temp dir, and the
-// files the runner reads step outputs and the summary from.
+// runner is the environment of one job: a workspace, a temp dir, a tool
+// cache, the event payload, and the files the runner reads step outputs and
+// the summary from.
 type runner struct {
-	root, workspace, temp, output, summary string
+	root, workspace, temp, toolCache, output, summary, event string
 }
 
 // resetOutputs empties GITHUB_OUTPUT, as a fresh step starts with an empty file.
@@ -45,8 +52,9 @@ func newRunner(t *testing.T) *runner {
 	t.Helper()
 	dir := t.TempDir()
 	r := &runner{root: repoRoot(t), workspace: filepath.Join(dir, "workspace"), temp: filepath.Join(dir, "runner-temp"),
-		output: filepath.Join(dir, "github-output"), summary: filepath.Join(dir, "step-summary")}
-	for _, d := range []string{r.workspace, r.temp} {
+		toolCache: filepath.Join(dir, "toolcache"), output: filepath.Join(dir, "github-output"),
+		summary: filepath.Join(dir, "step-summary"), event: filepath.Join(dir, "event.json")}
+	for _, d := range []string{r.workspace, r.temp, r.toolCache} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -56,20 +64,35 @@ func newRunner(t *testing.T) *runner {
 			t.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(r.event, []byte(pullRequestEvent), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return r
 }
 
-// step runs one of the action's scripts as the runner would, with the step's
-// env block, and returns stdout+stderr and the exit code.
-func (r *runner) step(t *testing.T, script string, env map[string]string) (string, int) {
+// runnerArch is RUNNER_ARCH for this machine.
+func runnerArch() string {
+	if runtime.GOARCH == "arm64" {
+		return "ARM64"
+	}
+	return "X64"
+}
+
+// step runs one of the action's scripts as a Linux runner would, with the
+// variables a runner sets for every step and the step's env block; it returns
+// stdout+stderr and the exit code.
+func (r *runner) step(t *testing.T, script string, env map[string]string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command("bash", filepath.Join(r.root, "scripts", script))
+	cmd := exec.Command("bash", append([]string{filepath.Join(r.root, "scripts", script)}, args...)...)
 	cmd.Dir = r.workspace
 	cmd.Env = append(os.Environ(),
 		"GITHUB_ACTIONS=true", "CI=true",
-		"GITHUB_ACTION_PATH="+r.root, "GITHUB_WORKSPACE="+r.workspace,
+		"GITHUB_ACTION_PATH="+r.root, "GITHUB_ACTION_REPOSITORY=rolloutlint/rolloutlint", "GITHUB_ACTION_REF=",
+		"GITHUB_WORKSPACE="+r.workspace, "GITHUB_EVENT_NAME=pull_request", "GITHUB_EVENT_PATH="+r.event,
+		"GITHUB_REPOSITORY=octo-org/shop", "GITHUB_SHA=6dcb09b5b57875f334f61aebed695e2e4193db5e",
+		"GITHUB_REF=refs/pull/42/merge", "GITHUB_SERVER_URL=https://github.com", "GITHUB_RUN_ID=1",
 		"GITHUB_OUTPUT="+r.output, "GITHUB_STEP_SUMMARY="+r.summary,
-		"RUNNER_TEMP="+r.temp, "GITHUB_ACTION_REF=v0.0.0-test")
+		"RUNNER_OS=Linux", "RUNNER_ARCH="+runnerArch(), "RUNNER_TEMP="+r.temp, "RUNNER_TOOL_CACHE="+r.toolCache)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -133,20 +156,98 @@ func (r *runner) copyBundle(t *testing.T, name, to string) {
 	}
 }
 
-// install runs the install step once per test binary: it builds rolloutlint
-// from the action's own source, as a workflow with no `version` input does.
-func install(t *testing.T, r *runner) string {
+// localRelease is a snapshot release of this checkout for the host platform,
+// made by scripts/release.sh (or taken from ROLLOUTLINT_RELEASE_DIST), served
+// from a loopback HTTP server as GitHub serves release assets:
+// <url>/<version>/<asset>.
+type localRelease struct {
+	dist, version string
+	srv           *httptest.Server
+	requests      atomic.Int64
+	tamper        atomic.Bool // serve the archive with one byte changed
+}
+
+var (
+	releaseOnce sync.Once
+	releaseDist string
+	releaseErr  error
+)
+
+func buildRelease(t *testing.T, root string) (dist, version string) {
 	t.Helper()
-	out, code := r.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": ""})
+	releaseOnce.Do(func() {
+		releaseDist = os.Getenv("ROLLOUTLINT_RELEASE_DIST")
+		if releaseDist != "" {
+			return
+		}
+		dir, err := os.MkdirTemp("", "rolloutlint-action-release-")
+		if err != nil {
+			releaseErr = err
+			return
+		}
+		releaseDist = filepath.Join(dir, "dist")
+		cmd := exec.Command("bash", filepath.Join(root, "scripts", "release.sh"), "--snapshot",
+			"--targets", "linux/"+runtime.GOARCH, "--out", releaseDist)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			releaseErr = fmt.Errorf("scripts/release.sh: %w\n%s", err, out)
+		}
+	})
+	if releaseErr != nil {
+		t.Fatal(releaseErr)
+	}
+	sums, err := filepath.Glob(filepath.Join(releaseDist, "rolloutlint_*_checksums.txt"))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("no checksums file in %s: %v", releaseDist, sums)
+	}
+	v := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(sums[0]), "rolloutlint_"), "_checksums.txt")
+	return releaseDist, "v" + v
+}
+
+func serveRelease(t *testing.T, root string) *localRelease {
+	t.Helper()
+	rel := &localRelease{}
+	rel.dist, rel.version = buildRelease(t, root)
+	files := http.StripPrefix("/"+rel.version+"/", http.FileServer(http.Dir(rel.dist)))
+	rel.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		rel.requests.Add(1)
+		if rel.tamper.Load() && strings.HasSuffix(req.URL.Path, ".tar.gz") {
+			data, err := os.ReadFile(filepath.Join(rel.dist, filepath.Base(req.URL.Path)))
+			if err != nil {
+				http.NotFound(w, req)
+				return
+			}
+			data[len(data)/2] ^= 0xff
+			_, _ = w.Write(data)
+			return
+		}
+		files.ServeHTTP(w, req)
+	}))
+	t.Cleanup(rel.srv.Close)
+	return rel
+}
+
+// install runs the resolve and install steps for the local release, as a
+// workflow pinned to that version does, and returns the binary.
+func install(t *testing.T, r *runner, rel *localRelease) string {
+	t.Helper()
+	env := map[string]string{"INPUT_VERSION": rel.version, "INPUT_RELEASE_URL": rel.srv.URL}
+	r.resetOutputs(t)
+	out, code := r.step(t, "action-install.sh", env, "resolve")
+	if code != 0 {
+		t.Fatalf("resolve step failed (exit %d):\n%s", code, out)
+	}
+	out, code = r.step(t, "action-install.sh", env, "install")
 	if code != 0 {
 		t.Fatalf("install step failed (exit %d):\n%s", code, out)
 	}
-	bin := r.outputs(t)["bin"]
-	if bin == "" || !strings.HasPrefix(bin, r.temp) {
-		t.Fatalf("install step output bin=%q, want a path under RUNNER_TEMP", bin)
+	o := r.outputs(t)
+	bin := o["bin"]
+	if want := filepath.Join(r.toolCache, "rolloutlint", strings.TrimPrefix(rel.version, "v"), runtime.GOARCH, "rolloutlint"); bin != want || o["dir"] != filepath.Dir(want) {
+		t.Fatalf("install step output bin=%q dir=%q, want %q in the tool cache", bin, o["dir"], want)
 	}
-	if !strings.Contains(out, "rolloutlint v0.0.0-test") {
-		t.Errorf("the binary should report the action ref as its version:\n%s", out)
+	if !strings.Contains(out, "rolloutlint "+rel.version+" (commit ") {
+		t.Errorf("the installed binary should report the release version %s:\n%s", rel.version, out)
 	}
 	return bin
 }
@@ -159,7 +260,8 @@ func TestActionSteps(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	r := newRunner(t)
-	bin := install(t, r)
+	rel := serveRelease(t, r.root)
+	bin := install(t, r, rel)
 	r.copyBundle(t, "broken-canary", "deploy/broken")
 	r.copyBundle(t, "examples-checkout", "deploy/checkout")
 	if err := os.WriteFile(filepath.Join(r.workspace, "deploy", "clean.yaml"), []byte(cleanRollout), 0o644); err != nil {
@@ -222,13 +324,49 @@ func TestActionSteps(t *testing.T) {
 		if o["findings"] != itoa(active) || active == 0 || active == len(run.Results) {
 			t.Errorf("findings output %q; SARIF has %d results, %d active", o["findings"], len(run.Results), active)
 		}
-		// Annotations with workspace-relative paths, and a summary.
+		if o["suppressed"] != itoa(len(run.Results)-active) {
+			t.Errorf("suppressed output %q; SARIF has %d suppressed results", o["suppressed"], len(run.Results)-active)
+		}
+		// Annotations, one per active finding, with workspace-relative paths;
+		// the counts per level match them.
+		annotations := map[string]int{}
+		for _, line := range strings.Split(out, "\n") {
+			if m := regexp.MustCompile(`^::(error|warning|notice) file=deploy/`).FindStringSubmatch(line); m != nil {
+				annotations[m[1]]++
+			}
+		}
+		if itoa(annotations["error"]) != o["errors"] || itoa(annotations["warning"]) != o["warnings"] ||
+			itoa(annotations["notice"]) != o["infos"] || o["errors"] == "0" {
+			t.Errorf("annotations %v, outputs errors=%s warnings=%s infos=%s", annotations, o["errors"], o["warnings"], o["infos"])
+		}
 		if !strings.Contains(out, "::error file=deploy/broken/rollout.yaml,line=31,col=20,") {
 			t.Errorf("no annotation for the broken Rollout:\n%s", out)
 		}
 		summary, _ := os.ReadFile(r.summary)
-		if !strings.Contains(string(summary), o["findings"]+" finding(s)") || !strings.Contains(string(summary), "deploy/broken/rollout.yaml:31:20: error RL1001") {
-			t.Errorf("step summary:\n%s", summary)
+		row := fmt.Sprintf("| %s | %s | %s | %s |", o["errors"], o["warnings"], o["infos"], o["suppressed"])
+		if !strings.Contains(string(summary), row) || !strings.Contains(string(summary), "deploy/broken/rollout.yaml:31:20: error RL1001") {
+			t.Errorf("step summary lacks %q or the text report:\n%s", row, summary)
+		}
+	})
+
+	t.Run("format text and extra args", func(t *testing.T) {
+		r.resetOutputs(t)
+		out, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "deploy/broken", "INPUT_FORMAT", "text",
+			"INPUT_ARGS", "--disable\nRL1001\n"))
+		o := r.outputs(t)
+		if code != 1 || strings.Contains(out, "::error") || strings.Contains(out, "error RL1001") {
+			t.Errorf("text format with RL1001 disabled: exit %d:\n%s", code, out)
+		}
+		if !regexp.MustCompile(`(?m)^deploy/broken/\S+:\d+:\d+: error RL\d{4} `).MatchString(out) {
+			t.Errorf("no text report line in the log:\n%s", out)
+		}
+		sarif, _ := os.ReadFile(filepath.Join(r.workspace, "rolloutlint.sarif"))
+		if bytes.Contains(sarif, []byte(`"ruleId": "RL1001"`)) || o["errors"] == "0" {
+			t.Errorf("args must reach the SARIF run too (errors=%s)", o["errors"])
+		}
+		_, code = r.step(t, "action-run.sh", env("INPUT_FORMAT", "sarif"))
+		if code != 2 {
+			t.Errorf("format sarif (the SARIF file is separate) should be refused: exit %d", code)
 		}
 	})
 
@@ -280,12 +418,141 @@ func TestActionSteps(t *testing.T) {
 		if code != 2 {
 			t.Errorf("invalid fail-level: exit %d", code)
 		}
-		out, code = r.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": "v1.0.0; touch pwned"})
+		out, code = r.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": "v1.0.0; touch pwned"}, "resolve")
 		if code != 2 || !strings.Contains(out, "must be a release tag") {
 			t.Errorf("invalid version: exit %d:\n%s", code, out)
 		}
 		if _, err := os.Stat(marker); err == nil {
 			t.Fatal("an input was executed")
+		}
+	})
+}
+
+func TestActionResolve(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	r := newRunner(t)
+	data, err := os.ReadFile(filepath.Join(r.root, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileVersion := strings.TrimSpace(string(data))
+	arch := map[string]string{"X64": "amd64", "ARM64": "arm64"}[runnerArch()]
+	cases := []struct {
+		name string
+		env  map[string]string
+		want map[string]string
+	}{
+		{"default: the VERSION file of a commit pinned by SHA", map[string]string{"GITHUB_ACTION_REF": "0123456789abcdef0123456789abcdef01234567"},
+			map[string]string{"version": fileVersion, "source": "false", "asset": "rolloutlint_" + strings.TrimPrefix(fileVersion, "v") + "_linux_" + arch + ".tar.gz"}},
+		{"default: the tag in uses:", map[string]string{"GITHUB_ACTION_REF": "v0.3.1"},
+			map[string]string{"version": "v0.3.1", "asset": "rolloutlint_0.3.1_linux_" + arch + ".tar.gz", "dir": filepath.Join(r.toolCache, "rolloutlint", "0.3.1", arch)}},
+		{"macOS arm64", map[string]string{"INPUT_VERSION": "v0.2.0", "RUNNER_OS": "macOS", "RUNNER_ARCH": "ARM64"},
+			map[string]string{"asset": "rolloutlint_0.2.0_darwin_arm64.tar.gz"}},
+		{"Windows x64: the zip", map[string]string{"INPUT_VERSION": "v0.2.0", "RUNNER_OS": "Windows", "RUNNER_ARCH": "X64"},
+			map[string]string{"asset": "rolloutlint_0.2.0_windows_amd64.zip"}},
+		{"source", map[string]string{"INPUT_VERSION": "source"},
+			map[string]string{"version": "source", "source": "true", "asset": ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r.resetOutputs(t)
+			out, code := r.step(t, "action-install.sh", c.env, "resolve")
+			if code != 0 {
+				t.Fatalf("exit %d:\n%s", code, out)
+			}
+			o := r.outputs(t)
+			for k, v := range c.want {
+				if o[k] != v {
+					t.Errorf("output %s = %q, want %q", k, o[k], v)
+				}
+			}
+		})
+	}
+	for _, bad := range []map[string]string{{"INPUT_VERSION": "latest"}, {"INPUT_VERSION": "1.0.0"}, {"RUNNER_ARCH": "ARM"}, {"RUNNER_OS": "Plan9"}} {
+		if out, code := r.step(t, "action-install.sh", bad, "resolve"); code != 2 || !strings.Contains(out, "::error title=rolloutlint::") {
+			t.Errorf("%v: exit %d, want 2 with an error annotation:\n%s", bad, code, out)
+		}
+	}
+}
+
+func TestActionInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a snapshot release with scripts/release.sh; skipped with -short")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	r := newRunner(t)
+	rel := serveRelease(t, r.root)
+	env := map[string]string{"INPUT_VERSION": rel.version, "INPUT_RELEASE_URL": rel.srv.URL}
+
+	bin := install(t, r, rel)
+	if got := r.outputs(t)["cache-hit"]; got != "false" {
+		t.Errorf("first install: cache-hit=%s", got)
+	}
+	if rel.requests.Load() != 2 {
+		t.Errorf("first install made %d requests, want 2 (checksums and archive)", rel.requests.Load())
+	}
+
+	t.Run("the cache is used without the network", func(t *testing.T) {
+		rel.srv.Close()
+		r.resetOutputs(t)
+		out, code := r.step(t, "action-install.sh", env, "install")
+		if code != 0 || r.outputs(t)["cache-hit"] != "true" || r.outputs(t)["bin"] != bin {
+			t.Fatalf("exit %d, outputs %v:\n%s", code, r.outputs(t), out)
+		}
+	})
+
+	t.Run("a changed cached binary is not run", func(t *testing.T) {
+		if err := os.WriteFile(bin, []byte("#!/bin/sh\necho tampered\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		r.resetOutputs(t)
+		out, code := r.step(t, "action-install.sh", env, "install") // the server is closed: the download fails
+		if code != 2 || strings.Contains(out, "tampered") || !strings.Contains(out, "cannot download") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("checksum mismatch", func(t *testing.T) {
+		r2 := newRunner(t)
+		rel2 := serveRelease(t, r2.root)
+		rel2.tamper.Store(true)
+		out, code := r2.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": rel2.version, "INPUT_RELEASE_URL": rel2.srv.URL}, "install")
+		if code != 2 || !strings.Contains(out, "checksum mismatch for rolloutlint_") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+		matches, _ := filepath.Glob(filepath.Join(r2.toolCache, "rolloutlint", "*", "*", "rolloutlint"))
+		if len(matches) != 0 {
+			t.Errorf("a binary was installed from a tampered archive: %v", matches)
+		}
+	})
+
+	t.Run("a version that was not released", func(t *testing.T) {
+		r3 := newRunner(t)
+		rel3 := serveRelease(t, r3.root)
+		out, code := r3.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": "v9.9.9", "INPUT_RELEASE_URL": rel3.srv.URL}, "install")
+		if code != 2 || !strings.Contains(out, "is v9.9.9 a rolloutlint release?") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("version source builds the action's checkout", func(t *testing.T) {
+		if _, err := exec.LookPath("go"); err != nil {
+			t.Skip("no go on PATH")
+		}
+		r4 := newRunner(t)
+		out, code := r4.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": "source", "GITHUB_ACTION_REF": "main"}, "install")
+		if code != 0 || !strings.Contains(out, "rolloutlint dev (commit main") {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		if got := r4.outputs(t)["bin"]; !strings.HasPrefix(got, r4.temp) {
+			t.Errorf("source build bin=%q, want it under RUNNER_TEMP", got)
 		}
 	})
 }
@@ -317,12 +584,12 @@ func TestActionYAMLPassesInputsThroughEnv(t *testing.T) {
 	if a.Runs.Using != "composite" {
 		t.Errorf("runs.using = %q, want composite (Linux and macOS runners)", a.Runs.Using)
 	}
-	for _, in := range []string{"paths", "config", "fail-level", "sarif-file", "version"} {
+	for _, in := range []string{"paths", "config", "format", "fail-level", "args", "sarif-file", "category", "version", "release-url"} {
 		if _, ok := a.Inputs[in]; !ok {
 			t.Errorf("input %q missing", in)
 		}
 	}
-	for _, out := range []string{"sarif-file", "findings"} {
+	for _, out := range []string{"sarif-file", "findings", "errors", "warnings", "infos", "exit-code"} {
 		if !strings.Contains(a.Outputs[out].Value, "steps.lint.outputs."+out) {
 			t.Errorf("output %q = %q", out, a.Outputs[out].Value)
 		}
@@ -377,4 +644,18 @@ spec:
       steps:
       - setWeight: 20
       - pause: {duration: 1m}
+`
+
+// pullRequestEvent is the start of the payload GitHub writes to
+// GITHUB_EVENT_PATH for a pull_request event.
+const pullRequestEvent = `{
+  "action": "synchronize",
+  "number": 42,
+  "pull_request": {
+    "number": 42,
+    "head": {"ref": "canary-weights", "sha": "6dcb09b5b57875f334f61aebed695e2e4193db5e"},
+    "base": {"ref": "main", "sha": "1f0e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6"}
+  },
+  "repository": {"full_name": "octo-org/shop", "default_branch": "main"}
+}
 `

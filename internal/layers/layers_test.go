@@ -18,6 +18,7 @@ const module = "github.com/rolloutlint/rolloutlint/"
 var leaf = []string{
 	"model/fastyaml",
 	"internal/parallel", "internal/textdist", "internal/memlimit", "internal/heapsize", "internal/testcert",
+	"internal/version",
 }
 
 // layer is one row of the table: the packages it holds (a pattern ending in
@@ -58,6 +59,9 @@ var layers = []layer{
 	{"xds conformance", []string{"internal/xdsconformance"}, with(leaf, "model/...", "semantics/...")},
 	{"xds conformance harness", []string{"conformance/..."}, nil},
 	{"dev tools", []string{"internal/tools/..."}, with(leaf, "internal/docgen", "internal/corpus", "internal/xdsconformance")},
+	// The release's image assembler: a module of its own that builds nothing
+	// of this one (it packs the built binary).
+	{"release tools", []string{"tools/..."}, nil},
 	// Test-only packages: their non-test files import nothing.
 	{"test packages", []string{"internal/golden", "internal/ghaction", "internal/layers"}, nil},
 	{"command", []string{"cmd/..."}, []string{"..."}},

@@ -34,6 +34,23 @@ type File struct {
 	// Source is the file's text as read (byte-order mark removed), for
 	// positions inside block scalars that yaml nodes do not give.
 	Source []byte
+	// Rendered marks a renderer's output (Kustomize, Helm): not a file the
+	// user wrote, so no finding may point into it; Graph.Mapper moves its
+	// positions into the user's files.
+	Rendered bool
+}
+
+// Mapper maps positions in rendered documents (files marked Rendered) to the
+// files the user wrote, with related locations saying where a value came
+// from (the base a patch changed, the values file a template read).
+type Mapper interface {
+	MapPos(p Position) (Position, []Location)
+}
+
+// Location is a related place in a user's file and what it is.
+type Location struct {
+	Pos     Position
+	Message string
 }
 
 // ObjectKey names an object: kind, namespace and name.
@@ -51,6 +68,10 @@ type Graph struct {
 	Problems  []Problem
 	// DefaultNamespace is the namespace given to objects that do not set one.
 	DefaultNamespace string
+	// Mapper, when set, maps positions in rendered files into the user's
+	// files; the analyzer applies it to every finding (nil: no file is
+	// rendered).
+	Mapper Mapper
 	// FastDocuments counts the documents the loader's fast decoder loaded;
 	// the others took the full yaml.v3 path (all of them with
 	// load.Options.FullDecode).
@@ -120,6 +141,17 @@ func (g *Graph) GetGroup(group, kind, namespace, name string) *Resource {
 // means the bundle defines the object twice).
 func (g *Graph) All(kind, namespace, name string) []*Resource {
 	return g.byKey[ObjectKey{kind, namespace, name}]
+}
+
+// UserFiles counts the files the user wrote (rendered output excluded).
+func (g *Graph) UserFiles() int {
+	n := 0
+	for _, f := range g.Files {
+		if !f.Rendered {
+			n++
+		}
+	}
+	return n
 }
 
 // File returns the file record for a path, or nil.

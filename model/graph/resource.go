@@ -45,6 +45,10 @@ type Resource struct {
 	Typed any
 	// Known reports whether the kind is in rolloutlint's kind table.
 	Known bool
+	// DecodeFailed is set when the typed object could not be decoded (an
+	// RL0003 finding says why): what rules would find on the partial
+	// object follows from that finding and is not reported.
+	DecodeFailed bool
 
 	index int // position in the bundle's load order; ties broken by it
 

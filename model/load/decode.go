@@ -43,6 +43,7 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	// their own value, and everything decodeDirect declines goes through the
 	// converter.
 	typed, err := decodeDirect(k, m, typed)
+	res.DecodeFailed = err != nil
 	if err != nil && len(mistyped) == 0 {
 		// The schema walk accepted the document but decoding did not (a custom
 		// decoder's own rule, e.g. a malformed quantity): report it on the object.

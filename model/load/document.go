@@ -105,6 +105,7 @@ func (l *loader) document(in Input, doc int, c chunk) (bool, *pendingDoc) {
 func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 	if !l.full && l.fast(in.Path, doc, c) {
 		l.fastDocs++
+		l.k8sLike = true
 		return false, nil
 	}
 	var root yaml.Node
@@ -155,6 +156,9 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 			l.problem(RuleSyntax, graph.NodePos(in.Path, d.key), nil, "",
 				"invalid YAML: %s already defined at line %d", key, d.first)
 		}
+	}
+	if body.Kind == yaml.MappingNode && (childNode(body, "apiVersion") != nil || childNode(body, "kind") != nil || childNode(body, "metadata") != nil) {
+		l.k8sLike = true
 	}
 	if body.Kind != yaml.MappingNode {
 		l.problem(RuleNoKind, graph.NodePos(in.Path, body), nil, "",

@@ -77,6 +77,9 @@ type Options struct {
 	// point outside it (files and directories); by default they are skipped
 	// with a finding.
 	FollowSymlinks bool
+	// StdinName is the file name standard input is reported as (--stdin-filename);
+	// empty means StdinName ("<stdin>").
+	StdinName string
 	// FullDecode sends every document through the full yaml.v3 path, never
 	// the fast decoder. The two load the same (a differential fuzz test and
 	// the repository's manifests check it); this is the switch for the day a
@@ -106,7 +109,26 @@ type Input struct {
 	// Skipped says why a file found in a directory was not read (a named
 	// pipe, a symlink out of the directory); the loader reports it as RL0011.
 	Skipped string
+	// Role says how the input is read; the zero value is a manifest.
+	Role Role
 }
+
+// Role is what an input is to the loader.
+type Role int
+
+// Roles of inputs.
+const (
+	// RoleManifest is a file of manifests the user wrote: parsed, its
+	// findings and suppression comments are its own.
+	RoleManifest Role = iota
+	// RoleRendered is a renderer's output (Kustomize, Helm): parsed, but
+	// not a user file (graph.File.Rendered); its comments suppress nothing.
+	RoleRendered
+	// RoleSource is a user file a renderer read (a kustomization, a patch,
+	// a template, a values file): not parsed, recorded for its suppression
+	// comments and its text, since findings are mapped into it.
+	RoleSource
+)
 
 // StdinName is the file name findings use for standard input.
 const StdinName = "<stdin>"
@@ -143,7 +165,11 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			if err != nil {
 				return nil, fmt.Errorf("reading stdin: %w", err)
 			}
-			inputs = append(inputs, Input{Path: StdinName, Data: data})
+			name := StdinName
+			if opts.StdinName != "" {
+				name = opts.StdinName
+			}
+			inputs = append(inputs, Input{Path: name, Data: data})
 			continue
 		}
 		st, err := os.Stat(opts.osPath(p))
@@ -284,6 +310,9 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	for i, in := range inputs {
 		fw := &fileWork{loader: loader{ns: ns, limits: limits, full: opts.FullDecode}}
 		fw.chunks = fw.prepare(&in)
+		if in.Role == RoleSource {
+			fw.chunks = nil
+		}
 		fw.in = in
 		files[i] = fw
 		for j := range fw.chunks {
@@ -295,7 +324,7 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 		d := docs[k]
 		l := &loader{ns: ns, limits: limits, full: opts.FullDecode}
 		stop, pending := l.document(files[d.file].in, d.doc, files[d.file].chunks[d.doc])
-		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs}
+		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs, k8sLike: l.k8sLike}
 	})
 	expandAliases(results, docs, inputs, limits, ns, opts.FullDecode)
 	var (
@@ -308,7 +337,8 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 	for _, fw := range files {
 		graphFiles = append(graphFiles, fw.files...)
 		problems = append(problems, fw.problems...)
-		stopped := false
+		stopped, k8sLike := false, false
+		var fileProblems []graph.Problem
 		for range fw.chunks {
 			r := results[k]
 			k++
@@ -316,14 +346,33 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 				continue // the file is a template: documents after the first sign of it are not linted
 			}
 			resources = append(resources, r.resources...)
-			problems = append(problems, r.problems...)
+			fileProblems = append(fileProblems, r.problems...)
 			fastDocs += r.fast
 			stopped = r.stop
+			k8sLike = k8sLike || r.k8sLike
 		}
+		problems = append(problems, notObjects(fileProblems, k8sLike)...)
 	}
 	g := graph.New(ns, resources, graphFiles, problems)
 	g.FastDocuments = fastDocs
 	return g
+}
+
+// notObjects drops the "not a Kubernetes object" findings of a file none of
+// whose documents looks like one (no apiVersion, kind or metadata anywhere):
+// a CI workflow, a docker-compose or OpenAPI file, a tool's config is not a
+// broken manifest. A file with one object-like document keeps them all.
+func notObjects(problems []graph.Problem, k8sLike bool) []graph.Problem {
+	if k8sLike {
+		return problems
+	}
+	out := problems[:0]
+	for _, p := range problems {
+		if p.RuleID != RuleNoKind {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // fileWork is one input file cut into documents, with the file-level
@@ -342,6 +391,7 @@ type docResult struct {
 	resources []*graph.Resource
 	problems  []graph.Problem
 	stop      bool        // the file is a template; skip its later documents
+	k8sLike   bool        // the document has apiVersion, kind or metadata
 	fast      int         // documents the fast decoder loaded (0 or 1)
 	pending   *pendingDoc // parsed, with aliases to budget before it is converted
 }
@@ -413,6 +463,7 @@ func crossing(uses []aliasUse, left int) *yaml.Node {
 type loader struct {
 	ns        string
 	limits    Limits
+	k8sLike   bool // a document loaded so far looks like a Kubernetes object
 	full      bool // Options.FullDecode
 	fastDocs  int  // documents loaded by the fast decoder
 	resources []*graph.Resource
@@ -428,7 +479,7 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 // (in.Data becomes UTF-8 with LF or CRLF line ends) and cuts it into
 // documents, which are decoded afterwards (see Inputs).
 func (l *loader) prepare(in *Input) []chunk {
-	f := &graph.File{Path: in.Path, Lines: 1}
+	f := &graph.File{Path: in.Path, Lines: 1, Rendered: in.Role == RoleRendered}
 	l.files = append(l.files, f)
 	if in.Skipped != "" {
 		l.problem(RuleSkipped, lineStart(in.Path, 1), nil, "", "not linted: %s", in.Skipped)
@@ -449,7 +500,9 @@ func (l *loader) prepare(in *Input) []chunk {
 	in.Data = data
 	f.Lines = bytes.Count(data, []byte("\n")) + 1
 	f.Source = data
-	f.Directives = l.directives(in.Path, data)
+	if in.Role != RoleRendered {
+		f.Directives = l.directives(in.Path, data)
+	}
 	chunks := splitDocuments(data)
 	if len(chunks) > l.limits.MaxDocuments {
 		l.problem(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "",

@@ -25,10 +25,45 @@ type entry struct {
 	skipped string
 }
 
+// Entry is one file Walk found: a regular file to read, or, when Skipped is
+// set, one that must not be read and the reason (an RL0011 finding).
+type Entry struct {
+	Path    string
+	Skipped string
+}
+
+// Walk finds the files under the directory named as whose names match
+// wants, with the policy of walkDir (regular files only, symlinks out of the
+// directory skipped unless opts.FollowSymlinks), sorted by path. Unit
+// discovery walks with it, so a Kustomize or plain-directory unit reads the
+// same files a plain lint would.
+func Walk(as string, opts Options, wants func(name string) bool) ([]Entry, error) {
+	found, err := walkMatching(as, opts, wants)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, len(found))
+	for i, e := range found {
+		out[i] = Entry{Path: e.path, Skipped: e.skipped}
+	}
+	return out, nil
+}
+
+// ReadFile reads a file named on the command line or found by Walk as
+// loading does: without blocking on a pipe, and no more than the file-size
+// limit (a larger file becomes an RL0005 finding when loaded).
+func ReadFile(path string, opts Options) (Input, error) {
+	return readFile(path, opts.osPath(path), opts.Limits.withDefaults())
+}
+
 // walkDir finds the manifest files under the directory named as, sorted
 // by path; paths are named as the caller named the directory (see
 // Options.Dir).
 func walkDir(as string, opts Options) ([]entry, error) {
+	return walkMatching(as, opts, IsManifestName)
+}
+
+func walkMatching(as string, opts Options, wants func(name string) bool) ([]entry, error) {
 	root := opts.osPath(as)
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -37,7 +72,7 @@ func walkDir(as string, opts Options) ([]entry, error) {
 	if realRoot, err = filepath.Abs(realRoot); err != nil {
 		return nil, fmt.Errorf("walking %s: %w", as, err)
 	}
-	w := &walker{opts: opts, root: root, as: as, realRoot: realRoot, visited: map[string]bool{realRoot: true}}
+	w := &walker{opts: opts, wants: wants, root: root, as: as, realRoot: realRoot, visited: map[string]bool{realRoot: true}}
 	if err := w.walk(root); err != nil {
 		return nil, err
 	}
@@ -47,7 +82,8 @@ func walkDir(as string, opts Options) ([]entry, error) {
 
 type walker struct {
 	opts     Options
-	root, as string // the directory as the file system and as the caller name it
+	wants    func(path string) bool // which file names are found
+	root, as string                 // the directory as the file system and as the caller name it
 	realRoot string
 	visited  map[string]bool // real paths of the directories walked (symlink cycles)
 	found    []entry
@@ -73,7 +109,7 @@ func (w *walker) walk(dir string) error {
 		if d.Type()&fs.ModeSymlink != 0 {
 			return w.symlink(osPath, path)
 		}
-		if !IsManifestName(path) {
+		if !w.wants(path) {
 			return nil
 		}
 		if why := special(d.Type()); why != "" {
@@ -90,7 +126,7 @@ func (w *walker) walk(dir string) error {
 func (w *walker) symlink(osPath, path string) error {
 	target, err := filepath.EvalSymlinks(osPath)
 	if err != nil {
-		if IsManifestName(path) {
+		if w.wants(path) {
 			w.skip(path, "a symlink whose target cannot be read ("+unwrapPathError(err).Error()+")")
 		}
 		return nil
@@ -116,7 +152,7 @@ func (w *walker) symlink(osPath, path string) error {
 		w.visited[target] = true
 		return w.walk(osPath + string(filepath.Separator))
 	}
-	if !IsManifestName(path) {
+	if !w.wants(path) {
 		return nil
 	}
 	switch {

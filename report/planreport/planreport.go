@@ -41,6 +41,33 @@ type Rollout struct {
 	AbortFrom int         `json:"abortFrom"`
 	Abort     []State     `json:"abort"`
 	Summary   xds.Summary `json:"summary"`
+	// NotInBundle are the objects the Rollout names that the input does not
+	// hold: the plan lists its writes to them but cannot know their state.
+	NotInBundle []Reference `json:"notInBundle"`
+	// Rejected are the spec errors for which Argo Rollouts refuses the Rollout
+	// (condition InvalidSpec): such a Rollout runs no step, so it is not
+	// played out and States, Abort and Summary are empty.
+	Rejected []Rejection `json:"rejected"`
+}
+
+// Reference is an object a Rollout names that is not in the bundle.
+type Reference struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Path is the Rollout field that names it.
+	Path string `json:"path"`
+	// Effect says what the plan cannot predict without it.
+	Effect string `json:"effect"`
+}
+
+// Rejection is one finding that makes Argo Rollouts refuse a Rollout.
+type Rejection struct {
+	RuleID  string `json:"ruleId"`
+	Message string `json:"message"`
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
 }
 
 // State is a plan state with the pushes that lead into it.
@@ -53,17 +80,25 @@ type State struct {
 	PushesIfLate []xds.Push `json:"pushesIfLate,omitempty"`
 }
 
-// Build assembles the document for plans predicted with one model.
-func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan) *Document {
+// Build assembles the document for plans predicted with one model. rejected
+// holds, by Rollout, the spec errors Argo Rollouts refuses it for: those
+// Rollouts are listed with the reasons and not played out.
+func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan, rejected map[plan.Object][]Rejection) *Document {
 	doc := &Document{SchemaVersion: SchemaVersion, IstioVersion: m.Version, Verified: m.Verified, Rollouts: []Rollout{}}
 	for _, p := range plans {
-		pr := xds.Predict(m, sc, p)
 		r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
-			AbortFrom: p.AbortFrom, Summary: pr.Summary, States: []State{}, Abort: []State{}}
+			States: []State{}, Abort: []State{}, NotInBundle: notInBundle(p), Rejected: []Rejection{}}
 		if p.Resource != nil {
 			pos := p.Resource.Pos("metadata.name")
 			r.File, r.Line = p.Resource.File, pos.Line
 		}
+		if rj := rejected[p.Rollout]; len(rj) > 0 {
+			r.Rejected = rj
+			doc.Rollouts = append(doc.Rollouts, r)
+			continue
+		}
+		pr := xds.Predict(m, sc, p)
+		r.AbortFrom, r.Summary = p.AbortFrom, pr.Summary
 		for i, s := range p.States {
 			r.States = append(r.States, State{State: s, Pushes: nonNil(pr.States[i].Pushes), PushesIfLate: pr.States[i].IfLate})
 		}
@@ -73,6 +108,59 @@ func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan) *Document {
 		doc.Rollouts = append(doc.Rollouts, r)
 	}
 	return doc
+}
+
+// notInBundle lists the Services, VirtualServices, DestinationRule and
+// analysis templates the Rollout names that did not resolve, in field order.
+func notInBundle(p *plan.Plan) []Reference {
+	out := []Reference{}
+	rr := p.Refs
+	if rr == nil {
+		return out
+	}
+	ns := p.Rollout.Namespace
+	for _, s := range rr.Services {
+		if s.Target == nil && s.Name != "" {
+			out = append(out, Reference{Kind: "Service", Namespace: ns, Name: s.Name, Path: s.Path,
+				Effect: "its selector writes are listed; whether it exists, and the endpoint pushes its pods cause, are not known"})
+		}
+	}
+	for _, vs := range rr.VirtualServices {
+		if vs.Target == nil {
+			out = append(out, Reference{Kind: "VirtualService", Namespace: vs.Namespace, Name: vs.Name, Path: vs.Path,
+				Effect: "its routes' weights and the pushes they cause are not predicted"})
+		}
+	}
+	if dr := rr.DestinationRule; dr != nil && dr.Target == nil {
+		out = append(out, Reference{Kind: "DestinationRule", Namespace: dr.Namespace, Name: dr.Name, Path: dr.Path,
+			Effect: "its subset label writes are listed; the subsets' current labels are not known"})
+	}
+	for _, t := range rr.Templates {
+		if t.Target == nil {
+			kind := "AnalysisTemplate"
+			tns := ns
+			if t.Cluster {
+				kind, tns = "ClusterAnalysisTemplate", ""
+			}
+			out = append(out, Reference{Kind: kind, Namespace: tns, Name: t.Name, Path: t.Path,
+				Effect: "the analysis it runs is not known"})
+		}
+	}
+	return out
+}
+
+// refText is a reference in one line: kind ns/name (field).
+func refText(r Reference) string {
+	name := r.Name
+	if r.Namespace != "" {
+		name = r.Namespace + "/" + r.Name
+	}
+	return fmt.Sprintf("%s %s (%s): %s", r.Kind, name, r.Path, r.Effect)
+}
+
+// rejectionText is a rejection in one line: file:line:col RLxxxx message.
+func rejectionText(r Rejection) string {
+	return fmt.Sprintf("%s:%d:%d: %s %s", r.File, r.Line, r.Column, r.RuleID, r.Message)
 }
 
 func nonNil(p []xds.Push) []xds.Push {

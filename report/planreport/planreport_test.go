@@ -35,7 +35,7 @@ func doc(t *testing.T, name, version string) *planreport.Document {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return planreport.Build(m, xds.NewScoper(g), plan.Build(g))
+	return planreport.Build(m, xds.NewScoper(g), plan.Build(g), nil)
 }
 
 // TestJSONSchema validates the JSON of every fixture under every model
@@ -142,19 +142,22 @@ func TestJSONFieldsStable(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &v); err != nil {
 		t.Fatal(err)
 	}
-	push := v.Rollouts[0].States[1].Pushes[0]
+	// step 2, setWeight 50: the canary selector and the weights in one window.
+	push := v.Rollouts[0].States[4].Pushes[0]
 	for _, k := range []string{"window", "writes", "keys", "class", "eds", "sidecarTypes", "gatewayTypes", "effective", "scope", "merged", "async", "cites"} {
 		if _, ok := push[k]; !ok {
 			t.Errorf("push has no %q field: %v", k, push)
 		}
 	}
 	if push["class"] != "partial-full-eds" {
-		t.Errorf("canary start push class = %v", push["class"])
+		t.Errorf("canary selector and weight push class = %v", push["class"])
 	}
 }
 
-// TestMermaidSyntax checks the diagram's structure: one sequenceDiagram per
-// Rollout, only arrow and note lines, no characters Mermaid parses as syntax.
+// TestMermaidSyntax checks the diagram's structure: one sequenceDiagram for
+// the document, a rect block per Rollout and an opt block for the abort path,
+// only arrow and note lines inside, no characters Mermaid parses as syntax;
+// and, with the Mermaid parser installed, that it parses.
 func TestMermaidSyntax(t *testing.T) {
 	var buf bytes.Buffer
 	if err := planreport.Mermaid(&buf, doc(t, "header-mirror", "1.28")); err != nil {
@@ -166,6 +169,9 @@ func TestMermaidSyntax(t *testing.T) {
 	}
 	for _, l := range lines[1:] {
 		l = strings.TrimSpace(l)
+		if l == "end" || strings.HasPrefix(l, "rect rgba(") || strings.HasPrefix(l, "opt abort from ") {
+			continue
+		}
 		ok := strings.HasPrefix(l, "title ") || strings.HasPrefix(l, "participant ") ||
 			strings.HasPrefix(l, "Note over A,P: ") || strings.HasPrefix(l, "A->>K: ") || strings.HasPrefix(l, "I->>P: ")
 		if !ok {
@@ -176,4 +182,5 @@ func TestMermaidSyntax(t *testing.T) {
 			t.Errorf("unescaped Mermaid syntax in %q", l)
 		}
 	}
+	parseMermaid(t, buf.String())
 }

@@ -19,6 +19,16 @@ func Text(w io.Writer, doc *Document) error {
 		}
 		line(&b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
 			keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(r), r.Replicas, doc.IstioVersion, doc.Verified))
+		for _, ref := range r.NotInBundle {
+			line(&b, "", "not in the bundle: "+refText(ref))
+		}
+		if len(r.Rejected) > 0 {
+			line(&b, "", "not played out: Argo Rollouts refuses this spec (InvalidSpec) and runs no step:")
+			for _, rj := range r.Rejected {
+				line(&b, "  ", rejectionText(rj))
+			}
+			continue
+		}
 		b.WriteString("PODS = old/new ReplicaSet; WEIGHTS per route: s stable, c canary, a additional,\n" +
 			"  x experiment, ! clamped; +name = header/mirror route\n")
 		b.WriteString("\n")

@@ -27,6 +27,7 @@ var goRules = []*rules.Rule{
 	tool.SuppressionNoReason,
 	tool.SuppressionUnused,
 	tool.Internal,
+	tool.RenderFailed,
 	tool.Skipped,
 	tool.InvalidName,
 

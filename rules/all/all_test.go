@@ -56,7 +56,7 @@ func TestRuleMetadata(t *testing.T) {
 		if _, ok := noTestdataYet[r.ID]; ok {
 			continue
 		}
-		files, err := ruletest.Files(filepath.Join(testdataRoot, r.ID))
+		files, err := ruletest.AllFiles(filepath.Join(testdataRoot, r.ID))
 		if err != nil || len(files) == 0 {
 			t.Errorf("%s: no testdata in %s/%s", r.ID, testdataRoot, r.ID)
 			continue

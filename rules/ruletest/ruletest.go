@@ -18,6 +18,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/analyzer/repo"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -76,6 +77,54 @@ func Files(dir string) ([]string, error) {
 	return out, nil
 }
 
+// AllFiles is Files plus the files of the directory's deployable units:
+// its subdirectories other than policies (a kustomization, a chart,
+// templates and helpers included), which Run renders and lints as
+// `rolloutlint lint DIR` does.
+func AllFiles(dir string) ([]string, error) {
+	out, err := Files(dir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == UserPoliciesDir {
+			continue
+		}
+		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && (load.IsManifestName(p) || isTemplateHelper(p)) {
+				out = append(out, p)
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func isTemplateHelper(p string) bool { return strings.HasSuffix(p, ".tpl") }
+
+// hasUnits reports whether a testdata directory holds deployable units in
+// subdirectories, which Run renders and lints as `rolloutlint lint DIR` does.
+func hasUnits(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != UserPoliciesDir {
+			return true
+		}
+	}
+	return false
+}
+
 // Setup lets a caller adjust the run (for example to load user policies from
 // the testdata directory).
 type Setup func(dir string, opts *analyzer.Options) error
@@ -84,7 +133,7 @@ type Setup func(dir string, opts *analyzer.Options) error
 // is enabled even when it is opt-in.
 func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	t.Helper()
-	files, err := Files(dir)
+	files, err := AllFiles(dir)
 	if err != nil {
 		t.Fatalf("reading testdata: %v", err)
 	}
@@ -93,7 +142,12 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	// `# want` comments there count too.
 	regos, _ := filepath.Glob(filepath.Join(dir, UserPoliciesDir, "*.rego"))
 	tree, treeFiles := treeDir(dir)
+	read := map[string]bool{} // AllFiles lists the tree's files too when the directory has units
 	for _, f := range append(append(append([]string(nil), files...), regos...), treeFiles...) {
+		if read[f] {
+			continue
+		}
+		read[f] = true
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -120,15 +174,24 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	if cfg != nil {
 		lopts.Namespace = cfg.Namespace
 	}
-	paths := files
-	if tree != "" {
-		paths = append(append([]string(nil), files...), tree)
+	var res *analyzer.Result
+	if hasUnits(dir) {
+		rep, err := repo.Lint([]string{dir}, repo.Options{Analyzer: opts, Load: lopts, RepoRoot: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = rep.Result
+	} else {
+		paths := files
+		if tree != "" {
+			paths = append(append([]string(nil), files...), tree)
+		}
+		g, err := load.Paths(paths, lopts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = analyzer.Run(g, opts)
 	}
-	g, err := load.Paths(paths, lopts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := analyzer.Run(g, opts)
 	for _, d := range res.Active() {
 		if d.RuleID != ruleID {
 			continue

@@ -40,6 +40,13 @@ type builder struct {
 	canaryS *graph.ServiceRef
 	dr      *graph.DRRef
 	batch   int
+	// changes counts every change to the current state, written or not
+	// (StatesOf records no writes): the reconcile model stops when a
+	// reconcile changes nothing.
+	changes int
+	// live is set once the committed state is emitted: from then on a label
+	// that appears is a write from "absent".
+	live bool
 }
 
 // serviceLabel is the hash key of a Service selector pointing at a revision.
@@ -92,7 +99,19 @@ func (b *builder) setLabel(l *RevisionLabel) {
 					Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name), Hosts: b.hostsOf(l)})
 			}
 			b.ownedLabels()[i].Hash = l.Hash
+			b.changes++
 			return
+		}
+	}
+	if b.live {
+		b.changes++
+		if !b.noWrites {
+			kind := WriteServiceSelector
+			if l.Object.Kind == "DestinationRule" {
+				kind = WriteDRSubsetLabel
+			}
+			b.cur.Writes = append(b.cur.Writes, Write{Kind: kind, Object: l.Object, Field: l.Field, Old: "absent", New: l.Hash, Batch: b.batch,
+				Resource: b.g.Get(l.Object.Kind, l.Object.Namespace, l.Object.Name), Hosts: b.hostsOf(l)})
 		}
 	}
 	b.cur.Labels = append(b.ownedLabels(), *l)
@@ -161,6 +180,12 @@ func (b *builder) revisionHosts(hash string) []string {
 // scale records ReplicaSet replica changes.
 func (b *builder) scale(stable, canary int32, stableHash, canaryHash string) {
 	ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
+	if canary != b.cur.CanaryReplicas {
+		b.changes++
+	}
+	if stable != b.cur.StableReplicas {
+		b.changes++
+	}
 	if canary != b.cur.CanaryReplicas && !b.noWrites {
 		b.cur.Writes = append(b.cur.Writes, Write{
 			Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + canaryHash},
@@ -177,6 +202,15 @@ func (b *builder) scale(stable, canary int32, stableHash, canaryHash string) {
 		})
 	}
 	b.cur.StableReplicas = stable
+}
+
+// scaleOne scales the old (stable) or the new (canary) ReplicaSet alone.
+func (b *builder) scaleOne(stable bool, n int32) {
+	if stable {
+		b.scale(n, b.cur.CanaryReplicas, OldHash, NewHash)
+	} else {
+		b.scale(b.cur.StableReplicas, n, OldHash, NewHash)
+	}
 }
 
 // itoa formats a replica count or weight in decimal.
@@ -229,10 +263,17 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	// The committed state: stable everywhere.
 	b.batch = 1
 	b.cur = State{StableReplicas: p.Replicas}
-	for _, l := range []*RevisionLabel{
-		b.serviceLabel(b.stable, OldHash), b.serviceLabel(b.canaryS, OldHash),
-	} {
-		b.setLabel(l)
+	var sim *routed
+	if istio {
+		sim = newRouted(b, c)
+	}
+	if sim != nil && sim.pingPong {
+		// Ping serves the stable revision; pong selects none until the
+		// update (the controller labels it then).
+		b.setLabel(b.serviceLabel(sim.stableSvc, OldHash))
+	} else {
+		b.setLabel(b.serviceLabel(b.stable, OldHash))
+		b.setLabel(b.serviceLabel(b.canaryS, OldHash))
 	}
 	if b.dr != nil {
 		b.setLabel(b.subsetLabel(b.dr.StableSubset, OldHash))
@@ -242,155 +283,82 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 		b.cur.Routes = b.committedRoutes()
 	}
 	b.emit(&p.States, PhaseBefore, -1, "spec.strategy.canary", "committed state")
+	b.live = true
 
-	// Canary start: new ReplicaSet, canary selector / subset label → new hash
-	// (seed 000 "Canary starts"; reference §10 setWeight first bullet).
-	b.setLabel(b.serviceLabel(b.canaryS, NewHash))
-	if b.dr != nil {
-		b.setLabel(b.subsetLabel(b.dr.CanarySubset, NewHash))
+	if sim != nil {
+		// Canary start: the new ReplicaSet, at 0 pods; selectors and subset
+		// labels follow in the steps' reconciles.
+		b.emit(&p.States, PhaseStart, -1, "spec.strategy.canary", "canary start: new ReplicaSet at 0")
+		at := sim.play()
+		if at < 0 {
+			return
+		}
+		p.AbortFrom = at
+		p.Abort = make([]State, 0, 2)
+		sim.abort(at)
+		return
 	}
+
+	b.basicCanary(c)
+}
+
+// basicCanary plays a canary without traffic routing: the weights are pod
+// counts (basicCanarySplit). This path is not checked against the
+// controller (conformance/argo covers Istio traffic routing only).
+func (b *builder) basicCanary(c *v1alpha1.CanaryStrategy) {
+	p := b.p
+	// Canary start: new ReplicaSet, canary selector → new hash.
+	b.setLabel(b.serviceLabel(b.canaryS, NewHash))
 	b.emit(&p.States, PhaseStart, -1, "spec.strategy.canary", "canary start")
 
-	var (
-		weight int32
-		scale  *v1alpha1.SetCanaryScale
-	)
-	dynamic := istio && c.DynamicStableScale
-	replicas := func(w int32) (int32, int32) {
-		r := p.Replicas
-		if !istio {
-			return basicCanary(r, w, c.MaxSurge)
-		}
-		canary := replicasFor(r, w)
-		if scale != nil && !scale.MatchTrafficWeight {
-			switch {
-			case scale.Replicas != nil:
-				canary = *scale.Replicas
-			case scale.Weight != nil:
-				canary = replicasFor(r, *scale.Weight)
-			}
-		}
-		stable := r
-		if dynamic {
-			stable = replicasFor(r, 100-w)
-		}
-		return stable, canary
-	}
+	var weight int32
 	maxW, maxAt := int32(-1), -1
+	pauseW, pauseAt := int32(-1), -1
 	for i := range c.Steps {
 		s := &c.Steps[i]
-		path := graph.Index("spec.strategy.canary.steps", i)
-		action := describeStep(s)
-		switch {
-		case s.SetWeight != nil:
+		if s.SetWeight != nil {
 			weight = *s.SetWeight
-		case s.SetCanaryScale != nil:
-			scale = s.SetCanaryScale
-			if scale.MatchTrafficWeight {
-				scale = nil
-			}
 		}
-		// Argo scales the canary up before it shifts traffic, and scales a
-		// dynamic stable down only after (reference §10, setWeight).
-		st, cn := replicas(weight)
-		if cn > b.cur.CanaryReplicas || !istio {
-			b.scale(b.cur.StableReplicas, cn, OldHash, NewHash)
-			b.batch++
-		}
-		if istio {
-			b.applyWeights(weight, experimentWeights(s))
-			if s.SetHeaderRoute != nil {
-				b.setManaged(ManagedRoute{Name: s.SetHeaderRoute.Name, Type: "header"}, len(s.SetHeaderRoute.Match) > 0, headerDesc(s.SetHeaderRoute))
-			}
-			if s.SetMirrorRoute != nil {
-				m := ManagedRoute{Name: s.SetMirrorRoute.Name, Type: "mirror"}
-				if s.SetMirrorRoute.Percentage != nil {
-					m.Percentage = *s.SetMirrorRoute.Percentage
-				} else {
-					m.Percentage = 100
-				}
-				b.setManaged(m, len(s.SetMirrorRoute.Match) > 0, fmt.Sprintf("mirror %d%% to canary", m.Percentage))
-			}
-			b.batch++
-		}
+		st, cn := basicCanarySplit(p.Replicas, weight, c.MaxSurge)
+		b.scale(b.cur.StableReplicas, cn, OldHash, NewHash)
+		b.batch++
 		b.scale(st, cn, OldHash, NewHash)
 		b.cur.Weight = weight
-		b.emit(&p.States, PhaseStep, i, path, action)
-		if cw := p.States[len(p.States)-1].CanaryWeight(); cw > maxW {
+		b.emit(&p.States, PhaseStep, i, graph.Index("spec.strategy.canary.steps", i), describeStep(s))
+		cw := p.States[len(p.States)-1].CanaryWeight()
+		if cw > maxW {
 			maxW, maxAt = cw, len(p.States)-1
 		}
+		if s.Pause != nil && cw >= pauseW {
+			pauseW, pauseAt = cw, len(p.States)-1
+		}
+	}
+	if pauseAt >= 0 {
+		maxAt = pauseAt
 	}
 
-	// Promotion: the new ReplicaSet at full size, then the stable selector /
-	// subset label → new hash and the routes reset to stable 100 in one
-	// reconcile (seed 000 "Canary is promoted to stable"; reference §10).
+	// Promotion: the new ReplicaSet at full size, the stable selector → new
+	// hash, the old ReplicaSet to 0 (no scale-down delay without routing).
 	b.scale(b.cur.StableReplicas, p.Replicas, OldHash, NewHash)
 	b.batch++
 	b.setLabel(b.serviceLabel(b.stable, NewHash))
-	if b.dr != nil {
-		b.setLabel(b.subsetLabel(b.dr.StableSubset, NewHash))
-	}
-	if istio {
-		b.applyWeights(0, nil)
-		b.clearManaged()
-	}
 	b.cur.Weight = 100
-	if istio {
-		b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: stable → new, routes reset")
-	} else {
-		b.scale(0, p.Replicas, OldHash, NewHash)
-		b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: new at full size, old to 0")
-	}
+	b.scale(0, p.Replicas, OldHash, NewHash)
+	b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: new at full size, old to 0")
 
-	if b.cur.StableReplicas > 0 {
-		delay := int32(0)
-		if istio {
-			delay = defaultScaleDownDelay
-			if c.ScaleDownDelaySeconds != nil {
-				delay = *c.ScaleDownDelaySeconds
-			}
-		}
-		b.scale(0, p.Replicas, OldHash, NewHash)
-		b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.canary", fmt.Sprintf("old ReplicaSet to 0 after %ds", delay))
-	}
-
-	// Abort from the state with the most canary traffic: routes back to
-	// stable (managed routes removed), then the canary scaled to 0 after
-	// abortScaleDownDelaySeconds and the canary selector / subset back to the
-	// stable hash (reference §10 "Abort").
+	// Abort from the pause with the most canary pods: the stable back to
+	// full size and the canary to 0, then the canary selector back.
 	if maxAt < 0 {
 		return
 	}
 	p.AbortFrom = maxAt
 	p.Abort = make([]State, 0, 2)
 	b.restart(p.States[maxAt])
-	if dynamic && b.cur.StableReplicas < p.Replicas {
-		// A dynamically scaled stable comes back to full size before traffic
-		// returns to it.
-		b.scale(p.Replicas, b.cur.CanaryReplicas, OldHash, NewHash)
-		b.batch++
-	}
-	if istio {
-		b.applyWeights(0, nil)
-		b.clearManaged()
-	}
 	b.cur.Weight = 0
-	if !istio {
-		b.scale(p.Replicas, 0, OldHash, NewHash)
-	}
-	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", "abort: routes back to stable")
-	delay := int32(defaultScaleDownDelay)
-	if c.AbortScaleDownDelaySeconds != nil {
-		delay = *c.AbortScaleDownDelaySeconds
-	}
-	st, _ := replicas(0)
-	b.scale(max(st, p.Replicas), 0, OldHash, NewHash)
-	b.batch++
+	b.scale(p.Replicas, 0, OldHash, NewHash)
+	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.canary", "abort: stable back to full size, canary to 0")
 	b.setLabel(b.serviceLabel(b.canaryS, OldHash))
-	if b.dr != nil {
-		b.setLabel(b.subsetLabel(b.dr.CanarySubset, OldHash))
-	}
-	b.emit(&p.Abort, PhaseScaleDown, -1, "spec.strategy.canary", fmt.Sprintf("canary to 0 after %ds, canary → stable hash", delay))
+	b.emit(&p.Abort, PhaseScaleDown, -1, "spec.strategy.canary", "canary → stable hash")
 }
 
 func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
@@ -404,16 +372,17 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	b.setLabel(b.serviceLabel(preview, OldHash))
 	b.emit(&p.States, PhaseBefore, -1, "spec.strategy.blueGreen", "committed state")
 
-	// The new ReplicaSet comes up (previewReplicaCount, else full size), then
-	// the preview selector moves to it once it is available.
+	b.live = true
+	// The preview Service moves to the new ReplicaSet as soon as it exists,
+	// then the ReplicaSet comes up (previewReplicaCount, else full size).
 	n := p.Replicas
 	if bg.PreviewReplicaCount != nil {
 		n = *bg.PreviewReplicaCount
 	}
-	b.scale(p.Replicas, n, OldHash, NewHash)
-	b.batch++
 	b.setLabel(b.serviceLabel(preview, NewHash))
-	b.emit(&p.States, PhaseStart, -1, "spec.strategy.blueGreen", "new ReplicaSet, preview → new hash")
+	b.batch++
+	b.scale(p.Replicas, n, OldHash, NewHash)
+	b.emit(&p.States, PhaseStart, -1, "spec.strategy.blueGreen", "preview → new hash, new ReplicaSet up")
 	p.AbortFrom = len(p.States) - 1
 	start := p.States[len(p.States)-1]
 
@@ -421,7 +390,7 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	b.batch++
 	b.setLabel(b.serviceLabel(active, NewHash))
 	b.cur.Weight = 100
-	b.emit(&p.States, PhasePromote, -1, "spec.strategy.blueGreen", "promote: active → new hash")
+	b.emit(&p.States, PhasePromote, -1, "spec.strategy.blueGreen", "promote: new at full size, active → new hash")
 	delay := int32(defaultScaleDownDelay)
 	if bg.ScaleDownDelaySeconds != nil {
 		delay = *bg.ScaleDownDelaySeconds
@@ -429,20 +398,22 @@ func (b *builder) blueGreen(bg *v1alpha1.BlueGreenStrategy) {
 	b.scale(0, p.Replicas, OldHash, NewHash)
 	b.emit(&p.States, PhaseScaleDown, -1, "spec.strategy.blueGreen", fmt.Sprintf("old ReplicaSet to 0 after %ds", delay))
 
-	// Abort before promotion: the active Service never moved. We assume the
-	// preview Service is pointed back at the stable ReplicaSet before the new
-	// one is scaled down (not verified in Argo's source).
+	// Abort before promotion: the active Service never moved; the new
+	// ReplicaSet goes to 0 after abortScaleDownDelaySeconds and the preview
+	// Service keeps selecting it (argo-rollouts v1.10.2 as observed).
 	b.restart(start)
-	b.setLabel(b.serviceLabel(preview, OldHash))
-	b.batch++
+	abortDelay := int32(defaultScaleDownDelay)
+	if bg.AbortScaleDownDelaySeconds != nil {
+		abortDelay = *bg.AbortScaleDownDelaySeconds
+	}
 	b.scale(p.Replicas, 0, OldHash, NewHash)
-	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.blueGreen", "abort: preview → old, new RS to 0")
+	b.emit(&p.Abort, PhaseAbort, -1, "spec.strategy.blueGreen", fmt.Sprintf("abort: new ReplicaSet to 0 after %ds, preview unchanged", abortDelay))
 }
 
-// basicCanary approximates Argo's pod-count split without traffic routing:
+// basicCanarySplit approximates Argo's pod-count split without traffic routing:
 // each side rounded up (10 replicas at 15% → 2 canary + 9 stable), the total
 // capped at replicas + maxSurge.
-func basicCanary(r, w int32, maxSurge *intstr.IntOrString) (stable, canary int32) {
+func basicCanarySplit(r, w int32, maxSurge *intstr.IntOrString) (stable, canary int32) {
 	canary = replicasFor(r, w)
 	stable = replicasFor(r, 100-w)
 	surge := replicasFor(r, 25)
@@ -516,6 +487,15 @@ func asHTTPDests(rs []*networkingv1.RouteDestination) []*networkingv1.HTTPRouteD
 func (b *builder) role(host, subset string) Role {
 	short := graph.ShortHost(host)
 	c := b.rr.Spec.Spec.Strategy.Canary
+	if pp := c.PingPong; pp != nil && c.StableService == "" && c.CanaryService == "" {
+		// Ping-pong: ping serves the stable revision, pong the canary.
+		switch {
+		case pp.PingService != "" && short == pp.PingService:
+			return RoleStable
+		case pp.PongService != "" && short == pp.PongService:
+			return RoleCanary
+		}
+	}
 	switch {
 	case c.CanaryService != "" && short == c.CanaryService, b.dr != nil && subset != "" && subset == b.dr.CanarySubset:
 		return RoleCanary
@@ -575,6 +555,23 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 		}
 		if !slices.Equal(next, rt.Dests) { // else the route stays shared with the emitted states
 			b.ownedRoutes()[ri].Dests = slices.Clone(next)
+			b.changes++
+			if !b.noWrites && rt.Kind == graph.HTTP {
+				b.mirrorsFollow(rt.VS)
+			}
+		}
+	}
+}
+
+// mirrorsFollow records the rewrite of a VirtualService's mirror routes
+// after its weights changed: a mirror route carries a copy of the weighted
+// route's destinations, and the controller's weight update rewrites it in
+// the same write (argo-rollouts v1.10.2 as observed).
+func (b *builder) mirrorsFollow(vs Object) {
+	for _, m := range b.cur.Managed {
+		if m.Type == "mirror" {
+			b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteVSRouteAdd, Object: vs, Field: "spec.http", Old: "route " + m.Name,
+				New: "route " + m.Name + " (destinations follow the weights)", RouteKind: graph.HTTP, Batch: b.batch, Resource: b.g.Get(vs.Kind, vs.Namespace, vs.Name)})
 		}
 	}
 }
@@ -583,20 +580,31 @@ func (b *builder) applyWeights(w int32, exps []v1alpha1.RolloutExperimentTemplat
 // Destinations match by host, subset and role (the last of duplicates); a
 // route has a handful, so linear scans beat building maps.
 func (b *builder) diffRoute(rt *RouteState, next []Destination) {
+	at := b.liveIndex(rt)
 	for _, d := range next {
 		o, had := lastDest(rt.Dests, d)
 		switch {
 		case !had:
-			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[+]", rt.Kind, rt.Index), "absent", destText(d))
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[+]", rt.Kind, at), "absent", destText(d))
 		case o.Weight != d.Weight:
-			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, rt.Index, d.Index), itoa(o.Weight), itoa(d.Weight))
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d].weight", rt.Kind, at, d.Index), itoa(o.Weight), itoa(d.Weight))
 		}
 	}
 	for _, d := range rt.Dests {
 		if _, kept := lastDest(next, d); !kept {
-			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d]", rt.Kind, rt.Index, d.Index), destText(d), "removed")
+			b.vsWrite(rt, WriteVSWeight, fmt.Sprintf("spec.%s[%d].route[%d]", rt.Kind, at, d.Index), destText(d), "removed")
 		}
 	}
+}
+
+// liveIndex is a route's index in the VirtualService as the controller
+// leaves it: it puts the header/mirror routes it manages first (orderRoutes),
+// so an http route moves down by the number present.
+func (b *builder) liveIndex(rt *RouteState) int {
+	if rt.Kind == graph.HTTP {
+		return rt.Index + len(b.cur.Managed)
+	}
+	return rt.Index
 }
 
 // lastDest returns the last destination of ds with d's host, subset and role.
@@ -631,6 +639,10 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 			idx = i
 		}
 	}
+	m.match = desc
+	if on && idx >= 0 && b.cur.Managed[idx] == m {
+		return // the controller re-creates the same route: no write
+	}
 	for _, vs := range b.vsKeys() {
 		switch {
 		case b.noWrites:
@@ -644,6 +656,9 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 			b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteVSRouteRemove, Object: vs, Field: "spec.http", Old: "route " + m.Name, New: "removed", RouteKind: graph.HTTP, Batch: b.batch, Resource: b.g.Get(vs.Kind, vs.Namespace, vs.Name)})
 		}
 	}
+	if idx >= 0 || on {
+		b.changes++
+	}
 	if idx >= 0 {
 		b.cur.Managed = append(b.cur.Managed[:idx:idx], b.cur.Managed[idx+1:]...)
 	}
@@ -656,6 +671,9 @@ func (b *builder) setManaged(m ManagedRoute, on bool, desc string) {
 
 // clearManaged removes every header/mirror route (promotion and abort).
 func (b *builder) clearManaged() {
+	if len(b.cur.Managed) == 0 {
+		return
+	}
 	for _, m := range append([]ManagedRoute(nil), b.cur.Managed...) {
 		b.setManaged(m, false, "")
 	}

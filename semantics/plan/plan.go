@@ -131,6 +131,8 @@ type ManagedRoute struct {
 	Type string `json:"type"` // header | mirror
 	// Percentage is the mirrored share (mirror routes).
 	Percentage int32 `json:"percentage,omitempty"`
+
+	match string // the route's match, as words: a change rewrites the route
 }
 
 // RevisionLabel is a selector or subset label and the revision it selects.

@@ -31,22 +31,3 @@ func SubsetOf(h, o string) bool {
 // Matches reports whether two host names overlap (Istio's host.Name.Matches):
 // either is a subset of the other.
 func Matches(a, b string) bool { return SubsetOf(a, b) || SubsetOf(b, a) }
-
-// mostSpecific returns, of the candidate hosts, the one Istio's
-// MostSpecificHostMatch picks for needle: the needle itself when present,
-// else the longest wildcard covering it. ok is false when none matches.
-func mostSpecific(needle string, candidates map[string]bool) (string, bool) {
-	if candidates[needle] {
-		return needle, true
-	}
-	best, found := "", false
-	for c := range candidates {
-		if !wildcarded(c) || !SubsetOf(needle, c) {
-			continue
-		}
-		if !found || len(c) > len(best) || len(c) == len(best) && c < best {
-			best, found = c, true
-		}
-	}
-	return best, found
-}

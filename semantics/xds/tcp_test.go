@@ -31,6 +31,7 @@ spec:
           virtualService: {name: db, tcpRoutes: [{port: 5432}]}
       steps:
       - setWeight: 25
+      - setWeight: 50
 ---
 apiVersion: networking.istio.io/v1
 kind: VirtualService
@@ -49,7 +50,9 @@ spec:
 	p := plan.Build(g)[0]
 	m, _ := xds.ForVersion("1.28")
 	pr := xds.Predict(m, xds.NewScoper(g), p)
-	step := pr.States[2]
+	// The second weight write, alone in its reconcile (the first shares one
+	// with the canary selector's switch).
+	step := pr.States[3]
 	var vsPush *xds.Push
 	for i := range step.Pushes {
 		if step.Pushes[i].Keys[0] == "VirtualService/default/db" {

@@ -3,16 +3,17 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rolloutlint/rolloutlint/internal/version"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
@@ -24,20 +25,9 @@ const (
 	ExitFailure  = 2 // usage, config, I/O or internal failure
 )
 
-// Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3";
-// otherwise the module version from the build info is used.
-var Version = ""
-
-// VersionString returns the tool version.
-func VersionString() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
+// VersionString returns the tool version: the release's (v0.1.0), the module
+// version of a `go install …@v0.1.0`, or "dev" (see internal/version).
+func VersionString() string { return version.Get().Short() }
 
 // exitError carries an exit code through cobra.
 type exitError struct{ code int }
@@ -125,16 +115,36 @@ Exit codes: 0 nothing at or above --fail-level, 1 findings at or above it,
 	return root
 }
 
+// versionOptions are the flags of `rolloutlint version`.
+type versionOptions struct {
+	format string
+}
+
 func newVersion(e *Env) *cobra.Command {
-	return &cobra.Command{
+	var o versionOptions
+	c := &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Short: "Print the version, commit and build date",
+		Long: `Version prints the release version, the commit it was built from and the commit's
+date, the Go version and the platform. A build that is not a release reports the version
+"dev" (with the commit when built in a git checkout); ` + "`go install …@vX.Y.Z`" + ` reports vX.Y.Z.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := fmt.Fprintln(e.Out, "rolloutlint", VersionString())
-			return err
+			info := version.Get()
+			switch o.format {
+			case "text":
+				_, err := fmt.Fprintln(e.Out, info.String())
+				return err
+			case "json":
+				enc := json.NewEncoder(e.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(info)
+			}
+			return fmt.Errorf("--format %q: want text or json", o.format)
 		},
 	}
+	c.Flags().StringVarP(&o.format, "format", "f", "text", "output format: text or json")
+	return c
 }
 
 // getenv reads an environment variable of the run.

@@ -315,6 +315,88 @@ func TestStdin(t *testing.T) {
 	}
 }
 
+// helm template | rolloutlint lint --stdin-filename chart/ -: the findings and
+// the SARIF artifact are the chart's path, with fingerprints from the text read.
+func TestStdinFilename(t *testing.T) {
+	dir := write(t, map[string]string{"chart/Chart.yaml": "name: checkout\n"})
+	r := run(t, dir, acceptance, "lint", "-f", "json", "--stdin-filename", "chart/", "-")
+	if r.code != cli.ExitFindings {
+		t.Fatalf("exit %d, stderr %s", r.code, r.err)
+	}
+	for _, d := range parseJSON(t, r.out) {
+		if d.File != "chart" {
+			t.Errorf("file %q, want chart", d.File)
+		}
+	}
+	r = run(t, dir, acceptance, "lint", "-f", "sarif", "--sarif-root", dir, "--stdin-filename", "chart/", "-")
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI       string `json:"uri"`
+							URIBaseID string `json:"uriBaseId"`
+						} `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) == 0 {
+		t.Fatalf("SARIF: %v (exit %d, %s)", err, r.code, r.err)
+	}
+	for _, res := range log.Runs[0].Results {
+		loc := res.Locations[0].PhysicalLocation.ArtifactLocation
+		if loc.URI != "chart" || loc.URIBaseID != "%SRCROOT%" {
+			t.Errorf("artifact %+v, want chart relative to %%SRCROOT%%", loc)
+		}
+		if res.PartialFingerprints["primaryLocationLineHash"] == "" {
+			t.Errorf("result at %s has no line fingerprint", loc.URI)
+		}
+	}
+	// Misuse is a usage error, not a silent rename.
+	if r := run(t, dir, acceptance, "lint", "--stdin-filename", "x.yaml", "chart"); r.code != cli.ExitFailure || !strings.Contains(r.err, "no - among the paths") {
+		t.Errorf("--stdin-filename without -: exit %d, %s", r.code, r.err)
+	}
+	dir2 := write(t, map[string]string{"a.yaml": clean})
+	if r := run(t, dir2, clean, "lint", "--stdin-filename", "a.yaml", "-", "a.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "names a file that is linted too") {
+		t.Errorf("--stdin-filename of a linted file: exit %d, %s", r.code, r.err)
+	}
+}
+
+// No Kubernetes object is a failure unless --allow-empty: a helm template that
+// printed nothing, a directory of values files, a wrong path.
+func TestEmptyInput(t *testing.T) {
+	dir := write(t, map[string]string{"empty/values.yaml": "# only a comment\n", "nothing/README.md": "x"})
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"empty stdin", "", []string{"lint", "-"}, "no Kubernetes object in standard input"},
+		{"comments only", "", []string{"lint", "empty"}, "no Kubernetes object in empty (1 file(s) read"},
+		{"no manifest files", "", []string{"lint", "nothing"}, "no Kubernetes object in nothing (0 file(s) read"},
+		{"SARIF too", "", []string{"lint", "-f", "sarif", "-"}, "--allow-empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, dir, c.stdin, c.args...)
+			if r.code != cli.ExitFailure || !strings.Contains(r.err, c.want) || r.out != "" {
+				t.Errorf("exit %d, stderr %q, stdout %q; want exit 2 with %q and no report", r.code, r.err, r.out, c.want)
+			}
+			args := append([]string{c.args[0], "--allow-empty"}, c.args[1:]...)
+			if r := run(t, dir, c.stdin, args...); r.code != cli.ExitOK {
+				t.Errorf("--allow-empty: exit %d, %s", r.code, r.err)
+			}
+		})
+	}
+	// Invalid YAML is not "empty": its finding is the report (exit 1).
+	if r := run(t, dir, "a: [\n", "lint", "-"); r.code != cli.ExitFindings || !strings.Contains(r.out, "RL0001") {
+		t.Errorf("invalid YAML on stdin: exit %d, %s %s", r.code, r.out, r.err)
+	}
+}
+
 // routedRollout needs its canary and stable Services; they are in services.yaml.
 const routedRollout = `apiVersion: argoproj.io/v1alpha1
 kind: Rollout

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +28,8 @@ type loadOptions struct {
 	maxDocuments int
 	// followSymlinks reads symlinks out of a linted directory.
 	followSymlinks bool
+	// stdinFilename is the path standard input is reported as.
+	stdinFilename string
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -36,6 +39,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
 	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
+	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart a `helm template` rendered: SARIF gets a real artifact URI and fingerprints")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -44,6 +48,13 @@ type bundle struct {
 	graph *graph.Graph
 	// reported is the set of files findings may be reported on; nil means all.
 	reported map[string]bool
+	// stdin is what standard input held, under the name it is reported as
+	// (nil when it was not read).
+	stdin map[string][]byte
+	// given describes the paths the findings are reported on, and givenFiles
+	// counts the files read from them, for messages.
+	given      string
+	givenFiles int
 }
 
 // loadConfig reads the config at path, or the one found upward from the
@@ -62,10 +73,17 @@ func (e *Env) loadConfig(path string) (*config.Config, error) {
 	return config.Load(e.path(path))
 }
 
-// loadBundle reads config and files. Paths named on the command line are
-// reported on; --context paths (or, with explicit paths, the config's paths)
-// are only loaded so that references resolve.
-func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+// resolved is what the config and the load flags say to read.
+type resolved struct {
+	cfg  *config.Config
+	opts load.Options
+	// args are the paths to lint (the config's paths when none were given);
+	// context the paths loaded only so that references resolve.
+	args, context []string
+}
+
+// resolve reads the config and decides what to load.
+func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	// The loader reads 0 as "the default"; on the command line it is a mistake.
 	if o.maxFileBytes <= 0 {
 		return nil, fmt.Errorf("--max-file-size %d: the limit must be a positive number of bytes (default %d, 32 MiB)", o.maxFileBytes, load.DefaultMaxFileBytes)
@@ -85,6 +103,10 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	if ns == "" && cfg != nil {
 		ns = cfg.Namespace
 	}
+	stdinName, err := o.stdinName(e, args)
+	if err != nil {
+		return nil, err
+	}
 	opts := load.Options{
 		Namespace:      ns,
 		Limits:         load.Limits{MaxFileBytes: o.maxFileBytes, MaxDocuments: o.maxDocuments},
@@ -93,6 +115,7 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 		Dir:            e.Dir,
 		FullDecode:     full,
 		FollowSymlinks: o.followSymlinks,
+		StdinName:      stdinName,
 	}
 	var cfgPaths []string
 	if cfg != nil {
@@ -109,9 +132,34 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	} else if len(context) == 0 {
 		context = cfgPaths
 	}
+	return &resolved{cfg: cfg, opts: opts, args: args, context: context}, nil
+}
+
+// loadBundle reads config and files into one graph. Paths named on the
+// command line are reported on; --context paths (or, with explicit paths,
+// the config's paths) are only loaded so that references resolve.
+func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
+	rs, err := o.resolve(e, args)
+	if err != nil {
+		return nil, err
+	}
+	cfg, opts, args, context := rs.cfg, rs.opts, rs.args, rs.context
 	inputs, err := load.Expand(args, opts)
 	if err != nil {
 		return nil, err
+	}
+	b := &bundle{cfg: cfg, given: describePaths(args), givenFiles: len(inputs)}
+	if stdinName := opts.StdinName; stdinName != "" {
+		// Exactly one input may carry the name: standard input.
+		for _, in := range inputs {
+			if e.canonical(in.Path) != e.canonical(stdinName) {
+				continue
+			}
+			if b.stdin != nil {
+				return nil, fmt.Errorf("--stdin-filename %s names a file that is linted too; give standard input a name of its own", stdinName)
+			}
+			b.stdin = map[string][]byte{in.Path: in.Data}
+		}
 	}
 	var reported map[string]bool
 	if len(context) > 0 {
@@ -129,9 +177,72 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 			}
 		}
 	}
-	g := load.Inputs(inputs, opts)
+	b.graph = load.Inputs(inputs, opts)
+	b.reported = reported
 	memlimit.Fit() // the loaded bundle sets the floor of the memory limit
-	return &bundle{cfg: cfg, graph: g, reported: reported}, nil
+	return b, nil
+}
+
+// stdinName checks --stdin-filename against the paths: it names standard
+// input, so it needs "-" among them. The name is cleaned (chart/ is chart).
+func (o *loadOptions) stdinName(e *Env, args []string) (string, error) {
+	if o.stdinFilename == "" {
+		return "", nil
+	}
+	hasStdin := false
+	for _, a := range args {
+		hasStdin = hasStdin || a == "-"
+	}
+	if !hasStdin {
+		return "", fmt.Errorf("--stdin-filename %s: no - among the paths, so standard input is not read", o.stdinFilename)
+	}
+	if strings.HasPrefix(o.stdinFilename, "<") || o.stdinFilename == "-" {
+		return "", fmt.Errorf("--stdin-filename %q: give a path, e.g. the chart directory that was rendered", o.stdinFilename)
+	}
+	name := filepath.Clean(o.stdinFilename)
+	// A file of that name that is linted too would be two inputs under one
+	// name: findings, suppressions and fingerprints would mix them up.
+	if st, err := os.Stat(e.path(name)); err == nil && !st.IsDir() {
+		target := e.canonical(name)
+		for _, a := range args {
+			if a == "-" {
+				continue
+			}
+			if p := e.canonical(a); p == target || strings.HasPrefix(target, p+string(filepath.Separator)) {
+				return "", fmt.Errorf("--stdin-filename %s names a file that is linted too; give standard input a name of its own", name)
+			}
+		}
+	}
+	return name, nil
+}
+
+// describePaths names the paths of a lint for a message.
+func describePaths(args []string) string {
+	var parts []string
+	for _, a := range args {
+		if a == "-" {
+			a = "standard input"
+		}
+		parts = append(parts, a)
+	}
+	if len(parts) > 4 {
+		parts = append(parts[:4], fmt.Sprintf("and %d more", len(parts)-4))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// objects counts the Kubernetes objects loaded from the reported files.
+func (b *bundle) objects(canonical func(string) string) int {
+	if b.reported == nil {
+		return len(b.graph.Resources)
+	}
+	n := 0
+	for _, r := range b.graph.Resources {
+		if b.reported[canonical(r.File)] {
+			n++
+		}
+	}
+	return n
 }
 
 // canonical makes paths given differently (./a.yaml, a.yaml) compare equal.
@@ -156,8 +267,12 @@ type lintOptions struct {
 	color             string
 	istioVersion      string
 	policyDirs        []string
+	allowEmpty        bool
 	sarif             sarifOptions
 	prometheus        promOptions
+	render            bool
+	helmValues        []string
+	helmSet           []string
 }
 
 func (o *lintOptions) bind(fl *pflag.FlagSet) {
@@ -172,6 +287,10 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
+	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
+	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable)")
+	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
+	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
 }
@@ -182,11 +301,20 @@ func newLint(e *Env) *cobra.Command {
 		Use:   "lint [PATH...]",
 		Short: "Lint manifests (files, directories, or - for stdin)",
 		Long: fmt.Sprintf(`Lint reads manifests from files, directories (recursively: *.yaml, *.yml, *.json)
-or standard input (-), builds one resource graph and runs every enabled rule.
+or standard input (-) and runs every enabled rule, one deployable unit at a time, the
+way the tools that deploy them would: each Kustomize root (a kustomization no other
+one uses) is built, each Helm chart (Chart.yaml) rendered as helm template does, each
+Argo CD Application whose source path is in the tree rendered with its source options,
+and the plain directories read as they are. Units an Application deploys to the same
+cluster and namespace are linted together, and so are the plain directories. Rendering
+is in process: nothing is fetched or executed (remote bases, exec plugins and charts
+not vendored under charts/ are findings). Findings point into the files you wrote
+(see docs/repositories.md). --render=false lints the files as written.
 
-With no PATH, the paths of .rolloutlint.yaml are linted. When PATHs are given (as
-pre-commit does with the changed files), the config's paths, or --context, are loaded
-too so references resolve, but findings are reported only for the given files.
+With no PATH, the paths of .rolloutlint.yaml are linted. When files are given (as
+pre-commit does with the changed files), the units they belong to are loaded whole,
+and files outside any unit with the config's paths, or --context, so references
+resolve; findings are reported only on the given files and objects rendered from them.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
 keeps live, if that is more), so that large bundles stay small in memory at a little
@@ -196,6 +324,8 @@ ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder inst
 of the fast one; the findings are the same (it is there should a document ever load
 differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
+  rolloutlint lint .                                  # every Kustomize root, chart and Application
+  rolloutlint lint --values values-prod.yaml charts/app
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
   rolloutlint lint --context deploy/ deploy/virtualservice.yaml`,
@@ -212,6 +342,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err
+	}
+	if o.render && !onlyStdin(args) {
+		return o.runUnits(e, fl, w, args)
 	}
 	b, err := o.load.loadBundle(e, args)
 	if err != nil {
@@ -260,9 +393,20 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if b.reported != nil {
 		res = res.Only(b.reported, e.canonical)
 	}
+	// No object and nothing to say about the files (a YAML error would be a
+	// finding): an empty render or a wrong path, which must not pass green.
+	if !o.allowEmpty && b.objects(e.canonical) == 0 && len(res.Active()) == 0 {
+		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
+	}
+	return o.write(e, w, res, all, failAt, b.stdin)
+}
+
+// write writes the report and picks the exit code; sources hold the text of
+// inputs that are not files (standard input).
+func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity, sources map[string][]byte) error {
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Sources: sources}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {

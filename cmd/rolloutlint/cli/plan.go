@@ -7,8 +7,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/rollout"
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
@@ -105,11 +108,29 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return err
 		}
 	}
-	doc := planreport.Build(m, xds.NewScoper(b.graph), plans)
+	doc := planreport.Build(m, xds.NewScoper(b.graph), plans, rejections(b))
 	if err := w(e.Out, doc); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}
 	return nil
+}
+
+// rejections runs the rules that check what Argo Rollouts' validation checks
+// and returns, by Rollout, their error findings: Argo refuses such a Rollout
+// (InvalidSpec), so its plan is not played out. Suppressions and the config
+// do not change what Argo does, so they are not applied.
+func rejections(b *bundle) map[plan.Object][]planreport.Rejection {
+	res := analyzer.Run(b.graph, analyzer.Options{Rules: rollout.InvalidSpec, Mode: rules.ModeCLI, Globals: globalsFrom(b.cfg)})
+	out := map[plan.Object][]planreport.Rejection{}
+	for _, d := range res.Diagnostics {
+		if d.Severity != rules.Error || d.Object.Kind != "Rollout" {
+			continue
+		}
+		k := plan.Object{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
+		out[k] = append(out[k], planreport.Rejection{RuleID: d.RuleID, Message: d.Message,
+			File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Column})
+	}
+	return out
 }
 
 // selectRollout keeps the plan of one Rollout named ns/name (or name).

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -71,5 +73,110 @@ func TestLintIstioVersion(t *testing.T) {
 	}
 	if !strings.Contains(out, "after Istio 1.30's 100 ms debounce window") {
 		t.Errorf("RL6002 message does not use the chosen model:\n%s", out)
+	}
+}
+
+// A Rollout Argo Rollouts would refuse (InvalidSpec) is not played out: the
+// plan names the findings instead of steps Argo never runs.
+func TestPlanRejectedRollout(t *testing.T) {
+	code, out, errs := runMain("plan", "--config", "/dev/null", "-f", "json", "../../../examples/checkout")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Rollouts []struct {
+			States   []json.RawMessage `json:"states"`
+			Rejected []struct {
+				RuleID string `json:"ruleId"`
+				Line   int    `json:"line"`
+			} `json:"rejected"`
+		} `json:"rollouts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Rollouts) != 1 || len(doc.Rollouts[0].States) != 0 {
+		t.Fatalf("the invalid Rollout was played out: %s", out)
+	}
+	got := map[string]int{}
+	for _, r := range doc.Rollouts[0].Rejected {
+		got[r.RuleID] = r.Line
+	}
+	// examples/checkout: a step with no action (line 38) and setWeight 120 (line 45).
+	if got["RL1002"] != 38 || got["RL1001"] != 45 || len(got) != 2 {
+		t.Errorf("rejections %v, want RL1002 at 38 and RL1001 at 45", got)
+	}
+	code, out, _ = runMain("plan", "--config", "/dev/null", "../../../examples/checkout")
+	if code != ExitOK || !strings.Contains(out, "not played out: Argo Rollouts refuses this spec (InvalidSpec)") || strings.Contains(out, "step 0 ") {
+		t.Errorf("text plan of a refused Rollout:\n%s", out)
+	}
+}
+
+// Services, VirtualServices, DestinationRules and templates the Rollout names
+// but the input lacks are listed alike.
+func TestPlanNotInBundle(t *testing.T) {
+	code, out, errs := runMain("plan", "--config", "/dev/null", "-f", "json", "../../../testdata/plan/subset-level.yaml")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, `"notInBundle": []`) {
+		t.Errorf("a complete bundle should list nothing as missing:\n%s", out)
+	}
+	dir := t.TempDir()
+	rollout := `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: web:1}]}
+  strategy:
+    canary:
+      stableService: web-stable
+      canaryService: web-canary
+      trafficRouting:
+        istio:
+          virtualService: {name: web, routes: [primary]}
+          destinationRule: {name: web, stableSubsetName: stable, canarySubsetName: canary}
+      steps:
+      - setWeight: 20
+      - analysis: {templates: [{templateName: success-rate}]}
+`
+	if err := os.WriteFile(filepath.Join(dir, "rollout.yaml"), []byte(rollout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runMain("plan", "--config", "/dev/null", "-f", "json", filepath.Join(dir, "rollout.yaml"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Rollouts []struct {
+			NotInBundle []struct{ Kind, Namespace, Name, Path string } `json:"notInBundle"`
+		} `json:"rollouts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range doc.Rollouts[0].NotInBundle {
+		got = append(got, r.Kind+" "+r.Namespace+"/"+r.Name+" "+r.Path)
+	}
+	want := []string{
+		"Service shop/web-stable spec.strategy.canary.stableService",
+		"Service shop/web-canary spec.strategy.canary.canaryService",
+		"VirtualService shop/web spec.strategy.canary.trafficRouting.istio.virtualService.name",
+		"DestinationRule shop/web spec.strategy.canary.trafficRouting.istio.destinationRule.name",
+		"AnalysisTemplate shop/success-rate spec.strategy.canary.steps[1].analysis.templates[0].templateName",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notInBundle:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, f := range []string{"text", "markdown", "mermaid"} {
+		_, out, _ := runMain("plan", "--config", "/dev/null", "-f", f, filepath.Join(dir, "rollout.yaml"))
+		if strings.Count(strings.ToLower(out), "not in the bundle") != len(want) {
+			t.Errorf("%s output names %d missing objects, want %d:\n%s", f, strings.Count(strings.ToLower(out), "not in the bundle"), len(want), out)
+		}
 	}
 }

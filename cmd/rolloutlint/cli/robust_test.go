@@ -67,9 +67,11 @@ func TestSymlinkedTokenIsNeitherReadNorQuoted(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s%s", format, r.code, r.out, r.err)
 		}
 	}
-	// Asked to follow it, the file is read, and still not quoted.
+	// Asked to follow it, the file is read, and still not quoted: YAML that
+	// is not a Kubernetes object draws no finding of its own (issue 16), so
+	// the lint passes with both files read.
 	r := run(t, base, "", "lint", "--follow-symlinks", "deploy")
-	if r.code != 1 || strings.Contains(r.out, "SECRET") || !strings.Contains(r.out, "deploy/token.yaml:1:1: error RL0002 document is a plain value (25 characters on line 1)") {
+	if r.code != 0 || strings.Contains(r.out+r.err, "SECRET") || !strings.Contains(r.out, "in 2 files") {
 		t.Errorf("--follow-symlinks: exit %d\n%s%s", r.code, r.out, r.err)
 	}
 }

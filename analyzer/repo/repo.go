@@ -1,0 +1,547 @@
+// Package repo lints a repository the way it is deployed: one bundle per
+// deployable unit (a Kustomize root, a Helm chart, an Argo CD
+// Application's source, the plain directories), rendered in process, with
+// units that deploy to the same cluster and namespace linted together.
+// Findings on rendered objects point into the files the user wrote.
+package repo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/model/render"
+	"github.com/rolloutlint/rolloutlint/model/units"
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// Options configure a repository lint.
+type Options struct {
+	// Analyzer selects and configures the rules; Globals.ArgoCD is set per
+	// bundle when an Application deploys it.
+	Analyzer analyzer.Options
+	// Load gives the default namespace, limits and excludes.
+	Load load.Options
+	// Render gives --values and --set for charts no Application deploys.
+	Render render.Options
+	// RepoRoot is where Argo CD Application paths start; "" finds it
+	// (the nearest directory above the first path holding .git).
+	RepoRoot string
+	// Context are paths loaded, as today, with files given outside any
+	// unit (the config's paths, or --context).
+	Context []string
+	// AfterBundle, when set, runs after each bundle's rules with its graph
+	// and result (the live Prometheus dry-run adds findings there).
+	AfterBundle func(g *graph.Graph, res *analyzer.Result) error
+}
+
+// Bundle is one linted bundle: the units in it and its result.
+type Bundle struct {
+	Units  []*units.Unit
+	Result *analyzer.Result
+}
+
+// Report is a repository lint: every bundle's findings merged, and the
+// bundles.
+type Report struct {
+	Result  *analyzer.Result
+	Bundles []*Bundle
+
+	mappers []*render.Mapper
+	files   map[string]bool // the user files loaded
+}
+
+// Files are the user files the lint loaded (manifests, and the sources
+// units were rendered from), sorted.
+func (r *Report) Files() []string {
+	out := make([]string, 0, len(r.files))
+	for f := range r.files {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Lint lints paths. Directories are discovered into units; files given
+// alone are linted with the whole of the units they belong to, reporting
+// only findings on them (or on objects rendered from them); files in no
+// unit are linted as before, with the Context paths.
+func Lint(paths []string, opts Options) (*Report, error) {
+	// A caller with its own working directory (load.Options.Dir): files
+	// are read there, and findings name them as given.
+	if base := opts.Load.Dir; base != "" {
+		rep, err := lintIn(base, paths, opts)
+		if err != nil {
+			return nil, err
+		}
+		rep.Result.Diagnostics = trimDir(base, rep.Result.Diagnostics)
+		return rep, nil
+	}
+	return lint(paths, opts)
+}
+
+// lintIn is Lint with relative paths read from base.
+func lintIn(base string, paths []string, opts Options) (*Report, error) {
+	join := func(ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = p
+			if p != "-" && !filepath.IsAbs(p) {
+				out[i] = filepath.Join(base, p)
+			}
+		}
+		return out
+	}
+	if opts.RepoRoot != "" && !filepath.IsAbs(opts.RepoRoot) {
+		opts.RepoRoot = filepath.Join(base, opts.RepoRoot)
+	}
+	opts.Context = join(opts.Context)
+	if ex := opts.Load.Exclude; ex != nil {
+		opts.Load.Exclude = func(p string) bool { return ex(strip(base, p)) }
+	}
+	opts.Load.Dir = ""
+	return lint(join(paths), opts)
+}
+
+// strip makes a path below base relative to it again.
+func strip(base, p string) string {
+	if rel, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}
+
+func trimDir(base string, ds []rules.Diagnostic) []rules.Diagnostic {
+	for i := range ds {
+		ds[i].Pos.File = strip(base, ds[i].Pos.File)
+		for j := range ds[i].Related {
+			ds[i].Related[j].File = strip(base, ds[i].Related[j].File)
+		}
+	}
+	return ds
+}
+
+func lint(paths []string, opts Options) (*Report, error) {
+	var dirs, files []string
+	for _, p := range paths {
+		if p == "-" {
+			files = append(files, p)
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", p, unwrap(err))
+		}
+		if st.IsDir() {
+			dirs = append(dirs, filepath.Clean(p))
+		} else {
+			files = append(files, filepath.Clean(p))
+		}
+	}
+	root := opts.RepoRoot
+	if root == "" && len(paths) > 0 {
+		root = FindRoot(paths[0])
+	}
+	uopts := units.Options{RepoRoot: root, Exclude: opts.Load.Exclude, FollowSymlinks: opts.Load.FollowSymlinks}
+	var selected []*units.Unit
+	var reported map[string]bool // nil: everything
+	var loose []string
+	if len(dirs) > 0 {
+		set, err := units.Discover(dirs, uopts)
+		if err != nil {
+			return nil, err
+		}
+		selected = set.Units
+	}
+	if len(files) > 0 {
+		reported = map[string]bool{}
+		for _, d := range dirs {
+			reported[d] = true
+		}
+		var set *units.Set
+		if root != "" {
+			var err error
+			if set, err = units.Discover([]string{root}, uopts); err != nil {
+				return nil, err
+			}
+		}
+		seen := map[*units.Unit]bool{}
+		for _, u := range selected {
+			seen[u] = true
+		}
+		for _, f := range files {
+			reported[f] = true
+			var us []*units.Unit
+			if set != nil && f != "-" {
+				us = set.UnitsOf(f)
+			}
+			if len(us) == 0 {
+				loose = append(loose, f)
+				continue
+			}
+			for _, u := range us {
+				if !seen[u] && (u.Kind != units.Directory || u.App != nil) {
+					seen[u] = true
+					selected = append(selected, u)
+				}
+			}
+			// A plain file is linted with the plain directories.
+			for _, u := range us {
+				if u.Kind == units.Directory && u.App == nil {
+					loose = append(loose, f)
+					break
+				}
+			}
+		}
+	}
+	rep, err := lintUnits(selected, loose, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Files given alone, with nothing else loaded, are all there is: no
+	// filter (as before units).
+	if reported != nil && (len(selected) > 0 || len(opts.Context) > 0) {
+		rep.Result = only(rep, reported)
+	}
+	return rep, nil
+}
+
+// FindRoot is the repository root above path: the nearest directory
+// holding .git, else the path's directory.
+func FindRoot(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	start := abs
+	if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+		start = filepath.Dir(abs)
+	}
+	for d := start; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return relativeTo(d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return relativeTo(start)
+}
+
+// relativeTo makes an absolute directory relative to the working
+// directory when it is below it, so paths in findings stay as typed.
+func relativeTo(abs string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return abs
+}
+
+func unwrap(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// bundleWork is one bundle to lint: its units, and loose files linted with
+// the plain directories.
+type bundleWork struct {
+	group string
+	units []*units.Unit
+	loose []string
+}
+
+func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, error) {
+	byGroup := map[string]*bundleWork{}
+	var order []string
+	add := func(group string) *bundleWork {
+		if byGroup[group] == nil {
+			byGroup[group] = &bundleWork{group: group}
+			order = append(order, group)
+		}
+		return byGroup[group]
+	}
+	for _, u := range selected {
+		b := add(u.Group)
+		b.units = append(b.units, u)
+	}
+	if len(loose) > 0 {
+		b := add("plain")
+		b.loose = loose
+	}
+	sort.Strings(order)
+	r := render.New(opts.Render)
+	// Render every unit first, on every core: rendering is independent
+	// per unit and dominates the cost of a repository of small units.
+	var all []*units.Unit
+	for _, g := range order {
+		all = append(all, byGroup[g].units...)
+	}
+	rendered := make([]*render.Result, len(all))
+	parallel.For(len(all), 1, func(i int) { rendered[i] = r.Render(all[i]) })
+	results := map[*units.Unit]*render.Result{}
+	for i, u := range all {
+		results[u] = rendered[i]
+	}
+	rep := &Report{files: map[string]bool{}}
+	files := rep.files
+	for _, g := range order {
+		b := byGroup[g]
+		res, m, err := lintBundle(b, results, opts, files)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			rep.mappers = append(rep.mappers, m)
+		}
+		rep.Bundles = append(rep.Bundles, &Bundle{Units: b.units, Result: res})
+	}
+	rep.Result = merge(rep.Bundles)
+	rep.Result.Summary.Files = len(files)
+	return rep, nil
+}
+
+// lintBundle loads the rendered units of one bundle into one graph and
+// lints it.
+func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Options, files map[string]bool) (*analyzer.Result, *render.Mapper, error) {
+	var inputs []load.Input
+	var problems []graph.Problem
+	mapper := (*render.Mapper)(nil)
+	have := map[string]int{} // path → index in inputs
+	apps := map[string][]*units.Application{}
+	ns := opts.Load.Namespace
+	argo := false
+	for _, u := range b.units {
+		res := results[u]
+		for _, in := range res.Inputs {
+			if i, ok := have[in.Path]; ok {
+				if inputs[i].Role == load.RoleSource && in.Role != load.RoleSource {
+					inputs[i] = in
+				}
+				continue
+			}
+			have[in.Path] = len(inputs)
+			inputs = append(inputs, in)
+		}
+		problems = append(problems, res.Problems...)
+		if mapper == nil {
+			mapper = res.Mapper
+		} else {
+			mapper.Merge(res.Mapper)
+		}
+		if u.App != nil {
+			argo = true
+			apps[u.App.File] = append(apps[u.App.File], u.App)
+			if u.Namespace != "" {
+				ns = u.Namespace
+			}
+		}
+	}
+	// The Applications deploying the bundle are part of it (the GitOps
+	// rules read their sync policy and ignoreDifferences), each file
+	// reduced to those Applications' documents, with lines kept.
+	for file, list := range apps {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading %s: %w", file, unwrap(err))
+		}
+		keep := map[int]bool{}
+		for _, a := range list {
+			keep[a.Doc] = true
+		}
+		in := load.Input{Path: file, Data: onlyDocuments(data, keep)}
+		if i, ok := have[file]; ok {
+			inputs[i] = in
+		} else {
+			have[file] = len(inputs)
+			inputs = append(inputs, in)
+		}
+	}
+	if len(b.loose) > 0 {
+		lo := opts.Load
+		extra, err := load.Expand(append(append([]string{}, b.loose...), opts.Context...), lo)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A given file is also in the context paths, perhaps under
+		// another name (absolute, ./): it is loaded once, as given.
+		seen := map[string]bool{}
+		for p := range have {
+			seen[absPath(p)] = true
+		}
+		for _, in := range extra {
+			if k := absPath(in.Path); !seen[k] {
+				seen[k] = true
+				have[in.Path] = len(inputs)
+				inputs = append(inputs, in)
+			}
+		}
+	}
+	lo := opts.Load
+	lo.Namespace = ns
+	g := load.Inputs(inputs, lo)
+	if len(problems) > 0 {
+		g.Problems = append(g.Problems, problems...)
+		sort.SliceStable(g.Problems, func(i, j int) bool { return graph.LessPos(g.Problems[i].Pos, g.Problems[j].Pos) })
+	}
+	if mapper != nil {
+		g.Mapper = mapper
+	}
+	for _, f := range g.Files {
+		if !f.Rendered {
+			files[f.Path] = true
+		}
+	}
+	ao := opts.Analyzer
+	ao.Globals.ArgoCD = ao.Globals.ArgoCD || argo
+	res := analyzer.Run(g, ao)
+	if opts.AfterBundle != nil {
+		if err := opts.AfterBundle(g, res); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, mapper, nil
+}
+
+// onlyDocuments blanks every document of a file but the kept ones, keeping
+// each line (so positions stay those of the file).
+func onlyDocuments(data []byte, keep map[int]bool) []byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	doc := 0
+	started := false
+	var out bytes.Buffer
+	for _, l := range lines {
+		t := bytes.TrimRight(l, "\r\n")
+		if bytes.HasPrefix(t, []byte("---")) && (len(t) == 3 || t[3] == ' ' || t[3] == '\t') {
+			if started {
+				doc++
+			}
+			started = true
+			out.Write(l)
+			continue
+		}
+		if len(bytes.TrimSpace(t)) > 0 && !bytes.HasPrefix(bytes.TrimSpace(t), []byte("#")) {
+			started = true
+		}
+		if keep[doc] {
+			out.Write(l)
+		} else if bytes.HasSuffix(l, []byte("\n")) {
+			out.WriteString("\n")
+		}
+	}
+	return out.Bytes()
+}
+
+// merge joins the bundles' findings: sorted, with a finding two bundles
+// share (a base file both overlays use, an Application in two bundles)
+// reported once.
+func merge(bundles []*Bundle) *analyzer.Result {
+	out := &analyzer.Result{}
+	for _, b := range bundles {
+		if out.Err == nil {
+			out.Err = b.Result.Err
+		}
+		if out.LiveErr == nil {
+			out.LiveErr = b.Result.LiveErr
+		}
+		out.Diagnostics = append(out.Diagnostics, b.Result.Diagnostics...)
+		out.Summary.Objects += b.Result.Summary.Objects
+		if len(b.Result.Rules) > len(out.Rules) {
+			out.Rules = b.Result.Rules
+		}
+	}
+	sort.SliceStable(out.Diagnostics, func(i, j int) bool { return rules.Less(&out.Diagnostics[i], &out.Diagnostics[j]) })
+	kept := out.Diagnostics[:0]
+	for i, d := range out.Diagnostics {
+		if i > 0 {
+			p := kept[len(kept)-1]
+			if p.RuleID == d.RuleID && p.Pos == d.Pos && p.Message == d.Message {
+				continue
+			}
+		}
+		kept = append(kept, d)
+	}
+	out.Diagnostics = kept
+	out.Summary.Rules = len(out.Rules)
+	out.Summary = recount(out.Summary, out.Diagnostics)
+	return out
+}
+
+func recount(s analyzer.Summary, ds []rules.Diagnostic) analyzer.Summary {
+	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
+	for _, d := range ds {
+		switch {
+		case d.Suppressed != nil:
+			s.Suppressed++
+		case d.Severity == rules.Error:
+			s.Errors++
+		case d.Severity == rules.Warning:
+			s.Warnings++
+		default:
+			s.Infos++
+		}
+	}
+	return s
+}
+
+// only keeps the findings on the reported files: at one of them, with a
+// related location in one, or on an object rendered from one.
+func only(rep *Report, reported map[string]bool) *analyzer.Result {
+	key := func(p string) string { return filepath.Clean(p) }
+	in := func(p string) bool {
+		p = key(p)
+		if reported[p] {
+			return true
+		}
+		for d := range reported {
+			if strings.HasPrefix(p, d+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+	out := &analyzer.Result{Rules: rep.Result.Rules, Summary: rep.Result.Summary}
+	for _, d := range rep.Result.Diagnostics {
+		// A finding outside every loaded file (a user policy that broke)
+		// is about the run, not about a file.
+		keep := in(d.Pos.File) || d.Resource == nil && !rep.files[d.Pos.File]
+		for _, r := range d.Related {
+			keep = keep || in(r.File)
+		}
+		if !keep && d.Resource != nil {
+			for _, m := range rep.mappers {
+				for _, f := range m.SourcesOf(d.Resource) {
+					keep = keep || in(f)
+				}
+			}
+		}
+		if keep {
+			out.Diagnostics = append(out.Diagnostics, d)
+		}
+	}
+	out.Summary.Files = len(reported) // the files reported on, as without units
+	out.Summary = recount(out.Summary, out.Diagnostics)
+	return out
+}
+
+// absPath names a file the same way however it was given.
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return filepath.Clean(p)
+}

@@ -1,0 +1,468 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/model/units"
+)
+
+// kustomize renders a kustomization root with krusty, the library behind
+// `kustomize build` and `kubectl kustomize`. Its root kustomization gets
+// buildMetadata [originAnnotations, transformerAnnotations] (in memory, the
+// file is not changed) so that every resource says which file it came from
+// and which kustomizations transformed it; an Application's
+// source.kustomize options are applied to the root the way Argo CD's
+// `kustomize edit` does.
+func (r *Renderer) kustomize(u *units.Unit, res *Result) {
+	absDir, err := filepath.Abs(u.Dir)
+	if err != nil {
+		res.fail(lineStart(u.Dir, 1), "kustomize: %v", err)
+		return
+	}
+	rootFile := kustomizationFile(u.Dir)
+	// Refuse what would fetch or execute before krusty sees it: it would
+	// clone remote bases with git and fetch URLs over HTTP.
+	if refused := r.refuseRemote(u.Dir, res); refused {
+		res.Files = appendFile(res.Files, rootFile)
+		return
+	}
+	fs := &trackingFS{FileSystem: filesys.MakeFsOnDisk(), root: filepath.Join(absDir, filepath.Base(rootFile))}
+	var userMeta []string
+	fs.edit = func(data []byte) ([]byte, error) {
+		var edited []byte
+		edited, userMeta, err = editRootKustomization(data, u.App)
+		return edited, err
+	}
+	opts := krusty.MakeDefaultOptions()
+	opts.Reorder = krusty.ReorderOptionNone // the order written, deterministic
+	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
+	opts.PluginConfig = types.DisabledPluginConfig() // builtins only: no exec, container or Go plugins
+	m, err := krusty.MakeKustomizer(opts).Run(fs, absDir)
+	for _, f := range fs.readFiles() {
+		res.Files = appendFile(res.Files, userPath(u.Dir, absDir, f))
+	}
+	res.Files = appendFile(res.Files, rootFile)
+	if err != nil {
+		pos, msg := r.kustomizeError(u.Dir, absDir, rootFile, res.Files, err)
+		res.fail(pos, "kustomize build of %s failed: %s", u.Dir, msg)
+		return
+	}
+	keepOrigin := containsString(userMeta, types.OriginAnnotations)
+	keepTransformations := containsString(userMeta, types.TransformerAnnotations)
+	rf := &renderedFile{kind: units.Kustomize, path: renderedName(u, "kustomize"), unitRoot: rootFile, app: u.App}
+	var buf bytes.Buffer
+	line := 1
+	for i, rs := range m.Resources() {
+		doc := &renderedDoc{}
+		if o, err := rs.GetOrigin(); err == nil && o != nil && o.Repo == "" {
+			if o.Path != "" {
+				doc.origin = userPath(u.Dir, absDir, o.Path)
+			} else if o.ConfiguredIn != "" {
+				doc.origin = userPath(u.Dir, absDir, o.ConfiguredIn)
+				doc.generated = true
+			}
+		}
+		if ts, err := rs.GetTransformations(); err == nil {
+			for _, t := range ts {
+				if t != nil && t.ConfiguredIn != "" {
+					doc.chain = appendFile(doc.chain, userPath(u.Dir, absDir, t.ConfiguredIn))
+				}
+			}
+		}
+		// The annotations were asked for by rolloutlint, not the user:
+		// the object is linted as kustomize builds it without them.
+		if !keepOrigin {
+			_ = rs.SetOrigin(nil)
+		}
+		if !keepTransformations {
+			_ = rs.ClearTransformations()
+		}
+		data, err := rs.AsYAML()
+		if err != nil {
+			res.fail(lineStart(rootFile, 1), "kustomize build of %s: resource %d: %v", u.Dir, i, err)
+			continue
+		}
+		buf.WriteString("---\n")
+		line++
+		doc.start = line
+		buf.Write(data)
+		line += bytes.Count(data, []byte("\n"))
+		doc.end = line - 1
+		doc.data = data
+		rf.docs = append(rf.docs, doc)
+	}
+	rf.data = buf.Bytes()
+	res.Mapper.files[rf.path] = rf
+	res.Inputs = append(res.Inputs, load.Input{Path: rf.path, Data: rf.data, Role: load.RoleRendered})
+}
+
+// renderedName is the name of a unit's rendered output. It never reaches
+// a finding (the Mapper replaces it) and names no file on disk.
+func renderedName(u *units.Unit, tool string) string {
+	name := filepath.ToSlash(u.Dir) + " (" + tool + " build"
+	if u.App != nil {
+		name += " for Application " + u.App.Name
+	}
+	return name + ")"
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// kustomizationFile is the kustomization file of a directory.
+func kustomizationFile(dir string) string {
+	for _, n := range units.KustomizationNames {
+		p := filepath.Join(dir, n)
+		if st, err := osStat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return filepath.Join(dir, units.KustomizationNames[0])
+}
+
+// trackingFS is the disk, with the root kustomization edited in memory
+// and a record of every file kustomize read.
+type trackingFS struct {
+	filesys.FileSystem
+	root string
+	edit func([]byte) ([]byte, error)
+	mu   sync.Mutex
+	read []string
+}
+
+// ReadFile reads a file, recording it, and edits the root kustomization.
+func (f *trackingFS) ReadFile(path string) ([]byte, error) {
+	data, err := f.FileSystem.ReadFile(path)
+	if err != nil {
+		return data, err
+	}
+	f.mu.Lock()
+	f.read = append(f.read, path)
+	f.mu.Unlock()
+	if filepath.Clean(path) == f.root && f.edit != nil {
+		return f.edit(data)
+	}
+	return data, nil
+}
+
+func (f *trackingFS) readFiles() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.read...)
+}
+
+// editRootKustomization asks for origin and transformer annotations and
+// applies an Application's source.kustomize options as Argo CD does with
+// `kustomize edit` (namePrefix, nameSuffix, namespace replaced; labels,
+// annotations, images, replicas, components and patches added). It
+// returns the buildMetadata the user asked for.
+func editRootKustomization(data []byte, app *units.Application) ([]byte, []string, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return data, nil, nil // krusty reports it
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return data, nil, nil
+	}
+	top := doc.Content[0]
+	var userMeta []string
+	if n := mapValue(top, "buildMetadata"); n != nil {
+		_ = n.Decode(&userMeta)
+	}
+	var ks *units.KustomizeSource
+	if app != nil {
+		ks = app.Source.Kustomize
+	}
+	if ks == nil {
+		if mapValue(top, "buildMetadata") == nil {
+			// Append a line: the rest of the file keeps its line numbers.
+			out := append(bytes.TrimRight(data, "\n"), "\nbuildMetadata: [originAnnotations, transformerAnnotations]\n"...)
+			return out, userMeta, nil
+		}
+	}
+	meta := userMeta
+	for _, m := range []string{types.OriginAnnotations, types.TransformerAnnotations} {
+		if !containsString(meta, m) {
+			meta = append(meta, m)
+		}
+	}
+	setValue(top, "buildMetadata", meta)
+	if ks != nil {
+		if ks.NamePrefix != "" {
+			setValue(top, "namePrefix", ks.NamePrefix)
+		}
+		if ks.NameSuffix != "" {
+			setValue(top, "nameSuffix", ks.NameSuffix)
+		}
+		if ks.Namespace != "" {
+			setValue(top, "namespace", ks.Namespace)
+		}
+		mergeStringMap(top, "commonLabels", ks.CommonLabels)
+		mergeStringMap(top, "commonAnnotations", ks.CommonAnnotations)
+		for _, img := range ks.Images {
+			appendValue(top, "images", parseImage(img))
+		}
+		for _, rp := range ks.Replicas {
+			appendValue(top, "replicas", map[string]any{"name": rp.Name, "count": rp.Count})
+		}
+		for _, c := range ks.Components {
+			appendValue(top, "components", c)
+		}
+		for _, p := range ks.Patches {
+			appendValue(top, "patches", p)
+		}
+	}
+	out, err := yaml.Marshal(top)
+	if err != nil {
+		return data, userMeta, fmt.Errorf("applying the Application's kustomize options: %w", err)
+	}
+	return out, userMeta, nil
+}
+
+// parseImage reads `kustomize edit set image` syntax: [name=]newName[:tag|@digest].
+func parseImage(s string) map[string]any {
+	out := map[string]any{}
+	name, rest, ok := strings.Cut(s, "=")
+	if !ok {
+		rest = s
+	}
+	var newName, tag, digest string
+	if i := strings.Index(rest, "@"); i >= 0 {
+		newName, digest = rest[:i], rest[i+1:]
+	} else if i := strings.LastIndex(rest, ":"); i > strings.LastIndex(rest, "/") {
+		newName, tag = rest[:i], rest[i+1:]
+	} else {
+		newName = rest
+	}
+	if !ok {
+		name = newName
+	}
+	out["name"] = name
+	if newName != name {
+		out["newName"] = newName
+	}
+	if tag != "" {
+		out["newTag"] = tag
+	}
+	if digest != "" {
+		out["digest"] = digest
+	}
+	return out
+}
+
+func mapValue(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func setValue(m *yaml.Node, key string, v any) {
+	var n yaml.Node
+	_ = n.Encode(v)
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content[i+1] = &n
+			return
+		}
+	}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &n)
+}
+
+func appendValue(m *yaml.Node, key string, v any) {
+	var n yaml.Node
+	_ = n.Encode(v)
+	if seq := mapValue(m, key); seq != nil && seq.Kind == yaml.SequenceNode {
+		seq.Content = append(seq.Content, &n)
+		return
+	}
+	setValue(m, key, []any{v})
+}
+
+func mergeStringMap(m *yaml.Node, key string, add map[string]string) {
+	if len(add) == 0 {
+		return
+	}
+	cur := map[string]string{}
+	if n := mapValue(m, key); n != nil {
+		_ = n.Decode(&cur)
+	}
+	for k, v := range add {
+		cur[k] = v
+	}
+	setValue(m, key, cur)
+}
+
+// refuseRemote walks the kustomizations the root uses and reports every
+// remote resource, base or component, and every helmCharts entry (which
+// kustomize renders by running the helm binary). It returns true when
+// the unit must not be built.
+func (r *Renderer) refuseRemote(dir string, res *Result) bool {
+	refused := false
+	seen := map[string]bool{}
+	var visit func(dir string)
+	visit = func(dir string) {
+		if seen[dir] {
+			return
+		}
+		seen[dir] = true
+		file := kustomizationFile(dir)
+		src := r.source(file)
+		if src == nil || len(src.docs) == 0 {
+			return
+		}
+		top := src.docs[0]
+		for _, key := range []string{"resources", "bases", "components"} {
+			seq := mapValue(top, key)
+			if seq == nil || seq.Kind != yaml.SequenceNode {
+				continue
+			}
+			for _, item := range seq.Content {
+				if item.Kind != yaml.ScalarNode {
+					continue
+				}
+				if units.IsRemote(item.Value) {
+					res.fail(graph.NodePos(file, item), "%s %q is remote: rolloutlint renders only what is in the repository and fetches nothing (vendor it, or lint `kustomize build` output with `rolloutlint lint -`)", strings.TrimSuffix(key, "s"), item.Value)
+					refused = true
+					continue
+				}
+				sub := filepath.Join(dir, filepath.FromSlash(item.Value))
+				if st, err := osStat(sub); err == nil && st.IsDir() {
+					visit(sub)
+				}
+			}
+		}
+		if hc := mapValue(top, "helmCharts"); hc != nil {
+			res.fail(graph.NodePos(file, hc), "helmCharts are rendered by running the helm binary, which rolloutlint does not do: render the chart as its own unit (a chart directory or an Argo CD Application), or lint `kustomize build --enable-helm` output with `rolloutlint lint -`")
+			refused = true
+		}
+	}
+	visit(dir)
+	return refused
+}
+
+var (
+	quotedRe     = regexp.MustCompile(`'([^'\n]+)'`)
+	yamlLineRe   = regexp.MustCompile(`line (\d+)`)
+	inFileRe     = regexp.MustCompile(`in File: (\S+)`)
+	patchTarget  = regexp.MustCompile(`(?:target for patch|no matches for Id) ([A-Za-z0-9]+)\.[^/ ]*/([^ .\[]+)`)
+	absPathsLike = regexp.MustCompile(`(/[^\s':]+)+`)
+	pluginRe     = regexp.MustCompile(`unable to load external plugin '([^']+)'`)
+)
+
+// kustomizeError finds the user's file and line a kustomize error is
+// about: the file and line of a YAML error, else the kustomization line
+// that names what failed (a missing file, a patch target), else the root
+// kustomization. The message keeps kustomize's reason with absolute paths
+// made relative.
+func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []string, err error) (graph.Position, string) {
+	msg := err.Error()
+	wd, _ := os.Getwd()
+	msg = absPathsLike.ReplaceAllStringFunc(msg, func(p string) string {
+		if wd != "" && strings.HasPrefix(p, wd+string(filepath.Separator)) {
+			return filepath.ToSlash(userPath(unitDir, absDir, p)) // as the user named the tree
+		}
+		return p
+	})
+	var kusts []string
+	for _, f := range files {
+		if containsString(units.KustomizationNames, filepath.Base(f)) {
+			kusts = append(kusts, f)
+		}
+	}
+	sort.SliceStable(kusts, func(i, j int) bool { return len(kusts[i]) > len(kusts[j]) })
+	if m := inFileRe.FindStringSubmatch(msg); m != nil {
+		for _, f := range files {
+			if strings.HasSuffix(filepath.ToSlash(f), "/"+m[1]) || filepath.Base(f) == m[1] {
+				line := 1
+				if lm := yamlLineRe.FindStringSubmatch(msg); lm != nil {
+					line, _ = strconv.Atoi(lm[1])
+				}
+				return lineStart(f, line), msg
+			}
+		}
+	}
+	var tokens []string
+	if m := patchTarget.FindStringSubmatch(msg); m != nil {
+		tokens = append(tokens, m[2])
+	}
+	for _, m := range quotedRe.FindAllStringSubmatch(err.Error(), -1) {
+		tokens = append(tokens, filepath.Base(m[1]), m[1])
+	}
+	if m := pluginRe.FindStringSubmatch(msg); m != nil {
+		tokens = append(tokens, "kind: "+m[1])
+		msg = strings.Replace(msg, m[0], m[0]+" (rolloutlint runs no exec, container or Go plugin)", 1)
+	}
+	// Kustomizations first, then the other files read (patches, plugin configs).
+	searched := append([]string(nil), kusts...)
+	for _, f := range files {
+		if !containsString(kusts, f) {
+			searched = append(searched, f)
+		}
+	}
+	for i := len(tokens) - 1; i >= 0; i-- {
+		tok := tokens[i]
+		if tok == "" || tok == "." {
+			continue
+		}
+		for _, k := range searched {
+			if src := r.source(k); src != nil {
+				for n, l := range src.lines {
+					if strings.HasPrefix(strings.TrimSpace(l), "#") {
+						continue
+					}
+					if col := wordIndex(l, tok); col >= 0 {
+						return graph.Position{File: k, Line: n + 1, Column: col + 1, EndLine: n + 1, EndColumn: col + 1 + len(tok)}, msg
+					}
+				}
+			}
+		}
+	}
+	return lineStart(rootFile, 1), msg
+}
+
+// wordIndex is the index of tok in line where it stands alone (not inside a
+// longer name), or -1.
+func wordIndex(line, tok string) int {
+	isName := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+	}
+	for off := 0; ; {
+		i := strings.Index(line[off:], tok)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		end := i + len(tok)
+		if (i == 0 || !isName(line[i-1]) || !isName(tok[0])) && (end == len(line) || !isName(line[end]) || !isName(tok[len(tok)-1])) {
+			return i
+		}
+		off = i + 1
+	}
+}

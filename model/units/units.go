@@ -1,0 +1,101 @@
+// Package units finds what a repository deploys, the way the tools that
+// deploy it do: Kustomize roots (kustomizations no other kustomization uses
+// as a resource, base or component), Helm charts (Chart.yaml), the sources
+// of Argo CD Applications whose path is inside the linted tree, and plain
+// directories of manifests. Each unit is later rendered and linted as one
+// bundle; units deployed to the same cluster and namespace share a Group.
+//
+// Discovery reads kustomization files, Chart.yaml and the Applications;
+// it never renders and never reports findings of its own.
+package units
+
+import (
+	"path/filepath"
+	"sort"
+)
+
+// Kind is how a unit is turned into manifests.
+type Kind string
+
+// Unit kinds.
+const (
+	Kustomize Kind = "kustomize" // kustomize build of Dir
+	Helm      Kind = "helm"      // helm template of the chart in Dir
+	Directory Kind = "directory" // the manifest files themselves
+)
+
+// Unit is one deployable unit: what `kustomize build`, `helm template`,
+// `kubectl apply -f` or an Argo CD Application would apply.
+type Unit struct {
+	Kind Kind
+	// Dir is the kustomization root, the chart directory, or the plain
+	// directory (paths as found by walking the given roots).
+	Dir string
+	// Files are the manifest files of a Directory unit, sorted.
+	Files []string
+	// Skipped are the files of Files that must not be read (a pipe, a
+	// symlink out of the tree), with the reason: each is an RL0011 finding.
+	Skipped map[string]string
+	// App is the Argo CD Application that deploys the unit, or nil. Its
+	// source options (helm values, kustomize overrides, directory
+	// recurse/include/exclude) shape the render.
+	App *Application
+	// Group names the units deployed together (same cluster and
+	// namespace): Applications with the same destination, and all plain
+	// directories. A unit alone in its group is linted alone.
+	Group string
+	// Namespace is the namespace the deploying tool gives objects that set
+	// none (an Application's destination namespace), or "".
+	Namespace string
+}
+
+// Name is a short human name for the unit: its directory, and the
+// Application deploying it.
+func (u *Unit) Name() string {
+	name := string(u.Kind) + " " + filepath.ToSlash(u.Dir)
+	if u.App != nil {
+		name += " (Application " + u.App.Name + ")"
+	}
+	return name
+}
+
+// Set is the result of discovery.
+type Set struct {
+	// Units in a deterministic order: by group, then kind and directory.
+	Units []*Unit
+	// Owned maps every file a unit reads or may read (kustomization
+	// directories, charts, plain directories) to the units that do, so a
+	// file given alone (pre-commit) finds the units to load for context.
+	Owned map[string][]*Unit
+	// Applications are every Argo CD Application found, whether or not its
+	// source could be rendered here.
+	Applications []*Application
+}
+
+// UnitsOf returns the units a file belongs to (path cleaned), or nil.
+func (s *Set) UnitsOf(path string) []*Unit {
+	return s.Owned[filepath.Clean(path)]
+}
+
+func (s *Set) sort() {
+	sort.SliceStable(s.Units, func(i, j int) bool {
+		a, b := s.Units[i], s.Units[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
+		}
+		if a.Dir != b.Dir {
+			return a.Dir < b.Dir
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return appName(a) < appName(b)
+	})
+}
+
+func appName(u *Unit) string {
+	if u.App == nil {
+		return ""
+	}
+	return u.App.Namespace + "/" + u.App.Name
+}

@@ -1,0 +1,123 @@
+package units
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, s := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const manifest = "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n"
+
+// TestDiscover checks the unit kinds found in one tree: overlays are roots
+// and their base is not; a chart owns its subtree; an Application's
+// directory source honours recurse and include; plain directories take
+// the rest; hidden directories are skipped.
+func TestDiscover(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"base/kustomization.yaml":     "resources: [svc.yaml]\n",
+		"base/svc.yaml":               manifest,
+		"dev/kustomization.yaml":      "resources: [../base]\n",
+		"prod/kustomization.yml":      "resources: [../base, patch.yaml]\n",
+		"prod/patch.yaml":             manifest,
+		"chart/Chart.yaml":            "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"chart/templates/svc.yaml":    "{{ .Values.x }}\n",
+		"chart/charts/dep/Chart.yaml": "apiVersion: v2\nname: dep\nversion: 0.1.0\n",
+		"raw/a.yaml":                  manifest,
+		"raw/sub/b.yaml":              manifest,
+		"raw/sub/skip.json":           "{}",
+		"plain/c.yaml":                manifest,
+		".github/workflows/ci.yaml":   "on: push\n",
+		"apps/app.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: raw, namespace: argocd}
+spec:
+  source:
+    path: raw
+    directory: {recurse: true, include: "*.yaml"}
+  destination: {server: https://kubernetes.default.svc, namespace: team}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: elsewhere}
+spec:
+  source: {path: not/here}
+  destination: {namespace: team}
+`,
+	})
+	set, err := Discover([]string{dir}, Options{RepoRoot: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range set.Units {
+		rel, _ := filepath.Rel(dir, u.Dir)
+		s := string(u.Kind) + " " + filepath.ToSlash(rel)
+		if u.App != nil {
+			s += " app=" + u.App.Name + " ns=" + u.Namespace
+		}
+		for _, f := range u.Files {
+			r, _ := filepath.Rel(dir, f)
+			s += " " + filepath.ToSlash(r)
+		}
+		got = append(got, s)
+	}
+	sort.Strings(got)
+	want := []string{
+		"directory apps apps/app.yaml",
+		"directory plain plain/c.yaml",
+		"directory raw app=raw ns=team raw/a.yaml raw/sub/b.yaml",
+		"helm chart",
+		"kustomize dev",
+		"kustomize prod",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("units:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(set.Applications) != 2 {
+		t.Errorf("%d Applications, want 2", len(set.Applications))
+	}
+	// A base file belongs to both overlays; the Application file to its unit.
+	if us := set.UnitsOf(filepath.Join(dir, "base", "svc.yaml")); len(us) != 2 {
+		t.Errorf("base/svc.yaml belongs to %d units, want 2", len(us))
+	}
+	if us := set.UnitsOf(filepath.Join(dir, "chart", "templates", "svc.yaml")); len(us) != 1 || us[0].Kind != Helm {
+		t.Errorf("the template belongs to %v, want the chart", us)
+	}
+	found := false
+	for _, u := range set.UnitsOf(filepath.Join(dir, "apps", "app.yaml")) {
+		found = found || u.App != nil
+	}
+	if !found {
+		t.Error("the Application's file does not belong to the unit it deploys")
+	}
+}
+
+func TestIsRemote(t *testing.T) {
+	for _, p := range []string{"https://example.com/x.yaml", "github.com/org/repo//base?ref=v1", "git@github.com:org/repo.git", "ssh://host/repo.git//dir"} {
+		if !IsRemote(p) {
+			t.Errorf("IsRemote(%q) = false", p)
+		}
+	}
+	for _, p := range []string{"../base", "rollout.yaml", "overlays/prod"} {
+		if IsRemote(p) {
+			t.Errorf("IsRemote(%q) = true", p)
+		}
+	}
+}

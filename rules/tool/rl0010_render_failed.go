@@ -1,0 +1,44 @@
+package tool
+
+import "github.com/rolloutlint/rolloutlint/rules"
+
+// RenderFailed reports deployable units that could not be rendered.
+var RenderFailed = &rules.Rule{
+	ID: "RL0010", Name: "render-failed", Severity: rules.Error, Source: rules.SourceGo, Tags: []string{"input"},
+	Summary: "A Kustomize root, Helm chart or Argo CD Application source could not be rendered.",
+	Doc: rules.Doc{
+		Why: `rolloutlint lints what Kustomize, Helm and Argo CD would apply, rendered in process with
+their own libraries. When a unit does not render, Argo CD fails to sync it too, and nothing in it
+is checked. The finding is at the file and line that caused the failure (a kustomization entry, a
+template line, a Chart.yaml dependency) with the renderer's reason.
+
+rolloutlint never fetches or executes anything while rendering, so these are findings as well:
+remote bases and resources (vendor them into the repository), kustomize exec, container and Go
+plugins, kustomize helmCharts (which run the helm binary), chart dependencies that are not
+vendored under charts/ (run helm dependency build and commit charts/), and value files of another
+source of a multi-source Application. To lint such a unit, render it yourself and pipe the output:
+
+~~~sh
+kustomize build overlays/prod | rolloutlint lint -
+~~~`,
+		BadNote: "a strategic merge patch naming an object the build does not have",
+		Bad: `
+# overlays/prod/kustomization.yaml
+resources:
+- ../../base
+patches:
+- path: replicas.yaml   # metadata.name: chekout; the base's Rollout is checkout
+`,
+		Good: `
+# overlays/prod/replicas.yaml
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: checkout
+spec:
+  replicas: 6
+`,
+	},
+	Since: "v0.1.0",
+	Run:   fromProblems,
+}
