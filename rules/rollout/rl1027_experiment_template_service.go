@@ -45,6 +45,11 @@ destination with that Service's **short name** to the managed routes and gives i
 - the managed VirtualService is in another namespace than the Rollout: Istio resolves the short
   host in the VirtualService's namespace, where no such Service is: \'503\' \'NC\' for the weight.
 
+Severity: **error**, except a template without container ports that has \'service\' but no
+\'weight\' (an Experiment object's templates never have one): nothing routes to the Service
+that is not created, the Experiment runs (it is what Argo Rollouts' own e2e fixtures do), and
+the \'service\' field is dead configuration, a **warning**.
+
 Fix: declare the container port, set a short \'service.name\', keep the VirtualService in the
 Rollout's namespace for weighted experiments.`,
 		Bad: `
@@ -76,7 +81,10 @@ Rollout's namespace for weighted experiments.`,
 				}
 				base := graph.Index("spec.templates", i)
 				if !hasPorts(t.Template.Spec.Containers) {
-					p.Reportf(r, base+".service", "template %q of Experiment %s asks for a Service but its containers declare no ports: the controller creates none", t.Name, ex.Name)
+					// Experiment objects carry no weights: nothing routes to
+					// the missing Service and the Experiment still runs.
+					p.ReportDiag(rules.Diagnostic{Resource: r, Path: base + ".service", Severity: rules.Warning,
+						Message: fmt.Sprintf("template %q of Experiment %s asks for a Service but its containers declare no ports: the controller creates none and the Experiment runs without it (dead configuration); declare a containerPort or drop service", t.Name, ex.Name)})
 					continue
 				}
 				name, path := ex.Name+"-"+t.Name, base+".name"
@@ -99,10 +107,15 @@ Rollout's namespace for weighted experiments.`,
 				what := fmt.Sprintf("template %q in step %d of Rollout %s", t.Name, st.step, ro.Name)
 				if containers, known := podContainers(p.Graph, r, ro); known && !hasPorts(containers) {
 					msg := what + " gets no Service: the pod template declares no container port, so the Experiment creates none"
+					sev := rules.Error
 					if t.Weight != nil {
 						msg += fmt.Sprintf("; its weight %d goes to a host that does not exist and those requests get 503 NC", *t.Weight)
+					} else {
+						// Without weight nothing routes to it: the step runs.
+						sev = rules.Warning
+						msg += " and the step runs without it (dead configuration)"
 					}
-					p.Report(r, st.path, msg)
+					p.ReportDiag(rules.Diagnostic{Resource: r, Path: st.path, Severity: sev, Message: msg})
 					return
 				}
 				if t.Service != nil && t.Service.Name != "" {
