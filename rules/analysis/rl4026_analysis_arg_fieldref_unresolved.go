@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
@@ -30,7 +31,10 @@ resolves only \'secretKeyRef\' (analysis/analysis.go resolveArgs). So:
 - an AnalysisRun committed with a \'fieldRef\' arg fails the same way;
 - a Rollout arg whose \'fieldPath\' the controller does not support (\'metadata.generation\', a
   subscript on anything but labels and annotations, a path into the Rollout that does not exist
-  or ends in a list or map) makes the controller fail to create the run.
+  or ends in a list or map) makes the controller fail to create the run; an unsupported
+  \'metadata\' path in a canary step's analysis (or its experiment's) is caught earlier, by the
+  Rollout's validation (pkg/apis/rollouts/validation ValidateRolloutStrategyCanary), and the
+  Rollout is \'InvalidSpec\'.
 
 Fix: pass the arg from the Rollout (there \'fieldRef\' works), or give the template a plain
 \'value\'.`,
@@ -63,8 +67,15 @@ analysis:
 							name, templateName(a.Template), run.Describe(), name),
 						Related: []rules.Related{trigger(run, "passes no value for args."+name)}})
 				case a.Problem != "":
+					// Validation reads a metadata fieldPath of canary step and
+					// step experiment analyses (validation.go ValidateRolloutStrategyCanary);
+					// any other failure surfaces only when the run is built.
+					outcome := "so the controller fails to create the AnalysisRun"
+					if (run.Use == graph.UseStep || run.Use == graph.UseExperiment) && strings.HasPrefix(a.Source, "metadata") {
+						outcome = "which Argo Rollouts' validation rejects: the Rollout is InvalidSpec and runs no step"
+					}
 					c.add(rules.Diagnostic{Resource: run.Refs.Rollout, Path: a.RolloutPath + ".valueFrom.fieldRef.fieldPath",
-						Message: fmt.Sprintf("arg %s of %s: %s, so the controller fails to create the AnalysisRun", name, run.Describe(), a.Problem)})
+						Message: fmt.Sprintf("arg %s of %s: %s, %s", name, run.Describe(), a.Problem, outcome)})
 				}
 			}
 		}
