@@ -232,7 +232,7 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v\n%s", p, firstFrames(debug.Stack()))))
+			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v", p), "Its findings are missing. "+firstFrames(debug.Stack())))
 		}
 	}()
 	if err := r.Run(pass); err != nil {
@@ -242,7 +242,7 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 		if r.Source == rules.SourceLive && errors.Is(err, rules.ErrUnreachable) {
 			return out, err
 		}
-		out = append(out, internalError(g, r, err.Error()))
+		out = append(out, internalError(g, r, err.Error(), ""))
 	}
 	return out, nil
 }
@@ -250,7 +250,10 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 // internalError reports a rule that broke — at the user policy's definition,
 // or for a built-in rule at the start of the first file — so that the other
 // rules' findings still stand and the failure is visible.
-func internalError(g *graph.Graph, r *rules.Rule, msg string) rules.Diagnostic {
+func internalError(g *graph.Graph, r *rules.Rule, msg, detail string) rules.Diagnostic {
+	if detail == "" {
+		detail = "Its findings are missing; the other rules' findings stand."
+	}
 	pos := r.Defined
 	if !pos.IsValid() { // a built-in rule: no user file to point at
 		pos = graph.Position{File: "<bundle>", Line: 1, Column: 1, EndLine: 1, EndColumn: 1}
@@ -259,7 +262,7 @@ func internalError(g *graph.Graph, r *rules.Rule, msg string) rules.Diagnostic {
 		}
 	}
 	return rules.Diagnostic{RuleID: RuleInternal, Name: "internal-error", Severity: rules.Error, Pos: pos,
-		Message: fmt.Sprintf("rule %s (%s) failed and its findings are missing: %s", r.ID, r.Name, msg)}
+		Message: fmt.Sprintf("rule %s (%s) failed: %s", r.ID, r.Name, msg), Detail: detail}
 }
 
 func firstFrames(stack []byte) string {
@@ -270,14 +273,14 @@ func firstFrames(stack []byte) string {
 	return strings.Join(lines, "\n")
 }
 
-// dedupe drops exact duplicates (same rule, position and message), which
+// dedupe drops exact duplicates (same rule, position, message and detail), which
 // arise when two references lead a rule to the same field.
 func dedupe(ds []rules.Diagnostic) []rules.Diagnostic {
 	out := ds[:0]
 	for i, d := range ds {
 		if i > 0 {
 			p := out[len(out)-1]
-			if p.RuleID == d.RuleID && p.Pos == d.Pos && p.Message == d.Message {
+			if p.RuleID == d.RuleID && p.Pos == d.Pos && p.Message == d.Message && p.Detail == d.Detail {
 				continue
 			}
 		}

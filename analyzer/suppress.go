@@ -21,12 +21,13 @@ type suppression struct {
 	used     []bool
 }
 
+// matches returns the index of the directive's rule pattern that suppresses
+// d, or -1. A directive covers a finding on its object or line, and a paired
+// finding whose other side (a peer) is its object or on its line: the pair is
+// reported once, on the first object, and a user may have suppressed it on
+// either.
 func (s *suppression) matches(d *rules.Diagnostic) int {
-	if s.resource != nil {
-		if d.Resource != s.resource {
-			return -1
-		}
-	} else if d.Pos.File != s.file || d.Pos.Line != s.line {
+	if !s.covers(d) {
 		return -1
 	}
 	for i, p := range s.rules {
@@ -75,7 +76,7 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		}
 	}
 	var out []rules.Diagnostic
-	emit := func(id, name string, s *suppression, msg string) {
+	emit := func(id, name string, s *suppression, msg, detail string) {
 		if st, ok := settings[id]; ok && !st.Enabled {
 			return
 		}
@@ -83,7 +84,7 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		if st := settings[id]; st.Severity != 0 {
 			sev = st.Severity
 		}
-		d := rules.Diagnostic{RuleID: id, Name: name, Severity: sev, Pos: s.pos, Message: msg, Resource: s.resource}
+		d := rules.Diagnostic{RuleID: id, Name: name, Severity: sev, Pos: s.pos, Message: msg, Detail: detail, Resource: s.resource}
 		if s.resource != nil {
 			d.Object = s.resource.Ref()
 			d.Path = graph.Key("metadata.annotations", IgnoreAnnotation)
@@ -92,28 +93,51 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 	}
 	for _, s := range sups {
 		if len(s.rules) == 0 {
-			emit(RuleSuppressionUnused, "unused-suppression", s, "suppression names no rule: write `rolloutlint:ignore RLxxxx -- reason`")
+			emit(RuleSuppressionUnused, "unused-suppression", s, "suppression names no rule", "Write `rolloutlint:ignore RLxxxx -- reason`.")
 			continue
 		}
 		if s.reason == "" {
 			emit(RuleSuppressionNoReason, "suppression-without-reason", s,
-				fmt.Sprintf("suppression of %s gives no reason: add ` -- why this is fine`", strings.Join(s.rules, ",")))
+				fmt.Sprintf("suppression of %s gives no reason", strings.Join(s.rules, ",")), "Add ` -- why this is fine` after the rule IDs.")
 		}
 		for j, p := range s.rules {
 			if s.used[j] {
 				continue
 			}
 			if !anyRuleMatches(p, known) {
-				emit(RuleSuppressionUnused, "unused-suppression", s, fmt.Sprintf("suppression names %s, which is not a rule", p))
+				emit(RuleSuppressionUnused, "unused-suppression", s, fmt.Sprintf("suppression names %s, which is not a rule", p), "")
 				continue
 			}
 			if !anyEnabled(p, settings) {
 				continue // the rule is off: nothing to suppress, nothing to say
 			}
-			emit(RuleSuppressionUnused, "unused-suppression", s, fmt.Sprintf("suppression of %s matches no finding here: remove it", p))
+			emit(RuleSuppressionUnused, "unused-suppression", s, fmt.Sprintf("suppression of %s matches no finding here", p), "Remove it.")
 		}
 	}
 	return out
+}
+
+func (s *suppression) covers(d *rules.Diagnostic) bool {
+	if s.resource != nil {
+		if d.Resource == s.resource {
+			return true
+		}
+		for _, rel := range d.Related {
+			if rel.Peer == s.resource {
+				return true
+			}
+		}
+		return false
+	}
+	if d.Pos.File == s.file && d.Pos.Line == s.line {
+		return true
+	}
+	for _, rel := range d.Related {
+		if rel.Peer != nil && rel.File == s.file && rel.Line == s.line {
+			return true
+		}
+	}
+	return false
 }
 
 func anyRuleMatches(p string, known map[string]*rules.Rule) bool {

@@ -117,9 +117,9 @@ func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
 	var d rules.Diagnostic
 	for k := range m {
 		switch k {
-		case "msg", "ref", "path", "related", "fix", "severity":
+		case "msg", "detail", "ref", "path", "related", "fix", "severity":
 		default:
-			return d, fmt.Errorf("violation has unknown field %q (known: msg, ref, path, related, fix, severity)", k)
+			return d, fmt.Errorf("violation has unknown field %q (known: msg, detail, ref, path, related, fix, severity)", k)
 		}
 	}
 	msg, _ := m["msg"].(string)
@@ -134,7 +134,11 @@ func (p *policy) diagnostic(g *graph.Graph, v any) (rules.Diagnostic, error) {
 	if !ok && m["path"] != nil {
 		return d, fmt.Errorf("violation %q: path must be a string such as spec.http[0].route[1].weight", msg)
 	}
-	d = rules.Diagnostic{Resource: res, Path: path, Message: msg}
+	detail, ok := m["detail"].(string)
+	if !ok && m["detail"] != nil {
+		return d, fmt.Errorf("violation %q: detail must be a string (what follows from the finding and how to fix it)", msg)
+	}
+	d = rules.Diagnostic{Resource: res, Path: path, Message: msg, Detail: strings.TrimSpace(detail)}
 	if rel, ok := m["related"]; ok {
 		list, ok := rel.([]any)
 		if !ok {

@@ -26,7 +26,7 @@ func GitHub(w io.Writer, res *analyzer.Result, opts Options) error {
 		file = func(p string) string { return relativeTo(opts, p) }
 	}
 	for _, d := range res.Active() {
-		msg := d.Message
+		msg := d.FullMessage()
 		for _, r := range d.Related {
 			msg += fmt.Sprintf("\n%s:%d:%d: %s", file(r.File), r.Line, r.Column, r.Message)
 		}

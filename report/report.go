@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -20,6 +21,9 @@ type Options struct {
 	Color bool
 	// IncludeSuppressed lists suppressed findings too (text and JSON).
 	IncludeSuppressed bool
+	// Verbose shows each finding's detail under it in text (JSON, SARIF and
+	// GitHub annotations always carry it).
+	Verbose bool
 	// Version is the tool version, for formats that record it.
 	Version string
 	// SARIF settings.
@@ -114,8 +118,9 @@ const (
 	reset  = "\x1b[0m"
 )
 
-// Text writes `file:line:col: severity RLxxxx message` lines, related
-// locations indented below, and a one-line summary.
+// Text writes `file:line:col: severity RLxxxx message` lines, with Verbose
+// the detail wrapped below, related locations indented below, and a one-line
+// summary.
 func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 	paint := func(code, s string) string {
 		if !opts.Color {
@@ -139,6 +144,11 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 			suffix = paint(dim, " (suppressed)")
 		}
 		fmt.Fprintf(&b, "%s: %s %s %s%s\n", paint(bold, d.Pos.String()), sev, d.RuleID, d.Message, suffix)
+		if opts.Verbose && d.Detail != "" {
+			for _, line := range wrap(d.Detail, textWidth-len(detailIndent)) {
+				b.WriteString(detailIndent + line + "\n")
+			}
+		}
 		for _, r := range d.Related {
 			fmt.Fprintf(&b, "    %s:%d:%d: %s\n", r.File, r.Line, r.Column, paint(dim, r.Message))
 		}
@@ -151,6 +161,34 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 	fmt.Fprintf(&b, " in %s, %s, %s\n", plural(s.Files, "file"), plural(s.Objects, "object"), plural(s.Rules, "rule"))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textWidth is the width text output is written for: a finding's line fits
+// it when the names do, and a detail is wrapped to it.
+const textWidth = 100
+
+const detailIndent = "    "
+
+// wrap breaks s into lines of at most width characters at spaces; a word
+// longer than width stands on a line of its own.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) <= width:
+			line += " " + w
+		default:
+			lines = append(lines, line)
+			line = w
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func plural(n int, word string) string {

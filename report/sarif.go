@@ -294,7 +294,7 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 	res := sarif.NewRuleResult(d.RuleID).
 		WithRuleIndex(b.index[d.RuleID]).
 		WithLevel(level(d.Severity)).
-		WithMessage(sarif.NewTextMessage(linkedMessage(d.Message, d.Related)))
+		WithMessage(sarif.NewTextMessage(linkedMessage(d.FullMessage(), d.Related)))
 	loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
 		WithArtifactLocation(b.artifact(d.Pos.File)).
 		WithRegion(region(d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)))

@@ -203,6 +203,7 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 	var js struct {
 		Diagnostics []struct {
 			RuleID, Severity, Message, File  string
+			Detail                           string
 			Line, Column, EndLine, EndColumn int
 			Suppressed                       *struct{ Kind, Justification string }
 		}
@@ -217,7 +218,11 @@ func TestSARIFMatchesJSONAndSchema(t *testing.T) {
 	suppressed := 0
 	for i, r := range run.Results {
 		j := js.Diagnostics[i]
-		message := strings.NewReplacer(`[`, `\[`, `]`, `\]`).Replace(j.Message) // SARIF escapes link syntax
+		full := j.Message // SARIF carries the detail after the message
+		if j.Detail != "" {
+			full += ". " + j.Detail
+		}
+		message := strings.NewReplacer(`[`, `\[`, `]`, `\]`).Replace(full) // SARIF escapes link syntax
 		if i == 0 {
 			message += " (related: [the Rollout's name](1))" // links the related location
 		}
@@ -431,6 +436,7 @@ func TestSARIFMessageLinks(t *testing.T) {
 	res := lintDir(t, "testdata/bundle")
 	d := res.Diagnostics[0]
 	d.Message = `metric result[0] \ x`
+	d.Detail = `It [is] wrong.`
 	d.Related = nil
 	for i := range 12 {
 		d.Related = append(d.Related, rules.Related{File: d.Pos.File, Line: i + 1, Column: 1, Message: fmt.Sprintf("object [%d]", i)})
@@ -444,7 +450,7 @@ func TestSARIFMessageLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := log.Runs[0].Results[0]
-	want := `metric result\[0\] \\ x (related: [object \[0\]](1), [` + d.Pos.File + `:2](2), [object \[2\]](3), [object \[3\]](4), ` +
+	want := `metric result\[0\] \\ x. It \[is\] wrong. (related: [object \[0\]](1), [` + d.Pos.File + `:2](2), [object \[2\]](3), [object \[3\]](4), ` +
 		`[object \[4\]](5), [object \[5\]](6), [object \[6\]](7), [object \[7\]](8), [object \[8\]](9), [object \[9\]](10) and 2 more)`
 	if r.Message.Text != want {
 		t.Errorf("message\n got  %s\n want %s", r.Message.Text, want)

@@ -121,6 +121,13 @@ func (p *Pass) Report(res *graph.Resource, path, message string, related ...Rela
 	p.ReportDiag(Diagnostic{Resource: res, Path: path, Message: message, Related: related})
 }
 
+// ReportDetail is Report with a detail: message says what is wrong in one
+// short sentence, detail what follows from it and how to fix it (see
+// Diagnostic.Detail).
+func (p *Pass) ReportDetail(res *graph.Resource, path, message, detail string, related ...Related) {
+	p.ReportDiag(Diagnostic{Resource: res, Path: path, Message: message, Detail: detail, Related: related})
+}
+
 // Reportf is Report with formatting.
 func (p *Pass) Reportf(res *graph.Resource, path, format string, args ...any) {
 	p.Report(res, path, fmt.Sprintf(format, args...))

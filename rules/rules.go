@@ -166,6 +166,12 @@ type Related struct {
 	// Object is the object the location is in, when built by RelatedAt
 	// (not part of the JSON contract).
 	Object graph.ObjectRef `json:"-"`
+	// Peer, set by PeerAt, is the other object of a paired finding (two
+	// objects claiming one host, two Rollouts managing one route): the
+	// finding is as much about it as about the object it is reported on, so
+	// a suppression on the peer (the ignore annotation, or an inline comment
+	// covering this location's line) suppresses the finding too.
+	Peer *graph.Resource `json:"-"`
 
 	// resource and path, when set, are resolved to File/Line/Column only if
 	// the diagnostic is reported: positions need the yaml node, which is
@@ -178,6 +184,15 @@ type Related struct {
 // is resolved when the diagnostic carrying it is reported.
 func RelatedAt(r *graph.Resource, path, message string) Related {
 	return Related{File: r.File, Message: message, Object: r.Ref(), resource: r, path: path}
+}
+
+// PeerAt builds the related location of the other side of a paired finding,
+// which is reported once, on the first of the objects in file order (see
+// Related.Peer): a suppression written on the other object still applies.
+func PeerAt(r *graph.Resource, path, message string) Related {
+	rel := RelatedAt(r, path, message)
+	rel.Peer = r
+	return rel
 }
 
 // Resolve fills in the position of a related location built by RelatedAt.
@@ -218,9 +233,17 @@ type Diagnostic struct {
 	// Severity is the rule's default unless the rule sets one for this
 	// finding; the config may override it afterwards.
 	Severity Severity `json:"severity"`
-	// Message says what is wrong and why it matters, naming the objects and
-	// values involved. It is one line; it should not repeat the rule's Doc.
+	// Message is the first sentence: what is wrong, naming the objects and
+	// values involved (`step 4: setWeight 120 is outside 0..100`). It is one
+	// line without a final period, short enough that a text line fits 100
+	// columns when the names do (rules/all TestMessageLength bounds it).
 	Message string `json:"message"`
+	// Detail is the rest, when there is more to say about this finding: what
+	// Argo Rollouts or Istio does with it and how to fix it, in sentences
+	// ending with a period. Text shows it with --verbose; SARIF and GitHub
+	// annotations append it to the message (see FullMessage). It should not
+	// repeat the rule's Doc, which explains the rule as a whole.
+	Detail string `json:"detail,omitempty"`
 	// Pos is the primary location. Left zero, it is computed from Resource
 	// and Path.
 	Pos graph.Position `json:"-"`
@@ -232,7 +255,7 @@ type Diagnostic struct {
 	Path string `json:"path"`
 	// Related are the other locations involved. When a finding is about a
 	// pair (two objects claiming one host), it is reported once, on the first
-	// in file order, with the others here.
+	// in file order, with the others here as peers (PeerAt).
 	Related []Related `json:"related"`
 	// Fix, when set, suggests a change.
 	Fix *Fix `json:"fix,omitempty"`
@@ -255,6 +278,7 @@ func (d Diagnostic) MarshalJSON() ([]byte, error) {
 		Name      string          `json:"name"`
 		Severity  Severity        `json:"severity"`
 		Message   string          `json:"message"`
+		Detail    string          `json:"detail,omitempty"`
 		File      string          `json:"file"`
 		Line      int             `json:"line"`
 		Column    int             `json:"column"`
@@ -265,11 +289,20 @@ func (d Diagnostic) MarshalJSON() ([]byte, error) {
 		Related   []Related       `json:"related"`
 		Fix       *Fix            `json:"fix,omitempty"`
 		Suppr     *Suppression    `json:"suppressed,omitempty"`
-	}{d.RuleID, d.Name, d.Severity, d.Message, d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn,
+	}{d.RuleID, d.Name, d.Severity, d.Message, d.Detail, d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn,
 		d.Object, d.Path, d.Related, d.Fix, d.Suppressed})
 }
 
-// Less orders diagnostics by file, line, column, rule and message.
+// FullMessage is the message followed by the detail, for outputs with room
+// for both (SARIF, GitHub annotations): "message. Detail."
+func (d *Diagnostic) FullMessage() string {
+	if d.Detail == "" {
+		return d.Message
+	}
+	return d.Message + ". " + d.Detail
+}
+
+// Less orders diagnostics by file, line, column, rule, message and detail.
 func Less(a, b *Diagnostic) bool {
 	if a.Pos.File != b.Pos.File {
 		return a.Pos.File < b.Pos.File
@@ -283,5 +316,8 @@ func Less(a, b *Diagnostic) bool {
 	if a.RuleID != b.RuleID {
 		return a.RuleID < b.RuleID
 	}
-	return a.Message < b.Message
+	if a.Message != b.Message {
+		return a.Message < b.Message
+	}
+	return a.Detail < b.Detail
 }

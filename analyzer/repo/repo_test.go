@@ -62,13 +62,13 @@ func checkWants(t *testing.T, res *analyzer.Result, dir string) {
 	for _, d := range res.Active() {
 		ok := false
 		for i, w := range wants {
-			if !matched[i] && filepath.Clean(w.File) == filepath.Clean(d.Pos.File) && w.Line == d.Pos.Line && w.Pattern.MatchString(d.Message) {
+			if !matched[i] && filepath.Clean(w.File) == filepath.Clean(d.Pos.File) && w.Line == d.Pos.Line && w.Pattern.MatchString(d.FullMessage()) {
 				matched[i], ok = true, true
 				break
 			}
 		}
 		if !ok {
-			t.Errorf("unexpected %s at %s: %s", d.RuleID, d.Pos, d.Message)
+			t.Errorf("unexpected %s at %s: %s", d.RuleID, d.Pos, d.FullMessage())
 		}
 	}
 	for i, w := range wants {

@@ -12,6 +12,12 @@
 // testdata/bundles/sarif-rules.golden; a bundle's sarif.golden lists those
 // rules by ID only, and keeps its results and user-policy rules whole.
 //
+// The enabled-rule count at the end of the text and JSON outputs is written
+// relative to the registry's default selection ("{default} rules",
+// `"rules": "{default}+2"` where a bundle's config adds two rules), and that
+// default is counted from the registry: a new rule changes only the goldens
+// of the bundles where it fires, and the catalogue.
+//
 // TestEveryRuleFiresInBundles lints the same bundles and fails naming each
 // registered rule that reports no active finding in any of them.
 package golden

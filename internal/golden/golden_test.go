@@ -18,6 +18,8 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
 	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/rules/all"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/bundles/")
@@ -144,6 +146,7 @@ func TestGolden(t *testing.T) {
 		rootURI = "file:///" + filepath.ToSlash(root) + "/"
 	}
 	catalogue := ruleCatalogue(t)
+	defaults := defaultRuleCount()
 	for _, b := range bundles {
 		t.Run(strings.TrimPrefix(b.dir, bundlesDir+"/"), func(t *testing.T) {
 			outputs := map[string][]byte{}
@@ -153,11 +156,60 @@ func TestGolden(t *testing.T) {
 			outputs["sarif"] = bytes.ReplaceAll(outputs["sarif"], []byte(rootURI), []byte("file:///REPOSITORY/"))
 			checkSARIF(t, schema, outputs["json"], outputs["sarif"])
 			outputs["sarif"] = withoutCatalogue(t, catalogue, outputs["sarif"])
+			outputs["text"] = withoutRuleCount(t, "text", outputs["text"], defaults)
+			outputs["json"] = withoutRuleCount(t, "json", outputs["json"], defaults)
 			for _, format := range []string{"text", "json", "sarif"} {
 				compare(t, filepath.Join(b.dir, format+".golden"), outputs[format])
 			}
 		})
 	}
+}
+
+// defaultRuleCount is how many registered rules a lint runs when no config or
+// flag changes the selection: every built-in rule but the opt-in ones and the
+// live ones (which need a system to ask). It is counted from the registry,
+// not from a lint's output, so the goldens can be checked against it.
+func defaultRuleCount() int {
+	n := 0
+	for _, r := range all.Rules() {
+		if !r.OptIn && r.Source != rules.SourceLive {
+			n++
+		}
+	}
+	return n
+}
+
+// The enabled-rule count in the text summary line and the JSON summary.
+var (
+	textRuleCount = regexp.MustCompile(`(, )(\d+)( rules?\n)$`)
+	jsonRuleCount = regexp.MustCompile(`(\n    "rules": )(\d+)(\n  }\n}\n)$`)
+)
+
+// withoutRuleCount writes the enabled-rule count of a text or JSON output
+// relative to the registry's default set ({default}, {default}+2 when a
+// bundle's config enables two more rules), so that adding a rule regenerates
+// only the goldens of bundles where it fires, while a bundle's own selection
+// (the opt-in rules and policies its config adds) stays pinned.
+func withoutRuleCount(t *testing.T, format string, out []byte, defaults int) []byte {
+	t.Helper()
+	re, quote := textRuleCount, ""
+	if format == "json" {
+		re, quote = jsonRuleCount, `"`
+	}
+	m := re.FindSubmatchIndex(out)
+	if m == nil {
+		t.Fatalf("%s output has no enabled-rule count at its end:\n%s", format, out)
+	}
+	n, _ := strconv.Atoi(string(out[m[4]:m[5]]))
+	rel := "{default}"
+	if d := n - defaults; d != 0 {
+		rel += fmt.Sprintf("%+d", d)
+	}
+	var b bytes.Buffer
+	b.Write(out[:m[4]])
+	b.WriteString(quote + rel + quote)
+	b.Write(out[m[5]:])
+	return b.Bytes()
 }
 
 func compare(t *testing.T, path string, got []byte) {

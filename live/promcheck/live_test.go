@@ -235,8 +235,8 @@ func TestLivePrometheus(t *testing.T) {
 			// "has data": app-canary answers; only the unguarded scalar comparison fails on the vector.
 			{48, `metric seed-condition \(Rollout app\): successCondition "result < 0.02" cannot evaluate the vector result \[0\.0099`},
 			// "no data": app-missing has no series.
-			{38, `metric error-rate \(Rollout app\): analysis would see no data: .*app-missing.* returned no series`},
-			{48, `metric seed-condition \(Rollout app\): analysis would see no data`},
+			{38, `metric error-rate \(Rollout app\): the analysis would see no data\. Prometheus returned no series for .*app-missing`},
+			{48, `metric seed-condition \(Rollout app\): the analysis would see no data`},
 		}
 		if len(diags) != len(want) {
 			t.Fatalf("got %d findings, want %d", len(diags), len(want))
@@ -244,7 +244,7 @@ func TestLivePrometheus(t *testing.T) {
 		for _, w := range want {
 			found := false
 			for _, d := range diags {
-				if d.Pos.Line == w.line && d.Severity == rules.Warning && matches(w.re, d.Message) {
+				if d.Pos.Line == w.line && d.Severity == rules.Warning && matches(w.re, d.FullMessage()) {
 					found = true
 				}
 			}
@@ -254,8 +254,8 @@ func TestLivePrometheus(t *testing.T) {
 		}
 		// The has-data query with a guarded condition produced nothing.
 		for _, d := range diags {
-			if strings.Contains(d.Message, "error-rate") && strings.Contains(d.Message, "app-canary") {
-				t.Errorf("unexpected finding for a query with data: %s", d.Message)
+			if full := d.FullMessage(); strings.Contains(full, "error-rate") && strings.Contains(full, "app-canary") {
+				t.Errorf("unexpected finding for a query with data: %s", full)
 			}
 		}
 	})

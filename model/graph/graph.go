@@ -13,7 +13,8 @@ import (
 type Problem struct {
 	RuleID   string
 	Pos      Position
-	Message  string
+	Message  string    // what is wrong, one short sentence (rules.Diagnostic.Message)
+	Detail   string    // what follows from it and how to fix it, or ""
 	Resource *Resource // nil when no object could be identified
 	Path     string
 }

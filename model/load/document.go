@@ -17,6 +17,9 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
+// renderFirst is the detail of a template found where a manifest was expected.
+const renderFirst = "Render it first (for example `helm template`) and lint the output."
+
 // chunk is one YAML document of a file and the 1-based line it starts on.
 type chunk struct {
 	data []byte
@@ -123,8 +126,8 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 			msg = unquoted(msg)
 		}
 		if tl := templateLine(in.Data); tl > 0 {
-			l.problem(RuleNotManifest, lineStart(in.Path, tl), nil, "",
-				"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", tl)
+			l.explained(RuleNotManifest, lineStart(in.Path, tl), nil, "", renderFirst,
+				"file is a Go/Helm template ({{ … }} at line %d), not a manifest", tl)
 			return true, nil
 		}
 		l.problem(RuleSyntax, lineStart(in.Path, c.line+SyntaxErrorLine(c.data)-1), nil, "", "invalid YAML: %s", msg)
@@ -142,8 +145,8 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 		return false, nil
 	}
 	if n := templateNode(body); n != nil {
-		l.problem(RuleNotManifest, graph.NodePos(in.Path, n), nil, "",
-			"file is a Go/Helm template ({{ … }} at line %d), not a manifest: render it first (for example `helm template`) and lint the output", n.Line)
+		l.explained(RuleNotManifest, graph.NodePos(in.Path, n), nil, "", renderFirst,
+			"file is a Go/Helm template ({{ … }} at line %d), not a manifest", n.Line)
 		return true, nil
 	}
 	if dups := duplicateKeys(body); len(dups) > 0 {
@@ -161,15 +164,15 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 		l.k8sLike = true
 	}
 	if body.Kind != yaml.MappingNode {
-		l.problem(RuleNoKind, graph.NodePos(in.Path, body), nil, "",
-			"document is %s, not a Kubernetes object (a mapping with apiVersion and kind)", describeKind(body))
+		l.explained(RuleNoKind, graph.NodePos(in.Path, body), nil, "", "A Kubernetes object is a mapping with apiVersion and kind.",
+			"document is %s, not a Kubernetes object", describeKind(body))
 		return false, nil
 	}
 	var ex expansion
 	own, uses := ex.measure(body)
 	if ex.recursive != nil {
-		l.problem(RuleLimit, graph.NodePos(in.Path, ex.recursive), nil, "",
-			"a YAML alias refers to a node that contains it, so its expansion never ends; the document was not linted")
+		l.explained(RuleLimit, graph.NodePos(in.Path, ex.recursive), nil, "", "Its expansion never ends; the document was not linted.",
+			"a YAML alias refers to a node that contains it")
 		return false, nil
 	}
 	return false, &pendingDoc{path: in.Path, doc: doc, c: c, body: body, own: own, uses: uses}
@@ -182,14 +185,14 @@ func (l *loader) convert(p *pendingDoc, total int) {
 	conv := converter{budget: total}
 	obj, ok := conv.value(body, 0).(map[string]any)
 	if conv.budget < 0 && conv.tooDeep {
-		l.problem(RuleLimit, graph.NodePos(p.path, body), nil, "",
-			"document nests deeper than %d levels; it was not linted", maxDepth)
+		l.explained(RuleLimit, graph.NodePos(p.path, body), nil, "", "It was not linted.",
+			"document nests deeper than %d levels", maxDepth)
 		return
 	}
 	if conv.budget < 0 {
 		// expansion measured what the conversion visits; this is a backstop.
-		l.problem(RuleLimit, graph.NodePos(p.path, body), nil, "",
-			"document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", total)
+		l.explained(RuleLimit, graph.NodePos(p.path, body), nil, "", "It was not linted (an alias bomb?).",
+			"document expands to more than %d nodes through YAML aliases", total)
 		return
 	}
 	if !ok {
@@ -213,8 +216,8 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 		if kind == "" {
 			missing = append(missing, "kind")
 		}
-		l.problem(RuleNoKind, graph.NodePos(file, node), nil, "",
-			"document has no %s: it is not a Kubernetes object and was skipped", strings.Join(missing, " or "))
+		l.explained(RuleNoKind, graph.NodePos(file, node), nil, "", "It is not a Kubernetes object and was skipped.",
+			"document has no %s", strings.Join(missing, " or "))
 		return
 	}
 	if top && strings.HasSuffix(kind, "List") && obj["items"] != nil {
@@ -238,8 +241,8 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 	if res.Name == "" {
 		md, _ := obj["metadata"].(map[string]any)
 		if gen, _ := md["generateName"].(string); gen == "" {
-			l.problem(RuleNoKind, res.Pos("metadata.name"), res, "metadata.name",
-				"%s has no metadata.name: other objects cannot reference it", kind)
+			l.explained(RuleNoKind, res.Pos("metadata.name"), res, "metadata.name", "Other objects cannot reference it.",
+				"%s has no metadata.name", kind)
 		}
 	}
 	l.resources = append(l.resources, res)
@@ -249,9 +252,9 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 	}
 	res.Known = true
 	if !k.SupportsVersion(version) {
-		l.problem(RuleAPIVersion, res.Pos("apiVersion"), res, "apiVersion",
-			"%s %s is not a served version of %s (rolloutlint knows %s); the object was not checked",
-			kind, apiVersion, kind, strings.Join(versionsOf(group, k.Versions), ", "))
+		l.explained(RuleAPIVersion, res.Pos("apiVersion"), res, "apiVersion",
+			fmt.Sprintf("rolloutlint knows %s; the object was not checked.", strings.Join(versionsOf(group, k.Versions), ", ")),
+			"%s %s is not a served version of %s", kind, apiVersion, kind)
 		return
 	}
 	l.decode(res, k)

@@ -72,6 +72,9 @@ func problemKeys(ps []graph.Problem) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.RuleID + " " + p.Pos.String() + " " + p.Path + " " + p.Message
+		if p.Detail != "" {
+			out[i] += ". " + p.Detail
+		}
 	}
 	return out
 }

@@ -107,8 +107,10 @@ type Input struct {
 	Path string
 	Data []byte
 	// Skipped says why a file found in a directory was not read (a named
-	// pipe, a symlink out of the directory); the loader reports it as RL0011.
-	Skipped string
+	// pipe, a symlink out of the directory); the loader reports it as RL0011,
+	// with SkippedDetail (what follows, how to read it anyway) as its detail.
+	Skipped       string
+	SkippedDetail string
 	// Role says how the input is read; the zero value is a manifest.
 	Role Role
 }
@@ -190,7 +192,7 @@ func Expand(paths []string, opts Options) ([]Input, error) {
 			if f.skipped != "" {
 				if !seen[f.path] {
 					seen[f.path] = true
-					inputs = append(inputs, Input{Path: f.path, Skipped: f.skipped})
+					inputs = append(inputs, Input{Path: f.path, Skipped: f.skipped, SkippedDetail: f.detail})
 				}
 				continue
 			}
@@ -429,17 +431,19 @@ func expandAliases(results []docResult, docs []docWork, inputs []Input, limits L
 		if first < 0 {
 			continue
 		}
-		var msg string
+		var msg, detail string
 		if used == 0 {
-			msg = fmt.Sprintf("document expands to more than %d nodes through YAML aliases (an alias bomb?); it was not linted", limits.MaxAliasNodes)
+			msg = fmt.Sprintf("document expands to more than %d nodes through YAML aliases", limits.MaxAliasNodes)
+			detail = "It was not linted (an alias bomb?)"
 		} else {
-			msg = fmt.Sprintf("YAML aliases in this file expand to more than %d nodes, the limit per file (%d in the documents before this one; alias bombs?); this document was not linted", limits.MaxAliasNodes, used)
+			msg = fmt.Sprintf("YAML aliases in this file expand to more than %d nodes, the limit per file", limits.MaxAliasNodes)
+			detail = fmt.Sprintf("The documents before this one expand to %d (alias bombs?); this document was not linted", used)
 		}
 		if refused > 1 {
-			msg += fmt.Sprintf(", nor the %d later documents of the file that use aliases", refused-1)
+			detail += fmt.Sprintf(", nor the %d later documents of the file that use aliases", refused-1)
 		}
 		r := &results[first]
-		r.problems = append(r.problems, graph.Problem{RuleID: RuleLimit, Pos: graph.NodePos(inputs[docs[first].file].Path, at), Message: msg})
+		r.problems = append(r.problems, graph.Problem{RuleID: RuleLimit, Pos: graph.NodePos(inputs[docs[first].file].Path, at), Message: msg, Detail: detail + "."})
 	}
 	parallel.For(len(granted), 1, func(i int) {
 		r := &results[granted[i]]
@@ -475,6 +479,11 @@ func (l *loader) problem(rule string, pos graph.Position, res *graph.Resource, p
 	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...)})
 }
 
+// explained records a problem with a detail (see graph.Problem).
+func (l *loader) explained(rule string, pos graph.Position, res *graph.Resource, path, detail, format string, args ...any) {
+	l.problems = append(l.problems, graph.Problem{RuleID: rule, Pos: pos, Resource: res, Path: path, Message: fmt.Sprintf(format, args...), Detail: detail})
+}
+
 // prepare records the file, checks the file-level limits, decodes its text
 // (in.Data becomes UTF-8 with LF or CRLF line ends) and cuts it into
 // documents, which are decoded afterwards (see Inputs).
@@ -482,12 +491,12 @@ func (l *loader) prepare(in *Input) []chunk {
 	f := &graph.File{Path: in.Path, Lines: 1, Rendered: in.Role == RoleRendered}
 	l.files = append(l.files, f)
 	if in.Skipped != "" {
-		l.problem(RuleSkipped, lineStart(in.Path, 1), nil, "", "not linted: %s", in.Skipped)
+		l.explained(RuleSkipped, lineStart(in.Path, 1), nil, "", in.SkippedDetail, "not linted: %s", in.Skipped)
 		return nil
 	}
 	if int64(len(in.Data)) > l.limits.MaxFileBytes {
-		l.problem(RuleLimit, lineStart(in.Path, 1), nil, "",
-			"file is larger than the limit of %s; it was not read (raise it with --max-file-size)", byteCount(l.limits.MaxFileBytes))
+		l.explained(RuleLimit, lineStart(in.Path, 1), nil, "", "It was not read; raise the limit with --max-file-size.",
+			"file is larger than the limit of %s", byteCount(l.limits.MaxFileBytes))
 		in.Data = nil
 		return nil
 	}
@@ -505,8 +514,8 @@ func (l *loader) prepare(in *Input) []chunk {
 	}
 	chunks := splitDocuments(data)
 	if len(chunks) > l.limits.MaxDocuments {
-		l.problem(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "",
-			"file has %d documents, more than the limit of %d; the rest were not read (raise it with --max-documents)", len(chunks), l.limits.MaxDocuments)
+		l.explained(RuleLimit, lineStart(in.Path, chunks[l.limits.MaxDocuments].line), nil, "", "The rest were not read; raise the limit with --max-documents.",
+			"file has %d documents, more than the limit of %d", len(chunks), l.limits.MaxDocuments)
 		chunks = chunks[:l.limits.MaxDocuments]
 	}
 	return chunks

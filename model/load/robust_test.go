@@ -138,7 +138,7 @@ func TestAliasBudgetIsPerFile(t *testing.T) {
 			t.Fatalf("objects %v, want %v", names, want)
 		}
 		got := problemKeys(g.Problems)
-		want := []string{"RL0005 f.yaml:20:11  YAML aliases in this file expand to more than 20 nodes, the limit per file (16 in the documents before this one; alias bombs?); this document was not linted, nor the 2 later documents of the file that use aliases"}
+		want := []string{"RL0005 f.yaml:20:11  YAML aliases in this file expand to more than 20 nodes, the limit per file. The documents before this one expand to 16 (alias bombs?); this document was not linted, nor the 2 later documents of the file that use aliases."}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("problems %q, want %q", got, want)
 		}
@@ -152,7 +152,7 @@ func TestAliasBudgetIsPerFile(t *testing.T) {
 
 func TestRecursiveAliasIsALimitFinding(t *testing.T) {
 	g := loadOne(t, "r.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r}\ndata:\n  a: &a [x, *a]\n")
-	if got := problemKeys(g.Problems); len(got) != 1 || got[0] != "RL0005 r.yaml:5:13  a YAML alias refers to a node that contains it, so its expansion never ends; the document was not linted" {
+	if got := problemKeys(g.Problems); len(got) != 1 || got[0] != "RL0005 r.yaml:5:13  a YAML alias refers to a node that contains it. Its expansion never ends; the document was not linted." {
 		t.Errorf("problems %q", got)
 	}
 }

@@ -23,13 +23,15 @@ import (
 type entry struct {
 	path    string
 	skipped string
+	detail  string // what follows from the skip, how to read the file anyway
 }
 
 // Entry is one file Walk found: a regular file to read, or, when Skipped is
 // set, one that must not be read and the reason (an RL0011 finding).
 type Entry struct {
-	Path    string
-	Skipped string
+	Path          string
+	Skipped       string
+	SkippedDetail string // what follows from the skip (see Input.SkippedDetail)
 }
 
 // Walk finds the files under the directory named as whose names match
@@ -44,7 +46,7 @@ func Walk(as string, opts Options, wants func(name string) bool) ([]Entry, error
 	}
 	out := make([]Entry, len(found))
 	for i, e := range found {
-		out[i] = Entry{Path: e.path, Skipped: e.skipped}
+		out[i] = Entry{Path: e.path, Skipped: e.skipped, SkippedDetail: e.detail}
 	}
 	return out, nil
 }
@@ -113,7 +115,7 @@ func (w *walker) walk(dir string) error {
 			return nil
 		}
 		if why := special(d.Type()); why != "" {
-			w.skip(path, why+": only regular files are read from a directory (name it on the command line to read it)")
+			w.skip(path, why, "Only regular files are read from a directory; name it on the command line to read it.")
 			return nil
 		}
 		w.found = append(w.found, entry{path: path})
@@ -127,7 +129,7 @@ func (w *walker) symlink(osPath, path string) error {
 	target, err := filepath.EvalSymlinks(osPath)
 	if err != nil {
 		if w.wants(path) {
-			w.skip(path, "a symlink whose target cannot be read ("+unwrapPathError(err).Error()+")")
+			w.skip(path, "a symlink whose target cannot be read ("+unwrapPathError(err).Error()+")", "")
 		}
 		return nil
 	}
@@ -144,7 +146,7 @@ func (w *walker) symlink(osPath, path string) error {
 		case !w.opts.FollowSymlinks && inside:
 			return nil // its files are linted under their own path
 		case !w.opts.FollowSymlinks:
-			w.skip(path, "a symlink to a directory outside the linted directory: not followed (--follow-symlinks follows it)")
+			w.skip(path, "a symlink to a directory outside the linted directory", "It is not followed; --follow-symlinks follows it.")
 			return nil
 		case w.visited[target]:
 			return nil // a cycle, or a directory already walked
@@ -157,16 +159,18 @@ func (w *walker) symlink(osPath, path string) error {
 	}
 	switch {
 	case !inside && !w.opts.FollowSymlinks:
-		w.skip(path, "a symlink to a file outside the linted directory: not followed, and its content not read (--follow-symlinks follows it)")
+		w.skip(path, "a symlink to a file outside the linted directory", "It is not followed and its content is not read; --follow-symlinks follows it.")
 	case special(st.Mode().Type()) != "":
-		w.skip(path, "a symlink to a "+special(st.Mode().Type())+": only regular files are read from a directory")
+		w.skip(path, "a symlink to a "+special(st.Mode().Type()), "Only regular files are read from a directory.")
 	default:
 		w.found = append(w.found, entry{path: path})
 	}
 	return nil
 }
 
-func (w *walker) skip(path, why string) { w.found = append(w.found, entry{path: path, skipped: why}) }
+func (w *walker) skip(path, why, detail string) {
+	w.found = append(w.found, entry{path: path, skipped: why, detail: detail})
+}
 
 // within reports whether path is root or below it (both absolute and clean).
 func within(root, path string) bool {

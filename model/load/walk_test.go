@@ -43,6 +43,9 @@ func summary(ins []load.Input) []string {
 		s := filepath.Base(in.Path)
 		if in.Skipped != "" {
 			s += " skipped: " + in.Skipped
+			if in.SkippedDetail != "" {
+				s += ". " + in.SkippedDetail
+			}
 		} else {
 			s += " read " + strings.TrimSpace(string(in.Data))
 		}
@@ -102,12 +105,12 @@ func TestWalkSkipsSpecialFilesAndEscapingSymlinks(t *testing.T) {
 	want := []string{
 		"a.yaml read a",
 		"dangling.yaml skipped: a symlink whose target cannot be read (no such file or directory)",
-		"escape.yaml skipped: a symlink to a file outside the linted directory: not followed, and its content not read (--follow-symlinks follows it)",
+		"escape.yaml skipped: a symlink to a file outside the linted directory. It is not followed and its content is not read; --follow-symlinks follows it.",
 		"inside.yaml read a",
-		"otherdir skipped: a symlink to a directory outside the linted directory: not followed (--follow-symlinks follows it)",
-		"pipe.yaml skipped: named pipe: only regular files are read from a directory (name it on the command line to read it)",
-		"s.yaml skipped: socket: only regular files are read from a directory (name it on the command line to read it)",
-		"topipe.yaml skipped: a symlink to a named pipe: only regular files are read from a directory",
+		"otherdir skipped: a symlink to a directory outside the linted directory. It is not followed; --follow-symlinks follows it.",
+		"pipe.yaml skipped: named pipe. Only regular files are read from a directory; name it on the command line to read it.",
+		"s.yaml skipped: socket. Only regular files are read from a directory; name it on the command line to read it.",
+		"topipe.yaml skipped: a symlink to a named pipe. Only regular files are read from a directory.",
 	}
 	if got := summary(ins); !reflect.DeepEqual(got, want) {
 		t.Errorf("walk:\n got %q\nwant %q", got, want)
@@ -129,9 +132,9 @@ func TestWalkSkipsSpecialFilesAndEscapingSymlinks(t *testing.T) {
 		"escape.yaml read TOKEN",
 		"inside.yaml read a",
 		"b.yaml read b", // deploy/otherdir/b.yaml, through the followed directory
-		"pipe.yaml skipped: named pipe: only regular files are read from a directory (name it on the command line to read it)",
-		"s.yaml skipped: socket: only regular files are read from a directory (name it on the command line to read it)",
-		"topipe.yaml skipped: a symlink to a named pipe: only regular files are read from a directory",
+		"pipe.yaml skipped: named pipe. Only regular files are read from a directory; name it on the command line to read it.",
+		"s.yaml skipped: socket. Only regular files are read from a directory; name it on the command line to read it.",
+		"topipe.yaml skipped: a symlink to a named pipe. Only regular files are read from a directory.",
 	}
 	if got := summary(ins); !reflect.DeepEqual(got, want) {
 		t.Errorf("--follow-symlinks:\n got %q\nwant %q", got, want)

@@ -69,7 +69,8 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 					}
 				}
 			}
-			res.fail(pos, "chart dependency %q is not in %s: rolloutlint renders vendored dependencies only and downloads nothing (run `helm dependency build` and commit charts/)", name, filepath.Join(u.Dir, "charts"))
+			res.failDetail(pos, "rolloutlint renders vendored dependencies only and downloads nothing: run `helm dependency build` and commit charts/.",
+				"chart dependency %q is not in %s", name, filepath.Join(u.Dir, "charts"))
 		}
 		return
 	}
@@ -105,7 +106,8 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 		}
 	}
 	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		res.fail(r.chartFieldPos(chartFile, "kubeVersion"), "chart %s requires kubeVersion %s, which Kubernetes %s (Helm's default for rendering) does not satisfy", u.Dir, ch.Metadata.KubeVersion, caps.KubeVersion.Version)
+		res.failDetail(r.chartFieldPos(chartFile, "kubeVersion"), fmt.Sprintf("rolloutlint renders with Helm's default Kubernetes version, %s.", caps.KubeVersion.Version),
+			"chart %s requires kubeVersion %s, which Kubernetes %s does not satisfy", u.Dir, ch.Metadata.KubeVersion, caps.KubeVersion.Version)
 		return
 	}
 	top, err := util.ToRenderValuesWithSchemaValidation(ch, vals, common.ReleaseOptions{Name: release, Namespace: ns, Revision: 1, IsInstall: true}, caps, false)
@@ -263,7 +265,7 @@ func (r *Renderer) helmValues(u *units.Unit, res *Result) (map[string]any, []val
 	for i, f := range h.ValueFiles {
 		at := app.Pos(fmt.Sprintf("%s.helm.valueFiles[%d]", app.SourcePath, i))
 		if strings.HasPrefix(f, "$") {
-			res.fail(at, "value file %q comes from another source of the Application (a ref source), which rolloutlint does not resolve", f)
+			res.failDetail(at, "rolloutlint does not resolve ref sources.", "value file %q comes from another source of the Application (a ref source)", f)
 			return nil, nil, false
 		}
 		file := f

@@ -348,7 +348,8 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 					continue
 				}
 				if units.IsRemote(item.Value) {
-					res.fail(graph.NodePos(file, item), "%s %q is remote: rolloutlint renders only what is in the repository and fetches nothing (vendor it, or lint `kustomize build` output with `rolloutlint lint -`)", strings.TrimSuffix(key, "s"), item.Value)
+					res.failDetail(graph.NodePos(file, item), "rolloutlint renders only what is in the repository and fetches nothing: vendor it, or lint `kustomize build` output with `rolloutlint lint -`.",
+						"%s %q is remote", strings.TrimSuffix(key, "s"), item.Value)
 					refused = true
 					continue
 				}
@@ -359,7 +360,8 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 			}
 		}
 		if hc := mapValue(top, "helmCharts"); hc != nil {
-			res.fail(graph.NodePos(file, hc), "helmCharts are rendered by running the helm binary, which rolloutlint does not do: render the chart as its own unit (a chart directory or an Argo CD Application), or lint `kustomize build --enable-helm` output with `rolloutlint lint -`")
+			res.failDetail(graph.NodePos(file, hc), "Render the chart as its own unit (a chart directory or an Argo CD Application), or lint `kustomize build --enable-helm` output with `rolloutlint lint -`.",
+				"helmCharts are rendered by running the helm binary, which rolloutlint does not do")
 			refused = true
 		}
 	}

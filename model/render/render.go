@@ -79,8 +79,8 @@ func (r *Renderer) Render(u *units.Unit) *Result {
 		r.helm(u, res)
 	default:
 		for _, f := range u.Files {
-			if why, ok := u.Skipped[f]; ok {
-				res.Inputs = append(res.Inputs, load.Input{Path: f, Skipped: why})
+			if e, ok := u.Skipped[f]; ok {
+				res.Inputs = append(res.Inputs, load.Input{Path: f, Skipped: e.Skipped, SkippedDetail: e.SkippedDetail})
 				continue
 			}
 			res.Files = append(res.Files, f)
@@ -123,6 +123,12 @@ func appendFile(files []string, f string) []string {
 
 func (res *Result) fail(pos graph.Position, format string, args ...any) {
 	res.Problems = append(res.Problems, graph.Problem{RuleID: RuleRender, Pos: pos, Message: fmt.Sprintf(format, args...)})
+}
+
+// failDetail is fail with a detail: what follows and how to fix it (see
+// graph.Problem).
+func (res *Result) failDetail(pos graph.Position, detail, format string, args ...any) {
+	res.Problems = append(res.Problems, graph.Problem{RuleID: RuleRender, Pos: pos, Message: fmt.Sprintf(format, args...), Detail: detail})
 }
 
 // sourceFile is a user file parsed once for positions.

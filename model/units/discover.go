@@ -43,7 +43,7 @@ type dirInfo struct {
 func Discover(roots []string, opts Options) (*Set, error) {
 	dirs := map[string]*dirInfo{}
 	var order []string
-	skipped := map[string]string{}
+	skipped := map[string]load.Entry{}
 	// dir records a directory of the tree and the ones above it, up to root.
 	dir := func(root, d string) *dirInfo {
 		root = filepath.Clean(root)
@@ -83,7 +83,7 @@ func Discover(roots []string, opts Options) (*Set, error) {
 			di := dir(root, filepath.Dir(p))
 			switch {
 			case e.Skipped != "":
-				skipped[p] = e.Skipped
+				skipped[p] = e
 				di.skipped = append(di.skipped, p)
 			case isKustomizationName(name):
 				if di.kustomization == "" {
@@ -107,7 +107,7 @@ func Discover(roots []string, opts Options) (*Set, error) {
 		for _, f := range u.Files {
 			if why, ok := skipped[f]; ok {
 				if u.Skipped == nil {
-					u.Skipped = map[string]string{}
+					u.Skipped = map[string]load.Entry{}
 				}
 				u.Skipped[f] = why
 			}

@@ -12,6 +12,8 @@ package units
 import (
 	"path/filepath"
 	"sort"
+
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 // Kind is how a unit is turned into manifests.
@@ -35,7 +37,7 @@ type Unit struct {
 	Files []string
 	// Skipped are the files of Files that must not be read (a pipe, a
 	// symlink out of the tree), with the reason: each is an RL0011 finding.
-	Skipped map[string]string
+	Skipped map[string]load.Entry
 	// App is the Argo CD Application that deploys the unit, or nil. Its
 	// source options (helm values, kustomize overrides, directory
 	// recurse/include/exclude) shape the render.

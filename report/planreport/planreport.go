@@ -65,9 +65,12 @@ type Reference struct {
 type Rejection struct {
 	RuleID  string `json:"ruleId"`
 	Message string `json:"message"`
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
+	// Detail is the finding's detail (what follows, how to fix it), as in
+	// lint's JSON; empty when the rule has no more to say.
+	Detail string `json:"detail,omitempty"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
 }
 
 // State is a plan state with the pushes that lead into it.

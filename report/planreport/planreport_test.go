@@ -60,11 +60,49 @@ func TestJSONSchema(t *testing.T) {
 			}
 		}
 	}
+	// A refused Rollout: its rejections, with and without a detail.
+	g, err := load.Paths([]string{filepath.Join(fixtures, "host-level.yaml")}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans := plan.Build(g)
+	m, err := xds.ForVersion(xds.Versions()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rejected := map[plan.Object][]planreport.Rejection{plans[0].Rollout: {
+		{RuleID: "RL1001", Message: "step 0: setWeight 120 is outside 0..100", Detail: "Argo Rollouts marks the Rollout InvalidSpec.", File: "r.yaml", Line: 3, Column: 5},
+		{RuleID: "RL1002", Message: "step 1 has no action", File: "r.yaml", Line: 4, Column: 5},
+	}}
+	var buf bytes.Buffer
+	if err := planreport.JSON(&buf, planreport.Build(m, xds.NewScoper(g), plans, rejected)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"detail": "Argo Rollouts marks the Rollout InvalidSpec."`) || strings.Count(buf.String(), `"detail"`) != 1 {
+		t.Errorf("rejections: the detail is not written once, or is written empty:\n%s", buf.String())
+	}
+	res, err := schema.Validate(gojsonschema.NewBytesLoader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.Errors() {
+		t.Errorf("rejected Rollout: %s", e)
+	}
+	// ... and a Rollout both refused and played out is not a plan.
+	buf.Reset()
+	played := planreport.Build(m, xds.NewScoper(g), plans, nil)
+	played.Rollouts[0].Rejected = rejected[plans[0].Rollout]
+	if err := planreport.JSON(&buf, played); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = schema.Validate(gojsonschema.NewBytesLoader(buf.Bytes())); err != nil || res.Valid() {
+		t.Errorf("schema accepts states for a refused Rollout (err %v)", err)
+	}
 	// The schema must reject what it documents as wrong, or it checks nothing.
 	bad := []byte(`{"schemaVersion":1,"istioVersion":"1.28","rollouts":[{"rollout":{"kind":"Rollout","namespace":"a","name":"b"},` +
 		`"file":"f","line":1,"strategy":"canary","split":"host","replicas":1,"states":[],"abortFrom":0,"abort":[],` +
 		`"summary":{"fullPushes":0,"endpointPushes":0,"allGatewayPushes":0,"mergedPushes":0},"extra":true}]}`)
-	res, err := schema.Validate(gojsonschema.NewBytesLoader(bad))
+	res, err = schema.Validate(gojsonschema.NewBytesLoader(bad))
 	if err != nil {
 		t.Fatal(err)
 	}

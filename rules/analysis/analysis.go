@@ -30,7 +30,7 @@ var tags = []string{"analysis"}
 var templateKinds = []string{kinds.Rollout, kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun}
 
 // collector merges diagnostics that land on the same spot with the same
-// message (a template used by several steps of one Rollout), keeping every
+// message and detail (a template used by several steps of one Rollout), keeping every
 // trigger as a related location, and files them in first-seen order.
 type collector struct {
 	p     *rules.Pass
@@ -48,7 +48,7 @@ func (c *collector) add(d rules.Diagnostic) {
 	if !d.Pos.IsValid() && d.Resource != nil {
 		d.Pos = d.Resource.Pos(d.Path)
 	}
-	key := fmt.Sprintf("%s:%d:%d\x00%s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message)
+	key := fmt.Sprintf("%s:%d:%d\x00%s\x00%s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.Message, d.Detail)
 	if i, ok := c.index[key]; ok {
 		for _, r := range d.Related {
 			if _, dup := c.seen[i][r]; !dup {

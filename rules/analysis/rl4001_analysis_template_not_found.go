@@ -43,19 +43,19 @@ steps:
 					continue
 				}
 				var msg string
+				detail := "Argo Rollouts marks the Rollout InvalidSpec."
 				if t.Cluster {
 					msg = fmt.Sprintf("ClusterAnalysisTemplate %q is not in the bundle", t.Name)
 					if p.Graph.Get(kinds.AnalysisTemplate, rr.Rollout.Namespace, t.Name) != nil {
-						msg += fmt.Sprintf("; an AnalysisTemplate %s exists in namespace %s: drop clusterScope", t.Name, rr.Rollout.Namespace)
+						detail += fmt.Sprintf(" An AnalysisTemplate %s exists in namespace %s: drop clusterScope.", t.Name, rr.Rollout.Namespace)
 					}
 				} else {
 					msg = fmt.Sprintf("AnalysisTemplate %q is not in namespace %s of the bundle", t.Name, rr.Rollout.Namespace)
 					if p.Graph.Get(kinds.ClusterAnalysisTemplate, "", t.Name) != nil {
-						msg += fmt.Sprintf("; a ClusterAnalysisTemplate %s exists: set clusterScope: true", t.Name)
+						detail += fmt.Sprintf(" A ClusterAnalysisTemplate %s exists: set clusterScope: true.", t.Name)
 					}
 				}
-				msg += "; Argo Rollouts marks the Rollout InvalidSpec"
-				d := rules.Diagnostic{Resource: rr.Rollout, Path: t.Path, Message: msg}
+				d := rules.Diagnostic{Resource: rr.Rollout, Path: t.Path, Message: msg, Detail: detail}
 				if p.Mode == rules.ModeWebhook {
 					d.Severity = rules.Warning
 				}

@@ -51,14 +51,14 @@ steps:
 				if a.Resolved {
 					continue
 				}
-				msg := fmt.Sprintf("args.%s has no value and Rollout %s does not supply it; Argo Rollouts fails with \"args.%s was not resolved\"",
-					name, run.Refs.Rollout.Name, name)
+				msg := fmt.Sprintf("args.%s has no value and Rollout %s does not supply it", name, run.Refs.Rollout.Name)
 				if near := similarArg(run, name); near != "" {
-					msg += fmt.Sprintf(" (the Rollout passes %q: a misspelling?)", near)
+					msg += fmt.Sprintf(" (it passes %q: a misspelling?)", near)
 				}
 				rel := []rules.Related{trigger(run, "passes no value for args."+name)}
 				rel = append(rel, unresolvedUses(p.Graph, run, name)...)
-				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg, Related: rel})
+				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg, Related: rel,
+					Detail: fmt.Sprintf("Argo Rollouts fails with \"args.%s was not resolved\".", name)})
 			}
 		}
 		// An AnalysisRun's args are final: one without value or valueFrom

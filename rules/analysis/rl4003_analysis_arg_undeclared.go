@@ -58,17 +58,18 @@ spec:
 					var msg string
 					switch {
 					case ph.Arg != "" && !declared[ph.Arg]:
-						msg = fmt.Sprintf("{{%s}} names an arg %s does not declare; Argo Rollouts fails with \"failed to resolve {{%s}}\"", ph.Tag, templateName(t), ph.Tag)
+						msg = fmt.Sprintf("{{%s}} names an arg %s does not declare", ph.Tag, templateName(t))
 						if d := nearest(ph.Arg, spec.Args); d != "" {
 							msg += fmt.Sprintf(" (declared: %q)", d)
 						}
 					case ph.Arg == "" && !strings.HasPrefix(ph.Tag, "templates.") && !strings.HasPrefix(ph.Tag, "experiment."):
-						msg = fmt.Sprintf("{{%s}} is not an args.<name> tag; Argo Rollouts fails with \"failed to resolve {{%s}}\"", ph.Tag, ph.Tag)
+						msg = fmt.Sprintf("{{%s}} is not an args.<name> tag", ph.Tag)
 					default:
 						continue
 					}
 					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path, Message: msg,
-						Pos: p.Graph.PosInScalar(t, path, ph.Start, ph.End), Related: users(p.Graph, t)})
+						Detail: fmt.Sprintf("Argo Rollouts fails with \"failed to resolve {{%s}}\".", ph.Tag),
+						Pos:    p.Graph.PosInScalar(t, path, ph.Start, ph.End), Related: users(p.Graph, t)})
 				}
 			})
 		})

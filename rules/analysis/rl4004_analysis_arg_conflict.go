@@ -67,8 +67,9 @@ func templateConflicts(c *collector, run *analysisrun.Run) {
 			}
 			if f.value != *a.Value {
 				c.add(rules.Diagnostic{Resource: t, Path: path,
-					Message: fmt.Sprintf("arg %s defaults to %q here and to %q in %s, which %s also runs; Argo Rollouts fails with \"Argument `%s` specified multiple times with different values\"",
-						a.Name, *a.Value, f.value, templateName(f.t), run.Describe(), a.Name),
+					Message: fmt.Sprintf("arg %s defaults to %q here and to %q in %s", a.Name, *a.Value, f.value, templateName(f.t)),
+					Detail: fmt.Sprintf("%s runs both templates; Argo Rollouts fails with \"Argument `%s` specified multiple times with different values\".",
+						run.Describe(), a.Name),
 					Related: []rules.Related{rules.RelatedAt(f.t, f.path, "the other default"), trigger(run, "merges both templates")}})
 			}
 		}
@@ -92,7 +93,8 @@ func rolloutConflicts(c *collector, run *analysisrun.Run) {
 			continue
 		}
 		c.add(rules.Diagnostic{Resource: run.Refs.Rollout, Path: graph.Index(run.ArgsPath, i) + ".name",
-			Message: fmt.Sprintf("arg %s is passed twice with different values (%q, then %q); Argo Rollouts uses only the last", a.Name, describeValue(prev.Value, prev.ValueFrom != nil), describeValue(a.Value, a.ValueFrom != nil)),
+			Message: fmt.Sprintf("arg %s is passed twice with different values (%q, then %q)", a.Name, describeValue(prev.Value, prev.ValueFrom != nil), describeValue(a.Value, a.ValueFrom != nil)),
+			Detail:  "Argo Rollouts uses only the last.",
 			Related: []rules.Related{rules.RelatedAt(run.Refs.Rollout, graph.Index(run.ArgsPath, j), "the earlier value, which is overwritten")}})
 	}
 }

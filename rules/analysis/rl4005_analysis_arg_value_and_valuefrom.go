@@ -47,7 +47,8 @@ spec:
 						effect = "the analysis controller uses valueFrom and ignores value"
 					}
 					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path + ".valueFrom",
-						Message: fmt.Sprintf("arg %s of %s has both value %q and valueFrom; keep one (%s)", a.Name, templateName(t), *a.Value, effect),
+						Message: fmt.Sprintf("arg %s of %s has both value %q and valueFrom", a.Name, templateName(t), *a.Value),
+						Detail:  "Keep one: " + effect + ".",
 						Related: append([]rules.Related{rules.RelatedAt(t, path+".value", "the value")}, users(p.Graph, t)...)})
 				}
 			}

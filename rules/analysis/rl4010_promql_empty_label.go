@@ -56,7 +56,8 @@ steps:
 			if len(phs) == 0 {
 				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Severity: rules.Warning,
 					Pos:     parsedPos(p.Graph, q, m.ValueStart, m.ValueEnd),
-					Message: fmt.Sprintf("metric %s: matcher %s%s\"\" selects only %s series without a %s label; drop it or give a value", q.Metric.Name, m.Name, m.Op(), metricOf(m), m.Name)})
+					Message: fmt.Sprintf("metric %s: matcher %s%s\"\" selects only series without the label", q.Metric.Name, m.Name, m.Op()),
+					Detail:  fmt.Sprintf("Only %s series without a %s label match it. Drop the matcher or give it a value.", metricOf(m), m.Name)})
 				return
 			}
 			if q.Run == nil {
@@ -70,12 +71,13 @@ steps:
 				}
 				from := ""
 				if a.FromRollout && a.Source != "" {
-					from = " (it takes " + a.Source + ")"
+					from = "The arg takes " + a.Source + ". "
 				}
 				d := rules.Diagnostic{Resource: q.Template, Path: q.Path,
-					Pos: queryPos(p.Graph, q, ph.Start, ph.End),
-					Message: fmt.Sprintf("metric %s: {{%s}} is empty for Rollout %s%s, so the matcher becomes %s%s\"\" and selects only %s series without a %s label: the analysis sees no data",
-						q.Metric.Name, ph.Tag, q.Run.Refs.Rollout.Name, from, m.Name, m.Op(), metricOf(m), m.Name)}
+					Pos:     queryPos(p.Graph, q, ph.Start, ph.End),
+					Message: fmt.Sprintf("metric %s: {{%s}} is empty for Rollout %s, so the analysis sees no data", q.Metric.Name, ph.Tag, q.Run.Refs.Rollout.Name),
+					Detail: fmt.Sprintf("%sThe matcher becomes %s%s\"\" and selects only %s series without a %s label.",
+						from, m.Name, m.Op(), metricOf(m), m.Name)}
 				if a.FromRollout {
 					d.Related = append(d.Related, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath, q.Run.Describe()+" passes an empty "+ph.Arg))
 				} else {

@@ -39,22 +39,23 @@ query: |
 			}
 			msg := fmt.Sprintf("metric %s: the query is not valid PromQL: %s", q.Metric.Name, q.Err.Msg)
 			var rel []rules.Related
+			detail := ""
 			// An error inside or right after a substituted value is the value's fault.
 			for _, i := range q.Sub.PlaceholdersIn(max(q.Err.Offset-1, 0), q.Err.Offset+1) {
 				ph := q.Sub.Placeholders[i]
 				if q.Run != nil && q.Sub.Values[i].Text != "" {
-					msg += fmt.Sprintf(" (after substituting {{%s}} = %q for Rollout %s)", ph.Tag, q.Sub.Values[i].Text, q.Run.Refs.Rollout.Name)
+					detail += fmt.Sprintf("The query is invalid after substituting {{%s}} = %q for Rollout %s. ", ph.Tag, q.Sub.Values[i].Text, q.Run.Refs.Rollout.Name)
 					if a := q.Run.Args[ph.Arg]; a != nil && a.FromRollout {
 						rel = append(rel, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath, "the value"))
 					}
 				}
 			}
-			if q.Run != nil && !strings.Contains(msg, "after substituting") {
+			if q.Run != nil && detail == "" {
 				rel = append(rel, related(q, "")...)
 			}
 			// "unexpected end of input" points past the text: show its last character.
 			off := min(q.Err.Offset, len(strings.TrimRight(q.Sub.Query, " \t\r\n"))-1)
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Message: msg, Related: rel,
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Message: msg, Detail: strings.TrimSpace(detail), Related: rel,
 				Pos: parsedPos(p.Graph, q, max(off, 0), max(off, 0)+1)})
 		}
 		c.flush()

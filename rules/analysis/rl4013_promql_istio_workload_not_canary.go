@@ -41,18 +41,18 @@ query: |
 				return
 			}
 			name := q.Run.Refs.Rollout.Name
-			var msg string
+			var msg, detail string
 			switch {
 			case m.Value == name:
-				msg = fmt.Sprintf("metric %s: destination_workload=%q matches the stable and the canary pods of Rollout %s alike (Istio names both after the Rollout): the analysis does not measure the canary alone",
-					q.Metric.Name, m.Value, name)
+				msg = fmt.Sprintf("metric %s: destination_workload=%q matches the stable and the canary pods of Rollout %s alike", q.Metric.Name, m.Value, name)
+				detail = "Istio names the workload of both after the Rollout: the analysis does not measure the canary alone."
 			case strings.HasPrefix(m.Value, name+"-") && isRoleSuffix(strings.TrimPrefix(m.Value, name+"-")):
-				msg = fmt.Sprintf("metric %s: destination_workload=%q matches no pods: Istio reports destination_workload=%q for both ReplicaSets of Rollout %s, so the analysis sees no data",
-					q.Metric.Name, m.Value, name, name)
+				msg = fmt.Sprintf("metric %s: destination_workload=%q matches no pods", q.Metric.Name, m.Value)
+				detail = fmt.Sprintf("Istio reports destination_workload=%q for both ReplicaSets of Rollout %s, so the analysis sees no data.", name, name)
 			default:
 				return
 			}
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, m.Start, m.End), Message: msg,
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, m.Start, m.End), Message: msg, Detail: detail,
 				Related: related(q, "")})
 		})
 		c.flush()

@@ -87,16 +87,18 @@ canaryService: app-canary
 				continue
 			}
 			ro := q.Run.Refs.Rollout
-			msg := fmt.Sprintf("metric %s: %s=%q is Rollout %s's stable Service; the canary's requests are labelled with %s, so %s measures the stable version",
-				q.Metric.Name, hit.Name, hit.Value, ro.Name, canary.Name, q.Run.Describe())
+			msg := fmt.Sprintf("metric %s: %s=%q is Rollout %s's stable Service", q.Metric.Name, hit.Name, hit.Value, ro.Name)
+			detail := fmt.Sprintf("The canary's requests are labelled with %s, so %s measures the stable version.", canary.Name, q.Run.Describe())
 			what := "the stable Service"
 			if q.Run.Use == graph.UsePrePromotion {
-				msg = fmt.Sprintf("metric %s: %s=%q is Rollout %s's active Service, which until promotion still selects the old version; the new version is behind the preview Service %s, so %s measures the old version",
-					q.Metric.Name, hit.Name, hit.Value, ro.Name, canary.Name, q.Run.Describe())
+				msg = fmt.Sprintf("metric %s: %s=%q is Rollout %s's active Service", q.Metric.Name, hit.Name, hit.Value, ro.Name)
+				detail = fmt.Sprintf("Until promotion the active Service still selects the old version; the new version is behind the preview Service %s, so %s measures the old version.",
+					canary.Name, q.Run.Describe())
 				what = "the active Service"
 			}
 			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, hit.Start, hit.End),
 				Message: msg,
+				Detail:  detail,
 				Related: []rules.Related{rules.RelatedAt(ro, stable.Path, what), trigger(q.Run, "")}})
 		}
 		c.flush()

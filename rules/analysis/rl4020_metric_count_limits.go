@@ -60,8 +60,8 @@ metrics:
 }
 
 func checkLimits(p *rules.Pass, t *graph.Resource, mp string, m *v1alpha1.Metric) {
-	report := func(field, format string, args ...any) {
-		p.Report(t, mp+"."+field, fmt.Sprintf("metric %s: ", m.Name)+fmt.Sprintf(format, args...), users(p.Graph, t)...)
+	report := func(field, msg, detail string) {
+		p.ReportDetail(t, mp+"."+field, fmt.Sprintf("metric %s: %s", m.Name, msg), detail, users(p.Graph, t)...)
 	}
 	for _, f := range []struct {
 		name  string
@@ -69,7 +69,7 @@ func checkLimits(p *rules.Pass, t *graph.Resource, mp string, m *v1alpha1.Metric
 	}{{"interval", m.Interval}, {"initialDelay", m.InitialDelay}} {
 		if f.value != "" && !strings.Contains(string(f.value), "{{") {
 			if _, err := time.ParseDuration(string(f.value)); err != nil {
-				report(f.name, "%s %q is not a duration (%v); Argo Rollouts fails the run with \"invalid %s string\"", f.name, f.value, err, f.name)
+				report(f.name, fmt.Sprintf("%s %q is not a duration (%v)", f.name, f.value, err), fmt.Sprintf("Argo Rollouts fails the run with \"invalid %s string\".", f.name))
 			}
 		}
 	}
@@ -83,33 +83,33 @@ func checkLimits(p *rules.Pass, t *graph.Resource, mp string, m *v1alpha1.Metric
 		hasCSL = true // default 0, which means disabled
 	}
 	if hasCount && count > 1 && m.Interval == "" {
-		report("count", "count %d needs an interval between measurements; Argo Rollouts fails the run with \"interval must be specified when count > 1\"", count)
+		report("count", fmt.Sprintf("count %d needs an interval between measurements", count), "Argo Rollouts fails the run with \"interval must be specified when count > 1\".")
 	}
 	if hasFL && fl < -1 {
-		report("failureLimit", "failureLimit %d must be >= 0, or -1 to disable it", fl)
+		report("failureLimit", fmt.Sprintf("failureLimit %d must be >= 0, or -1 to disable it", fl), "")
 	}
 	for _, f := range []struct {
 		name string
 		v    *intstr.IntOrString
 	}{{"consecutiveSuccessLimit", m.ConsecutiveSuccessLimit}, {"inconclusiveLimit", m.InconclusiveLimit}, {"consecutiveErrorLimit", m.ConsecutiveErrorLimit}} {
 		if v, ok := intValue(f.v); ok && v < 0 {
-			report(f.name, "%s %d must be >= 0", f.name, v)
+			report(f.name, fmt.Sprintf("%s %d must be >= 0", f.name, v), "")
 		}
 	}
 	if hasFL && hasCSL && fl == -1 && csl == 0 {
 		field := "failureLimit"
-		report(field, "failureLimit -1 disables failures and consecutiveSuccessLimit is 0 (disabled): Argo Rollouts rejects a metric with both limits disabled")
+		report(field, "failureLimit -1 and consecutiveSuccessLimit 0 disable both limits", "Argo Rollouts rejects a metric with both limits disabled.")
 	}
 	if !hasCount || count <= 0 || !hasFL || !hasCSL {
 		return
 	}
 	switch {
 	case fl >= 0 && csl >= 0 && count < fl+csl:
-		report("count", "count %d is less than failureLimit + consecutiveSuccessLimit (%d + %d); Argo Rollouts rejects the metric", count, fl, csl)
+		report("count", fmt.Sprintf("count %d is less than failureLimit + consecutiveSuccessLimit (%d + %d)", count, fl, csl), "Argo Rollouts rejects the metric.")
 	case fl < 0 && count < csl:
-		report("count", "count %d is less than consecutiveSuccessLimit %d; the metric can never succeed", count, csl)
+		report("count", fmt.Sprintf("count %d is less than consecutiveSuccessLimit %d", count, csl), "The metric can never succeed.")
 	}
 	if il, ok := intValue(m.InconclusiveLimit); ok && count < il {
-		report("count", "count %d is less than inconclusiveLimit %d; Argo Rollouts rejects the metric", count, il)
+		report("count", fmt.Sprintf("count %d is less than inconclusiveLimit %d", count, il), "Argo Rollouts rejects the metric.")
 	}
 }

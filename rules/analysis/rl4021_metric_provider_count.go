@@ -42,9 +42,10 @@ metrics:
 				names := providers(&m.Provider)
 				switch {
 				case len(names) == 0:
-					p.Report(t, mp+".provider", fmt.Sprintf("metric %s has no provider; Argo Rollouts fails the run with \"no provider specified\"", m.Name), users(p.Graph, t)...)
+					p.ReportDetail(t, mp+".provider", fmt.Sprintf("metric %s has no provider", m.Name), "Argo Rollouts fails the run with \"no provider specified\".", users(p.Graph, t)...)
 				case len(names) > 1:
-					p.Report(t, mp+".provider", fmt.Sprintf("metric %s has %d providers (%s); Argo Rollouts fails the run with \"multiple providers specified\"", m.Name, len(names), strings.Join(names, ", ")), users(p.Graph, t)...)
+					p.ReportDetail(t, mp+".provider", fmt.Sprintf("metric %s has %d providers (%s)", m.Name, len(names), strings.Join(names, ", ")),
+						"Argo Rollouts fails the run with \"multiple providers specified\".", users(p.Graph, t)...)
 				}
 			}
 		})

@@ -39,8 +39,8 @@ name unique across the templates an analysis runs together.`,
 			first := map[string]int{}
 			for i, m := range spec.Metrics {
 				if j, ok := first[m.Name]; ok {
-					p.Report(t, graph.Index("spec.metrics", i)+".name",
-						fmt.Sprintf("metric name %q is used twice in %s; Argo Rollouts fails the run with \"duplicate name\"", m.Name, templateName(t)),
+					p.ReportDetail(t, graph.Index("spec.metrics", i)+".name",
+						fmt.Sprintf("metric name %q is used twice in %s", m.Name, templateName(t)), "Argo Rollouts fails the run with \"duplicate name\".",
 						rules.RelatedAt(t, graph.Index("spec.metrics", j)+".name", "the first metric of that name"))
 					continue
 				}
@@ -68,8 +68,9 @@ func acrossTemplates(c *collector, run *analysisrun.Run) {
 			path := graph.Index("spec.metrics", i) + ".name"
 			if o, ok := seen[m.Name]; ok && o.t != t {
 				c.add(rules.Diagnostic{Resource: t, Path: path,
-					Message: fmt.Sprintf("metric name %q is also used by %s, which %s runs together with %s; Argo Rollouts fails with \"two metrics have the same name\"",
-						m.Name, templateName(o.t), run.Describe(), templateName(t)),
+					Message: fmt.Sprintf("metric name %q is also used by %s", m.Name, templateName(o.t)),
+					Detail: fmt.Sprintf("%s runs it together with %s; Argo Rollouts fails with \"two metrics have the same name\".",
+						run.Describe(), templateName(t)),
 					Related: []rules.Related{rules.RelatedAt(o.t, o.path, "the other metric"), trigger(run, "runs both templates")}})
 			}
 			if !local[m.Name] {

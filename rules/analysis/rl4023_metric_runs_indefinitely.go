@@ -50,8 +50,9 @@ metrics:
 						continue
 					}
 					c.add(rules.Diagnostic{Resource: t, Path: graph.Index("spec.metrics", i) + ".interval",
-						Message: fmt.Sprintf("metric %s runs indefinitely (interval %s, no count) but %s waits for it to finish; Argo Rollouts marks Rollout %s InvalidSpec",
-							m.Name, m.Interval, run.Describe(), run.Refs.Rollout.Name),
+						Message: fmt.Sprintf("metric %s never finishes (interval %s, no count)", m.Name, m.Interval),
+						Detail: fmt.Sprintf("%s waits for it to finish; Argo Rollouts marks Rollout %s InvalidSpec. Give the metric a count.",
+							run.Describe(), run.Refs.Rollout.Name),
 						Related: []rules.Related{trigger(run, "waits for this template")}})
 				}
 			}

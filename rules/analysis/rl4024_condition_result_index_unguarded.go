@@ -45,8 +45,8 @@ successCondition: len(result) > 0 && result[0] < 0.05
 					}
 					path := graph.Index("spec.metrics", i) + "." + f.name
 					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path, Pos: p.Graph.PosInScalar(t, path, loc[0], loc[1]),
-						Message: fmt.Sprintf("metric %s: %s indexes %s without checking len(result) > 0; when the query returns no data the evaluation errors and the analysis fails",
-							m.Name, f.name, f.cond[loc[0]:loc[1]]), Related: users(p.Graph, t)})
+						Message: fmt.Sprintf("metric %s: %s indexes %s without checking len(result) > 0", m.Name, f.name, f.cond[loc[0]:loc[1]]),
+						Detail:  "When the query returns no data the evaluation errors and the analysis fails.", Related: users(p.Graph, t)})
 				}
 			}
 		})

@@ -66,7 +66,8 @@ successCondition: len(result) > 0 && result[0] < 0.02
 				result = condition.Scalar
 			default:
 				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path,
-					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Argo Rollouts Prometheus provider does not support (\"Prometheus metric type not supported\")", q.Metric.Name, typ),
+					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Prometheus provider does not support", q.Metric.Name, typ),
+					Detail:  "Argo Rollouts' Prometheus provider fails with \"Prometheus metric type not supported\".",
 					Related: users(p.Graph, q.Template)})
 				continue
 			}
@@ -82,8 +83,9 @@ successCondition: len(result) > 0 && result[0] < 0.02
 				}
 				if err != nil {
 					c.add(rules.Diagnostic{Resource: q.Template, Path: q.MetricPath + "." + f.field,
-						Message: fmt.Sprintf("metric %s: %s %q cannot evaluate the %s the query returns (result is %s): %s; every measurement would error",
-							q.Metric.Name, f.field, f.cond, q.Type, shapeName(vector), firstLine(err.Error())),
+						Message: fmt.Sprintf("metric %s: %s %q cannot evaluate the %s the query returns", q.Metric.Name, f.field, f.cond, q.Type),
+						Detail: fmt.Sprintf("Every measurement would error: %s. Here result is %s.",
+							firstLine(err.Error()), shapeName(vector)),
 						Related: users(p.Graph, q.Template)})
 				}
 			}

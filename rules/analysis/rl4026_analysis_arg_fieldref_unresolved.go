@@ -63,19 +63,20 @@ analysis:
 				switch {
 				case a.FieldRefDefault:
 					c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".valueFrom.fieldRef",
-						Message: fmt.Sprintf("args.%s of %s defaults to valueFrom.fieldRef, which Argo Rollouts never resolves in a template (only secretKeyRef), and %s passes no value for it: the run fails (argument %q was not supplied)",
-							name, templateName(a.Template), run.Describe(), name),
+						Message: fmt.Sprintf("args.%s of %s defaults to valueFrom.fieldRef, never resolved in a template", name, templateName(a.Template)),
+						Detail: fmt.Sprintf("Argo Rollouts resolves only secretKeyRef there, and %s passes no value for it: the run fails (argument %q was not supplied).",
+							run.Describe(), name),
 						Related: []rules.Related{trigger(run, "passes no value for args."+name)}})
 				case a.Problem != "":
 					// Validation reads a metadata fieldPath of canary step and
 					// step experiment analyses (validation.go ValidateRolloutStrategyCanary);
 					// any other failure surfaces only when the run is built.
-					outcome := "so the controller fails to create the AnalysisRun"
+					outcome := "The controller fails to create the AnalysisRun."
 					if (run.Use == graph.UseStep || run.Use == graph.UseExperiment) && strings.HasPrefix(a.Source, "metadata") {
-						outcome = "which Argo Rollouts' validation rejects: the Rollout is InvalidSpec and runs no step"
+						outcome = "Argo Rollouts' validation rejects it: the Rollout is InvalidSpec and runs no step."
 					}
 					c.add(rules.Diagnostic{Resource: run.Refs.Rollout, Path: a.RolloutPath + ".valueFrom.fieldRef.fieldPath",
-						Message: fmt.Sprintf("arg %s of %s: %s, %s", name, run.Describe(), a.Problem, outcome)})
+						Message: fmt.Sprintf("arg %s of %s: %s", name, run.Describe(), a.Problem), Detail: outcome})
 				}
 			}
 		}
@@ -89,7 +90,8 @@ analysis:
 					continue
 				}
 				c.add(rules.Diagnostic{Resource: r, Path: graph.Index("spec.args", i) + ".valueFrom.fieldRef",
-					Message: fmt.Sprintf("args.%s of AnalysisRun %s takes valueFrom.fieldRef, which the analysis controller never resolves (only secretKeyRef): the run fails (argument %q was not supplied)", a.Name, ar.Name, a.Name)})
+					Message: fmt.Sprintf("args.%s of AnalysisRun %s takes valueFrom.fieldRef, which is never resolved there", a.Name, ar.Name),
+					Detail:  fmt.Sprintf("The analysis controller resolves only secretKeyRef: the run fails (argument %q was not supplied).", a.Name)})
 			}
 		}
 		c.flush()

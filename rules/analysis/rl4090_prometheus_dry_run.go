@@ -92,7 +92,7 @@ func dryRun(p *rules.Pass) error {
 			a = answer{res, err}
 			answers[q.Sub.Query] = a
 		}
-		msg, kind := judge(q, a.res, a.err)
+		msg, detail, kind := judge(q, a.res, a.err)
 		if msg == "" {
 			continue
 		}
@@ -100,7 +100,7 @@ func dryRun(p *rules.Pass) error {
 		if q.Run != nil {
 			rel = []rules.Related{rules.RelatedAt(q.Run.Refs.Rollout, q.Run.TriggerPath(), q.Run.Describe()+" runs this query")}
 		}
-		key := q.Template.File + "\x00" + q.Path + "\x00" + msg
+		key := q.Template.File + "\x00" + q.Path + "\x00" + msg + "\x00" + detail
 		if i, dup := seen[key]; dup { // the same query from another step of the Rollout
 			out[i].Related = append(out[i].Related, rel...)
 			continue
@@ -115,7 +115,7 @@ func dryRun(p *rules.Pass) error {
 			st.shape++
 		}
 		out = append(out, rules.Diagnostic{
-			Resource: q.Template, Path: q.Path, Message: msg, Related: rel,
+			Resource: q.Template, Path: q.Path, Message: msg, Detail: detail, Related: rel,
 			Pos: g.PosInScalar(q.Template, q.Path, firstText(q.Sub.Original), lineEnd(q.Sub.Original)),
 		})
 	}
@@ -140,32 +140,36 @@ func sendable(q *analysisrun.Query) bool {
 	return true
 }
 
-// judge turns Prometheus' answer into a finding message ("" when the
-// analysis can use it) and its kind: nodata, error or shape.
-func judge(q *analysisrun.Query, r *promql.Result, err error) (msg, kind string) {
+// judge turns Prometheus' answer into a finding's message ("" when the
+// analysis can use it), its detail and its kind: nodata, error or shape.
+func judge(q *analysisrun.Query, r *promql.Result, err error) (msg, detail, kind string) {
 	who := "metric " + q.Metric.Name
 	if q.Run != nil {
 		who += " (Rollout " + q.Run.Refs.Rollout.Name + ")"
 	}
 	if err != nil {
-		return fmt.Sprintf("%s: Prometheus rejected the query %s: %v; every measurement would error", who, quoteQuery(q.Sub.Query), err), "error"
+		return fmt.Sprintf("%s: Prometheus rejected the query", who),
+			fmt.Sprintf("Every measurement would error. Prometheus answered: %v. The query sent: %s.", err, quoteQuery(q.Sub.Query)), "error"
 	}
 	value, ok := promql.ArgoValue(r)
 	if !ok {
-		return fmt.Sprintf("%s: the query returns a %s, which the Argo Rollouts Prometheus provider does not support (\"Prometheus metric type not supported\")", who, r.Type), "shape"
+		return fmt.Sprintf("%s: the query returns a %s, which the Prometheus provider does not support", who, r.Type),
+			"Argo Rollouts' Prometheus provider fails with \"Prometheus metric type not supported\".", "shape"
 	}
 	if r.Type == "vector" && r.Series == 0 {
-		return fmt.Sprintf("%s: analysis would see no data: %s returned no series from Prometheus", who, quoteQuery(q.Sub.Query)), "nodata"
+		return fmt.Sprintf("%s: the analysis would see no data", who),
+			fmt.Sprintf("Prometheus returned no series for %s.", quoteQuery(q.Sub.Query)), "nodata"
 	}
 	for _, cond := range []struct{ field, expr string }{{"successCondition", q.Metric.SuccessCondition}, {"failureCondition", q.Metric.FailureCondition}} {
 		if strings.TrimSpace(cond.expr) == "" {
 			continue
 		}
 		if err := condition.Eval(cond.expr, value); err != nil {
-			return fmt.Sprintf("%s: %s %q cannot evaluate the %s result %v: %s", who, cond.field, cond.expr, r.Type, value, firstLine(err.Error())), "shape"
+			return fmt.Sprintf("%s: %s %q cannot evaluate the %s result %v", who, cond.field, cond.expr, r.Type, value),
+				fmt.Sprintf("The evaluation fails: %s.", firstLine(err.Error())), "shape"
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // quoteQuery shows a query on one line, cut at 160 characters.

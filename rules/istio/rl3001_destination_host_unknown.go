@@ -75,18 +75,14 @@ spec:
 				if d.Mirror {
 					what, effect = "mirror destination", "the mirrored copies are dropped (503 NC on the shadow side)"
 				}
-				resolved := ""
-				if fqdn != host {
-					resolved = " (" + fqdn + ")"
-				}
-				msg := fmt.Sprintf("%s host %q%s of %s in VirtualService %s matches no Service or ServiceEntry, while the bundle holds other Services of namespace %q: %s",
-					what, host, resolved, d.Route, objectName(r), ns, effect)
+				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s matches no Service", what, host, d.Route, objectName(r))
 				var related []rules.Related
 				if near := nearestName(graph.ShortHost(fqdn), byNS[ns]); near != nil {
-					msg += fmt.Sprintf("; did you mean %q?", near.Name)
+					msg += fmt.Sprintf(" (did you mean %q?)", near.Name)
 					related = append(related, relatedObject(near, fmt.Sprintf("Service %s has a similar name", objectName(near))))
 				}
-				p.Report(r, d.HostPath(), msg, related...)
+				p.ReportDetail(r, d.HostPath(), msg,
+					fmt.Sprintf("Nor does a ServiceEntry: the bundle holds other Services of namespace %q, but none for %s, so %s.", ns, fqdn, effect), related...)
 			}
 		})
 		return nil

@@ -76,14 +76,13 @@ spec:
 					if len(ports) < 2 {
 						continue
 					}
-					diag := rules.Diagnostic{Resource: r, Path: d.Path, Related: []rules.Related{related()}}
+					diag := rules.Diagnostic{Resource: r, Path: d.Path, Related: []rules.Related{related()},
+						Message: fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s", host, d.Route, what, portList(ports))}
 					if gatewayBound {
-						diag.Message = fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s: on the gateway Istio uses the listener port and ingress requests get 503 NC; set destination.port.number",
-							host, d.Route, what, portList(ports))
+						diag.Detail = "On the gateway Istio uses the listener port and ingress requests get 503 NC. Set destination.port.number."
 					} else {
 						diag.Severity = rules.Warning
-						diag.Message = fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s: Istio falls back to the port each request arrived on; set destination.port.number",
-							host, d.Route, what, portList(ports))
+						diag.Detail = "Istio falls back to the port each request arrived on. Set destination.port.number."
 					}
 					p.ReportDiag(diag)
 					continue
@@ -91,15 +90,15 @@ spec:
 				if findPort(ports, want) != nil {
 					continue
 				}
-				msg := fmt.Sprintf("destination %q of %s routes to port %d, which %s does not expose (it has %s): requests get 503 NC",
-					host, d.Route, want, what, portList(ports))
+				detail := fmt.Sprintf("It exposes %s; requests get 503 NC.", portList(ports))
 				for _, sp := range ports {
 					if sp.target == int64(want) {
-						msg += fmt.Sprintf("; %d is the targetPort of port %d", want, sp.number)
+						detail += fmt.Sprintf(" %d is the targetPort of port %d.", want, sp.number)
 						break
 					}
 				}
-				p.Report(r, d.Path+".port.number", msg, related())
+				p.ReportDetail(r, d.Path+".port.number", fmt.Sprintf("destination %q of %s routes to port %d, which %s does not expose", host, d.Route, want, what),
+					detail, related())
 			}
 		})
 		return nil

@@ -95,16 +95,16 @@ spec:
 				host := d.Dest.GetHost()
 				fq := graph.FQDN(host, r.Namespace)
 				if md, ok := otherSubsetDest(subsetDests[fq], r); ok {
-					p.Report(r, d.HostPath(), fmt.Sprintf(
-						"%s of gateway-bound VirtualService %s sends ingress traffic (gateways %s) to host %q without a subset, but mesh VirtualService %s splits %q by subset (%q in %s)%s: ingress requests bypass that split",
-						d.Route, objectName(r), strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route, managedBy(managers, md.VS)),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the subset split of mesh VirtualService %s", d.Route, objectName(r), objectName(md.VS)),
+						fmt.Sprintf("It goes from gateways %s to host %q without a subset, while mesh VirtualService %s splits %q by subset (%q in %s).%s",
+							strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route, managedBy(managers, md.VS)),
 						rules.RelatedAt(md.VS, md.Path+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
 					continue
 				}
 				if mv, route, routePath := splittingMeshVS(g, host, r); mv != nil {
-					p.Report(r, d.HostPath(), fmt.Sprintf(
-						"%s of gateway-bound VirtualService %s sends ingress traffic (gateways %s) straight to host %q, but mesh VirtualService %s splits %q across several destinations in %s%s: ingress requests bypass that split",
-						d.Route, objectName(r), strings.Join(b.Named, ", "), host, objectName(mv), host, route, managedBy(managers, mv)),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the split of mesh VirtualService %s", d.Route, objectName(r), objectName(mv)),
+						fmt.Sprintf("It goes from gateways %s straight to host %q, while mesh VirtualService %s splits %q across several destinations in %s.%s",
+							strings.Join(b.Named, ", "), host, objectName(mv), host, route, managedBy(managers, mv)),
 						rules.RelatedAt(mv, routePath, fmt.Sprintf("mesh VirtualService %s splits %q here, for sidecars only", objectName(mv), host)))
 				}
 			}
@@ -168,10 +168,11 @@ func rolloutsByVirtualService(g *graph.Graph) map[*graph.Resource][]string {
 	return out
 }
 
-// managedBy says which Rollouts drive a VirtualService's weights, if any.
+// managedBy says which Rollouts drive a VirtualService's weights, if any,
+// as a sentence following another.
 func managedBy(m map[*graph.Resource][]string, vs *graph.Resource) string {
 	if names := m[vs]; len(names) > 0 {
-		return fmt.Sprintf(" (managed by Rollout %s, whose canary steps therefore never reach ingress traffic)", strings.Join(names, ", "))
+		return fmt.Sprintf(" Rollout %s manages that split, so its canary steps never reach ingress traffic.", strings.Join(names, ", "))
 	}
 	return ""
 }

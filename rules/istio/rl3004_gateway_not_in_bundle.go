@@ -65,8 +65,8 @@ spec:
 				return
 			}
 			if !gwNamespaces[ns] {
-				p.Reportf(r, path, "VirtualService %s is bound to Gateway %s/%s, which is not in the bundle (no Gateway of namespace %q is): its binding was not checked",
-					objectName(r), ns, name, ns)
+				p.ReportDetail(r, path, fmt.Sprintf("Gateway %s/%s of VirtualService %s is not in the bundle", ns, name, objectName(r)),
+					fmt.Sprintf("No Gateway of namespace %q is, so the binding was not checked.", ns))
 				return
 			}
 			if byNS == nil {
@@ -75,14 +75,14 @@ spec:
 					byNS[gw.Namespace] = append(byNS[gw.Namespace], gw)
 				}
 			}
-			msg := fmt.Sprintf("VirtualService %s is bound to Gateway %s/%s, but the bundle's Gateways in namespace %q do not include it: the binding programs no proxy and the hosts get no ingress route",
-				objectName(r), ns, name, ns)
+			msg := fmt.Sprintf("Gateway %s/%s of VirtualService %s is not in the bundle", ns, name, objectName(r))
 			var related []rules.Related
 			if near := nearestName(name, byNS[ns]); near != nil {
-				msg += fmt.Sprintf("; did you mean %q?", near.Name)
+				msg += fmt.Sprintf(" (did you mean %q?)", near.Name)
 				related = append(related, relatedObject(near, fmt.Sprintf("Gateway %s has a similar name", objectName(near))))
 			}
-			p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Message: msg, Severity: rules.Warning, Related: related})
+			p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Message: msg, Severity: rules.Warning, Related: related,
+				Detail: fmt.Sprintf("The bundle holds other Gateways of namespace %q, so it should be there too: the binding programs no proxy and the VirtualService's hosts get no ingress route.", ns)})
 		}
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
 			for i, ref := range vs.GetGateways() {

@@ -94,16 +94,16 @@ spec:
 					others = append(others, o)
 					names = append(names, objectName(o))
 					if len(related) < maxRelated {
-						related = append(related, rules.RelatedAt(o, hostPath(o, &ov.Spec, fq),
+						related = append(related, rules.PeerAt(o, hostPath(o, &ov.Spec, fq),
 							fmt.Sprintf("VirtualService %s also defines %s for the mesh", objectName(o), fq)))
 					}
 				}
 				if len(names) == 0 || !cover.add(fq, r, others) {
 					continue // no conflict, or one a finding on an earlier object named
 				}
-				p.Report(r, graph.Index("spec.hosts", i), fmt.Sprintf(
-					"host %q (%s) of mesh VirtualService %s is also defined by %s: sidecars apply only one VirtualService per host and silently drop the other's routes; merge them",
-					host, fq, objectName(r), "VirtualService "+strings.Join(names, ", ")), related...)
+				p.ReportDetail(r, graph.Index("spec.hosts", i),
+					fmt.Sprintf("host %q of mesh VirtualService %s is also defined by VirtualService %s", host, objectName(r), strings.Join(names, ", ")),
+					fmt.Sprintf("Sidecars apply only one VirtualService per host (%s) and silently drop the other's routes; merge them.", fq), related...)
 			}
 		})
 		reportWildcardOverlaps(p, m)
@@ -172,8 +172,10 @@ func reportWildcardOverlaps(p *rules.Pass, m *visibility.Model) {
 			}
 			done[key] = true
 			p.ReportDiag(rules.Diagnostic{Resource: first.vs, Path: graph.Index("spec.hosts", first.i), Severity: rules.Warning,
-				Message: fmt.Sprintf("wildcard host %q of mesh VirtualService %s also covers host %q of VirtualService %s, and both are visible in %s: for %s sidecars use %s's routes only (the more specific host wins), %s's do not apply to it",
-					w.host, objectName(w.vs), o.host, objectName(o.vs), visibility.Label(ns), o.host, objectName(o.vs), objectName(w.vs)),
+				Message: fmt.Sprintf("wildcard host %q of mesh VirtualService %s also covers host %q of VirtualService %s",
+					w.host, objectName(w.vs), o.host, objectName(o.vs)),
+				Detail: fmt.Sprintf("Both are visible in %s: for %s sidecars use %s's routes only (the more specific host wins), %s's do not apply to it.",
+					visibility.Label(ns), o.host, objectName(o.vs), objectName(w.vs)),
 				Related: []rules.Related{rules.RelatedAt(second.vs, graph.Index("spec.hosts", second.i), fmt.Sprintf("VirtualService %s defines %s", objectName(second.vs), second.host))}})
 		}
 	}

@@ -93,22 +93,22 @@ spec:
 					policies++
 				}
 				if len(related) < maxRelated {
-					related = append(related, rules.RelatedAt(other, "spec.host",
+					related = append(related, rules.PeerAt(other, "spec.host",
 						fmt.Sprintf("DestinationRule %s also configures %s", objectName(other), fq)))
 				}
 			}
 			if len(names) == 0 || !cover.add(fq, r, others) {
 				return // no conflict, or one a finding on an earlier object named
 			}
-			msg := fmt.Sprintf("DestinationRule %s configures host %q (%s), as does DestinationRule %s in the same namespace: Istio merges them in creation order",
-				objectName(r), host, fq, strings.Join(names, ", "))
+			msg := fmt.Sprintf("DestinationRule %s configures host %q, as does DestinationRule %s", objectName(r), host, strings.Join(names, ", "))
+			detail := fmt.Sprintf("In namespace %s, Istio merges the DestinationRules for %s in creation order", r.Namespace, fq)
 			if shared = uniqueSorted(shared); len(shared) > 0 {
-				msg += fmt.Sprintf("; subset %s is defined more than once and only the oldest definition applies", quoteList(shared))
+				detail += fmt.Sprintf("; subset %s is defined more than once and only the oldest definition applies", quoteList(shared))
 			}
 			if policies > 1 {
-				msg += fmt.Sprintf("; %d of them set a top-level trafficPolicy and only the oldest one applies", policies)
+				detail += fmt.Sprintf("; %d of them set a top-level trafficPolicy and only the oldest one applies", policies)
 			}
-			p.Report(r, "spec.host", msg+"; keep one DestinationRule per host", related...)
+			p.ReportDetail(r, "spec.host", msg, detail+". Keep one DestinationRule per host.", related...)
 		})
 		return nil
 	},

@@ -55,8 +55,9 @@ spec:
 			fq := graph.ServiceFQDN(name, ns)
 			p.ReportDiag(rules.Diagnostic{
 				Resource: r, Path: path,
-				Message: fmt.Sprintf("host %q in %s %s is not expanded by Istio (only names without a dot are), so it is not Service %s (%s): %s; write %q",
-					host, r.Kind, objectName(r), objectName(svc), fq, effect, fq),
+				Message: fmt.Sprintf("host %q in %s %s is not expanded by Istio, so it is not Service %s", host, r.Kind, objectName(r), objectName(svc)),
+				Detail: fmt.Sprintf("Istio expands only names without a dot, and the Service is %s: %s. Write %q.",
+					fq, effect, fq),
 				Related: []rules.Related{relatedObject(svc, fmt.Sprintf("Service %s is %s", objectName(svc), fq))},
 				Fix:     &rules.Fix{Description: "use the fully qualified host " + fq, Replacement: fq},
 			})

@@ -85,9 +85,9 @@ spec:
 				key := missingKey(pods, labels)
 				base := graph.Index("spec.subsets", i) + ".labels"
 				w := pods[0]
-				p.Report(r, graph.Key(base, key), fmt.Sprintf(
-					"subset %q of DestinationRule %s selects no pod: no pod template behind Service %s carries %s=%s (%s %s has %s); requests routed to the subset get 503 UH",
-					s.GetName(), objectName(r), objectName(svcRes), key, labels[key], w.res.Kind, objectName(w.res), labelString(w.labels)),
+				p.ReportDetail(r, graph.Key(base, key), fmt.Sprintf("subset %q of DestinationRule %s selects no pod: none has %s=%s", s.GetName(), objectName(r), key, labels[key]),
+					fmt.Sprintf("No pod template behind Service %s carries the label (%s %s has %s); requests routed to the subset get 503 UH.",
+						objectName(svcRes), w.res.Kind, objectName(w.res), labelString(w.labels)),
 					rules.RelatedAt(w.res, w.path, fmt.Sprintf("pod template labels of %s %s", w.res.Kind, objectName(w.res))))
 			}
 		}

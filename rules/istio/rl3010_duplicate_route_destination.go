@@ -66,9 +66,8 @@ Fix: keep one entry per destination.`,
 						first[k] = d
 						continue
 					}
-					p.Report(r, d.HostPath(), fmt.Sprintf(
-						"%s of VirtualService %s lists destination %s twice (weights %d and %d): both entries feed the same cluster, so its share is their sum",
-						e.name, objectName(r), destLabel(d), prev.Weight, d.Weight),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("%s of VirtualService %s lists destination %s twice (weights %d and %d)", e.name, objectName(r), destLabel(d), prev.Weight, d.Weight),
+						"Both entries feed the same cluster, so its share is their sum.",
 						rules.RelatedAt(r, prev.HostPath(), "first entry for "+destLabel(prev)))
 				}
 			}

@@ -133,12 +133,12 @@ spec:
 					}
 					others = append(others, objectName(o.vs))
 					if len(related) < maxRelated {
-						related = append(related, rules.RelatedAt(o.vs, o.hostPath, fmt.Sprintf("VirtualService %s also binds %s to Gateway %s", objectName(o.vs), host, gw)))
+						related = append(related, rules.PeerAt(o.vs, o.hostPath, fmt.Sprintf("VirtualService %s also binds %s to Gateway %s", objectName(o.vs), host, gw)))
 					}
 				}
-				p.Report(b.vs, b.hostPath, fmt.Sprintf(
-					"host %s is bound to Gateway %s by VirtualService %s and %s; the gateway merges their routes in creation order and the catch-all route of %s hides every route after it: which routes ingress traffic reaches depends on which object is older",
-					host, gw, objectName(b.vs), strings.Join(others, ", "), strings.Join(withCatchAll, ", ")), related...)
+				p.ReportDetail(b.vs, b.hostPath, fmt.Sprintf("host %s of Gateway %s is bound by VirtualService %s and %s", host, gw, objectName(b.vs), strings.Join(others, ", ")),
+					fmt.Sprintf("The gateway merges their routes in creation order, and the catch-all route of %s hides every route after it: which routes ingress traffic reaches depends on which object is older.",
+						strings.Join(withCatchAll, ", ")), related...)
 			}
 		}
 		return nil

@@ -84,9 +84,10 @@ spec:
 				if matched {
 					continue
 				}
-				p.Report(r, graph.Index("spec.gateways", i), fmt.Sprintf(
-					"VirtualService %s (namespace %q) is bound to Gateway %s, whose servers accept none of its hosts %s (the Gateway serves %s): the binding programs no route and ingress requests for these hosts get 404",
-					objectName(r), r.Namespace, objectName(gw), quoteList(vs.GetHosts()), quoteList(gh.written)),
+				p.ReportDetail(r, graph.Index("spec.gateways", i),
+					fmt.Sprintf("VirtualService %s is bound to Gateway %s, which accepts none of its hosts %s", objectName(r), objectName(gw), quoteList(vs.GetHosts())),
+					fmt.Sprintf("To namespace %q the Gateway serves %s: the binding programs no route and ingress requests for these hosts get 404.",
+						r.Namespace, quoteList(gh.written)),
 					rules.RelatedAt(gw, "spec.servers", fmt.Sprintf("servers of Gateway %s", objectName(gw))))
 			}
 		})
@@ -218,8 +219,8 @@ func checkListenerHostnames(p *rules.Pass, r *graph.Resource, vs *networkingVS, 
 			}
 		}
 	}
-	p.Report(r, path, fmt.Sprintf(
-		"VirtualService %s is bound to Gateway API Gateway %s, whose listener hostnames %s match none of its hosts %s",
-		objectName(r), objectName(k), quoteList(hostnames), quoteList(vs.GetHosts())),
+	p.ReportDetail(r, path, fmt.Sprintf(
+		"VirtualService %s is bound to Gateway API Gateway %s, whose listeners accept none of its hosts",
+		objectName(r), objectName(k)), fmt.Sprintf("Listener hostnames %s; its hosts %s.", quoteList(hostnames), quoteList(vs.GetHosts())),
 		rules.RelatedAt(k, "spec.listeners", fmt.Sprintf("listeners of Gateway API Gateway %s", objectName(k))))
 }

@@ -66,18 +66,15 @@ spec:
 			if byNS == nil {
 				byNS = servicesByNamespace(g)
 			}
-			resolved := ""
-			if fqdn != host {
-				resolved = " (" + fqdn + ")"
-			}
-			msg := fmt.Sprintf("host %q%s of DestinationRule %s matches no Service or ServiceEntry, while the bundle holds other Services of namespace %q: the rule applies to nothing, its traffic policy is ignored and routes to its subsets get 503 NC",
-				host, resolved, objectName(r), ns)
+			msg := fmt.Sprintf("host %q of DestinationRule %s matches no Service or ServiceEntry", host, objectName(r))
 			var related []rules.Related
 			if near := nearestName(graph.ShortHost(fqdn), byNS[ns]); near != nil {
-				msg += fmt.Sprintf("; did you mean %q?", near.Name)
+				msg += fmt.Sprintf(" (did you mean %q?)", near.Name)
 				related = append(related, relatedObject(near, fmt.Sprintf("Service %s has a similar name", objectName(near))))
 			}
-			p.Report(r, "spec.host", msg, related...)
+			p.ReportDetail(r, "spec.host", msg, fmt.Sprintf(
+				"The bundle holds other Services of namespace %q, but none for %s: the rule applies to nothing, its traffic policy is ignored and routes to its subsets get 503 NC.",
+				ns, fqdn), related...)
 		}
 		return nil
 	},

@@ -89,8 +89,9 @@ spec:
 						}
 					}
 					p.ReportDiag(rules.Diagnostic{Resource: r, Path: gr.Path, Severity: sev, Related: rel,
-						Message: fmt.Sprintf("VirtualService %s is bound to %s, whose proxies %s in namespace %s, but %s exports it to %s only: those proxies never apply it and requests for its hosts get 404 there",
-							objectName(r), gwName, where, ns, from, export)})
+						Message: fmt.Sprintf("VirtualService %s is bound to %s but not exported to namespace %s, where its proxies run", objectName(r), gwName, ns),
+						Detail: fmt.Sprintf("The proxies %s in namespace %s, but %s exports it to %s only: those proxies never apply it and requests for its hosts get 404 there.",
+							where, ns, from, export)})
 				}
 			}
 		})

@@ -149,8 +149,9 @@ spec:
 					sev = rules.Warning
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: r, Path: u.Path, Severity: sev, Related: rel,
-					Message: fmt.Sprintf("subset %q of host %q in VirtualService %s is defined by %s, but %s: those proxies have no such cluster and the requests get 503 NC",
-						u.Subset, u.Host, objectName(r), strings.Join(defs, ", "), strings.Join(parts, "; "))})
+					Message: fmt.Sprintf("subset %q of host %q in VirtualService %s is not defined where the route is applied", u.Subset, u.Host, objectName(r)),
+					Detail: fmt.Sprintf("It is defined by %s, but %s: those proxies have no such cluster and the requests get 503 NC.",
+						strings.Join(defs, ", "), strings.Join(parts, "; "))})
 			}
 		})
 		return nil

@@ -126,9 +126,10 @@ spec:
 				if slices.Contains(f.hit, visibility.Other) {
 					client = visibility.Other
 				}
-				p.Report(sc, importPath(sc, f.svc, client), fmt.Sprintf(
-					"Sidecar %s imports host %s (%s %s) but not VirtualService %s, which routes it from namespace %s: %s call the host without the VirtualService's routes%s",
-					objectName(sc), f.svc.Host, svcKind(f.svc), objectName(f.svc.Resource), objectName(f.vs), f.vs.Namespace, who, split),
+				p.ReportDetail(sc, importPath(sc, f.svc, client), fmt.Sprintf(
+					"Sidecar %s imports host %s but not VirtualService %s, which routes it", objectName(sc), f.svc.Host, objectName(f.vs)),
+					fmt.Sprintf("The host is %s %s and the VirtualService lives in namespace %s: %s call the host without the VirtualService's routes%s.",
+						svcKind(f.svc), objectName(f.svc.Resource), f.vs.Namespace, who, split),
 					relatedObject(f.vs, fmt.Sprintf("VirtualService %s routes %s", objectName(f.vs), f.svc.Host)))
 			}
 		}

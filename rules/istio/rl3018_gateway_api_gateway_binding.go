@@ -66,13 +66,14 @@ spec:
 					continue
 				case gr.Internal:
 					parent, listener, _ := strings.Cut(gr.Name, visibility.InternalGatewaySuffix)
-					msg := fmt.Sprintf("VirtualService %s binds %q, the Istio Gateway istiod generates for listener %q of Gateway API Gateway %s/%s: an implementation-generated name, not a user Gateway; it changes when the listener is renamed",
-						objectName(r), gr.Ref, listener, gr.Namespace, parent)
+					msg := fmt.Sprintf("VirtualService %s binds %q, a Gateway istiod generates for Gateway API Gateway %s/%s",
+						objectName(r), gr.Ref, gr.Namespace, parent)
+					detail := fmt.Sprintf("It is the internal Istio Gateway of listener %q: an implementation-generated name, not a user Gateway; it changes when the listener is renamed.", listener)
 					var rel []rules.Related
 					if k := p.Graph.GetGroup(kinds.GroupGatewayAPI, kinds.Gateway, gr.Namespace, parent); k != nil {
 						rel = append(rel, relatedObject(k, "Gateway API Gateway "+objectName(k)))
 					}
-					p.Report(r, gr.Path, msg, rel...)
+					p.ReportDetail(r, gr.Path, msg, detail, rel...)
 				case gr.KubernetesGateway != nil:
 					k := gr.KubernetesGateway
 					var listeners []string
@@ -83,9 +84,8 @@ spec:
 					if len(listeners) > 0 {
 						gen = k.Name + visibility.InternalGatewaySuffix + listeners[0]
 					}
-					p.Report(r, gr.Path, fmt.Sprintf(
-						"VirtualService %s binds %s/%s, which is a Gateway API Gateway: istiod binds VirtualServices to Istio Gateways only (its listeners become %q and the like), so no proxy of that Gateway applies this VirtualService and its hosts get 404 there; route with an HTTPRoute, or bind an Istio Gateway",
-						objectName(r), gr.Namespace, gr.Name, gen),
+					p.ReportDetail(r, gr.Path, fmt.Sprintf("VirtualService %s binds %s/%s, which is a Gateway API Gateway", objectName(r), gr.Namespace, gr.Name),
+						fmt.Sprintf("In istiod only Istio Gateways bind VirtualServices (the Gateway's listeners become %q and the like), so no proxy of that Gateway applies this VirtualService and its hosts get 404 there; route with an HTTPRoute, or bind an Istio Gateway.", gen),
 						relatedObject(k, "Gateway API Gateway "+objectName(k)))
 				}
 			}

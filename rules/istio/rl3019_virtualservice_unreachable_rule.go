@@ -2,6 +2,7 @@ package istio
 
 import (
 	"fmt"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -72,8 +73,8 @@ http:
 					default:
 						why = fmt.Sprintf("every request its matches accept is taken by an earlier route first (%s)", by)
 					}
-					p.Report(r, list.path(u.Route), fmt.Sprintf("%s of VirtualService %s is never used: %s (istioctl IST0130: %s)",
-						list.name(u.Route), objectName(r), why, u.Reason),
+					p.ReportDetail(r, list.path(u.Route), fmt.Sprintf("%s of VirtualService %s is never used", list.name(u.Route), objectName(r)),
+						fmt.Sprintf("%s (istioctl IST0130: %s).", strings.ToUpper(why[:1])+why[1:], u.Reason),
 						rules.RelatedAt(r, list.path(u.By), list.name(u.By)+" takes the traffic"))
 				}
 			}

@@ -54,8 +54,8 @@ http:
 					if in.By == in.Route {
 						where = "the same route"
 					}
-					p.Report(r, list.matchPath(in.Route, in.Match), fmt.Sprintf("match %d of %s in VirtualService %s never takes effect: match %d of %s %s (istioctl IST0131)",
-						in.Match, list.name(in.Route), objectName(r), in.ByMatch, where, how),
+					p.ReportDetail(r, list.matchPath(in.Route, in.Match), fmt.Sprintf("match %d of %s in VirtualService %s never takes effect", in.Match, list.name(in.Route), objectName(r)),
+						fmt.Sprintf("Match %d of %s %s (istioctl IST0131).", in.ByMatch, where, how),
 						rules.RelatedAt(r, list.matchPath(in.By, in.ByMatch), fmt.Sprintf("match %d of %s", in.ByMatch, list.name(in.By))))
 				}
 			}

@@ -110,8 +110,9 @@ func checkMissing(p *rules.Pass, pl *aplan.Plan, serviceNS map[string]bool) {
 				if s.Step >= 0 {
 					path = stepField(pl, s)
 				}
-				p.Report(pl.Resource, path, fmt.Sprintf("%s first sends %s on %s of VirtualService %s/%s to %s, %s: Envoy answers them 503 (response flag NC)",
-					stepName(s), share, routeName(rt), rt.VS.Namespace, rt.VS.Name, target, why), related...)
+				p.ReportDetail(pl.Resource, path, fmt.Sprintf("%s first sends %s to missing %s", stepName(s), share, target),
+					fmt.Sprintf("The destination is on %s of VirtualService %s/%s, and %s: Envoy answers these requests 503 (response flag NC).",
+						routeName(rt), rt.VS.Namespace, rt.VS.Name, why), related...)
 			}
 		}
 	}
@@ -178,7 +179,7 @@ func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destin
 			names = append(names, r.Namespace+"/"+r.Name)
 			related = append(related, rules.RelatedAt(r, "spec.subsets", "DestinationRule for the host, without the subset"))
 		}
-		return fmt.Sprintf("which DestinationRule %s does not define", strings.Join(names, ", ")), related
+		return fmt.Sprintf("DestinationRule %s does not define the subset", strings.Join(names, ", ")), related
 	}
 	fqdn := graph.FQDN(d.Host, rt.VS.Namespace)
 	if !strings.HasSuffix(fqdn, ".svc."+graph.ClusterDomain) {
@@ -188,5 +189,5 @@ func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destin
 	if !serviceNS[ns] || g.ServiceForHost(fqdn, ns) != nil || len(g.ServiceEntriesForHost(fqdn)) > 0 || len(g.ServiceEntriesForHost(d.Host)) > 0 {
 		return "", nil
 	}
-	return fmt.Sprintf("which no Service in namespace %s provides", ns), related
+	return fmt.Sprintf("no Service in namespace %s provides the host", ns), related
 }

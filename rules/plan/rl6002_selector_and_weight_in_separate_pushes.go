@@ -138,10 +138,10 @@ func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp
 		if sel.Resource != nil {
 			related = append(related, rules.RelatedAt(sel.Resource, "spec.selector", "selector switched to the new revision"))
 		}
-		p.Report(pl.Resource, path, fmt.Sprintf(
-			"%s: Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s onto it in one reconcile, "+
+		p.ReportDetail(pl.Resource, path, fmt.Sprintf("%s: up to %d%% of requests can reach the old revision's pods between two pushes", stepName(s), gained),
+			fmt.Sprintf("Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s onto it in one reconcile, "+
 				"but the endpoints follow only through the EndpointSlice controller: when its update lands after Istio %s's %d ms debounce window "+
-				"(it usually lands inside and merges), the weight goes out in push %d and the endpoints in push %d, so until then up to %d%% of requests go to the old revision's pods",
-			stepName(s), sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, m.Version, m.DebounceMillis, weightWindow, endpoints, gained), related...)
+				"(it usually lands inside and merges), the weight goes out in push %d and the endpoints in push %d.",
+				sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, m.Version, m.DebounceMillis, weightWindow, endpoints), related...)
 	}
 }

@@ -108,9 +108,8 @@ func reportFanout(p *rules.Pass, m *xds.Model, pl *aplan.Plan, o aplan.Object, p
 	if r.Exists("spec.gateways") {
 		path = "spec.gateways"
 	}
-	p.Report(r, path, fmt.Sprintf(
-		"VirtualService %s/%s is bound to no gateway, yet Rollout %s/%s makes %d full pushes through it (Istio %s model), each to every gateway proxy "+
-			"and to sidecars in all namespaces; set exportTo to the calling namespaces and give them a Sidecar with egress hosts to narrow the fan-out",
-		o.Namespace, o.Name, pl.Rollout.Namespace, pl.Rollout.Name, pushes, m.Version),
+	p.ReportDetail(r, path, fmt.Sprintf("Rollout %s/%s makes %d full pushes through VirtualService %s/%s to every proxy", pl.Rollout.Namespace, pl.Rollout.Name, pushes, o.Namespace, o.Name),
+		fmt.Sprintf("The VirtualService is bound to no gateway, yet in the Istio %s model each push goes to every gateway proxy and to sidecars in all namespaces. "+
+			"Set exportTo to the calling namespaces and give them a Sidecar with egress hosts to narrow the fan-out.", m.Version),
 		rules.RelatedAt(pl.Resource, "spec.strategy.canary.trafficRouting.istio", "the Rollout that writes it"))
 }

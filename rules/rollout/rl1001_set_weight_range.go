@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -42,7 +44,8 @@ rollout then does not progress at all: not even the first step runs.`,
 				maxW = *tr.MaxTrafficWeight
 			}
 			if w := *s.SetWeight; w < 0 || w > maxW {
-				p.Reportf(r, path+".setWeight", "step %d: setWeight %d is outside 0..%d; Argo Rollouts marks the Rollout InvalidSpec and runs no step", i, w, maxW)
+				p.ReportDetail(r, path+".setWeight", fmt.Sprintf("step %d: setWeight %d is outside 0..%d", i, w, maxW),
+					"Argo Rollouts marks the Rollout InvalidSpec and runs no step.")
 			}
 		})
 		return nil

@@ -52,10 +52,11 @@ The Rollout becomes \'InvalidSpec\' and does not progress.`,
 			others := s.SetCanaryScale != nil || s.SetHeaderRoute != nil || s.SetMirrorRoute != nil || s.Plugin != nil
 			switch {
 			case len(exclusive) > 1:
-				p.Reportf(r, path+"."+exclusive[1], "step %d sets %s: a step takes exactly one of setWeight, pause, experiment and analysis; split it into %d steps",
-					i, strings.Join(exclusive, " and "), len(exclusive))
+				p.ReportDetail(r, path+"."+exclusive[1], fmt.Sprintf("step %d combines %s", i, strings.Join(exclusive, " and ")),
+					fmt.Sprintf("A step takes exactly one of setWeight, pause, experiment and analysis: split it into %d steps.", len(exclusive)))
 			case len(exclusive) == 0 && !others:
-				p.Report(r, path, fmt.Sprintf("step %d has no action: set one of setWeight, pause, experiment, analysis, setCanaryScale, setHeaderRoute, setMirrorRoute or plugin", i))
+				p.ReportDetail(r, path, fmt.Sprintf("step %d has no action", i),
+					"Set one of setWeight, pause, experiment, analysis, setCanaryScale, setHeaderRoute, setMirrorRoute or plugin.")
 			}
 		})
 		return nil

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -46,12 +48,15 @@ the indefinite pause that waits for \'kubectl argo rollouts promote\'. That case
 			secs := s.Pause.DurationSeconds()
 			switch {
 			case d.Type == intstr.String && secs < 0 && !isNegativeNumber(d.StrVal):
-				p.Reportf(r, at, "step %d: pause duration %q is not a number of seconds or a Go duration (s, m, h); Argo Rollouts reads it as -1 and marks the Rollout InvalidSpec", i, d.StrVal)
+				p.ReportDetail(r, at, fmt.Sprintf("step %d: pause duration %q is not a number of seconds or a Go duration", i, d.StrVal),
+					"Argo Rollouts reads it as -1 and marks the Rollout InvalidSpec. Write seconds (3600) or a duration in s, m or h (1h).")
 			case secs < 0:
-				p.Reportf(r, at, "step %d: pause duration %s is negative; Argo Rollouts marks the Rollout InvalidSpec and runs no step", i, d.String())
+				p.ReportDetail(r, at, fmt.Sprintf("step %d: pause duration %s is negative", i, d.String()),
+					"Argo Rollouts marks the Rollout InvalidSpec and runs no step.")
 			case secs == 0:
 				p.ReportDiag(rules.Diagnostic{Resource: r, Path: at, Severity: rules.Warning,
-					Message: "step " + itoa(i) + ": pause duration " + d.String() + " does not pause; use pause: {} to wait for promotion, or a positive duration"})
+					Message: "step " + itoa(i) + ": pause duration " + d.String() + " does not pause",
+					Detail:  "Use pause: {} to wait for promotion, or a positive duration."})
 			}
 		})
 		return nil

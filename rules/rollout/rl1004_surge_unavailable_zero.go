@@ -47,8 +47,8 @@ written. \'"0%"\' counts as zero.`,
 			}
 			surge, unavail := canaryPath+".maxSurge", canaryPath+".maxUnavailable"
 			at, other := later(r, surge, unavail)
-			p.Report(r, at, "maxSurge "+c.MaxSurge.String()+" and maxUnavailable "+c.MaxUnavailable.String()+
-				" are both zero: no pod can be added or removed, Argo Rollouts marks the Rollout InvalidSpec; allow a surge of at least 1",
+			p.ReportDetail(r, at, "maxSurge "+c.MaxSurge.String()+" and maxUnavailable "+c.MaxUnavailable.String()+" are both zero",
+				"No pod can be added or removed, so Argo Rollouts marks the Rollout InvalidSpec. Allow a surge of at least 1.",
 				rules.RelatedAt(r, other, "the other limit set to zero"))
 		})
 		return nil

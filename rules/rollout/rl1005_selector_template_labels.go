@@ -59,10 +59,12 @@ spec:
 			sel := ro.Spec.Selector
 			switch {
 			case sel == nil:
-				p.Report(r, "spec.selector", "Rollout "+ro.Name+" has no spec.selector; Argo Rollouts marks it InvalidSpec; select the pod template's labels, e.g. matchLabels: {app: "+ro.Name+"}")
+				p.ReportDetail(r, "spec.selector", "Rollout "+ro.Name+" has no spec.selector",
+					"Argo Rollouts marks it InvalidSpec. Select the pod template's labels, e.g. matchLabels: {app: "+ro.Name+"}.")
 				return
 			case len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0:
-				p.Report(r, "spec.selector", "spec.selector of Rollout "+ro.Name+" is empty and would select every pod of the namespace; Argo Rollouts rejects it")
+				p.ReportDetail(r, "spec.selector", "spec.selector of Rollout "+ro.Name+" is empty",
+					"It would select every pod of the namespace; Argo Rollouts rejects it.")
 				return
 			}
 			s, err := metav1.LabelSelectorAsSelector(sel)
@@ -80,8 +82,9 @@ spec:
 					at = graph.Key(at, k)
 				}
 			}
-			p.Report(r, at, fmt.Sprintf("pod template labels %s do not match selector %s of Rollout %s: its ReplicaSets would not own their pods, Argo Rollouts marks it InvalidSpec",
-				renderLabels(tl), s.String(), ro.Name), rules.RelatedAt(r, "spec.selector", "the selector"))
+			p.ReportDetail(r, at, fmt.Sprintf("pod template labels %s do not match selector %s of Rollout %s", renderLabels(tl), s.String(), ro.Name),
+				"Its ReplicaSets would not own their pods; Argo Rollouts marks the Rollout InvalidSpec.",
+				rules.RelatedAt(r, "spec.selector", "the selector"))
 		})
 		return nil
 	},
@@ -132,7 +135,8 @@ func checkWorkloadSelector(p *rules.Pass, r *graph.Resource, ro *v1alpha1.Rollou
 	if err != nil || s.Matches(labels.Set(tl)) {
 		return // an invalid selector is reported for Rollouts without workloadRef only
 	}
-	p.Report(r, "spec.selector", fmt.Sprintf("selector %s of Rollout %s does not match the labels %s of the pod template of %s %s, which its workloadRef resolves: the controller validates them together and marks the Rollout InvalidSpec",
-		s.String(), ro.Name, renderLabels(tl), w.target.Kind, w.target.Name),
+	p.ReportDetail(r, "spec.selector", fmt.Sprintf("selector %s of Rollout %s does not match the pod labels of its workloadRef %s %s",
+		s.String(), ro.Name, w.target.Kind, w.target.Name),
+		fmt.Sprintf("Its pod template has the labels %s; the controller validates the Rollout's selector against the resolved template and marks the Rollout InvalidSpec.", renderLabels(tl)),
 		rules.RelatedAt(w.target, w.templatePath+".metadata.labels", fmt.Sprintf("pod template labels of %s %s", w.target.Kind, w.target.Name)))
 }

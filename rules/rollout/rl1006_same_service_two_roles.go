@@ -39,8 +39,8 @@ required"), marks it \'InvalidSpec\' and does not progress. The same holds for b
 					return
 				}
 				at, other := later(r, base+"."+aField, base+"."+bField)
-				p.Report(r, at, "Service "+a+" is both "+aField+" and "+bField+" of Rollout "+ro.Name+
-					": one selector cannot follow two ReplicaSets, Argo Rollouts marks the Rollout InvalidSpec; create a separate "+what+" Service",
+				p.ReportDetail(r, at, "Service "+a+" is both "+aField+" and "+bField+" of Rollout "+ro.Name,
+					"One selector cannot follow two ReplicaSets; Argo Rollouts marks the Rollout InvalidSpec. Create a separate "+what+" Service.",
 					rules.RelatedAt(r, other, "the same Service in the other role"))
 			}
 			if c := ro.Spec.Strategy.Canary; c != nil {

@@ -41,7 +41,8 @@ blue-green Rollout needs an \'activeService\'.`,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if bg := ro.Spec.Strategy.BlueGreen; bg != nil && bg.ActiveService == "" {
-				p.Report(r, "spec.strategy.blueGreen.activeService", "blueGreen strategy of Rollout "+ro.Name+" has no activeService: Argo Rollouts needs the Service that receives production traffic")
+				p.ReportDetail(r, "spec.strategy.blueGreen.activeService", "blueGreen strategy of Rollout "+ro.Name+" has no activeService",
+					"Argo Rollouts needs the Service that receives production traffic.")
 			}
 			c := canaryOf(ro)
 			if c == nil {
@@ -50,7 +51,8 @@ blue-green Rollout needs an \'activeService\'.`,
 			if pp := c.PingPong; pp != nil {
 				for _, f := range []struct{ field, val string }{{"pingService", pp.PingService}, {"pongService", pp.PongService}} {
 					if f.val == "" {
-						p.Report(r, canaryPath+".pingPong."+f.field, "pingPong of Rollout "+ro.Name+" has no "+f.field+": ping-pong needs two Services that swap the stable and canary roles")
+						p.ReportDetail(r, canaryPath+".pingPong."+f.field, "pingPong of Rollout "+ro.Name+" has no "+f.field,
+							"Ping-pong needs two Services that swap the stable and canary roles.")
 					}
 				}
 			}
@@ -63,7 +65,8 @@ blue-green Rollout needs an \'activeService\'.`,
 				if f.val != "" {
 					continue
 				}
-				p.Report(r, at, "Rollout "+ro.Name+" has no "+f.field+", but "+why+" splits traffic between a canary and a stable Service; Argo Rollouts marks it InvalidSpec; set "+canaryPath+"."+f.field)
+				p.ReportDetail(r, at, "Rollout "+ro.Name+" has no "+f.field+", which "+why+" needs",
+					"It splits traffic between a canary and a stable Service; Argo Rollouts marks the Rollout InvalidSpec. Set "+canaryPath+"."+f.field+".")
 			}
 		})
 		return nil

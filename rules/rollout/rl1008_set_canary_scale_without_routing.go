@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -43,7 +45,8 @@ stays \'InvalidSpec\'. Either configure traffic routing or use \'setWeight\' alo
 			if s.SetCanaryScale == nil || routingOf(ro) != nil {
 				return
 			}
-			p.Reportf(r, path+".setCanaryScale", "step %d: setCanaryScale needs spec.strategy.canary.trafficRouting; without it the replica ratio is the traffic weight and Argo Rollouts marks the Rollout InvalidSpec", i)
+			p.ReportDetail(r, path+".setCanaryScale", fmt.Sprintf("step %d: setCanaryScale needs spec.strategy.canary.trafficRouting", i),
+				"Without a router the replica ratio is the traffic weight; Argo Rollouts marks the Rollout InvalidSpec.")
 		})
 		return nil
 	},

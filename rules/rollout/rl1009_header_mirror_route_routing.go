@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -57,13 +58,13 @@ not exist in spec.strategy.canary.trafficRouting.managedRoutes").`,
 			check := func(key, name string, capable []string) {
 				at := path + "." + key
 				if !anyRouter(tr, capable...) {
-					p.Reportf(r, at, "step %d: %s needs traffic routing through %s, but the Rollout has %s; Argo Rollouts marks it InvalidSpec",
-						i, key, strings.Join(capable, ", "), routerList(tr))
+					p.ReportDetail(r, at, fmt.Sprintf("step %d: the Rollout's routing (%s) cannot do %s", i, routerList(tr), key),
+						fmt.Sprintf("%s needs traffic routing through %s; Argo Rollouts marks the Rollout InvalidSpec.", key, orList(capable)))
 					return
 				}
 				if tr.ManagedRoutes == nil {
-					p.Reportf(r, at, "step %d: %s %q needs spec.strategy.canary.trafficRouting.managedRoutes listing it, so the controller can add and later remove the route",
-						i, key, name)
+					p.ReportDetail(r, at, fmt.Sprintf("step %d: %s %q is in no managedRoutes", i, key, name),
+						"List it under spec.strategy.canary.trafficRouting.managedRoutes, so that the controller can add the route and later remove it.")
 					return
 				}
 				names := make([]string, 0, len(tr.ManagedRoutes))
@@ -75,7 +76,8 @@ not exist in spec.strategy.canary.trafficRouting.managedRoutes").`,
 				}
 				sort.Strings(names)
 				p.ReportDiag(rules.Diagnostic{Resource: r, Path: at + ".name",
-					Message: "step " + itoa(i) + ": " + key + " route \"" + name + "\" is not in managedRoutes [" + strings.Join(names, ", ") + "]; Argo Rollouts marks the Rollout InvalidSpec",
+					Message: "step " + itoa(i) + ": " + key + " route \"" + name + "\" is not in managedRoutes [" + strings.Join(names, ", ") + "]",
+					Detail:  "Argo Rollouts marks the Rollout InvalidSpec.",
 					Related: []rules.Related{rules.RelatedAt(r, routingPath+".managedRoutes", "managedRoutes")}})
 			}
 			if s.SetHeaderRoute != nil {

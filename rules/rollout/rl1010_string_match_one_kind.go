@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -53,11 +54,13 @@ header routes only \'exact\' is supported.`,
 				}
 				switch {
 				case len(set) == 0 && !allowNone:
-					p.Reportf(r, at, "step %d: %s sets none of exact, regex and prefix; Argo Rollouts marks the Rollout InvalidSpec", i, what)
+					p.ReportDetail(r, at, fmt.Sprintf("step %d: %s sets none of exact, regex and prefix", i, what),
+						"Argo Rollouts marks the Rollout InvalidSpec.")
 				case len(set) > 1:
 					// Point at the second kind: the first one is presumably meant.
 					second := at + "." + laterOf(r, at, set)
-					p.Reportf(r, second, "step %d: %s sets %s; a match value takes exactly one of exact, regex and prefix", i, what, strings.Join(set, " and "))
+					p.ReportDetail(r, second, fmt.Sprintf("step %d: %s sets %s", i, what, strings.Join(set, " and ")),
+						"A match value takes exactly one of exact, regex and prefix.")
 				case albOnlyExact && set[0] != "exact":
 					p.Reportf(r, at+"."+set[0], "step %d: %s uses %s, but ALB header routes support only exact", i, what, set[0])
 				}

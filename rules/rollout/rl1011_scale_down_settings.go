@@ -45,16 +45,18 @@ scaleDownDelaySeconds", "... can only be used with traffic routing") and marks t
 			dss, delay := canaryPath+".dynamicStableScale", canaryPath+".scaleDownDelaySeconds"
 			if c.TrafficRouting == nil {
 				if c.DynamicStableScale {
-					p.Report(r, dss, "dynamicStableScale needs trafficRouting: without a router the replica ratio is the traffic split, so the stable ReplicaSet cannot shrink on its own; Argo Rollouts marks the Rollout InvalidSpec")
+					p.ReportDetail(r, dss, "dynamicStableScale needs trafficRouting",
+						"Without a router the replica ratio is the traffic split, so the stable ReplicaSet cannot shrink on its own; Argo Rollouts marks the Rollout InvalidSpec.")
 				}
 				if c.ScaleDownDelaySeconds != nil {
-					p.Reportf(r, delay, "scaleDownDelaySeconds %d needs trafficRouting: it delays scaling down a ReplicaSet a router has stopped sending traffic to; Argo Rollouts marks the Rollout InvalidSpec", *c.ScaleDownDelaySeconds)
+					p.ReportDetail(r, delay, "scaleDownDelaySeconds "+itoa(int(*c.ScaleDownDelaySeconds))+" needs trafficRouting",
+						"It delays scaling down a ReplicaSet a router has stopped sending traffic to; Argo Rollouts marks the Rollout InvalidSpec.")
 				}
 				return
 			}
 			if c.DynamicStableScale && c.ScaleDownDelaySeconds != nil {
-				p.Report(r, dss, "dynamicStableScale contradicts scaleDownDelaySeconds "+itoa(int(*c.ScaleDownDelaySeconds))+
-					": one shrinks the stable ReplicaSet early, the other keeps the old one; Argo Rollouts marks the Rollout InvalidSpec; drop one",
+				p.ReportDetail(r, dss, "dynamicStableScale contradicts scaleDownDelaySeconds "+itoa(int(*c.ScaleDownDelaySeconds)),
+					"One shrinks the stable ReplicaSet early, the other keeps the old one; Argo Rollouts marks the Rollout InvalidSpec. Drop one.",
 					rules.RelatedAt(r, delay, "scaleDownDelaySeconds"))
 			}
 		})

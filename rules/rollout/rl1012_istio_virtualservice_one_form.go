@@ -45,10 +45,12 @@ already applied and stuck \'InvalidSpec\'.`,
 			switch {
 			case one && many:
 				at, other := later(r, ist+".virtualService", ist+".virtualServices")
-				p.Report(r, at, "trafficRouting.istio of Rollout "+ro.Name+" sets both virtualService and virtualServices; keep one (list every VirtualService under virtualServices)",
+				p.ReportDetail(r, at, "trafficRouting.istio of Rollout "+ro.Name+" sets both virtualService and virtualServices",
+					"Keep one: list every VirtualService under virtualServices.",
 					rules.RelatedAt(r, other, "the other form"))
 			case !one && !many:
-				p.Report(r, ist, "trafficRouting.istio of Rollout "+ro.Name+" names no VirtualService: set virtualService (or virtualServices) with the routes Argo Rollouts should weight")
+				p.ReportDetail(r, ist, "trafficRouting.istio of Rollout "+ro.Name+" names no VirtualService",
+					"Set virtualService (or virtualServices) with the routes Argo Rollouts should weight.")
 			}
 		})
 		return nil

@@ -37,10 +37,11 @@ stays \'InvalidSpec\'. A strategy misspelt (\'canery:\') also ends here, next to
 			s := ro.Spec.Strategy
 			switch {
 			case s.Canary == nil && s.BlueGreen == nil:
-				p.Report(r, "spec.strategy", "Rollout "+ro.Name+" has no strategy: set spec.strategy.canary or spec.strategy.blueGreen; Argo Rollouts marks it InvalidSpec")
+				p.ReportDetail(r, "spec.strategy", "Rollout "+ro.Name+" has no strategy",
+					"Argo Rollouts marks it InvalidSpec. Set spec.strategy.canary or spec.strategy.blueGreen.")
 			case s.Canary != nil && s.BlueGreen != nil:
 				at, other := later(r, "spec.strategy.canary", "spec.strategy.blueGreen")
-				p.Report(r, at, "Rollout "+ro.Name+" sets both canary and blueGreen strategies; keep one",
+				p.ReportDetail(r, at, "Rollout "+ro.Name+" sets both canary and blueGreen strategies", "Keep one.",
 					rules.RelatedAt(r, other, "the other strategy"))
 			}
 		})

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -49,9 +51,11 @@ App Mesh or Traefik it rejects it too. The Rollout is \'InvalidSpec\'.`,
 				at := graph.Index(path+".experiment.templates", k) + ".weight"
 				switch {
 				case tr == nil:
-					p.Reportf(r, at, "step %d: experiment template %q sets weight %d, but the Rollout has no trafficRouting to send that share; Argo Rollouts marks it InvalidSpec; drop weight or add traffic routing", i, t.Name, *t.Weight)
+					p.ReportDetail(r, at, fmt.Sprintf("step %d: experiment template %q sets weight %d, but the Rollout has no trafficRouting", i, t.Name, *t.Weight),
+						"No router can send that share; Argo Rollouts marks the Rollout InvalidSpec. Drop weight or add traffic routing.")
 				case !anyRouter(tr, "istio", "smi", "alb", "plugins"):
-					p.Reportf(r, at, "step %d: experiment template %q sets weight %d, but %s routing cannot weight experiment destinations (Istio, SMI, ALB and plugins can); Argo Rollouts marks the Rollout InvalidSpec", i, t.Name, *t.Weight, routerList(tr))
+					p.ReportDetail(r, at, fmt.Sprintf("step %d: experiment template %q sets weight %d, which %s routing cannot send", i, t.Name, *t.Weight, routerList(tr)),
+						"Only Istio, SMI, ALB and plugin routing weight experiment destinations; Argo Rollouts marks the Rollout InvalidSpec.")
 				}
 			}
 		})

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -37,8 +39,8 @@ routing only supported in Nginx and Plugins") and the Rollout is \'InvalidSpec\'
 			if tr == nil || tr.MaxTrafficWeight == nil || anyRouter(tr, "nginx", "plugins") {
 				return
 			}
-			p.Reportf(r, routingPath+".maxTrafficWeight", "maxTrafficWeight %d is only supported with nginx or plugin routing, not %s; Argo Rollouts marks the Rollout InvalidSpec; remove it and give setWeight in percent",
-				*tr.MaxTrafficWeight, routerList(tr))
+			p.ReportDetail(r, routingPath+".maxTrafficWeight", fmt.Sprintf("maxTrafficWeight %d needs nginx or plugin routing, not %s", *tr.MaxTrafficWeight, routerList(tr)),
+				"Argo Rollouts marks the Rollout InvalidSpec. Remove it and give setWeight in percent.")
 		})
 		return nil
 	},

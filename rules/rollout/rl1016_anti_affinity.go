@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -41,12 +43,14 @@ and a weight outside 1..100; the Rollout is \'InvalidSpec\'.`,
 				prefPath, reqPath := base+".preferredDuringSchedulingIgnoredDuringExecution", base+".requiredDuringSchedulingIgnoredDuringExecution"
 				switch {
 				case pref == nil && req == nil:
-					p.Report(r, base, "antiAffinity sets neither preferredDuringSchedulingIgnoredDuringExecution nor requiredDuringSchedulingIgnoredDuringExecution; set exactly one or remove the block")
+					p.ReportDetail(r, base, "antiAffinity sets neither preferred nor required anti-affinity",
+						"Set exactly one of preferredDuringSchedulingIgnoredDuringExecution and requiredDuringSchedulingIgnoredDuringExecution, or remove the block.")
 				case pref != nil && req != nil:
 					at, other := later(r, prefPath, reqPath)
-					p.Report(r, at, "antiAffinity sets both preferred and required anti-affinity; set exactly one", rules.RelatedAt(r, other, "the other kind"))
+					p.ReportDetail(r, at, "antiAffinity sets both preferred and required anti-affinity", "Set exactly one.", rules.RelatedAt(r, other, "the other kind"))
 				case pref != nil && (pref.Weight < 1 || pref.Weight > 100):
-					p.Reportf(r, prefPath+".weight", "antiAffinity preferred weight %d is outside 1..100; Argo Rollouts marks the Rollout InvalidSpec", pref.Weight)
+					p.ReportDetail(r, prefPath+".weight", fmt.Sprintf("antiAffinity preferred weight %d is outside 1..100", pref.Weight),
+						"Argo Rollouts marks the Rollout InvalidSpec.")
 				}
 			}
 			if c := ro.Spec.Strategy.Canary; c != nil {

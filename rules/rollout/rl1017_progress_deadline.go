@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -42,12 +44,12 @@ spec:
 				return // negative values are RL1021's
 			}
 			if ro.Spec.ProgressDeadlineSeconds == nil {
-				p.Reportf(r, "spec.minReadySeconds", "minReadySeconds %d is not below the default progressDeadlineSeconds %d: the Rollout could never make progress in time; Argo Rollouts marks it InvalidSpec; raise progressDeadlineSeconds",
-					ro.Spec.MinReadySeconds, deadline)
+				p.ReportDetail(r, "spec.minReadySeconds", fmt.Sprintf("minReadySeconds %d is not below the default progressDeadlineSeconds %d", ro.Spec.MinReadySeconds, deadline),
+					"The Rollout could never make progress in time; Argo Rollouts marks it InvalidSpec. Raise progressDeadlineSeconds.")
 				return
 			}
-			p.Report(r, "spec.progressDeadlineSeconds", "progressDeadlineSeconds "+itoa(int(deadline))+" must be greater than minReadySeconds "+itoa(int(ro.Spec.MinReadySeconds))+
-				": no pod could become available before the deadline; Argo Rollouts marks the Rollout InvalidSpec",
+			p.ReportDetail(r, "spec.progressDeadlineSeconds", "progressDeadlineSeconds "+itoa(int(deadline))+" is not greater than minReadySeconds "+itoa(int(ro.Spec.MinReadySeconds)),
+				"No pod could become available before the deadline; Argo Rollouts marks the Rollout InvalidSpec.",
 				rules.RelatedAt(r, "spec.minReadySeconds", "minReadySeconds"))
 		})
 		return nil

@@ -46,10 +46,12 @@ the configuration with ALB and ping-pong feature enabled"). Either way the Rollo
 			pp := canaryPath + ".pingPong"
 			switch {
 			case !anyRouter(tr, "istio", "alb", "plugins"):
-				p.Report(r, pp, "pingPong of Rollout "+ro.Name+" needs Istio, ALB or plugin traffic routing, but it has "+routerList(tr)+"; Argo Rollouts marks it InvalidSpec",
+				p.ReportDetail(r, pp, "pingPong of Rollout "+ro.Name+" needs Istio, ALB or plugin routing, not "+routerList(tr),
+					"Argo Rollouts marks the Rollout InvalidSpec.",
 					rules.RelatedAt(r, routingPath, "the traffic routing"))
 			case tr.ALB != nil && tr.ALB.RootService == "":
-				p.Report(r, routingPath+".alb", "ALB ping-pong of Rollout "+ro.Name+" needs alb.rootService, the Service the Ingress rule routes to; Argo Rollouts marks it InvalidSpec",
+				p.ReportDetail(r, routingPath+".alb", "ALB ping-pong of Rollout "+ro.Name+" has no alb.rootService",
+					"Ping-pong needs the Service the Ingress rule routes to; Argo Rollouts marks the Rollout InvalidSpec.",
 					rules.RelatedAt(r, pp, "pingPong"))
 			}
 		})

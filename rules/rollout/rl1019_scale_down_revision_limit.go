@@ -60,8 +60,9 @@ spec:
 				what = "revisionHistoryLimit"
 				related = append(related, rules.RelatedAt(r, "spec.revisionHistoryLimit", "revisionHistoryLimit"))
 			}
-			p.Report(r, "spec.strategy.blueGreen.scaleDownDelayRevisionLimit", "scaleDownDelayRevisionLimit "+itoa(int(*bg.ScaleDownDelayRevisionLimit))+
-				" is larger than "+what+" "+itoa(int(limit))+": more old ReplicaSets would be kept running than are kept at all; Argo Rollouts marks the Rollout InvalidSpec",
+			p.ReportDetail(r, "spec.strategy.blueGreen.scaleDownDelayRevisionLimit", "scaleDownDelayRevisionLimit "+itoa(int(*bg.ScaleDownDelayRevisionLimit))+
+				" is larger than "+what+" "+itoa(int(limit)),
+				"More old ReplicaSets would be kept running than are kept at all; Argo Rollouts marks the Rollout InvalidSpec.",
 				related...)
 		})
 		return nil

@@ -39,7 +39,8 @@ spec:
 			if t, _ := r.ValueAt("spec.template"); !nonEmpty(t) {
 				return // absent, {} or null: nothing to conflict with
 			}
-			p.Report(r, "spec.template", "Rollout "+ro.Name+" sets both workloadRef (Deployment "+ro.Spec.WorkloadRef.Name+") and a pod template; remove spec.template, the referenced workload provides it",
+			p.ReportDetail(r, "spec.template", "Rollout "+ro.Name+" sets both workloadRef (Deployment "+ro.Spec.WorkloadRef.Name+") and a pod template",
+				"Remove spec.template: the referenced workload provides it.",
 				rules.RelatedAt(r, "spec.workloadRef", "workloadRef"))
 		})
 		return nil

@@ -42,10 +42,11 @@ spec:
 				}
 				if strings.HasPrefix(path, "spec.strategy.") {
 					p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Severity: rules.Warning,
-						Message: fmt.Sprintf("%s is %d; a negative count or delay is accepted but meaningless, probably a sign mistake", path, *v)})
+						Message: fmt.Sprintf("%s is negative (%d)", path, *v),
+						Detail:  "Argo Rollouts accepts a negative count or delay here, but it means nothing: probably a sign mistake."})
 					return
 				}
-				p.Reportf(r, path, "%s is %d; it must be 0 or more, Argo Rollouts marks the Rollout InvalidSpec", path, *v)
+				p.ReportDetail(r, path, fmt.Sprintf("%s is negative (%d)", path, *v), "It must be 0 or more; Argo Rollouts marks the Rollout InvalidSpec.")
 			}
 			s := &ro.Spec
 			min := s.MinReadySeconds

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -54,10 +55,12 @@ runs with a different capacity than the author expected, which is found only und
 			}
 			switch {
 			case len(set) > 1:
-				p.Reportf(r, at+"."+set[1], "step %d: setCanaryScale sets %s; Argo Rollouts uses only %s and ignores the rest", i, strings.Join(set, " and "), set[0])
+				p.ReportDetail(r, at+"."+set[1], fmt.Sprintf("step %d: setCanaryScale sets %s", i, strings.Join(set, " and ")),
+					fmt.Sprintf("Argo Rollouts uses only %s and ignores the rest.", set[0]))
 				return
 			case len(set) == 0:
-				p.Reportf(r, at, "step %d: setCanaryScale sets none of matchTrafficWeight, replicas and weight, so it only resets scaling to follow the traffic weight; say matchTrafficWeight: true if that is meant", i)
+				p.ReportDetail(r, at, fmt.Sprintf("step %d: setCanaryScale sets none of matchTrafficWeight, replicas and weight", i),
+					"It only resets scaling to follow the traffic weight; say matchTrafficWeight: true if that is meant.")
 				return
 			}
 			if sc.Weight != nil && (*sc.Weight < 0 || *sc.Weight > 100) {

@@ -55,14 +55,15 @@ spec:
 				if cs, _ := spec["containers"].([]any); len(cs) > 0 {
 					return
 				}
-				p.Report(r, "spec.workloadRef", fmt.Sprintf("the pod template of %s %s, which Rollout %s resolves its template from, has no containers: Argo Rollouts validates it as a ReplicaSet's (containers: Required value) and marks the Rollout InvalidSpec",
-					w.target.Kind, w.target.Name, ro.Name), rules.RelatedAt(w.target, w.templatePath, fmt.Sprintf("pod template of %s %s", w.target.Kind, w.target.Name)))
+				p.ReportDetail(r, "spec.workloadRef", fmt.Sprintf("the pod template of %s %s, which Rollout %s resolves, has no containers",
+					w.target.Kind, w.target.Name, ro.Name), "Argo Rollouts validates it as a ReplicaSet's (containers: Required value) and marks the Rollout InvalidSpec.", rules.RelatedAt(w.target, w.templatePath, fmt.Sprintf("pod template of %s %s", w.target.Kind, w.target.Name)))
 				return
 			}
 			if len(ro.Spec.Template.Spec.Containers) > 0 {
 				return
 			}
-			p.Report(r, "spec.template.spec.containers", fmt.Sprintf("the pod template of Rollout %s has no containers: Argo Rollouts validates it as a ReplicaSet's (spec.template.spec.containers: Required value) and marks the Rollout InvalidSpec", ro.Name))
+			p.ReportDetail(r, "spec.template.spec.containers", fmt.Sprintf("the pod template of Rollout %s has no containers", ro.Name),
+				"Argo Rollouts validates it as a ReplicaSet's (spec.template.spec.containers: Required value) and marks the Rollout InvalidSpec.")
 		})
 		for _, r := range p.Graph.OfKind(kinds.Experiment) {
 			ex := r.Experiment()
@@ -73,8 +74,8 @@ spec:
 				if len(t.Template.Spec.Containers) > 0 {
 					continue
 				}
-				p.Report(r, graph.Index("spec.templates", i)+".template.spec.containers", fmt.Sprintf(
-					"template %q of Experiment %s has no containers: the API server rejects its ReplicaSet and the template's status is Error", t.Name, ex.Name))
+				p.ReportDetail(r, graph.Index("spec.templates", i)+".template.spec.containers", fmt.Sprintf(
+					"template %q of Experiment %s has no containers", t.Name, ex.Name), "The API server rejects its ReplicaSet and the template's status is Error.")
 			}
 		}
 		return nil

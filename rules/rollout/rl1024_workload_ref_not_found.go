@@ -52,8 +52,10 @@ spec:
 				return
 			}
 			if !w.supported {
-				p.Report(r, "spec.workloadRef.kind", fmt.Sprintf("workloadRef of Rollout %s names %s %q (group %q): Argo Rollouts takes templates only from apps/v1 Deployments and ReplicaSets and v1 PodTemplates, fails with \"workload of type %s/%s is not supported\" and marks the Rollout InvalidSpec",
-					ro.Name, w.ref.Kind, w.ref.APIVersion, w.gk.Group, w.gk.Group, w.gk.Kind))
+				p.ReportDetail(r, "spec.workloadRef.kind", fmt.Sprintf("workloadRef of Rollout %s names %s %q (group %q), which Argo Rollouts cannot resolve",
+					ro.Name, w.ref.Kind, w.ref.APIVersion, w.gk.Group),
+					fmt.Sprintf("It takes templates only from apps/v1 Deployments and ReplicaSets and v1 PodTemplates, fails with \"workload of type %s/%s is not supported\" and marks the Rollout InvalidSpec.",
+						w.gk.Group, w.gk.Kind))
 				return
 			}
 			if w.target != nil {
@@ -71,7 +73,8 @@ spec:
 			if withWorkloads[r.Namespace] {
 				sev = rules.Warning
 			}
-			msg := fmt.Sprintf("workloadRef of Rollout %s names %s %s/%s, which is not in the bundle: until it exists the controller cannot resolve the template and the Rollout is InvalidSpec", ro.Name, w.ref.Kind, r.Namespace, w.ref.Name)
+			msg := fmt.Sprintf("workloadRef of Rollout %s names %s %s/%s, which is not in the bundle", ro.Name, w.ref.Kind, r.Namespace, w.ref.Name)
+			detail := "Until it exists the controller cannot resolve the template and the Rollout is InvalidSpec."
 			if byName == nil {
 				byName = map[string][]*graph.Resource{}
 				for _, k := range []string{kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate} {
@@ -86,7 +89,7 @@ spec:
 					rel = append(rel, rules.RelatedAt(o, "metadata.name", fmt.Sprintf("%s %s/%s (another namespace: workloadRef looks in the Rollout's)", o.Kind, o.Namespace, o.Name)))
 				}
 			}
-			p.ReportDiag(rules.Diagnostic{Resource: r, Path: "spec.workloadRef.name", Severity: sev, Message: msg, Related: rel})
+			p.ReportDiag(rules.Diagnostic{Resource: r, Path: "spec.workloadRef.name", Severity: sev, Message: msg, Detail: detail, Related: rel})
 		})
 		return nil
 	},

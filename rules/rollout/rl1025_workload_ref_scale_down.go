@@ -53,18 +53,20 @@ workloadRef:
 				return
 			case v1alpha1.ScaleDownOnSuccess, v1alpha1.ScaleDownProgressively:
 				if w := resolveWorkloadRef(p.Graph, r, ro); w != nil && w.supported && w.gk.Kind != kinds.Deployment {
-					p.Reportf(r, "spec.workloadRef.scaleDown", "workloadRef of Rollout %s names %s %s with scaleDown %q: the controller scales down a Deployment of that name, which does not exist, and its reconcile fails on every sync after the first promotion",
-						ro.Name, ref.Kind, ref.Name, ref.ScaleDown)
+					p.ReportDetail(r, "spec.workloadRef.scaleDown", fmt.Sprintf("scaleDown %q of Rollout %s scales down a Deployment, but its workloadRef is %s %s",
+						ref.ScaleDown, ro.Name, ref.Kind, ref.Name),
+						"The controller scales down a Deployment of that name, which does not exist, and its reconcile fails on every sync after the first promotion.")
 				}
 				return
 			}
-			msg := fmt.Sprintf("workloadRef.scaleDown %q of Rollout %s is not never, onsuccess or progressively: the controller treats it as never, so %s %s keeps its pods", ref.ScaleDown, ro.Name, ref.Kind, ref.Name)
+			msg := fmt.Sprintf("workloadRef.scaleDown %q of Rollout %s is not never, onsuccess or progressively", ref.ScaleDown, ro.Name)
+			detail := fmt.Sprintf("The controller treats it as never, so %s %s keeps its pods.", ref.Kind, ref.Name)
 			for _, known := range []string{v1alpha1.ScaleDownOnSuccess, v1alpha1.ScaleDownProgressively, v1alpha1.ScaleDownNever} {
 				if strings.EqualFold(ref.ScaleDown, known) {
-					msg += fmt.Sprintf(" (the value is case-sensitive: write %q)", known)
+					detail += fmt.Sprintf(" The value is case-sensitive: write %q.", known)
 				}
 			}
-			p.Report(r, "spec.workloadRef.scaleDown", msg)
+			p.ReportDetail(r, "spec.workloadRef.scaleDown", msg, detail)
 		})
 		return nil
 	},

@@ -70,22 +70,20 @@ nil \'matchLabels\' map: it panics on that step.`,
 				base := graph.Index("spec.templates", i)
 				switch {
 				case t.Name == "":
-					p.Reportf(r, base, "template %d of Experiment %s has no name: the controller marks the Experiment InvalidSpec", i, ex.Name)
+					p.ReportDetail(r, base, fmt.Sprintf("template %d of Experiment %s has no name", i, ex.Name), "The controller marks the Experiment InvalidSpec.")
 				case seen[t.Name] > 0:
-					p.Report(r, base+".name", fmt.Sprintf("template name %q of Experiment %s is repeated: the controller marks the Experiment InvalidSpec", t.Name, ex.Name),
-						rules.RelatedAt(r, graph.Index("spec.templates", seen[t.Name]-1)+".name", "the first template of that name"))
+					p.ReportDetail(r, base+".name", fmt.Sprintf("template name %q of Experiment %s is repeated", t.Name, ex.Name), "The controller marks the Experiment InvalidSpec.", rules.RelatedAt(r, graph.Index("spec.templates", seen[t.Name]-1)+".name", "the first template of that name"))
 				default:
 					seen[t.Name] = i + 1
 				}
 				what := fmt.Sprintf("template %q of Experiment %s", t.Name, ex.Name)
 				if t.Selector == nil {
-					p.Reportf(r, base, "%s has no selector: the controller marks the Experiment InvalidSpec (missing field .Spec.Templates[%d].Selector)", what, i)
+					p.ReportDetail(r, base, fmt.Sprintf("%s has no selector", what), fmt.Sprintf("The controller marks the Experiment InvalidSpec (missing field .Spec.Templates[%d].Selector).", i))
 				} else {
 					checkSelector(p, r, base+".selector", what, t.Selector, t.Template.Labels)
 				}
 				if t.MinReadySeconds > deadline {
-					p.Reportf(r, base+".minReadySeconds", "minReadySeconds %d of template %q is longer than Experiment %s's progressDeadlineSeconds %d: the controller marks the Experiment InvalidSpec",
-						t.MinReadySeconds, t.Name, ex.Name, deadline)
+					p.ReportDetail(r, base+".minReadySeconds", fmt.Sprintf("minReadySeconds %d of template %q is longer than Experiment %s's progressDeadlineSeconds %d", t.MinReadySeconds, t.Name, ex.Name, deadline), "The controller marks the Experiment InvalidSpec.")
 				}
 			}
 		}
@@ -97,20 +95,18 @@ nil \'matchLabels\' map: it panics on that step.`,
 					seen[st.step] = map[string]string{}
 				}
 				if first, dup := seen[st.step][t.Name]; dup && t.Name != "" {
-					p.Report(r, st.path+".name", fmt.Sprintf("template name %q is repeated in step %d's experiment of Rollout %s: the controller marks the Experiment InvalidSpec and the step fails", t.Name, st.step, ro.Name),
-						rules.RelatedAt(r, first, "the first template of that name"))
+					p.ReportDetail(r, st.path+".name", fmt.Sprintf("template name %q is repeated in step %d's experiment of Rollout %s", t.Name, st.step, ro.Name), "The controller marks the Experiment InvalidSpec and the step fails.", rules.RelatedAt(r, first, "the first template of that name"))
 				} else {
 					seen[st.step][t.Name] = st.path + ".name"
 				}
 				if t.SpecRef != v1alpha1.CanarySpecRef && t.SpecRef != v1alpha1.StableSpecRef {
-					p.Reportf(r, st.path+".specRef", "specRef %q of template %q in step %d of Rollout %s is neither canary nor stable: the controller fails to build the Experiment (\"Invalid template step SpecRef\")", t.SpecRef, t.Name, st.step, ro.Name)
+					p.ReportDetail(r, st.path+".specRef", fmt.Sprintf("specRef %q of template %q in step %d of Rollout %s is neither canary nor stable", t.SpecRef, t.Name, st.step, ro.Name), "The controller fails to build the Experiment (\"Invalid template step SpecRef\").")
 				}
 				if t.Selector == nil {
 					return // the ReplicaSet's own selector is used
 				}
 				if len(t.Selector.MatchLabels) == 0 && len(t.Metadata.Labels) > 0 {
-					p.Reportf(r, st.path+".selector", "selector of template %q in step %d of Rollout %s has no matchLabels while the step sets metadata.labels: the controller adds them to the selector's nil matchLabels map and panics",
-						t.Name, st.step, ro.Name)
+					p.ReportDetail(r, st.path+".selector", fmt.Sprintf("selector of template %q in step %d of Rollout %s has no matchLabels but the step sets labels", t.Name, st.step, ro.Name), "The controller adds them to the selector's nil matchLabels map and panics.")
 					return
 				}
 				if !st.ok {
@@ -131,15 +127,14 @@ nil \'matchLabels\' map: it panics on that step.`,
 // checkSelector reports an empty or non-matching template selector at path.
 func checkSelector(p *rules.Pass, r *graph.Resource, path, what string, sel *metav1.LabelSelector, podLabels map[string]string) {
 	if len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 {
-		p.Reportf(r, path, "%s has an empty selector, which would select every pod of the namespace: the controller marks the Experiment InvalidSpec", what)
+		p.ReportDetail(r, path, fmt.Sprintf("%s has an empty selector, which would select every pod of the namespace", what), "The controller marks the Experiment InvalidSpec.")
 		return
 	}
 	match, ok := selectorMatches(sel, podLabels)
 	switch {
 	case !ok:
-		p.Reportf(r, path, "the selector of %s is not a valid label selector: its ReplicaSet is rejected", what)
+		p.ReportDetail(r, path, fmt.Sprintf("the selector of %s is not a valid label selector", what), "Its ReplicaSet is rejected.")
 	case !match:
-		p.Reportf(r, path, "the selector of %s does not match its pod labels %s: the API server rejects its ReplicaSet (selector does not match template labels) and the template's status is Error",
-			what, renderLabels(podLabels))
+		p.ReportDetail(r, path, fmt.Sprintf("the selector of %s does not match its pod labels %s", what, renderLabels(podLabels)), "The API server rejects its ReplicaSet (selector does not match template labels) and the template's status is Error.")
 	}
 }

@@ -84,7 +84,8 @@ Rollout's namespace for weighted experiments.`,
 					// Experiment objects carry no weights: nothing routes to
 					// the missing Service and the Experiment still runs.
 					p.ReportDiag(rules.Diagnostic{Resource: r, Path: base + ".service", Severity: rules.Warning,
-						Message: fmt.Sprintf("template %q of Experiment %s asks for a Service but its containers declare no ports: the controller creates none and the Experiment runs without it (dead configuration); declare a containerPort or drop service", t.Name, ex.Name)})
+						Message: fmt.Sprintf("template %q of Experiment %s asks for a Service but its containers declare no ports", t.Name, ex.Name),
+						Detail:  "The controller creates none and the Experiment runs without it (dead configuration); declare a containerPort or drop service."})
 					continue
 				}
 				name, path := ex.Name+"-"+t.Name, base+".name"
@@ -92,8 +93,7 @@ Rollout's namespace for weighted experiments.`,
 					name, path = t.Service.Name, base+".service.name"
 				}
 				if len(name) > maxServiceName {
-					p.Reportf(r, path, "the Service of template %q of Experiment %s would be named %q (%d characters, over %d): the API server rejects it and the template's status is Error",
-						t.Name, ex.Name, name, len(name), maxServiceName)
+					p.ReportDetail(r, path, fmt.Sprintf("the Service of template %q of Experiment %s would be named %q (%d characters, over %d)", t.Name, ex.Name, name, len(name), maxServiceName), "The API server rejects it and the template's status is Error.")
 				}
 			}
 		}
@@ -106,28 +106,29 @@ Rollout's namespace for weighted experiments.`,
 				}
 				what := fmt.Sprintf("template %q in step %d of Rollout %s", t.Name, st.step, ro.Name)
 				if containers, known := podContainers(p.Graph, r, ro); known && !hasPorts(containers) {
-					msg := what + " gets no Service: the pod template declares no container port, so the Experiment creates none"
+					msg := what + " gets no Service: the pod template declares no container port"
+					detail := "The Experiment creates none"
 					sev := rules.Error
 					if t.Weight != nil {
-						msg += fmt.Sprintf("; its weight %d goes to a host that does not exist and those requests get 503 NC", *t.Weight)
+						detail += fmt.Sprintf("; its weight %d goes to a host that does not exist and those requests get 503 NC.", *t.Weight)
 					} else {
 						// Without weight nothing routes to it: the step runs.
 						sev = rules.Warning
-						msg += " and the step runs without it (dead configuration)"
+						detail += " and the step runs without it (dead configuration)."
 					}
-					p.ReportDiag(rules.Diagnostic{Resource: r, Path: st.path, Severity: sev, Message: msg})
+					p.ReportDiag(rules.Diagnostic{Resource: r, Path: st.path, Severity: sev, Message: msg, Detail: detail})
 					return
 				}
 				if t.Service != nil && t.Service.Name != "" {
 					if len(t.Service.Name) > maxServiceName {
-						p.Reportf(r, st.path+".service.name", "service.name %q of %s is %d characters, over %d: the API server rejects the Service", t.Service.Name, what, len(t.Service.Name), maxServiceName)
+						p.ReportDetail(r, st.path+".service.name", fmt.Sprintf("service.name %q of %s is %d characters, over %d", t.Service.Name, what, len(t.Service.Name), maxServiceName), "The API server rejects the Service.")
 					}
 				} else {
 					// <rollout>-<hash>-<revision>-<step>-<template>, revision 1 at least.
 					n := len(ro.Name) + 1 + hashLen + 1 + 1 + 1 + len(strconv.Itoa(st.step)) + 1 + len(t.Name)
 					if n > maxServiceName {
-						p.Reportf(r, st.path+".name", "the Service of %s is named <rollout>-<pod-template-hash>-<revision>-%d-%s, %d characters or more with a ten-character hash, over %d: the API server rejects it and the template's status is Error; set a short service.name",
-							what, st.step, t.Name, n, maxServiceName)
+						p.ReportDetail(r, st.path+".name", fmt.Sprintf("the Service of %s has a name of %d characters or more, over %d", what, n, maxServiceName),
+							fmt.Sprintf("It is named <rollout>-<pod-template-hash>-<revision>-%d-%s, with a ten-character hash: the API server rejects it and the template's status is Error; set a short service.name.", st.step, t.Name))
 					}
 				}
 				if t.Weight == nil || refs == nil {
@@ -135,8 +136,8 @@ Rollout's namespace for weighted experiments.`,
 				}
 				for _, vs := range refs.VirtualServices {
 					if vs.Target != nil && vs.Target.Namespace != r.Namespace {
-						p.Report(r, st.path+".weight", fmt.Sprintf("%s sends weight %d to its Service by short name through VirtualService %s/%s, in another namespace: Istio resolves the host there, where the Service is not, and those requests get 503 NC",
-							what, *t.Weight, vs.Target.Namespace, vs.Target.Name), rules.RelatedAt(r, vs.Path, "the VirtualService of another namespace"))
+						p.ReportDetail(r, st.path+".weight", fmt.Sprintf("%s sends weight %d through VirtualService %s/%s of another namespace", what, *t.Weight, vs.Target.Namespace, vs.Target.Name),
+							"The weight goes to its Service by short name: Istio resolves the host in the VirtualService's namespace, where the Service is not, and those requests get 503 NC.", rules.RelatedAt(r, vs.Path, "the VirtualService of another namespace"))
 					}
 				}
 			})

@@ -73,5 +73,13 @@ func routerList(tr *v1alpha1.RolloutTrafficRouting) string {
 	return strings.Join(rs, ", ")
 }
 
+// orList renders names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // itoa formats an int for messages.
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,9 +1,12 @@
 // Package ruletest is the `# want` harness. A rule's testdata directory holds
 // YAML files; a comment `# want "regexp"` (several may follow one another) on a
 // line says a diagnostic of the rule under test must land on that line with a
-// message matching the regexp. Every file of the directory is loaded as one
-// bundle and every rule runs, as in real use; only the rule under test's
-// diagnostics are compared, and a missed or an unexpected one fails.
+// message matching the regexp (the message and its detail, as
+// rules.Diagnostic.FullMessage joins them), and `# suppressed "regexp"` says the same of a
+// diagnostic a suppression silences. Every file of the directory is loaded as
+// one bundle and every rule runs, as in real use; only the rule under test's
+// diagnostics are compared, and a missed or an unexpected one fails, as does
+// a message that breaks CheckMessage (the first sentence too wide).
 package ruletest
 
 import (
@@ -24,37 +27,45 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// Want is one expectation: a diagnostic on File:Line matching Pattern.
+// Want is one expectation: a diagnostic on File:Line matching Pattern,
+// suppressed or not as Suppressed says.
 type Want struct {
-	File    string
-	Line    int
-	Pattern *regexp.Regexp
-	matched bool
+	File       string
+	Line       int
+	Pattern    *regexp.Regexp
+	Suppressed bool
+	matched    bool
 }
 
-var wantRe = regexp.MustCompile(`#\s*want\s+(.*)$`)
+// wantRe finds a marker; quoted regexps follow it, and another marker may
+// follow them (`# want "a" # suppressed "b"`).
+var wantRe = regexp.MustCompile(`#\s*(want|suppressed)\s+`)
 
-// ParseWants reads the `# want` comments of a file.
+// ParseWants reads the `# want` and `# suppressed` comments of a file.
 func ParseWants(file string, data []byte) ([]*Want, error) {
 	var out []*Want
 	for i, line := range strings.Split(string(data), "\n") {
-		m := wantRe.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		rest := strings.TrimSpace(m[1])
-		for rest != "" {
-			q, err := strconv.QuotedPrefix(rest)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: want needs quoted regexps: %w", file, i+1, err)
+		m := wantRe.FindStringSubmatchIndex(line)
+		for m != nil {
+			marker := line[m[2]:m[3]]
+			rest := strings.TrimSpace(line[m[1]:])
+			for rest != "" && rest[0] != '#' {
+				q, err := strconv.QuotedPrefix(rest)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %s needs quoted regexps: %w", file, i+1, marker, err)
+				}
+				s, _ := strconv.Unquote(q)
+				re, err := regexp.Compile(s)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: bad %s regexp: %w", file, i+1, marker, err)
+				}
+				out = append(out, &Want{File: file, Line: i + 1, Pattern: re, Suppressed: marker == "suppressed"})
+				rest = strings.TrimSpace(rest[len(q):])
 			}
-			s, _ := strconv.Unquote(q)
-			re, err := regexp.Compile(s)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: bad want regexp: %w", file, i+1, err)
+			line = rest
+			if m = wantRe.FindStringSubmatchIndex(line); m != nil && m[0] != 0 {
+				return nil, fmt.Errorf("%s:%d: text after the %s regexps: %s", file, i+1, marker, line)
 			}
-			out = append(out, &Want{File: file, Line: i + 1, Pattern: re})
-			rest = strings.TrimSpace(rest[len(q):])
 		}
 	}
 	return out, nil
@@ -192,24 +203,41 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 		}
 		res = analyzer.Run(g, opts)
 	}
-	for _, d := range res.Active() {
+	var readFiles []string
+	for f := range read {
+		readFiles = append(readFiles, f)
+	}
+	names := Names(readFiles)
+	for _, d := range res.Diagnostics {
 		if d.RuleID != ruleID {
 			continue
 		}
+		for _, problem := range CheckMessage(&d, names) {
+			t.Errorf("%s:%d:%d: %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.RuleID, problem)
+		}
+		suppressed := d.Suppressed != nil
 		ok := false
 		for _, w := range wants {
-			if !w.matched && w.File == d.Pos.File && w.Line == d.Pos.Line && w.Pattern.MatchString(d.Message) {
+			if !w.matched && w.Suppressed == suppressed && w.File == d.Pos.File && w.Line == d.Pos.Line && w.Pattern.MatchString(d.FullMessage()) {
 				w.matched, ok = true, true
 				break
 			}
 		}
 		if !ok {
-			t.Errorf("%s:%d:%d: unexpected %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, d.RuleID, d.Message)
+			what := "unexpected"
+			if suppressed {
+				what = "unexpected suppressed"
+			}
+			t.Errorf("%s:%d:%d: %s %s: %s", d.Pos.File, d.Pos.Line, d.Pos.Column, what, d.RuleID, d.FullMessage())
 		}
 	}
 	for _, w := range wants {
 		if !w.matched {
-			t.Errorf("%s:%d: no %s diagnostic matching %q", w.File, w.Line, ruleID, w.Pattern)
+			what := ""
+			if w.Suppressed {
+				what = "suppressed "
+			}
+			t.Errorf("%s:%d: no %s%s diagnostic matching %q", w.File, w.Line, what, ruleID, w.Pattern)
 		}
 	}
 }

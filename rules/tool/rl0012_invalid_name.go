@@ -53,13 +53,15 @@ func runInvalidName(p *rules.Pass) error {
 	for _, r := range p.Graph.Resources {
 		if r.Name != "" {
 			if msgs := nameErrors(r.Group, r.Kind, r.Name); len(msgs) > 0 {
-				p.Report(r, "metadata.name", invalidNameMessage(r.Kind+" name", r.Name, msgs, nameErrors, r))
+				msg, detail := invalidNameMessage(r.Kind+" name", r.Name, msgs, nameErrors, r)
+				p.ReportDetail(r, "metadata.name", msg, detail)
 			}
 		}
 		if r.NamespaceExplicit && r.Namespace != "" {
 			if msgs := validation.IsDNS1123Label(r.Namespace); len(msgs) > 0 {
-				p.Report(r, "metadata.namespace", invalidNameMessage("namespace", r.Namespace, msgs,
-					func(_, _, s string) []string { return validation.IsDNS1123Label(s) }, r))
+				msg, detail := invalidNameMessage("namespace", r.Namespace, msgs,
+					func(_, _, s string) []string { return validation.IsDNS1123Label(s) }, r)
+				p.ReportDetail(r, "metadata.namespace", msg, detail)
 			}
 		}
 	}
@@ -80,9 +82,9 @@ func nameErrors(group, kind, name string) []string {
 }
 
 // invalidNameMessage says what is wrong with a name: the characters that are
-// not ASCII (with their Unicode names), then the validation's first reason,
-// and the ASCII name it imitates when that one is valid.
-func invalidNameMessage(what, name string, msgs []string, valid func(group, kind, name string) []string, r *graph.Resource) string {
+// not ASCII (with their Unicode names) and the ASCII name it imitates when
+// that one is valid; the detail is the validation's first reason.
+func invalidNameMessage(what, name string, msgs []string, valid func(group, kind, name string) []string, r *graph.Resource) (string, string) {
 	var odd []string
 	for i, c := range name {
 		if c >= utf8.RuneSelf {
@@ -93,14 +95,14 @@ func invalidNameMessage(what, name string, msgs []string, valid func(group, kind
 	if i := strings.Index(reason, " (e.g. "); i >= 0 {
 		reason = reason[:i]
 	}
-	msg := fmt.Sprintf("%s %q is not valid: %s", what, name, reason)
+	msg := fmt.Sprintf("%s %q is not valid", what, name)
 	if len(odd) > 0 {
-		msg = fmt.Sprintf("%s %q is not valid: it holds %s; %s", what, name, strings.Join(odd, ", "), reason)
+		msg = fmt.Sprintf("%s %q holds %s", what, name, strings.Join(odd, ", "))
 	}
 	if s := asciiLookalike(name); s != "" && s != name && len(valid(r.Group, r.Kind, s)) == 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return msg
+	return msg, "The API server rejects it: " + strings.TrimSuffix(reason, ".") + "."
 }
 
 // asciiLookalike is the ASCII name a name imitates: invisible format

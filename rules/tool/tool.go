@@ -14,7 +14,7 @@ func fromProblems(p *rules.Pass) error {
 		if pr.RuleID != p.Rule.ID {
 			continue
 		}
-		p.ReportDiag(rules.Diagnostic{Pos: pr.Pos, Resource: pr.Resource, Path: pr.Path, Message: pr.Message})
+		p.ReportDiag(rules.Diagnostic{Pos: pr.Pos, Resource: pr.Resource, Path: pr.Path, Message: pr.Message, Detail: pr.Detail})
 	}
 	return nil
 }

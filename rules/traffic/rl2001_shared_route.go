@@ -72,7 +72,7 @@ trafficRouting:
 					}
 					n := o.Refs.Rollout.Namespace + "/" + o.Refs.Rollout.Name
 					names = append(names, n)
-					rel = append(rel, rules.RelatedAt(o.Refs.Rollout, o.Route.Path, "Rollout "+n+" manages the same route"))
+					rel = append(rel, rules.PeerAt(o.Refs.Rollout, o.Route.Path, "Rollout "+n+" manages the same route"))
 				}
 				implicit := ""
 				if u.Route.Implicit {
@@ -80,8 +80,8 @@ trafficRouting:
 				}
 				vs := u.VS.Target
 				rel = append(rel, rules.RelatedAt(vs, u.Route.VSPath(), "the shared route"))
-				p.Report(u.Refs.Rollout, u.Route.Path, fmt.Sprintf("%s is also managed by Rollout %s%s; each Rollout deletes the other's destinations on every weight change",
-					routeLabel(vs, *u.Route), strings.Join(names, ", "), implicit), rel...)
+				p.ReportDetail(u.Refs.Rollout, u.Route.Path, fmt.Sprintf("%s is also managed by Rollout %s%s", routeLabel(vs, *u.Route), strings.Join(names, ", "), implicit),
+					"Each Rollout deletes the other's destinations on every weight change.", rel...)
 			}
 		}
 		return nil

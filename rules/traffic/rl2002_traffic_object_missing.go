@@ -76,6 +76,7 @@ trafficRouting:
 					continue
 				}
 				msg := fmt.Sprintf("VirtualService %s/%s is not in the bundle", vs.Namespace, vs.Name)
+				detail := "The controller cannot shift traffic without it."
 				// The name as written may mean another namespace: vs.ns.svc.cluster.local
 				// is split after its last label, and a plain name is the Rollout's namespace.
 				first, _, _ := strings.Cut(vs.Name, ".")
@@ -86,14 +87,15 @@ trafficRouting:
 						where = append(where, objectName(o))
 						related = append(related, rules.RelatedAt(o, "metadata.name", "VirtualService "+objectName(o)))
 					}
-					msg += fmt.Sprintf(": Argo Rollouts reads %q as VirtualService %q in namespace %s (the last label before .cluster.local is the namespace, else the Rollout's), while the bundle has %s; write %s",
-						vs.Ref, vs.Name, vs.Namespace, strings.Join(where, ", "), found[0].Name+"."+found[0].Namespace)
+					msg += ", which has " + strings.Join(where, ", ")
+					detail = fmt.Sprintf("Argo Rollouts reads %q as VirtualService %q in namespace %s (the last label before .cluster.local is the namespace, else the Rollout's); write %s. ",
+						vs.Ref, vs.Name, vs.Namespace, found[0].Name+"."+found[0].Namespace) + detail
 				}
-				msg += "; the controller cannot shift traffic without it"
-				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: vs.Path, Severity: sev, Message: msg, Related: related})
+				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: vs.Path, Severity: sev, Message: msg, Detail: detail, Related: related})
 			}
 			if dr := rr.DestinationRule; dr != nil && dr.Target == nil {
 				msg := fmt.Sprintf("DestinationRule %s/%s is not in the bundle", dr.Namespace, dr.Name)
+				detail := fmt.Sprintf("Subsets %q and %q cannot be updated and routes to them fail.", dr.StableSubset, dr.CanarySubset)
 				first, _, _ := strings.Cut(dr.Name, ".")
 				var related []rules.Related
 				if found := elsewhere(kinds.DestinationRule, dr.Name, first); len(found) > 0 {
@@ -102,11 +104,11 @@ trafficRouting:
 						where = append(where, objectName(o))
 						related = append(related, rules.RelatedAt(o, "metadata.name", "DestinationRule "+objectName(o)))
 					}
-					msg += fmt.Sprintf(": Argo Rollouts looks it up by that name in the Rollout's namespace %s (destinationRule.name has no name.namespace form), while the bundle has %s, which the controller never updates",
-						dr.Namespace, strings.Join(where, ", "))
+					msg += ", which has " + strings.Join(where, ", ")
+					detail = fmt.Sprintf("Argo Rollouts looks it up by that name in the Rollout's namespace %s (destinationRule.name has no name.namespace form) and never updates %s. ",
+						dr.Namespace, strings.Join(where, ", ")) + detail
 				}
-				msg += fmt.Sprintf("; subsets %q and %q cannot be updated and routes to them fail", dr.StableSubset, dr.CanarySubset)
-				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: dr.Path, Severity: sev, Message: msg, Related: related})
+				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: dr.Path, Severity: sev, Message: msg, Detail: detail, Related: related})
 			}
 		}
 		return nil

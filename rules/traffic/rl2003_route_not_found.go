@@ -70,7 +70,7 @@ http:
 				vsName := fmt.Sprintf("VirtualService %s/%s", vs.Target.Namespace, vs.Target.Name)
 				relVS := rules.RelatedAt(vs.Target, "metadata.name", vsName)
 				if len(spec.GetHttp())+len(spec.GetTls())+len(spec.GetTcp()) == 0 {
-					p.Report(rr.Rollout, vs.Path, vsName+" has no http, tls or tcp route for the Rollout to manage", relVS)
+					p.ReportDetail(rr.Rollout, vs.Path, vsName+" has no http, tls or tcp route", "The Rollout has no route to manage.", relVS)
 					continue
 				}
 				for _, rt := range vs.Routes {
@@ -81,11 +81,12 @@ http:
 						// kind is skipped): the entry is accepted and unused.
 						field := map[graph.RouteKind]string{graph.HTTP: "routes", graph.TLS: "tlsRoutes", graph.TCP: "tcpRoutes"}[rt.Kind]
 						p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: rt.Path, Severity: rules.Warning, Related: []rules.Related{relVS},
-							Message: fmt.Sprintf("%s has no %s section, so Argo Rollouts skips this %s entry: it is accepted and never used (dead configuration); remove it", vsName, rt.Kind, field)})
+							Message: fmt.Sprintf("%s has no %s section, so this %s entry is never used", vsName, rt.Kind, field),
+							Detail:  "Argo Rollouts skips a route kind the VirtualService does not have and accepts the Rollout: the entry is dead configuration; remove it."})
 						continue
 					}
-					if msg := routeProblem(vs, rt, managed, vsName); msg != "" {
-						p.Report(rr.Rollout, rt.Path, msg, relVS)
+					if msg, detail := routeProblem(vs, rt, managed, vsName); msg != "" {
+						p.ReportDetail(rr.Rollout, rt.Path, msg, detail, relVS)
 					}
 				}
 			}
@@ -95,13 +96,13 @@ http:
 }
 
 // routeProblem says why a route reference does not resolve to exactly one
-// route, or returns "".
-func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vsName string) string {
+// route (a message and its detail), or returns "".
+func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vsName string) (string, string) {
 	spec := vsSpec(vs.Target)
 	http := spec.GetHttp()
 	if !rt.Implicit {
 		if rt.Index >= 0 {
-			return ""
+			return "", ""
 		}
 		switch rt.Kind {
 		case graph.HTTP:
@@ -109,11 +110,15 @@ func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vs
 			for _, h := range http {
 				names = append(names, fmt.Sprintf("%q", h.GetName()))
 			}
-			return fmt.Sprintf("http route %q is not in %s (its http routes: %s)", rt.Name, vsName, strings.Join(names, ", "))
+			if len(names) == 0 {
+				return fmt.Sprintf("http route %q is not in %s", rt.Name, vsName), "It has no http route."
+			}
+			return fmt.Sprintf("http route %q is not in %s", rt.Name, vsName), fmt.Sprintf("Its http routes: %s.", strings.Join(names, ", "))
 		case graph.TLS:
-			return fmt.Sprintf("no tls route of %s matches port %d with sniHosts %v (Argo needs one route whose matches name exactly that port and that set of SNI hosts)", vsName, rt.Port, rt.SNIHosts)
+			return fmt.Sprintf("no tls route of %s matches port %d with sniHosts %v", vsName, rt.Port, rt.SNIHosts),
+				"Argo needs one route whose matches name exactly that port and that set of SNI hosts."
 		default:
-			return fmt.Sprintf("no tcp route of %s matches port %d (Argo needs one route whose matches name exactly that port)", vsName, rt.Port)
+			return fmt.Sprintf("no tcp route of %s matches port %d", vsName, rt.Port), "Argo needs one route whose matches name exactly that port."
 		}
 	}
 	n := graph.RouteCount(spec, rt.Kind)
@@ -128,9 +133,11 @@ func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vs
 	}
 	switch {
 	case n > 1:
-		return fmt.Sprintf("%s has %d %s routes and the Rollout lists no %s: Argo requires exactly one route when %s is omitted", vsName, n, rt.Kind, field, field)
+		return fmt.Sprintf("%s has %d %s routes and the Rollout lists no %s", vsName, n, rt.Kind, field),
+			fmt.Sprintf("Argo requires exactly one route when %s is omitted.", field)
 	case rt.Index < 0:
-		return fmt.Sprintf("%s has no unnamed %s route for the Rollout to pick: Argo Rollouts accepts this but patches no route, so the weights never move; list the route in %s", vsName, rt.Kind, field)
+		return fmt.Sprintf("%s has no unnamed %s route for the Rollout to pick", vsName, rt.Kind),
+			fmt.Sprintf("Argo Rollouts accepts this but patches no route, so the weights never move; list the route in %s.", field)
 	}
-	return ""
+	return "", ""
 }

@@ -57,16 +57,16 @@ http:
 				}
 				seen = append(seen, s)
 			}
-			have := "it has no destination"
+			have := "It has no destination."
 			if len(seen) > 0 {
-				have = "its destinations: " + strings.Join(seen, ", ")
+				have = "Its destinations: " + strings.Join(seen, ", ") + "."
 			}
 			if dr := rr.DestinationRule; dr != nil {
 				for _, want := range []struct{ role, subset string }{{"canary", dr.CanarySubset}, {"stable", dr.StableSubset}} {
 					if want.subset == "" || hasSubset(m.Dests, want.subset) {
 						continue
 					}
-					p.Report(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination with the %s subset %q (%s)", m.label(), want.role, want.subset, have), rel)
+					p.ReportDetail(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination with the %s subset %q", m.label(), want.role, want.subset), have, rel)
 				}
 				return
 			}
@@ -83,13 +83,13 @@ http:
 					found = true
 					if got, exp := graph.FQDN(d.Host, m.VS.Target.Namespace), graph.ServiceFQDN(want.svc, rr.Rollout.Namespace); got != exp {
 						p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
-							Message: fmt.Sprintf("destination host %q matches the %s Service %q only by short name: Argo sets its weight, but Istio sends that traffic to %s, not to %s",
-								d.Host, want.role, want.svc, got, exp),
+							Message: fmt.Sprintf("destination host %q matches the %s Service %q only by short name", d.Host, want.role, want.svc),
+							Detail:  fmt.Sprintf("Argo sets its weight, but Istio sends that traffic to %s, not to %s.", got, exp),
 							Related: []rules.Related{rules.RelatedAt(rr.Rollout, m.Route.Path, "Rollout "+rr.Rollout.Name+" manages this route")}})
 					}
 				}
 				if !found {
-					p.Report(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination for the %s Service %q (%s)", m.label(), want.role, want.svc, have), rel)
+					p.ReportDetail(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination for the %s Service %q", m.label(), want.role, want.svc), have, rel)
 				}
 			}
 		})

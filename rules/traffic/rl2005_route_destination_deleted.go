@@ -52,8 +52,9 @@ destinationRule:
 					what += fmt.Sprintf(" subset %q", d.Subset)
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
-					Message: fmt.Sprintf("destination %s (weight %d) of %s is not Rollout %s's stable, canary or an additional subset: the controller deletes it at the first weight change",
-						what, d.Weight, m.label(), m.Refs.Rollout.Name),
+					Message: fmt.Sprintf("destination %s of %s is not one Rollout %s keeps", what, m.label(), m.Refs.Rollout.Name),
+					Detail: fmt.Sprintf("It is not the Rollout's stable, canary or an additional subset, so the controller deletes it (weight %d) at the first weight change.",
+						d.Weight),
 					Related: []rules.Related{rules.RelatedAt(m.Refs.Rollout, m.Route.Path, "Rollout "+m.Refs.Rollout.Name+" manages this route")}})
 			}
 		})

@@ -71,8 +71,8 @@ spec:
 				if s.name == "" || contains(have, s.name) {
 					continue
 				}
-				p.Report(rr.Rollout, base+s.field, fmt.Sprintf("%s %q is not a subset of DestinationRule %s/%s (its subsets: %s); traffic sent to it fails with 503 NC",
-					s.field, s.name, dr.Target.Namespace, dr.Target.Name, quoteAll(have)),
+				p.ReportDetail(rr.Rollout, base+s.field, fmt.Sprintf("%s %q is not a subset of DestinationRule %s/%s", s.field, s.name, dr.Target.Namespace, dr.Target.Name),
+					fmt.Sprintf("Its subsets: %s. Traffic sent to the missing one fails with 503 NC.", quoteAll(have)),
 					rules.RelatedAt(dr.Target, "spec.subsets", "DestinationRule "+dr.Target.Name+" subsets"))
 			}
 		}
@@ -104,11 +104,13 @@ spec:
 					// admitted later, in the webhook): a missing object is a
 					// warning, as for RL2002.
 					p.ReportDiag(rules.Diagnostic{Resource: vs, Path: u.Path, Severity: rules.Warning,
-						Message: fmt.Sprintf("subset %q of host %q (%s) is not defined by any DestinationRule in the bundle; unless one exists in the cluster, requests to it fail with 503 NC", u.Subset, u.Host, fqdn)})
+						Message: fmt.Sprintf("subset %q of host %q is not defined by any DestinationRule in the bundle", u.Subset, u.Host),
+						Detail:  fmt.Sprintf("Unless one for %s exists in the cluster, requests to the subset fail with 503 NC.", fqdn)})
 					continue
 				}
 				sort.Strings(defined)
-				p.Report(vs, u.Path, fmt.Sprintf("subset %q of host %q is not defined by the DestinationRules for %s (their subsets: %s); requests to it fail with 503 NC", u.Subset, u.Host, fqdn, quoteAll(defined)), rel...)
+				p.ReportDetail(vs, u.Path, fmt.Sprintf("subset %q of host %q is defined by none of its DestinationRules", u.Subset, u.Host),
+					fmt.Sprintf("The DestinationRules for %s define %s; requests to the subset fail with 503 NC.", fqdn, quoteAll(defined)), rel...)
 			}
 		}
 		return nil

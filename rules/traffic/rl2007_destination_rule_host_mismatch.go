@@ -49,8 +49,9 @@ route:
 				}
 				if got := graph.FQDN(d.Host, m.VS.Target.Namespace); got != want {
 					p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
-						Message: fmt.Sprintf("destination host %q (%s) with subset %q is not the host %q (%s) of DestinationRule %s/%s that Rollout %s labels; the subset resolves elsewhere",
-							d.Host, got, d.Subset, host, want, dr.Target.Namespace, dr.Target.Name, m.Refs.Rollout.Name),
+						Message: fmt.Sprintf("destination host %q (subset %q) is not the host %q of DestinationRule %s/%s", d.Host, d.Subset, host, dr.Target.Namespace, dr.Target.Name),
+						Detail: fmt.Sprintf("Rollout %s labels that DestinationRule's subsets, but %s is not %s: the subset resolves elsewhere.",
+							m.Refs.Rollout.Name, got, want),
 						Related: []rules.Related{rules.RelatedAt(dr.Target, "spec.host", "the DestinationRule's host")}})
 				}
 			}

@@ -60,7 +60,7 @@ spec:
 				}
 				extra := ""
 				if contains(dr.AdditionalSubsets, name) {
-					extra = " (listing it in additionalSubsetNames does not keep it in the managed DestinationRule)"
+					extra = " Listing it in additionalSubsetNames does not keep it there."
 				}
 				related := []rules.Related{rules.RelatedAt(rr.Rollout, dr.Path, "Rollout "+rr.Rollout.Name+" manages this DestinationRule")}
 				// Routes still sending traffic to the subset fail once it is
@@ -77,11 +77,12 @@ spec:
 				}
 				routed := ""
 				if len(routedBy) > 0 {
-					routed = "; still routed to by " + strings.Join(routedBy, ", ") + ": that traffic then fails with 503 NC"
+					routed = " It is still routed to by " + strings.Join(routedBy, ", ") + ": that traffic then fails with 503 NC."
 				}
 				p.ReportDiag(rules.Diagnostic{Resource: dr.Target, Path: graph.Index("spec.subsets", i) + ".name",
-					Message: fmt.Sprintf("subset %q of DestinationRule %s/%s is neither Rollout %s's stable subset %q nor its canary subset %q: the controller removes it on its first update%s%s",
-						name, dr.Target.Namespace, dr.Target.Name, rr.Rollout.Name, dr.StableSubset, dr.CanarySubset, extra, routed),
+					Message: fmt.Sprintf("subset %q of DestinationRule %s/%s is not Rollout %s's stable (%q) or canary (%q) subset",
+						name, dr.Target.Namespace, dr.Target.Name, rr.Rollout.Name, dr.StableSubset, dr.CanarySubset),
+					Detail:  "The controller removes it on its first update." + extra + routed,
 					Related: related})
 			}
 		}

@@ -64,16 +64,18 @@ steps:
 					parts = append(parts, fmt.Sprintf("experiment %d", s.Experiment))
 				}
 				var rel []rules.Related
+				where := ""
 				if s.Additional > 0 {
 					var names []string
 					for _, d := range addDests {
 						names = append(names, fmt.Sprintf("%q %d", d.Subset, d.Weight))
 						rel = append(rel, rules.RelatedAt(route.VS.Target, d.WeightPath(), fmt.Sprintf("additional subset %q keeps weight %d", d.Subset, d.Weight)))
 					}
-					parts = append(parts, "additional subsets "+strings.Join(names, ", ")+" in "+route.label())
+					parts = append(parts, "additional subsets "+strings.Join(names, ", "))
+					where = "In " + route.label() + ", "
 				}
-				p.Report(rr.Rollout, path, fmt.Sprintf("step %d: %s add up to %d > %d: Argo clamps stable to 0 and writes weights totalling %d",
-					st.Index, strings.Join(parts, " + "), s.Sum(), weights.Total, s.Sum()), rel...)
+				p.ReportDetail(rr.Rollout, path, fmt.Sprintf("step %d: %s add up to %d > %d", st.Index, strings.Join(parts, " + "), s.Sum(), weights.Total),
+					fmt.Sprintf("%sArgo clamps stable to 0 and writes weights totalling %d.", where, s.Sum()), rel...)
 			}
 		}
 		return nil

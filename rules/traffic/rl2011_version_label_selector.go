@@ -107,8 +107,9 @@ spec:
 						continue
 					}
 					seen[id] = true
-					p.Report(ls.Res, path, fmt.Sprintf("%s pins %s=%s (%s): Argo selects revisions with %s, and a pinned version makes stable and canary select the same or the wrong pods once the next release changes it",
-						ls.What(), k, v, why, hashLabel), templateRelated(p.Graph, rr))
+					p.ReportDetail(ls.Res, path, fmt.Sprintf("%s pins %s=%s (%s)", ls.What(), k, v, why),
+						fmt.Sprintf("Argo selects revisions with %s; a pinned version makes stable and canary select the same or the wrong pods once the next release changes it.", hashLabel),
+						templateRelated(p.Graph, rr))
 				}
 			}
 		}

@@ -50,11 +50,11 @@ spec:
 					if ok && got == v {
 						continue
 					}
-					msg := fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has no label %q: it selects none of its pods", ls.What(), k, v, rr.Rollout.Name, k)
+					msg := fmt.Sprintf("%s requires %s=%s, but Rollout %s's pods have no label %q", ls.What(), k, v, rr.Rollout.Name, k)
 					if ok {
-						msg = fmt.Sprintf("%s requires %s=%s but Rollout %s's pod template has %s=%s: it selects none of its pods", ls.What(), k, v, rr.Rollout.Name, k, got)
+						msg = fmt.Sprintf("%s requires %s=%s, but Rollout %s's pods have %s=%s", ls.What(), k, v, rr.Rollout.Name, k, got)
 					}
-					p.Report(ls.Res, graph.Key(ls.Path, k), msg, templateRelated(p.Graph, rr))
+					p.ReportDetail(ls.Res, graph.Key(ls.Path, k), msg, "It selects none of them: the pod template sets their labels.", templateRelated(p.Graph, rr))
 				}
 			}
 		}

@@ -75,8 +75,8 @@ spec:
 					if owners[other] {
 						continue
 					}
-					p.Report(ls.Res, ls.Path, fmt.Sprintf("%s (%s) also matches the pods of Rollout %s/%s: traffic for Rollout %s reaches the other application's pods whenever %s is not in the selector",
-						ls.What(), formatLabels(sel), other.Namespace, other.Name, rr.Rollout.Name, hashLabel),
+					p.ReportDetail(ls.Res, ls.Path, fmt.Sprintf("%s (%s) also matches the pods of Rollout %s/%s", ls.What(), formatLabels(sel), other.Namespace, other.Name),
+						fmt.Sprintf("Traffic for Rollout %s reaches the other application's pods whenever %s is not in the selector.", rr.Rollout.Name, hashLabel),
 						templateRelated(g, x.ForRollout(other)))
 				}
 			}

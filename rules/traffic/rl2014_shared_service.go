@@ -47,7 +47,8 @@ canary:
 				if len(names) == 0 {
 					continue
 				}
-				p.Report(rr.Rollout, s.Path, fmt.Sprintf("Service %s/%s is also used by Rollout %s; the controllers overwrite each other's selector", s.Target.Namespace, s.Target.Name, strings.Join(names, ", ")), rel...)
+				p.ReportDetail(rr.Rollout, s.Path, fmt.Sprintf("Service %s/%s is also used by Rollout %s", s.Target.Namespace, s.Target.Name, strings.Join(names, ", ")),
+					"The controllers overwrite each other's selector.", rel...)
 			}
 		}
 		return nil

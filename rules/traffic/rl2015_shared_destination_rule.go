@@ -43,7 +43,8 @@ destinationRule: {name: checkout, stableSubsetName: stable, canarySubsetName: ca
 			if len(names) == 0 {
 				continue
 			}
-			p.Report(rr.Rollout, dr.Path, fmt.Sprintf("DestinationRule %s/%s is also managed by Rollout %s; each Rollout removes the other's subsets", dr.Target.Namespace, dr.Target.Name, strings.Join(names, ", ")), rel...)
+			p.ReportDetail(rr.Rollout, dr.Path, fmt.Sprintf("DestinationRule %s/%s is also managed by Rollout %s", dr.Target.Namespace, dr.Target.Name, strings.Join(names, ", ")),
+				"Each Rollout removes the other's subsets.", rel...)
 		}
 		return nil
 	},

@@ -60,8 +60,9 @@ managedRoutes: [{name: canary-beta}]
 							continue
 						}
 						p.ReportDiag(rules.Diagnostic{Resource: vs.Target, Path: graph.Index("spec.http", i) + ".name",
-							Message: fmt.Sprintf("http route %q of VirtualService %s/%s has the name of a route Rollout %s manages (managedRoutes): the controller replaces it at a setHeaderRoute/setMirrorRoute step and deletes it when the rollout ends",
+							Message: fmt.Sprintf("http route %q of VirtualService %s/%s has the name of a route Rollout %s manages (managedRoutes)",
 								m.Name, vs.Target.Namespace, vs.Target.Name, rr.Rollout.Name),
+							Detail:  "The controller replaces it at a setHeaderRoute or setMirrorRoute step and deletes it when the rollout ends.",
 							Related: []rules.Related{rules.RelatedAt(rr.Rollout, graph.Index("spec.strategy.canary.trafficRouting.managedRoutes", j)+".name", "the managed route")}})
 					}
 				}

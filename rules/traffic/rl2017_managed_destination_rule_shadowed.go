@@ -116,8 +116,10 @@ spec:
 				}
 				rel = append(rel, rules.RelatedAt(dr.Target, "spec.subsets", fmt.Sprintf("DestinationRule %s, which the Rollout updates", objectName(dr.Target))))
 				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: dr.Path, Related: rel,
-					Message: fmt.Sprintf("for %s, DestinationRule %s (%s) applies to %s instead of %s, which Rollout %s manages: the controller writes the pod template hashes into the subsets %q and %q of %s only, so those proxies split traffic by subsets that never follow the rollout",
-						strings.Join(sh.places, "; "), ruleList(sh.by), sh.level, host, objectName(dr.Target), rr.Rollout.Name, dr.StableSubset, dr.CanarySubset, objectName(dr.Target))})
+					Message: fmt.Sprintf("DestinationRule %s (%s) takes precedence for %s over %s, which Rollout %s manages",
+						ruleList(sh.by), sh.level, host, objectName(dr.Target), rr.Rollout.Name),
+					Detail: fmt.Sprintf("It applies for %s. The controller writes the pod template hashes into the subsets %q and %q of %s only, so those proxies split traffic by subsets that never follow the rollout.",
+						strings.Join(sh.places, "; "), dr.StableSubset, dr.CanarySubset, objectName(dr.Target))})
 			}
 		}
 		return nil

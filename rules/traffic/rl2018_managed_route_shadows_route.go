@@ -140,7 +140,7 @@ http:
 						var victim string
 						var rel []rules.Related
 						if v.managed != "" {
-							victim = fmt.Sprintf("%s route %q (listed after it in managedRoutes)", active[v.managed].kind, v.managed)
+							victim = fmt.Sprintf("%s route %q (later in managedRoutes)", active[v.managed].kind, v.managed)
 							rel = append(rel, rules.RelatedAt(rr.Rollout, active[v.managed].path, fmt.Sprintf("step %d sets %q", active[v.managed].step, v.managed)))
 						} else {
 							victim = fmt.Sprintf("VirtualService %s %s", objectName(vs.Target), routeName(spec, graph.HTTP, v.index))
@@ -153,8 +153,8 @@ http:
 						if a.path != stepPath {
 							rel = append(rel, rules.RelatedAt(rr.Rollout, a.path, fmt.Sprintf("step %d sets %q", a.step, b.managed)))
 						}
-						p.Report(rr.Rollout, stepPath, fmt.Sprintf("from step %d, Argo Rollouts puts %s route %q first in VirtualService %s, and its match takes %s of %s: those requests go to %s instead",
-							i, a.kind, b.managed, objectName(vs.Target), what, victim, dest), rel...)
+						p.ReportDetail(rr.Rollout, stepPath, fmt.Sprintf("from step %d, %s route %q takes %s of %s", i, a.kind, b.managed, what, victim),
+							fmt.Sprintf("Argo Rollouts puts it first in VirtualService %s, and its match covers those requests: they go to %s instead.", objectName(vs.Target), dest), rel...)
 					}
 					for _, in := range res.Ineffective {
 						switch {

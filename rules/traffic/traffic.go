@@ -145,7 +145,7 @@ func othersRelated(list []*graph.RolloutRefs, self *graph.RolloutRefs, path func
 		if o.Rollout.Before(self.Rollout) {
 			return nil, nil // reported on o
 		}
-		rel = append(rel, rules.RelatedAt(o.Rollout, path(o), msg(o)))
+		rel = append(rel, rules.PeerAt(o.Rollout, path(o), msg(o)))
 		names = append(names, o.Rollout.Namespace+"/"+o.Rollout.Name)
 	}
 	sort.Strings(names)

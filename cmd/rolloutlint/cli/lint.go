@@ -263,6 +263,7 @@ type lintOptions struct {
 	failLevel         string
 	enable, disable   []string
 	includeSuppressed bool
+	verbose           bool
 	output            string
 	color             string
 	istioVersion      string
@@ -282,6 +283,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
 	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
 	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
+	fl.BoolVarP(&o.verbose, "verbose", "v", false, "text: show under each finding what follows from it and how to fix it (json, sarif and github always carry it)")
 	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never one of the linted files; a symlink there is replaced, not followed)")
 	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
@@ -405,7 +407,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 // inputs that are not files (standard input).
 func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity, sources map[string][]byte) error {
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
-	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Version: VersionString(), AllRules: all,
+	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Verbose: o.verbose, Version: VersionString(), AllRules: all,
 		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Sources: sources}
 	var buf bytes.Buffer
 	out := e.Out

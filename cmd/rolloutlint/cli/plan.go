@@ -127,7 +127,7 @@ func rejections(b *bundle) map[plan.Object][]planreport.Rejection {
 			continue
 		}
 		k := plan.Object{Kind: d.Object.Kind, Namespace: d.Object.Namespace, Name: d.Object.Name}
-		out[k] = append(out[k], planreport.Rejection{RuleID: d.RuleID, Message: d.Message,
+		out[k] = append(out[k], planreport.Rejection{RuleID: d.RuleID, Message: d.Message, Detail: d.Detail,
 			File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Column})
 	}
 	return out

@@ -89,6 +89,7 @@ func TestPlanRejectedRollout(t *testing.T) {
 			Rejected []struct {
 				RuleID string `json:"ruleId"`
 				Line   int    `json:"line"`
+				Detail string `json:"detail"`
 			} `json:"rejected"`
 		} `json:"rollouts"`
 	}
@@ -101,6 +102,10 @@ func TestPlanRejectedRollout(t *testing.T) {
 	got := map[string]int{}
 	for _, r := range doc.Rollouts[0].Rejected {
 		got[r.RuleID] = r.Line
+		// The detail travels with the message, as in lint's JSON.
+		if r.RuleID == "RL1001" && !strings.Contains(r.Detail, "InvalidSpec") {
+			t.Errorf("RL1001 rejection detail %q does not say what Argo does", r.Detail)
+		}
 	}
 	// examples/checkout: a step with no action (line 38) and setWeight 120 (line 45).
 	if got["RL1002"] != 38 || got["RL1001"] != 45 || len(got) != 2 {

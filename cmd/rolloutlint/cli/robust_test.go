@@ -29,8 +29,8 @@ func TestLimitFlagsMustBePositive(t *testing.T) {
 // names the limit in bytes (it said "0 MiB" for a limit under a MiB).
 func TestFileSizeLimitIsPrintedInBytes(t *testing.T) {
 	dir := write(t, map[string]string{"r.yaml": clean})
-	r := run(t, dir, "", "lint", "--max-file-size", "100", "r.yaml")
-	if r.code != 1 || !strings.Contains(r.out, "r.yaml:1:1: error RL0005 file is larger than the limit of 100 bytes; it was not read (raise it with --max-file-size)") {
+	r := run(t, dir, "", "lint", "--verbose", "--max-file-size", "100", "r.yaml")
+	if r.code != 1 || !strings.Contains(r.out, "r.yaml:1:1: error RL0005 file is larger than the limit of 100 bytes\n    It was not read; raise the limit with --max-file-size.\n") {
 		t.Errorf("exit %d, out %q", r.code, r.out)
 	}
 	dir = write(t, map[string]string{"big.yaml": strings.Repeat("# padding\n", 300)})

@@ -371,9 +371,12 @@ TODO: the same example fixed
 			if ro == nil {
 				continue
 			}
-			// TODO: replace this example check with the rule's own.
+			// TODO: replace this example check with the rule's own. The
+			// message is the first sentence, what is wrong with names and
+			// values; the detail says what follows from it and how to fix it.
 			if n := ro.Spec.Replicas; n != nil && *n == 0 {
-				p.Reportf(r, "spec.replicas", "Rollout %s has spec.replicas 0 (example check of {{.ID}}: replace it)", ro.Name)
+				p.ReportDetail(r, "spec.replicas", "Rollout "+ro.Name+" has spec.replicas 0",
+					"This is the example check of {{.ID}}: replace it.")
 			}
 		}
 		return nil

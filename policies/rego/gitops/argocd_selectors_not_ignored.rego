@@ -66,8 +66,12 @@ violation contains v if {
 	names := sort([sprintf("%s/%s", [s.namespace, s.name]) | some s in uncovered])
 	v := {
 		"msg": sprintf(
-			"Application %s applies server-side (%s) but does not ignore the rollouts-pod-template-hash selector Argo Rollouts writes into %d Service(s) (%s): each rollout makes them OutOfSync and a sync fights the controller over which pods receive traffic",
-			[app.ref.name, lib.sync_mode(app), count(names), lib.summarize(names)],
+			"Application %s does not ignore the rollouts-pod-template-hash selector of %d Service(s) (%s)",
+			[app.ref.name, count(names), lib.summarize(names)],
+		),
+		"detail": sprintf(
+			"It applies server-side (%s), and Argo Rollouts writes that selector: each rollout makes the Services OutOfSync and a sync fights the controller over which pods receive traffic.",
+			[lib.sync_mode(app)],
 		),
 		"ref": app.ref,
 		"path": lib.app_path(app),
@@ -85,8 +89,12 @@ violation contains v if {
 	names := sort([sprintf("%s/%s", [d.namespace, d.name]) | some d in uncovered])
 	v := {
 		"msg": sprintf(
-			"Application %s applies server-side (%s) but does not ignore the subset labels Argo Rollouts writes into %d DestinationRule(s) (%s): each rollout makes them OutOfSync and a sync points the stable or canary subset at the wrong pods",
-			[app.ref.name, lib.sync_mode(app), count(names), lib.summarize(names)],
+			"Application %s does not ignore the subset labels of %d DestinationRule(s) (%s)",
+			[app.ref.name, count(names), lib.summarize(names)],
+		),
+		"detail": sprintf(
+			"It applies server-side (%s), and Argo Rollouts writes these labels: each rollout makes the DestinationRules OutOfSync and a sync points the stable or canary subset at the wrong pods.",
+			[lib.sync_mode(app)],
 		),
 		"ref": app.ref,
 		"path": lib.app_path(app),

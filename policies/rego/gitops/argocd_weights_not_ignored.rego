@@ -60,8 +60,12 @@ violation contains v if {
 	]
 	v := {
 		"msg": sprintf(
-			"Application %s uses %s but does not ignore the weights of %d %s route(s) Argo Rollouts manages (%s): during a canary Argo CD shows them OutOfSync and each sync resets the canary weight to git's until the controller writes it back",
-			[app.ref.name, lib.sync_mode(app), count(uncovered), kind, lib.summarize(uncovered)],
+			"Application %s does not ignore the weights of %d %s route(s) Argo Rollouts manages",
+			[app.ref.name, count(uncovered), kind],
+		),
+		"detail": sprintf(
+			"It uses %s: during a canary Argo CD shows %s OutOfSync and each sync resets the canary weight to git's until the controller writes it back.",
+			[lib.sync_mode(app), lib.summarize(uncovered)],
 		),
 		"ref": app.ref,
 		"path": lib.app_path(app),
@@ -74,10 +78,8 @@ violation contains v if {
 	lib.config_only
 	some r in lib.routes
 	v := {
-		"msg": sprintf(
-			"the bundle is deployed by Argo CD (config argocd: true) and Argo Rollouts manages the weights of %s; make sure the Application ignores them (ignoreDifferences with RespectIgnoreDifferences=true), or each sync resets the canary weight mid-rollout",
-			[lib.route_label(r)],
-		),
+		"msg": sprintf("Argo Rollouts manages the weights of %s, and Argo CD deploys the bundle", [lib.route_label(r)]),
+		"detail": "The config says argocd: true. Make sure the Application ignores the weights (ignoreDifferences with RespectIgnoreDifferences=true), or each sync resets the canary weight mid-rollout.",
 		"ref": r.vs,
 		"path": r.vsPath,
 		"severity": "info",

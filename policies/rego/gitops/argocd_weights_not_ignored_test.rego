@@ -9,8 +9,8 @@ test_self_heal_without_ignore if {
 	some v in vs
 	v.ref == fx.app
 	v.path == "spec.syncPolicy.automated"
-	contains(v.msg, "automated sync with selfHeal")
-	contains(v.msg, "VirtualService shop/checkout http[0]")
+	contains(v.detail, "automated sync with selfHeal")
+	contains(v.detail, "VirtualService shop/checkout http[0]")
 	contains(v.fix, ".spec.http[].route[].weight")
 	v.related[0].path == "spec.http[0]"
 }

@@ -39,9 +39,10 @@ violation contains v if {
 	hash := input.resources[svc.target.index].object.spec.selector["rollouts-pod-template-hash"]
 	v := {
 		"msg": sprintf(
-			"Service %s (the %s of Rollout %s) commits selector %s=%v; Argo Rollouts writes the hash of the current ReplicaSet here, so each apply or sync points the Service at pods of an old ReplicaSet until the controller rewrites it",
+			"Service %s (the %s of Rollout %s) commits selector %s=%v",
 			[svc.name, svc.role, rr.rollout.name, lib.hash_label, hash],
 		),
+		"detail": "Argo Rollouts writes the hash of the current ReplicaSet here, so each apply or sync points the Service at pods of an old ReplicaSet until the controller rewrites it.",
 		"ref": svc.target,
 		"path": lib.key("spec.selector", lib.hash_label),
 		"related": [{"ref": rr.rollout, "path": svc.path, "msg": sprintf("Rollout %s manages this Service's selector", [rr.rollout.name])}],
@@ -61,9 +62,10 @@ violation contains v if {
 	name := item.object.spec.subsets[i].name
 	name in managed_subsets(dr)
 	v := {
-		"msg": sprintf(
-			"subset %s of DestinationRule %s commits label %s=%v; Rollout %s writes the hash of the current ReplicaSet into its stable and canary subsets, so each apply or sync sends the subset's traffic to pods of an old ReplicaSet until the controller rewrites it",
-			[name, dr.name, lib.hash_label, hash, rr.rollout.name],
+		"msg": sprintf("subset %s of DestinationRule %s commits label %s=%v", [name, dr.name, lib.hash_label, hash]),
+		"detail": sprintf(
+			"Rollout %s writes the hash of the current ReplicaSet into its stable and canary subsets, so each apply or sync sends the subset's traffic to pods of an old ReplicaSet until the controller rewrites it.",
+			[rr.rollout.name],
 		),
 		"ref": dr.target,
 		"path": lib.key(sprintf("spec.subsets[%d].labels", [i]), lib.hash_label),

@@ -59,8 +59,12 @@ violation contains v if {
 	not ignores_replicas(app, s.rollout)
 	v := {
 		"msg": sprintf(
-			"Rollout %s commits spec.replicas: %v and HorizontalPodAutoscaler %s scales it (%v..%v replicas); Application %s self-heals, so Argo CD resets the count the HPA chose back to %v and the HPA raises it again: pods churn and capacity drops under load",
-			[s.rollout.ref.name, s.rollout.object.spec.replicas, s.hpa.ref.name, object.get(s.hpa.object.spec, "minReplicas", 1), s.hpa.object.spec.maxReplicas, app.ref.name, s.rollout.object.spec.replicas],
+			"Rollout %s commits spec.replicas: %v and HorizontalPodAutoscaler %s scales it (%v..%v replicas)",
+			[s.rollout.ref.name, s.rollout.object.spec.replicas, s.hpa.ref.name, object.get(s.hpa.object.spec, "minReplicas", 1), s.hpa.object.spec.maxReplicas],
+		),
+		"detail": sprintf(
+			"Application %s self-heals, so Argo CD resets the count the HPA chose back to %v and the HPA raises it again: pods churn and capacity drops under load.",
+			[app.ref.name, s.rollout.object.spec.replicas],
 		),
 		"ref": s.rollout.ref,
 		"path": "spec.replicas",
@@ -77,9 +81,10 @@ violation contains v if {
 	some s in scaled_rollouts
 	v := {
 		"msg": sprintf(
-			"Rollout %s commits spec.replicas: %v and HorizontalPodAutoscaler %s scales it; the bundle is deployed by Argo CD (config argocd: true), so unless the Application ignores /spec/replicas, each sync (or self-heal) resets the count the HPA chose",
+			"Rollout %s commits spec.replicas: %v and HorizontalPodAutoscaler %s scales it",
 			[s.rollout.ref.name, s.rollout.object.spec.replicas, s.hpa.ref.name],
 		),
+		"detail": "The bundle is deployed by Argo CD (config argocd: true), so unless the Application ignores /spec/replicas, each sync (or self-heal) resets the count the HPA chose.",
 		"ref": s.rollout.ref,
 		"path": "spec.replicas",
 		"severity": "info",

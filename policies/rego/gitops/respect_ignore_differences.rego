@@ -52,8 +52,12 @@ violation contains v if {
 	count(kinds) > 0
 	v := {
 		"msg": sprintf(
-			"Application %s ignores differences on %s but its sync options lack RespectIgnoreDifferences=true: ignoreDifferences only hides the diff, and each %s still applies git's values over the fields Argo Rollouts writes, resetting them mid-rollout",
-			[app.ref.name, concat(", ", kinds), lib.sync_mode(app)],
+			"Application %s ignores differences on %s without RespectIgnoreDifferences=true",
+			[app.ref.name, concat(", ", kinds)],
+		),
+		"detail": sprintf(
+			"Its sync options lack RespectIgnoreDifferences=true, and ignoreDifferences alone only hides the diff: each %s still applies git's values over the fields Argo Rollouts writes, resetting them mid-rollout.",
+			[lib.sync_mode(app)],
 		),
 		"ref": app.ref,
 		"path": sync_options_path(app),

@@ -18,7 +18,7 @@ test_points_at_sync_options_when_present if {
 	vs := rule.violation with input as fx.bundle(spec, false)
 	some v in vs
 	v.path == "spec.syncPolicy.syncOptions"
-	contains(v.msg, "automated sync")
+	contains(v.detail, "automated sync")
 }
 
 test_respect_set if {

@@ -54,8 +54,12 @@ violation contains v if {
 	stable_weights := [d.weight | some d in route.destinations; d.role == "stable"]
 	v := {
 		"msg": sprintf(
-			"%s route %s of VirtualService %s is committed with %d%% on the canary destination %s (stable: %s); Rollout %s manages this route and Argo Rollouts holds it at stable 100 / canary 0 between rollouts, so every apply or sync of this file moves live traffic and the controller writes it back",
-			[route.kind, route_name(vs.target, route), vs.target.name, canary.weight, dest_name(canary), stable_text(stable_weights), rr.rollout.name],
+			"%s route %s of VirtualService %s commits %d%% to the canary destination %s (stable: %s)",
+			[route.kind, route_name(vs.target, route), vs.target.name, canary.weight, dest_name(canary), stable_text(stable_weights)],
+		),
+		"detail": sprintf(
+			"Rollout %s manages this route and Argo Rollouts holds it at stable 100 / canary 0 between rollouts, so every apply or sync of this file moves live traffic and the controller writes it back.",
+			[rr.rollout.name],
 		),
 		"ref": vs.target,
 		"path": concat(".", [canary.path, "weight"]),

@@ -30,7 +30,7 @@ test_canary_weight_committed if {
 	some v in vs
 	v.ref == vs_ref
 	v.path == "spec.http[0].route[1].weight"
-	contains(v.msg, "20% on the canary destination checkout-canary (stable: 80%)")
+	contains(v.msg, "commits 20% to the canary destination checkout-canary (stable: 80%)")
 	contains(v.msg, "route primary")
 }
 

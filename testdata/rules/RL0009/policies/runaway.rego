@@ -9,7 +9,7 @@
 #   id: RL9009
 #   severity: error
 #   kinds: [Rollout]
-package example.runaway # want "rule RL9009 \\(runaway\\) failed and its findings are missing: policy example.runaway \\(.*runaway.rego:1\\) was stopped after 300ms"
+package example.runaway # want "rule RL9009 \\(runaway\\) failed: policy example\\.runaway \\(.*runaway\\.rego:1\\) was stopped after 300ms"
 
 violation contains v if {
 	some ro in input.rollouts
