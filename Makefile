@@ -14,7 +14,7 @@ DATE            := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:
 VPKG            := github.com/rolloutlint/rolloutlint/internal/version
 LDFLAGS         := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
-.PHONY: conformance conformance-argo release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e bench-webhook
+.PHONY: conformance conformance-argo release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e test-cluster-e2e test-kube-e2e bench-webhook
 
 all: build
 
@@ -33,6 +33,12 @@ test-short: ## unit tests only
 
 test-webhook-e2e: ## webhook behind a real kube-apiserver + etcd (builds kube-apiserver once, cached; see docs/webhook.md)
 	bash webhook/e2e/run.sh
+
+test-cluster-e2e: ## lint --cluster and plan --cluster against a real kube-apiserver + etcd (see docs/cluster.md)
+	bash scripts/test-kube-e2e.sh ./cmd/rolloutlint/e2e/
+
+test-kube-e2e: ## both e2e suites above in one go test run (what CI runs)
+	bash scripts/test-kube-e2e.sh
 
 conformance-argo: ## the plan against the real Argo Rollouts controller on kube-apiserver + etcd (builds it once, cached; RECORD=1 re-records; see docs/plan.md)
 	bash conformance/argo/run.sh

@@ -41,6 +41,40 @@ type Options struct {
 	// Dir is the directory that relative file names in findings and a
 	// relative SARIFRoot are relative to; "" is the process's working directory.
 	Dir string
+	// Cluster, when set, describes the live objects the local files were
+	// linted with (lint --cluster).
+	Cluster *Cluster
+}
+
+// Cluster describes what a lint read from a running cluster. Its objects
+// are named graph.LiveFile (cluster:Kind/namespace/name) in findings.
+type Cluster struct {
+	// Server is the API server's URL; Context the kubeconfig context, if any.
+	Server  string `json:"server"`
+	Context string `json:"context,omitempty"`
+	// Objects are the live objects linted with the local files; Replaced
+	// those a local object of the same identity replaced.
+	Objects  int `json:"objects"`
+	Replaced int `json:"replaced"`
+	// Partial is set when some objects asked for could not be read;
+	// Problems say which, one line each.
+	Partial  bool     `json:"partial"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// describe says in a sentence what the cluster part of the lint was.
+func (c *Cluster) describe() string {
+	s := fmt.Sprintf("linted with %s from the cluster at %s", plural(c.Objects, "live object"), c.Server)
+	if c.Context != "" {
+		s += " (context " + c.Context + ")"
+	}
+	if c.Replaced > 0 {
+		s += fmt.Sprintf(", %d replaced by local files", c.Replaced)
+	}
+	if c.Partial {
+		s += fmt.Sprintf("; PARTIAL: %s not read completely, findings that need the missing objects may be missing", plural(len(c.Problems), "list"))
+	}
+	return s
 }
 
 // abs returns the absolute name of a file named relative to o.Dir.
@@ -106,7 +140,8 @@ func JSON(w io.Writer, res *analyzer.Result, opts Options) error {
 	return enc.Encode(struct {
 		Diagnostics []rules.Diagnostic `json:"diagnostics"`
 		Summary     analyzer.Summary   `json:"summary"`
-	}{ds, res.Summary})
+		Cluster     *Cluster           `json:"cluster,omitempty"`
+	}{ds, res.Summary, opts.Cluster})
 }
 
 const (
@@ -159,6 +194,9 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 		fmt.Fprintf(&b, " (%d suppressed)", s.Suppressed)
 	}
 	fmt.Fprintf(&b, " in %s, %s, %s\n", plural(s.Files, "file"), plural(s.Objects, "object"), plural(s.Rules, "rule"))
+	if opts.Cluster != nil {
+		b.WriteString(opts.Cluster.describe() + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

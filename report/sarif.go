@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -17,6 +18,7 @@ import (
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/ruledoc"
 )
@@ -27,6 +29,13 @@ const (
 	InformationURI = "https://github.com/rolloutlint/rolloutlint"
 	sarifSchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
 	srcRoot        = "%SRCROOT%"
+	// clusterRoot is the base of live objects' locations (Kind/namespace/name):
+	// they are not files of the repository, and a relative reference to a
+	// base of their own keeps them from reading as one. GitHub rejects a
+	// location without a physical artifact, and an absolute URI whose
+	// scheme differs from the checkout's, so neither cluster: URIs nor
+	// logical-only locations would do.
+	clusterRoot = "CLUSTER"
 )
 
 // GitHub code scanning limits for one upload. Above MaxSARIFResults a run is
@@ -248,6 +257,20 @@ func (b *sarifBuilder) run(ds []rules.Diagnostic) *sarif.Run {
 			srcRoot: *sarif.NewArtifactLocation().WithURI(fileURI(b.root) + "/"),
 		})
 	}
+	if b.opts.Cluster != nil || hasLive(ds) {
+		if run.OriginalUriBaseIds == nil {
+			run.OriginalUriBaseIds = map[string]sarif.ArtifactLocation{}
+		}
+		run.OriginalUriBaseIds[clusterRoot] = *sarif.NewArtifactLocation().WithDescription(sarif.NewTextMessage(clusterDescription(b.opts.Cluster)))
+	}
+	if c := b.opts.Cluster; c != nil {
+		inv := sarif.NewInvocation().WithExecutionSuccessful(true)
+		for _, p := range c.Problems {
+			inv.AddToolExecutionNotification(sarif.NewNotification().WithLevel("warning").
+				WithMessage(sarif.NewTextMessage("cluster read partially: " + p)))
+		}
+		run.AddInvocation(inv)
+	}
 	if b.opts.SARIFCategory != "" {
 		id := b.opts.SARIFCategory
 		if !strings.HasSuffix(id, "/") {
@@ -295,18 +318,14 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 		WithRuleIndex(b.index[d.RuleID]).
 		WithLevel(level(d.Severity)).
 		WithMessage(sarif.NewTextMessage(linkedMessage(d.FullMessage(), d.Related)))
-	loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
-		WithArtifactLocation(b.artifact(d.Pos.File)).
-		WithRegion(region(d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)))
+	loc := b.location(d.Pos.File, d.Pos.Line, d.Pos.Column, d.Pos.EndLine, d.Pos.EndColumn)
 	loc.ID = 0
 	res.AddLocation(loc)
 	for i, r := range d.Related {
 		if i == MaxSARIFRelated {
 			break
 		}
-		rl := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
-			WithArtifactLocation(b.artifact(r.File)).
-			WithRegion(region(r.Line, r.Column, r.EndLine, r.EndColumn))).
+		rl := b.location(r.File, r.Line, r.Column, r.EndLine, r.EndColumn).
 			WithMessage(sarif.NewTextMessage(r.Message))
 		rl.ID = i + 1 // the message links to it as [text](id)
 		res.AddRelatedLocation(rl)
@@ -322,6 +341,46 @@ func (b *sarifBuilder) result(d *rules.Diagnostic) *sarif.Result {
 		res.AddSuppression(sup)
 	}
 	return res
+}
+
+// location is a physical location in a file or a live object; a live
+// object also gets a logical location naming it.
+func (b *sarifBuilder) location(file string, line, col, endLine, endCol int) *sarif.Location {
+	loc := sarif.NewLocationWithPhysicalLocation(sarif.NewPhysicalLocation().
+		WithArtifactLocation(b.artifact(file)).
+		WithRegion(region(line, col, endLine, endCol)))
+	if graph.IsLive(file) {
+		loc.WithLogicalLocations([]*sarif.LogicalLocation{sarif.NewLogicalLocation().
+			WithFullyQualifiedName(file).WithName(path.Base(file)).WithKind("resource")})
+	}
+	return loc
+}
+
+// hasLive reports whether a finding is on, or points at, a live object.
+func hasLive(ds []rules.Diagnostic) bool {
+	for i := range ds {
+		if graph.IsLive(ds[i].Pos.File) {
+			return true
+		}
+		for _, r := range ds[i].Related {
+			if graph.IsLive(r.File) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clusterDescription describes the base of live objects' locations.
+func clusterDescription(c *Cluster) string {
+	s := "Objects read from the cluster"
+	if c != nil && c.Server != "" {
+		s += " at " + c.Server
+		if c.Context != "" {
+			s += " (context " + c.Context + ")"
+		}
+	}
+	return s + ", named Kind/namespace/name; lines are those of kubectl get -o yaml. Not files of the repository."
 }
 
 // linkedMessage is a result's message with its related locations linked
@@ -412,6 +471,11 @@ func region(line, col, endLine, endCol int) *sarif.Region {
 // artifact names a file relative to the SARIF root (uriBaseId %SRCROOT%), or by
 // absolute file URI when it lies outside the root.
 func (b *sarifBuilder) artifact(file string) *sarif.ArtifactLocation {
+	if graph.IsLive(file) {
+		name := strings.TrimPrefix(file, graph.LivePrefix)
+		return sarif.NewArtifactLocation().WithURI(escapePath(name)).WithURIBaseID(clusterRoot).
+			WithDescription(sarif.NewTextMessage("live object " + name + " in the cluster"))
+	}
 	if file == "" || strings.HasPrefix(file, "<") { // <stdin>, <bundle>
 		return sarif.NewArtifactLocation().WithURI(url.PathEscape(file))
 	}

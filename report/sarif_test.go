@@ -464,3 +464,84 @@ func TestSARIFMessageLinks(t *testing.T) {
 		}
 	}
 }
+
+// A live object (lint --cluster) is a related location GitHub accepts: a
+// physical location under the CLUSTER base, which names the cluster and has
+// no URI of its own, plus a logical location; a partial read is a tool
+// execution notification; text and JSON say what was read.
+func TestSARIFLiveLocations(t *testing.T) {
+	res := lintDir(t, "testdata/bundle")
+	d := res.Diagnostics[0]
+	d.Related = []rules.Related{{File: "cluster:Rollout/shop/cart", Line: 24, Column: 9, Message: "Rollout shop/cart manages the same route"}}
+	res.Diagnostics = []rules.Diagnostic{d}
+	cl := &report.Cluster{Server: "https://127.0.0.1:6443", Context: "e2e", Objects: 7, Replaced: 1, Partial: true,
+		Problems: []string{"VirtualService in namespace shop: forbidden"}}
+	out := writeFormat(t, "sarif", res, report.Options{AllRules: all.Rules(), Cluster: cl})
+	validateSARIF(t, sarifSchema(t), out)
+	var log struct {
+		Runs []struct {
+			OriginalURIBaseIDs map[string]map[string]any `json:"originalUriBaseIds"`
+			Invocations        []struct {
+				ExecutionSuccessful        bool `json:"executionSuccessful"`
+				ToolExecutionNotifications []struct {
+					Level   string                `json:"level"`
+					Message struct{ Text string } `json:"message"`
+				} `json:"toolExecutionNotifications"`
+			} `json:"invocations"`
+			Results []struct {
+				RelatedLocations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI         string                `json:"uri"`
+							URIBaseID   string                `json:"uriBaseId"`
+							Description struct{ Text string } `json:"description"`
+						} `json:"artifactLocation"`
+						Region struct{ StartLine int } `json:"region"`
+					} `json:"physicalLocation"`
+					LogicalLocations []struct {
+						FullyQualifiedName string `json:"fullyQualifiedName"`
+						Kind               string `json:"kind"`
+					} `json:"logicalLocations"`
+				} `json:"relatedLocations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatal(err)
+	}
+	run := log.Runs[0]
+	base, ok := run.OriginalURIBaseIDs["CLUSTER"]
+	if !ok || base["uri"] != nil || !strings.Contains(fmt.Sprint(base["description"]), "https://127.0.0.1:6443 (context e2e)") {
+		t.Errorf("CLUSTER base: %v", run.OriginalURIBaseIDs)
+	}
+	rl := run.Results[0].RelatedLocations[0]
+	if a := rl.PhysicalLocation.ArtifactLocation; a.URI != "Rollout/shop/cart" || a.URIBaseID != "CLUSTER" || !strings.Contains(a.Description.Text, "live object") {
+		t.Errorf("live artifact: %+v", a)
+	}
+	if rl.PhysicalLocation.Region.StartLine != 24 || len(rl.LogicalLocations) != 1 || rl.LogicalLocations[0].FullyQualifiedName != "cluster:Rollout/shop/cart" {
+		t.Errorf("live location: %+v", rl)
+	}
+	if inv := run.Invocations; len(inv) != 1 || !inv[0].ExecutionSuccessful || len(inv[0].ToolExecutionNotifications) != 1 ||
+		!strings.Contains(inv[0].ToolExecutionNotifications[0].Message.Text, "forbidden") {
+		t.Errorf("invocations: %+v", inv)
+	}
+	// Without live objects or --cluster there is no CLUSTER base.
+	plain := writeFormat(t, "sarif", lintDir(t, "testdata/bundle"), report.Options{AllRules: all.Rules()})
+	if bytes.Contains(plain, []byte("CLUSTER")) || bytes.Contains(plain, []byte("invocations")) {
+		t.Error("a lint without the cluster names a CLUSTER base or an invocation")
+	}
+
+	text := string(writeFormat(t, "text", res, report.Options{Cluster: cl}))
+	for _, want := range []string{"    cluster:Rollout/shop/cart:24:9: Rollout shop/cart manages the same route",
+		"linted with 7 live objects from the cluster at https://127.0.0.1:6443 (context e2e), 1 replaced by local files; PARTIAL: 1 list not read completely"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	var js struct {
+		Cluster *report.Cluster `json:"cluster"`
+	}
+	if err := json.Unmarshal(writeFormat(t, "json", res, report.Options{Cluster: cl}), &js); err != nil || js.Cluster == nil || !js.Cluster.Partial || js.Cluster.Objects != 7 {
+		t.Errorf("JSON cluster: %+v %v", js.Cluster, err)
+	}
+}

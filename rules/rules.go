@@ -305,7 +305,7 @@ func (d *Diagnostic) FullMessage() string {
 // Less orders diagnostics by file, line, column, rule, message and detail.
 func Less(a, b *Diagnostic) bool {
 	if a.Pos.File != b.Pos.File {
-		return a.Pos.File < b.Pos.File
+		return graph.LessFile(a.Pos.File, b.Pos.File)
 	}
 	if a.Pos.Line != b.Pos.Line {
 		return a.Pos.Line < b.Pos.Line

@@ -73,7 +73,7 @@ func (l *Linter) Lint(ctx context.Context, self clusterview.Key, ns string, raw 
 		related = l.View.Related(self, obj)
 	}
 	for _, o := range related {
-		inputs = append(inputs, load.Input{Path: "cluster:" + o.Key.String(), Data: o.JSON})
+		inputs = append(inputs, load.Input{Path: o.Key.File(), Data: o.JSON})
 	}
 	l.mu.RLock()
 	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}

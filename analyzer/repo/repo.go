@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,6 +42,10 @@ type Options struct {
 	// AfterBundle, when set, runs after each bundle's rules with its graph
 	// and result (the live Prometheus dry-run adds findings there).
 	AfterBundle func(g *graph.Graph, res *analyzer.Result) error
+	// Live, when set, returns inputs to load after a bundle's own, given
+	// the bundle's graph (lint --cluster: the live objects its files do not
+	// replace); the bundle is then loaded again with them.
+	Live func(g *graph.Graph) ([]load.Input, error)
 }
 
 // Bundle is one linted bundle: the units in it and its result.
@@ -394,6 +399,15 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	lo := opts.Load
 	lo.Namespace = ns
 	g := load.Inputs(inputs, lo)
+	if opts.Live != nil {
+		extra, err := opts.Live(g)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(extra) > 0 {
+			g = load.Inputs(append(slices.Clip(inputs), extra...), lo)
+		}
+	}
 	if len(problems) > 0 {
 		g.Problems = append(g.Problems, problems...)
 		sort.SliceStable(g.Problems, func(i, j int) bool { return graph.LessPos(g.Problems[i].Pos, g.Problems[j].Pos) })
@@ -402,7 +416,7 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 		g.Mapper = mapper
 	}
 	for _, f := range g.Files {
-		if !f.Rendered {
+		if !f.Rendered && !graph.IsLive(f.Path) {
 			files[f.Path] = true
 		}
 	}

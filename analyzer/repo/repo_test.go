@@ -8,6 +8,8 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/repo"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 	"github.com/rolloutlint/rolloutlint/rules/ruletest"
@@ -198,4 +200,53 @@ func itoa(n int) string {
 		return "0"
 	}
 	return s
+}
+
+// Options.Live adds inputs to each bundle, given the bundle's graph: a
+// Rollout of the bundle and one added that claim the same route share it.
+func TestLiveInputs(t *testing.T) {
+	dir := t.TempDir()
+	rollout := func(name string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: " + name + ", namespace: shop}\n" +
+			"spec:\n  selector: {matchLabels: {app: " + name + "}}\n  template: {metadata: {labels: {app: " + name + "}}}\n" +
+			"  strategy: {canary: {trafficRouting: {istio: {virtualService: {name: vs, routes: [primary]}}}}}\n"
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(rollout("a")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opts := options(dir)
+	calls := 0
+	opts.Live = func(g *graph.Graph) ([]load.Input, error) {
+		calls++
+		if g.Get("Rollout", "shop", "a") == nil {
+			t.Error("Live was not given the bundle's graph")
+		}
+		vs := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: vs, namespace: shop}\n" +
+			"spec: {hosts: [x], http: [{name: primary, route: [{destination: {host: x}}]}]}\n"
+		return []load.Input{
+			{Path: graph.LiveFile("Rollout", "shop", "b"), Data: []byte(rollout("b"))},
+			{Path: graph.LiveFile("VirtualService", "shop", "vs"), Data: []byte(vs)},
+		}, nil
+	}
+	rep, err := repo.Lint([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("Live called %d times for one bundle", calls)
+	}
+	shared := false
+	for _, d := range rep.Result.Diagnostics {
+		if d.RuleID == "RL2001" && strings.HasSuffix(d.Pos.File, "a.yaml") && len(d.Related) > 0 && d.Related[0].File == "cluster:Rollout/shop/b" {
+			shared = true
+		}
+	}
+	if !shared {
+		t.Errorf("no shared route with the added Rollout: %+v", rep.Result.Diagnostics)
+	}
+	for _, f := range rep.Files() {
+		if graph.IsLive(f) {
+			t.Errorf("a live object counted as a user file: %s", f)
+		}
+	}
 }

@@ -77,6 +77,7 @@ func TestConformance(t *testing.T) {
 	}
 	t.Logf("cluster up in %s: %d CRDs, controller %s", time.Since(began).Round(100*time.Millisecond), len(crds), version)
 	e.Logf = t.Logf
+	e.Rolloutlint, e.Kubeconfig = rolloutlint, cl.Kubeconfig
 
 	bundles, err := Scenarios(filepath.Join(repo, "testdata", "plan"), filepath.Join(repo, "testdata", "conformance", "argo"))
 	if err != nil {
@@ -96,9 +97,9 @@ func TestConformance(t *testing.T) {
 	}
 
 	type outcome struct {
-		name               string
-		states, rows, diff int
-		elapsed            time.Duration
+		name                     string
+		states, rows, live, diff int
+		elapsed                  time.Duration
 	}
 	var (
 		mu       sync.Mutex
@@ -170,6 +171,11 @@ func TestConformance(t *testing.T) {
 						rec.States = obs.States
 						recMu.Unlock()
 					}
+					// plan --cluster at each pause the run promoted or aborted
+					// at: the same controller as judge, from the live state.
+					for _, lp := range obs.FromLive {
+						rows = append(rows, CompareFromLive(lp, obs)...)
+					}
 					diff := 0
 					for _, r := range rows {
 						if r.Differs() {
@@ -177,7 +183,7 @@ func TestConformance(t *testing.T) {
 						}
 					}
 					mu.Lock()
-					outcomes = append(outcomes, outcome{name: name + "/" + path, states: states, rows: len(rows), diff: diff, elapsed: obs.Elapsed})
+					outcomes = append(outcomes, outcome{name: name + "/" + path, states: states, rows: len(rows), live: len(obs.FromLive), diff: diff, elapsed: obs.Elapsed})
 					mu.Unlock()
 					if diff > 0 {
 						t.Errorf("%s %s path: %d of %d compared fields differ from the controller:\n%s\nall rows:\n%s", rel, path, diff, len(rows), Table(rows, false), Table(rows, true))
@@ -201,13 +207,13 @@ func TestConformance(t *testing.T) {
 	}
 	sort.Slice(outcomes, func(i, j int) bool { return outcomes[i].name < outcomes[j].name })
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-32s %7s %7s %6s %8s\n", "SCENARIO", "STATES", "FIELDS", "DIFFS", "TIME")
+	fmt.Fprintf(&b, "%-32s %7s %7s %5s %6s %8s\n", "SCENARIO", "STATES", "FIELDS", "LIVE", "DIFFS", "TIME")
 	tot := outcome{}
 	for _, o := range outcomes {
-		fmt.Fprintf(&b, "%-32s %7d %7d %6d %7.1fs\n", o.name, o.states, o.rows, o.diff, o.elapsed.Seconds())
-		tot.states, tot.rows, tot.diff = tot.states+o.states, tot.rows+o.rows, tot.diff+o.diff
+		fmt.Fprintf(&b, "%-32s %7d %7d %5d %6d %7.1fs\n", o.name, o.states, o.rows, o.live, o.diff, o.elapsed.Seconds())
+		tot.states, tot.rows, tot.live, tot.diff = tot.states+o.states, tot.rows+o.rows, tot.live+o.live, tot.diff+o.diff
 	}
-	fmt.Fprintf(&b, "%-32s %7d %7d %6d %7.1fs\n", "total", tot.states, tot.rows, tot.diff, time.Since(began).Seconds())
+	fmt.Fprintf(&b, "%-32s %7d %7d %5d %6d %7.1fs\n", "total", tot.states, tot.rows, tot.live, tot.diff, time.Since(began).Seconds())
 	t.Logf("summary:\n%s", b.String())
 }
 

@@ -2,7 +2,8 @@
 // Rollouts controller: it runs the controller on a real kube-apiserver and
 // etcd, plays the pods a cluster would add, walks every step of each
 // scenario bundle, records what the controller wrote, and compares that with
-// the plan state by state.
+// the plan state by state; at each pause it promotes or aborts at, with
+// `plan --cluster` from the live state too (live.go).
 //
 // The package is its own Go module so that rolloutlint's go.mod never gains
 // the controller's dependencies; it reads the plan only through its JSON

@@ -43,6 +43,9 @@ type Env struct {
 	Quiet time.Duration
 	// RunTimeout bounds one run.
 	RunTimeout time.Duration
+	// Rolloutlint and Kubeconfig, when set, run `rolloutlint plan
+	// --cluster` at each pause a run promotes or aborts at (LivePlan).
+	Rolloutlint, Kubeconfig string
 }
 
 // NewEnv builds the clients for a cluster whose CRDs are installed.
@@ -88,6 +91,9 @@ type Run struct {
 type Observation struct {
 	States []View
 	Abort  []View
+	// FromLive are the plans from the live state at the pauses the run
+	// promoted or aborted at (Env.Rolloutlint).
+	FromLive []LivePlan
 	// Elapsed is the run's wall time.
 	Elapsed time.Duration
 }
@@ -210,6 +216,18 @@ func (e *Env) Execute(ctx context.Context, r Run) (*Observation, error) {
 	}
 	var abortRV int64
 	promoted := map[int]bool{}
+	var fromLive []LivePlan
+	planLive := func(x *v1alpha1.Rollout, step int, abort bool) error {
+		if e.Rolloutlint == "" || x.Spec.Strategy.Canary == nil {
+			return nil
+		}
+		p, err := e.planFromLive(ctx, x.Namespace, x.Name, stableHash, x.Status.CurrentPodHash, nsBack)
+		if err != nil {
+			return fmt.Errorf("at step %d: %w", step, err)
+		}
+		fromLive = append(fromLive, LivePlan{Step: step, Abort: abort, Plan: p})
+		return nil
+	}
 	done := func(x *v1alpha1.Rollout) bool {
 		if x.Status.CurrentPodHash == stableHash {
 			return false
@@ -242,6 +260,9 @@ func (e *Env) Execute(ctx context.Context, r Run) (*Observation, error) {
 		}
 		switch {
 		case r.Abort && (reason == v1alpha1.PauseReasonBlueGreenPause || step == abortStep):
+			if err := planLive(x, step, true); err != nil {
+				return err
+			}
 			out, err := abort.AbortRollout(rolloutIf, name)
 			if err != nil {
 				return fmt.Errorf("abort: %w", err)
@@ -260,6 +281,11 @@ func (e *Env) Execute(ctx context.Context, r Run) (*Observation, error) {
 				return nil // a short timed pause: let it run out
 			}
 			promoted[step] = true
+			if !r.Abort { // an abort run observes the forward path up to its abort only
+				if err := planLive(x, step, false); err != nil {
+					return err
+				}
+			}
 			if _, err := promote.PromoteRollout(rolloutIf, name, false, false, false); err != nil {
 				return fmt.Errorf("promote step %d: %w", step, err)
 			}
@@ -288,7 +314,7 @@ func (e *Env) Execute(ctx context.Context, r Run) (*Observation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Bundle, err)
 	}
-	out := &Observation{States: obs.views(fwd, updateRV)}
+	out := &Observation{States: obs.views(fwd, updateRV), FromLive: fromLive}
 	if len(ab) > 0 {
 		out.Abort = obs.views(ab, fwd[len(fwd)-1].rv)
 	}

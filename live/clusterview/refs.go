@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
 // Key identifies one object of the cluster view. Namespace is "" for
@@ -23,16 +24,35 @@ func (k Key) String() string {
 	return k.Kind + " " + k.Namespace + "/" + k.Name
 }
 
-// Kinds the webhook validates and the view watches.
+// File is the name the object is loaded under (graph.LiveFile):
+// cluster:Kind/namespace/name.
+func (k Key) File() string { return graph.LiveFile(k.Kind, k.Namespace, k.Name) }
+
+// Kinds the view reads: the webhook watches the first seven (WebhookKinds),
+// a one-shot lint lists those its rules read (Kinds).
 const (
-	KindRollout                 = "Rollout"
-	KindService                 = "Service"
-	KindVirtualService          = "VirtualService"
-	KindDestinationRule         = "DestinationRule"
-	KindAnalysisTemplate        = "AnalysisTemplate"
-	KindClusterAnalysisTemplate = "ClusterAnalysisTemplate"
-	KindApplication             = "Application"
+	KindRollout                 = kinds.Rollout
+	KindService                 = kinds.Service
+	KindVirtualService          = kinds.VirtualService
+	KindDestinationRule         = kinds.DestinationRule
+	KindAnalysisTemplate        = kinds.AnalysisTemplate
+	KindClusterAnalysisTemplate = kinds.ClusterAnalysisTemplate
+	KindApplication             = kinds.Application
+	KindGateway                 = kinds.Gateway
+	KindServiceEntry            = kinds.ServiceEntry
+	KindSidecar                 = kinds.Sidecar
+	KindExperiment              = kinds.Experiment
+	KindHorizontalPodAutoscaler = kinds.HorizontalPodAutoscaler
+	KindDeployment              = kinds.Deployment
+	KindStatefulSet             = kinds.StatefulSet
+	KindDaemonSet               = kinds.DaemonSet
+	KindReplicaSet              = kinds.ReplicaSet
 )
+
+// References lists the objects an object of the given kind and namespace
+// points at by name (see references); a one-shot lint reads the namespaces
+// they are in.
+func References(kind, ns string, obj map[string]any) []Key { return references(kind, ns, obj) }
 
 // references lists the objects an object points at by name, the edges the
 // view follows to assemble what one admission request is linted with. They
@@ -86,6 +106,15 @@ func references(kind, ns string, obj map[string]any) []Key {
 		})
 	case KindVirtualService:
 		spec := mapAt(obj, "spec")
+		for _, g := range list(spec, "gateways") {
+			if name, _ := g.(string); name != "" && name != "mesh" {
+				gns, gname, ok := strings.Cut(name, "/")
+				if !ok {
+					gns, gname = ns, name
+				}
+				add(Key{KindGateway, gns, gname})
+			}
+		}
 		for _, section := range []string{"http", "tls", "tcp"} {
 			for _, r := range list(spec, section) {
 				rm, _ := r.(map[string]any)

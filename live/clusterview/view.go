@@ -1,10 +1,12 @@
 // Package clusterview keeps an in-memory picture of the Argo Rollouts and
 // Istio objects of a cluster — Rollouts, Services, VirtualServices,
-// DestinationRules, (Cluster)AnalysisTemplates and Argo CD Applications —
-// fed by client-go informers, with the references between them indexed both
-// ways. The admission webhook asks it for the objects one incoming object
-// must be linted with (Related); a one-shot lint of a cluster can list
-// everything it holds (Objects) once it has synced (WaitForSync).
+// DestinationRules, (Cluster)AnalysisTemplates and Argo CD Applications, and
+// on request the other kinds rules read — with the references between them
+// indexed both ways. The admission webhook keeps it up to date with
+// client-go informers (Start) and asks it for the objects one incoming
+// object must be linted with (Related); lint and plan --cluster fill it once
+// with paged lists (List) and take what it holds (Objects). One table of
+// kinds, one discovery and one scoping rule serve both.
 package clusterview
 
 import (
@@ -16,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -82,6 +85,12 @@ func (v *View) Len() int {
 
 // Set adds or replaces an object.
 func (v *View) Set(u *unstructured.Unstructured) error {
+	_, err := v.set(u)
+	return err
+}
+
+// set is Set returning the size of the object's JSON.
+func (v *View) set(u *unstructured.Unstructured) (int, error) {
 	k := Key{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 	obj := u.Object
 	if md, ok := obj["metadata"].(map[string]any); ok {
@@ -93,7 +102,7 @@ func (v *View) Set(u *unstructured.Unstructured) error {
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return fmt.Errorf("caching %s: %w", k, err)
+		return 0, fmt.Errorf("caching %s: %w", k, err)
 	}
 	e := &entry{json: data, refs: references(k.Kind, k.Namespace, obj)}
 	v.mu.Lock()
@@ -116,7 +125,7 @@ func (v *View) Set(u *unstructured.Unstructured) error {
 		}
 		set[k] = struct{}{}
 	}
-	return nil
+	return len(data), nil
 }
 
 // Delete removes an object.
@@ -220,8 +229,9 @@ func (v *View) Related(self Key, obj map[string]any) []Object {
 }
 
 // Objects returns every cached object, sorted by key, restricted to the
-// given namespaces when any are given (cluster-scoped objects are always
-// included). The JSON is shared with the view: do not modify it.
+// given namespaces when any are given (objects of the kinds read in every
+// namespace, WholeCluster, are always included). The JSON is shared with
+// the view: do not modify it.
 func (v *View) Objects(namespaces ...string) []Object {
 	want := map[string]bool{}
 	for _, ns := range namespaces {
@@ -230,7 +240,7 @@ func (v *View) Objects(namespaces ...string) []Object {
 	v.mu.RLock()
 	out := make([]Object, 0, len(v.objects))
 	for k, e := range v.objects {
-		if len(want) == 0 || k.Namespace == "" || want[k.Namespace] {
+		if len(want) == 0 || k.Namespace == "" || want[k.Namespace] || WholeCluster(k.Kind) {
 			out = append(out, Object{Key: k, JSON: e.json})
 		}
 	}
@@ -292,27 +302,115 @@ func (v *View) Watched() []string {
 	return append([]string(nil), v.watched...)
 }
 
-// watchedResource is one kind the view watches, with the group's versions in
-// order of preference.
+// watchedResource is one kind the view can read, with the group's versions
+// in order of preference.
 type watchedResource struct {
 	group    string
 	versions []string
 	resource string
 	kind     string
-	// allNamespaces: watched in every namespace even when the view is
-	// limited to one (cluster-scoped kinds; Applications, which live in
+	// allNamespaces: read in every namespace even when the view is
+	// limited to some (cluster-scoped kinds; Applications, which live in
 	// Argo CD's namespace and are found by name).
 	allNamespaces bool
+	// webhook: watched by Start (the admission webhook's kinds); the others
+	// are only listed on request (List), for the rules that read them.
+	webhook bool
 }
 
+var istioVersions = []string{"v1", "v1beta1", "v1alpha3"}
+
+// watchedResources is every kind the view knows how to read.
 var watchedResources = []watchedResource{
-	{"argoproj.io", []string{"v1alpha1"}, "rollouts", KindRollout, false},
-	{"", []string{"v1"}, "services", KindService, false},
-	{"networking.istio.io", []string{"v1", "v1beta1", "v1alpha3"}, "virtualservices", KindVirtualService, false},
-	{"networking.istio.io", []string{"v1", "v1beta1", "v1alpha3"}, "destinationrules", KindDestinationRule, false},
-	{"argoproj.io", []string{"v1alpha1"}, "analysistemplates", KindAnalysisTemplate, false},
-	{"argoproj.io", []string{"v1alpha1"}, "clusteranalysistemplates", KindClusterAnalysisTemplate, true},
-	{"argoproj.io", []string{"v1alpha1"}, "applications", KindApplication, true},
+	{"argoproj.io", []string{"v1alpha1"}, "rollouts", KindRollout, false, true},
+	{"", []string{"v1"}, "services", KindService, false, true},
+	{"networking.istio.io", istioVersions, "virtualservices", KindVirtualService, false, true},
+	{"networking.istio.io", istioVersions, "destinationrules", KindDestinationRule, false, true},
+	{"argoproj.io", []string{"v1alpha1"}, "analysistemplates", KindAnalysisTemplate, false, true},
+	{"argoproj.io", []string{"v1alpha1"}, "clusteranalysistemplates", KindClusterAnalysisTemplate, true, true},
+	{"argoproj.io", []string{"v1alpha1"}, "applications", KindApplication, true, true},
+	{"networking.istio.io", istioVersions, "gateways", KindGateway, false, false},
+	{"networking.istio.io", istioVersions, "serviceentries", KindServiceEntry, false, false},
+	{"networking.istio.io", istioVersions, "sidecars", KindSidecar, false, false},
+	{"argoproj.io", []string{"v1alpha1"}, "experiments", KindExperiment, false, false},
+	{"autoscaling", []string{"v2"}, "horizontalpodautoscalers", KindHorizontalPodAutoscaler, false, false},
+	{"apps", []string{"v1"}, "deployments", KindDeployment, false, false},
+	{"apps", []string{"v1"}, "statefulsets", KindStatefulSet, false, false},
+	{"apps", []string{"v1"}, "daemonsets", KindDaemonSet, false, false},
+	{"apps", []string{"v1"}, "replicasets", KindReplicaSet, false, false},
+}
+
+// webhookResources are the kinds Start watches.
+var webhookResources = func() []watchedResource {
+	var out []watchedResource
+	for _, w := range watchedResources {
+		if w.webhook {
+			out = append(out, w)
+		}
+	}
+	return out
+}()
+
+// Kinds returns every kind the view can read (List), in a fixed order.
+func Kinds() []string {
+	out := make([]string, len(watchedResources))
+	for i, w := range watchedResources {
+		out[i] = w.kind
+	}
+	return out
+}
+
+// WebhookKinds returns the kinds Start watches.
+func WebhookKinds() []string {
+	out := make([]string, len(webhookResources))
+	for i, w := range webhookResources {
+		out[i] = w.kind
+	}
+	return out
+}
+
+// Resources returns the group and resource of every kind the view can
+// read, in table order: what list permission is needed on.
+func Resources() []schema.GroupResource {
+	out := make([]schema.GroupResource, len(watchedResources))
+	for i, w := range watchedResources {
+		out[i] = schema.GroupResource{Group: w.group, Resource: w.resource}
+	}
+	return out
+}
+
+// WholeCluster reports whether the view reads a kind in every namespace
+// whatever namespaces it is limited to: cluster-scoped kinds, and
+// Applications (found by name, in Argo CD's namespace).
+func WholeCluster(kind string) bool {
+	for _, w := range watchedResources {
+		if w.kind == kind {
+			return w.allNamespaces
+		}
+	}
+	return false
+}
+
+// GroupOf returns the API group the view reads a kind from ("" for the
+// core group or a kind it does not read).
+func GroupOf(kind string) string {
+	for _, w := range watchedResources {
+		if w.kind == kind {
+			return w.group
+		}
+	}
+	return ""
+}
+
+// IsIstioKind reports whether kind is Istio networking config, which the
+// mesh's root namespace holds for every namespace.
+func IsIstioKind(kind string) bool {
+	for _, w := range watchedResources {
+		if w.kind == kind {
+			return w.group == "networking.istio.io"
+		}
+	}
+	return false
 }
 
 // Discovery is the part of client-go's discovery client the view uses.
@@ -346,7 +444,7 @@ func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interfa
 		scoped.Start(ctx.Done())
 		all.Start(ctx.Done())
 	}
-	pending, err := v.watch(factories, disc, watchedResources, true, log)
+	pending, err := v.watch(factories, disc, webhookResources, true, log)
 	if err != nil {
 		return err
 	}
@@ -378,30 +476,10 @@ func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interfa
 // watch starts informers for the resources the cluster serves and returns
 // the ones it does not. Informers started initially gate Synced.
 func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicSharedInformerFactory, disc Discovery, list []watchedResource, initial bool, log *slog.Logger) ([]watchedResource, error) {
-	served := map[string]map[string]bool{} // group/version → resources
-	servedResources := func(gv string) map[string]bool {
-		if m, ok := served[gv]; ok {
-			return m
-		}
-		m := map[string]bool{}
-		if l, err := disc.ServerResourcesForGroupVersion(gv); err == nil {
-			for _, r := range l.APIResources {
-				m[r.Name] = true
-			}
-		}
-		served[gv] = m
-		return m
-	}
+	res := newResolver(disc)
 	var pending []watchedResource
 	for _, w := range list {
-		var gvr schema.GroupVersionResource
-		for _, ver := range w.versions {
-			gv := schema.GroupVersion{Group: w.group, Version: ver}
-			if servedResources(gv.String())[w.resource] {
-				gvr = gv.WithResource(w.resource)
-				break
-			}
-		}
+		gvr, _ := res.resolve(w) // a discovery error reads as not served: looked for again later
 		if gvr.Resource == "" {
 			if initial {
 				log.Info("kind not served by the cluster; not watched until it is", "kind", w.kind, "group", w.group, "resource", w.resource)
@@ -430,6 +508,51 @@ func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicShared
 		log.Info("watching", "resource", gvr.String())
 	}
 	return pending, nil
+}
+
+// resolver finds the group/version/resource the cluster serves for a kind,
+// asking discovery once per group version.
+type resolver struct {
+	disc   Discovery
+	served map[string]map[string]bool // group/version → resources
+	errs   map[string]error
+}
+
+func newResolver(disc Discovery) *resolver {
+	return &resolver{disc: disc, served: map[string]map[string]bool{}, errs: map[string]error{}}
+}
+
+// resolve returns the preferred served version of w's resource, an empty
+// resource when the cluster serves none, and the first discovery error that
+// was not "this group version does not exist".
+func (r *resolver) resolve(w watchedResource) (schema.GroupVersionResource, error) {
+	var firstErr error
+	for _, ver := range w.versions {
+		gv := schema.GroupVersion{Group: w.group, Version: ver}
+		key := gv.String()
+		m, ok := r.served[key]
+		if !ok {
+			m = map[string]bool{}
+			l, err := r.disc.ServerResourcesForGroupVersion(key)
+			switch {
+			case err == nil:
+				for _, res := range l.APIResources {
+					m[res.Name] = true
+				}
+			case apierrors.IsNotFound(err):
+			default:
+				r.errs[key] = fmt.Errorf("discovering %s: %w", key, err)
+			}
+			r.served[key] = m
+		}
+		if err := r.errs[key]; err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if m[w.resource] {
+			return gv.WithResource(w.resource), nil
+		}
+	}
+	return schema.GroupVersionResource{}, firstErr
 }
 
 func stripManagedFields(obj any) (any, error) {

@@ -3,7 +3,6 @@ package clusterview
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -173,7 +173,7 @@ func (f *fakeDiscovery) ServerResourcesForGroupVersion(gv string) (*metav1.APIRe
 	defer f.mu.Unlock()
 	rs, ok := f.served[gv]
 	if !ok {
-		return nil, fmt.Errorf("the server could not find the requested resource (%s)", gv)
+		return nil, apierrors.NewNotFound(schema.GroupResource{Group: gv}, "")
 	}
 	return &metav1.APIResourceList{GroupVersion: gv, APIResources: rs}, nil
 }

@@ -187,7 +187,7 @@ func (g *Graph) Namespaces(kind string) []string {
 
 func lessPos(a, b Position) bool {
 	if a.File != b.File {
-		return a.File < b.File
+		return LessFile(a.File, b.File)
 	}
 	if a.Line != b.Line {
 		return a.Line < b.Line

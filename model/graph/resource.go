@@ -154,12 +154,13 @@ func (r *Resource) Ref() ObjectRef {
 	return ObjectRef{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
 }
 
-// Before reports whether r comes before o in file order (file path, then
-// document, then load order), the order findings are sorted in. A rule about
-// a pair of objects reports it once, on the first, with the other related.
+// Before reports whether r comes before o in file order (file path, with
+// live objects after every file (LessFile), then document, then load
+// order), the order findings are sorted in. A rule about a pair of objects
+// reports it once, on the first, with the other related.
 func (r *Resource) Before(o *Resource) bool {
 	if r.File != o.File {
-		return r.File < o.File
+		return LessFile(r.File, o.File)
 	}
 	if r.Doc != o.Doc {
 		return r.Doc < o.Doc

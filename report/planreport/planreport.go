@@ -48,6 +48,8 @@ type Rollout struct {
 	// (condition InvalidSpec): such a Rollout runs no step, so it is not
 	// played out and States, Abort and Summary are empty.
 	Rejected []Rejection `json:"rejected"`
+	// Live is the live state the plan starts from (plan --cluster).
+	Live *plan.Live `json:"live,omitempty"`
 }
 
 // Reference is an object a Rollout names that is not in the bundle.
@@ -90,7 +92,7 @@ func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan, rejected map[plan.O
 	doc := &Document{SchemaVersion: SchemaVersion, IstioVersion: m.Version, Verified: m.Verified, Rollouts: []Rollout{}}
 	for _, p := range plans {
 		r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
-			States: []State{}, Abort: []State{}, NotInBundle: notInBundle(p), Rejected: []Rejection{}}
+			States: []State{}, Abort: []State{}, NotInBundle: notInBundle(p), Rejected: []Rejection{}, Live: p.Live}
 		if p.Resource != nil {
 			pos := p.Resource.Pos("metadata.name")
 			r.File, r.Line = p.Resource.File, pos.Line

@@ -222,3 +222,46 @@ func TestMermaidSyntax(t *testing.T) {
 	}
 	parseMermaid(t, buf.String())
 }
+
+// A plan from the live state (plan --cluster) has a live row first, names
+// the hashes and the live state, and keeps to the schema.
+func TestLivePlan(t *testing.T) {
+	g, err := load.Paths([]string{filepath.Join(fixtures, "host-level.yaml")}, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := xds.ForVersion(xds.DefaultVersion)
+	p := plan.FromLive(g, g.Refs().Rollouts[0], &plan.Live{Step: 1, Paused: true, StableHash: "6d4f8b7c9", CanaryHash: "5b9c7d8f4",
+		CanaryWeight: 20, StableReplicas: 4, CanaryReplicas: 1})
+	if p == nil {
+		t.Fatal("no plan")
+	}
+	d := planreport.Build(m, xds.NewScoper(g), []*plan.Plan{p}, nil)
+	var buf bytes.Buffer
+	if err := planreport.JSON(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := gojsonschema.NewSchema(gojsonschema.NewReferenceLoader("file://" + mustAbs(t, "../../docs/plan.schema.json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := schema.Validate(gojsonschema.NewBytesLoader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.Errors() {
+		t.Errorf("live plan: %s", e)
+	}
+	buf.Reset()
+	if err := planreport.Text(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"from the live state: stable 6d4f8b7c9, canary 5b9c7d8f4, status canary weight 20%", "\nlive       live: at step 1 of", "-5b9c7d8f4"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "<stable-hash>") || strings.Contains(buf.String(), "<canary-hash>") {
+		t.Errorf("symbolic hashes left in a live plan:\n%s", buf.String())
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
 )
 
 // Text writes one table per Rollout, wrapped to Width columns.
@@ -19,6 +21,9 @@ func Text(w io.Writer, doc *Document) error {
 		}
 		line(&b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
 			keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(r), r.Replicas, doc.IstioVersion, doc.Verified))
+		if l := r.Live; l != nil {
+			line(&b, "", fmt.Sprintf("from the live state: stable %s, canary %s, status canary weight %d%%", l.StableHash, liveCanary(l), l.CanaryWeight))
+		}
 		for _, ref := range r.NotInBundle {
 			line(&b, "", "not in the bundle: "+refText(ref))
 		}
@@ -52,6 +57,17 @@ func Text(w io.Writer, doc *Document) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// liveCanary names the canary revision of a live state.
+func liveCanary(l *plan.Live) string {
+	switch {
+	case l.NewTemplate:
+		return "a new revision (the local template)"
+	case !l.InProgress():
+		return "none"
+	}
+	return l.CanaryHash
 }
 
 func state(b *strings.Builder, s State) {

@@ -16,7 +16,7 @@ import (
 // windows, so proxies briefly route the new share to the old revision.
 var SplitWindow = &rules.Rule{
 	ID: "RL6002", Name: "selector-and-weight-in-separate-pushes", Severity: rules.Info, Source: rules.SourceGo, OptIn: true,
-	Kinds: []string{kinds.Rollout, kinds.Service, kinds.VirtualService}, Tags: []string{"plan", "istio", "xds"},
+	Kinds: []string{kinds.Rollout, kinds.Service, kinds.VirtualService, kinds.Sidecar}, Tags: []string{"plan", "istio", "xds"},
 	Summary: "A Service selector switch and a weight shift onto that Service reach the proxies in different pushes: a brief mixed state.",
 	Doc: rules.Doc{
 		Why: `With a host-level split, promotion makes two API writes in one reconcile: the stable Service's

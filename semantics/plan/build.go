@@ -47,6 +47,34 @@ type builder struct {
 	// live is set once the committed state is emitted: from then on a label
 	// that appears is a write from "absent".
 	live bool
+
+	// from, when set, is the live state the plan starts from (FromLive).
+	from *Live
+}
+
+// resumeAt reports whether the plan starts over from the live state at
+// step i (len(steps) once every step is done): an update in progress, the
+// same pod template, the controller at step i.
+func (b *builder) resumeAt(i int) bool {
+	l := b.from
+	return l != nil && !l.NewTemplate && l.InProgress() && l.Step == i
+}
+
+// resume starts the plan over from the live state: the states planned so
+// far are dropped (they are the past), the current state becomes the live
+// one and is emitted as the plan's first.
+func (b *builder) resume(steps int) {
+	b.p.States = b.p.States[:0]
+	b.overlay(b.from)
+	b.emit(&b.p.States, PhaseLive, -1, "spec.strategy.canary", liveAction(b.from, steps))
+}
+
+// startsFromLive reports whether the update to plan starts from the
+// cluster as it is (a new pod template, or none in progress) rather than
+// from the committed state.
+func (b *builder) startsFromLive() bool {
+	l := b.from
+	return l != nil && (l.NewTemplate || !l.InProgress())
 }
 
 // serviceLabel is the hash key of a Service selector pointing at a revision.
@@ -282,8 +310,40 @@ func (b *builder) canary(c *v1alpha1.CanaryStrategy) {
 	if istio {
 		b.cur.Routes = b.committedRoutes()
 	}
-	b.emit(&p.States, PhaseBefore, -1, "spec.strategy.canary", "committed state")
+	abandoned := int32(0) // pods of a live canary a new template leaves behind
+	if b.startsFromLive() {
+		l := b.from
+		if l.InProgress() {
+			// The canary Service and subset still select the revision the
+			// live update was rolling out (its real hash).
+			svc := b.canaryS
+			if sim != nil {
+				svc = sim.canarySvc
+			}
+			b.setLabel(b.serviceLabel(svc, l.CanaryHash))
+			if b.dr != nil {
+				b.setLabel(b.subsetLabel(b.dr.CanarySubset, l.CanaryHash))
+			}
+		}
+		b.overlay(l)
+		if l.InProgress() {
+			// Its pods go; the new revision starts from the live weights.
+			abandoned, b.cur.CanaryReplicas = b.cur.CanaryReplicas, 0
+		}
+		if sim != nil {
+			sim.fromLive(l)
+		}
+		b.emit(&p.States, PhaseLive, -1, "spec.strategy.canary", liveAction(l, len(c.Steps)))
+	} else {
+		b.emit(&p.States, PhaseBefore, -1, "spec.strategy.canary", "committed state")
+	}
 	b.live = true
+	if abandoned > 0 && !b.noWrites {
+		// The revision the live update was rolling out is scaled down.
+		ns, name := b.rr.Rollout.Namespace, b.rr.Rollout.Name
+		b.cur.Writes = append(b.cur.Writes, Write{Kind: WriteScale, Object: Object{Kind: "ReplicaSet", Namespace: ns, Name: name + "-" + b.from.CanaryHash},
+			Field: "spec.replicas", Old: itoa(abandoned), New: "0", Batch: b.batch})
+	}
 
 	if sim != nil {
 		// Canary start: the new ReplicaSet, at 0 pods; selectors and subset
@@ -314,7 +374,15 @@ func (b *builder) basicCanary(c *v1alpha1.CanaryStrategy) {
 	var weight int32
 	maxW, maxAt := int32(-1), -1
 	pauseW, pauseAt := int32(-1), -1
+	resumed := false // the plan starts from the live state (abort from there)
 	for i := range c.Steps {
+		if b.resumeAt(i) {
+			b.resume(len(c.Steps))
+			resumed = true
+			if b.from.Aborted {
+				break
+			}
+		}
 		s := &c.Steps[i]
 		if s.SetWeight != nil {
 			weight = *s.SetWeight
@@ -336,15 +404,25 @@ func (b *builder) basicCanary(c *v1alpha1.CanaryStrategy) {
 	if pauseAt >= 0 {
 		maxAt = pauseAt
 	}
+	if !resumed && b.resumeAt(len(c.Steps)) {
+		b.resume(len(c.Steps))
+		resumed = true
+	}
+	if resumed {
+		maxAt = 0 // the abort path starts from the live state
+	}
 
-	// Promotion: the new ReplicaSet at full size, the stable selector → new
-	// hash, the old ReplicaSet to 0 (no scale-down delay without routing).
-	b.scale(b.cur.StableReplicas, p.Replicas, OldHash, NewHash)
-	b.batch++
-	b.setLabel(b.serviceLabel(b.stable, NewHash))
-	b.cur.Weight = 100
-	b.scale(0, p.Replicas, OldHash, NewHash)
-	b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: new at full size, old to 0")
+	if !resumed || !b.from.Aborted {
+		// Promotion: the new ReplicaSet at full size, the stable selector →
+		// new hash, the old ReplicaSet to 0 (no scale-down delay without
+		// routing).
+		b.scale(b.cur.StableReplicas, p.Replicas, OldHash, NewHash)
+		b.batch++
+		b.setLabel(b.serviceLabel(b.stable, NewHash))
+		b.cur.Weight = 100
+		b.scale(0, p.Replicas, OldHash, NewHash)
+		b.emit(&p.States, PhasePromote, -1, "spec.strategy.canary", "promote: new at full size, old to 0")
+	}
 
 	// Abort from the pause with the most canary pods: the stable back to
 	// full size and the canary to 0, then the canary selector back.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -232,4 +233,137 @@ func compareViews(plan, obs []observedView) ([]string, int) {
 	}
 	sort.Strings(diffs)
 	return diffs, rows
+}
+
+// TestFromLiveAgainstControllerObservations plans from every pause the
+// controller rested at in a recorded run, as plan --cluster does from a
+// Rollout paused there: the live state is what the controller left (its
+// pods and the route weights of the recorded view), and the states that
+// follow, and the abort path when the recorded abort run left from that
+// pause, must be the controller's.
+func TestFromLiveAgainstControllerObservations(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files, err := filepath.Glob(filepath.Join(root, "testdata", "conformance", "argo", "observed", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obs observed
+		if err := json.Unmarshal(b, &obs); err != nil {
+			t.Fatal(err)
+		}
+		g, err := load.Paths([]string{filepath.Join(root, filepath.FromSlash(obs.Bundle))}, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var committed *plan.Plan
+		for _, x := range plan.Build(g) {
+			if x.Rollout.Namespace+"/"+x.Rollout.Name == obs.Rollout {
+				committed = x
+			}
+		}
+		if committed == nil || committed.Strategy != "canary" {
+			continue
+		}
+		steps := committed.Refs.Spec.Spec.Strategy.Canary.Steps
+		for k, o := range obs.States {
+			if o.Phase != string(plan.PhaseStep) || steps[o.Step].Pause == nil {
+				continue
+			}
+			name := fmt.Sprintf("%s/pause-%d", strings.TrimSuffix(filepath.Base(f), ".json"), o.Step)
+			t.Run(name, func(t *testing.T) {
+				checked++
+				l := liveFromView(t, committed, o)
+				p := plan.FromLive(g, committed.Refs, l)
+				got := views(p.States)
+				if len(got) < 2 {
+					t.Fatalf("plan from the live state has %d states", len(got))
+				}
+				// The live state and the pause resting there are the
+				// recorded state, without the writes that led into it.
+				rest := o
+				rest.Writes = nil
+				diffs, rows := compareViews(got[1:2], []observedView{rest})
+				d, r := compareViews(got[2:], obs.States[k+1:])
+				diffs, rows = append(diffs, d...), rows+r
+				if len(obs.Abort) > 0 && obs.AbortFrom == k {
+					d, r := compareViews(views(p.Abort), obs.Abort)
+					diffs, rows = append(diffs, d...), rows+r
+				}
+				if len(diffs) > 0 {
+					t.Errorf("%s from the pause at step %d: %d of %d fields differ from the controller:\n%s", obs.Bundle, o.Step, len(diffs), rows, strings.Join(diffs, "\n"))
+				}
+			})
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no recorded canary pause to plan from")
+	}
+}
+
+// liveFromView is the live state of a Rollout resting in the recorded view
+// o: its pods, and the weights of its routes (the routes of the committed
+// state, weighted as the view says). The hashes are the symbolic ones, so
+// that the plan compares with the recorded views.
+func liveFromView(t *testing.T, committed *plan.Plan, o observedView) *plan.Live {
+	t.Helper()
+	l := &plan.Live{Step: o.Step, Paused: true, StableHash: plan.OldHash, CanaryHash: plan.NewHash}
+	if _, err := fmt.Sscanf(o.Fields["pods"], "%d/%d", &l.StableReplicas, &l.CanaryReplicas); err != nil {
+		t.Fatalf("pods %q: %v", o.Fields["pods"], err)
+	}
+	for _, rt := range committed.States[0].Routes {
+		name := rt.Name
+		if name == "" {
+			name = fmt.Sprintf("#%d", rt.Index)
+		}
+		val, ok := o.Fields[fmt.Sprintf("route %s %s/%s", rt.VS, rt.Kind, name)]
+		if !ok {
+			t.Fatalf("no recorded weights of route %s %s/%s", rt.VS, rt.Kind, name)
+		}
+		weights := map[string]int32{}
+		for _, part := range strings.Split(val, ", ") {
+			i := strings.LastIndex(part, " ")
+			w, err := strconv.Atoi(part[i+1:])
+			if err != nil {
+				t.Fatalf("route weights %q: %v", val, err)
+			}
+			weights[part[:i]] = int32(w)
+		}
+		dests := append([]plan.Destination(nil), rt.Dests...)
+		for j := range dests {
+			h := dests[j].Host
+			if dests[j].Subset != "" {
+				h += "/" + dests[j].Subset
+			}
+			dests[j].Weight = weights[h]
+		}
+		rt.Dests = dests
+		l.Routes = append(l.Routes, rt)
+	}
+	// The header and mirror routes the view holds ("name type[ percentage], ...").
+	for k, val := range o.Fields {
+		if !strings.HasPrefix(k, "managed ") || len(l.Managed) > 0 {
+			continue
+		}
+		for _, part := range strings.Split(val, ", ") {
+			f := strings.Fields(part)
+			m := plan.ManagedRoute{Name: f[0], Type: f[1]}
+			if len(f) > 2 {
+				n, err := strconv.Atoi(f[2])
+				if err != nil {
+					t.Fatalf("managed routes %q: %v", val, err)
+				}
+				m.Percentage = int32(n)
+			}
+			l.Managed = append(l.Managed, m)
+		}
+	}
+	s := plan.State{Routes: l.Routes}
+	l.CanaryWeight = s.CanaryWeight()
+	return l
 }

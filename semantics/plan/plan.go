@@ -73,6 +73,9 @@ type Plan struct {
 	Abort []State `json:"abort,omitempty"`
 	// AbortFrom is the index in States the abort path starts from.
 	AbortFrom int `json:"abortFrom"`
+	// Live is the live state the plan starts from (FromLive), nil for a
+	// plan of the committed state.
+	Live *Live `json:"live,omitempty"`
 
 	// Resource is the Rollout in the bundle.
 	Resource *graph.Resource `json:"-"`
@@ -201,6 +204,11 @@ func StatesOf(g *graph.Graph, rr *graph.RolloutRefs) *Plan {
 }
 
 func forRollout(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool) *Plan {
+	return forRolloutFrom(g, rr, noWrites, nil)
+}
+
+// forRolloutFrom plans from the committed state, or from live when set.
+func forRolloutFrom(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool, live *Live) *Plan {
 	ro := rr.Spec
 	p := &Plan{
 		Rollout:  Object{Kind: "Rollout", Namespace: rr.Rollout.Namespace, Name: rr.Rollout.Name},
@@ -209,7 +217,7 @@ func forRollout(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool) *Plan {
 	if ro.Spec.Replicas != nil {
 		p.Replicas = *ro.Spec.Replicas
 	}
-	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites}
+	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites, from: live}
 	switch {
 	case ro.Spec.Strategy.Canary != nil:
 		p.Strategy = "canary"

@@ -32,8 +32,12 @@ func fixture(t *testing.T, name string) *plan.Plan {
 	return plan.Build(g)[0]
 }
 
-// weights renders a state's first route as "s30 c50 a20".
+// weights renders a state's first route as "s30 c50 a20" ("w30", the
+// target weight, without traffic routing).
 func weights(s plan.State) string {
+	if len(s.Routes) == 0 {
+		return fmt.Sprintf("w%d", s.Weight)
+	}
 	var out []string
 	for _, d := range s.Routes[0].Dests {
 		c := "!"

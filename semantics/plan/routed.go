@@ -73,6 +73,29 @@ func newRouted(b *builder, c *v1alpha1.CanaryStrategy) *routed {
 	return s
 }
 
+// fromLive starts the model from the live state l: the weights the status
+// holds, the live ReplicaSets' pods taken as available.
+func (s *routed) fromLive(l *Live) {
+	s.statusCanary, s.statusStable = l.CanaryWeight, 100-l.CanaryWeight
+	s.stableAvail, s.canaryAvail = s.b.cur.StableReplicas, s.b.cur.CanaryReplicas
+}
+
+// resume starts the forward path over from the live state when the live
+// update is at the current step (resumeAt): the model takes the live
+// weights and pods, the states before are dropped, and the live state is
+// where the abort path starts. It reports whether it did.
+func (s *routed) resume() bool {
+	b := s.b
+	if !b.resumeAt(s.idx) {
+		return false
+	}
+	b.resume(len(s.steps))
+	s.fromLive(b.from)
+	clear(s.snaps)
+	s.snaps[0] = snap{idx: s.idx, stableAvail: s.stableAvail, canaryAvail: s.canaryAvail, statusCanary: s.statusCanary, statusStable: s.statusStable}
+	return true
+}
+
 // currentSetWeight is the last setWeight at or before the current step
 // (GetCurrentSetWeight): 100 past the last step, 0 after an abort.
 func (s *routed) currentSetWeight() int32 {
@@ -387,7 +410,14 @@ func (s *routed) play() int {
 	b, p := s.b, s.b.p
 	maxW, maxAt := int32(-1), -1
 	pauseW, pauseAt := int32(-1), -1
+	resumed := false
 	for s.idx < len(s.steps) {
+		if s.resume() {
+			resumed = true
+			if b.from.Aborted {
+				return 0 // the live state, and the abort path from it
+			}
+		}
 		i := s.idx
 		for range 20 {
 			if s.reconcile() {
@@ -407,6 +437,12 @@ func (s *routed) play() int {
 		}
 		if s.steps[i].Pause != nil && cw >= pauseW {
 			pauseW, pauseAt = cw, len(p.States)-1
+		}
+	}
+	if !resumed && s.resume() {
+		resumed = true
+		if b.from.Aborted {
+			return 0
 		}
 	}
 	// Promotion: the canary at full size and full traffic, the Rollout
@@ -435,6 +471,10 @@ func (s *routed) play() int {
 	// The abort path starts where the rollout rests with the most canary
 	// traffic: the last pause with the most (an abort elsewhere races the
 	// controller through the step); without pauses, the state with the most.
+	// From a live state it starts there: the abort from here.
+	if resumed {
+		return 0
+	}
 	if pauseAt >= 0 {
 		return pauseAt
 	}

@@ -7,21 +7,16 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,12 +26,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rolloutlint/rolloutlint/internal/kubetest"
 	"github.com/rolloutlint/rolloutlint/internal/testcert"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
@@ -48,7 +43,6 @@ import (
 const sharedRouteRuleName = "shared-route"
 
 const (
-	adminToken   = "e2e-admin-token"
 	webhookToken = "e2e-webhook-token"
 	webhookUser  = "rolloutlint-webhook"
 	// controllerToken authenticates as the Argo Rollouts controller's service
@@ -58,31 +52,24 @@ const (
 )
 
 func TestWebhookBehindRealAPIServer(t *testing.T) {
-	apiserverBin, etcdBin := os.Getenv("KUBE_APISERVER"), os.Getenv("ETCD")
-	if apiserverBin == "" || etcdBin == "" {
-		t.Skip("KUBE_APISERVER and ETCD are not set: run webhook/e2e/run.sh (make test-webhook-e2e), which builds and installs them")
-	}
-	dir := os.Getenv("E2E_DIR") // keep logs and state for debugging
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	apiserverBin, etcdBin := kubetest.Binaries(t, "run webhook/e2e/run.sh (make test-webhook-e2e)")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	etcdURL := startEtcd(t, etcdBin, dir)
-	host := startAPIServer(t, apiserverBin, dir, etcdURL)
-	admin := &rest.Config{Host: host, BearerToken: adminToken, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: 100, Burst: 200}
-	kube := kubernetes.NewForConfigOrDie(admin)
-	dyn := dynamic.NewForConfigOrDie(admin)
+	cl := kubetest.Start(t, apiserverBin, etcdBin,
+		kubetest.User{Token: webhookToken, Name: webhookUser},
+		kubetest.User{Token: controllerToken, Name: controllerUser, Groups: []string{"system:masters"}})
+	admin := cl.Admin
+	kube := cl.Kube()
 
-	installCRDs(ctx, t, dyn)
+	cl.InstallCRDs(ctx, t, kubetest.Rollouts, kubetest.AnalysisTemplates, kubetest.VirtualServices, kubetest.DestinationRules)
 	grantWebhookRBAC(ctx, t, kube)
 	for _, ns := range []string{"shop", "rolloutlint"} {
 		if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	wh := startWebhook(t, dir, host)
+	wh := startWebhook(t, cl)
 	registerWebhook(ctx, t, kube, wh.base+"/validate", wh.caPEM)
 
 	// A client that records the warnings the API server relays.
@@ -92,13 +79,13 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 	user := dynamic.NewForConfigOrDie(userCfg)
 	apply := func(manifest string, dryRun bool) (*unstructured.Unstructured, []string, error) {
 		t.Helper()
-		obj := parse(t, manifest)
+		obj := kubetest.Parse(t, manifest)
 		opts := metav1.CreateOptions{}
 		if dryRun {
 			opts.DryRun = []string{metav1.DryRunAll}
 		}
 		warns.reset()
-		out, err := user.Resource(gvrOf(obj)).Namespace(obj.GetNamespace()).Create(ctx, obj, opts)
+		out, err := user.Resource(kubetest.GVROf(t, obj)).Namespace(obj.GetNamespace()).Create(ctx, obj, opts)
 		return out, warns.get(), err
 	}
 
@@ -250,7 +237,7 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 		// The controller's service account is never denied: this is how an
 		// object with a finding gets into the cluster (the webhook came later,
 		// or a rule was added).
-		legacy := parse(t, strings.Replace(badRollout, "name: bad", "name: legacy", 1))
+		legacy := kubetest.Parse(t, strings.Replace(badRollout, "name: bad", "name: legacy", 1))
 		warns.reset()
 		if _, err := rollouts(controller).Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("the controller's create was denied: %v", err)
@@ -342,211 +329,7 @@ func (r *warningRecorder) get() []string {
 	return append([]string(nil), r.w...)
 }
 
-var (
-	rolloutsGVR = schema.GroupVersionResource{Group: "argoproj.io", Version: "v1alpha1", Resource: "rollouts"}
-	resources   = map[string]schema.GroupVersionResource{
-		"Rollout":          rolloutsGVR,
-		"AnalysisTemplate": {Group: "argoproj.io", Version: "v1alpha1", Resource: "analysistemplates"},
-		"VirtualService":   {Group: "networking.istio.io", Version: "v1", Resource: "virtualservices"},
-		"DestinationRule":  {Group: "networking.istio.io", Version: "v1", Resource: "destinationrules"},
-		"Service":          {Version: "v1", Resource: "services"},
-	}
-)
-
-func gvrOf(u *unstructured.Unstructured) schema.GroupVersionResource { return resources[u.GetKind()] }
-
-func parse(t testing.TB, manifest string) *unstructured.Unstructured {
-	t.Helper()
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte(manifest), &m); err != nil {
-		t.Fatal(err)
-	}
-	return &unstructured.Unstructured{Object: m}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// start runs a process with its output in a log file and stops it (by its
-// PID) when the test ends; on failure the log's tail is printed.
-func start(t *testing.T, name, logFile string, bin string, args ...string) <-chan struct{} {
-	t.Helper()
-	f, err := os.Create(logFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		_ = f.Close()
-		if t.Failed() {
-			data, _ := os.ReadFile(logFile)
-			if len(data) > 6000 {
-				data = data[len(data)-6000:]
-			}
-			t.Logf("--- %s log tail (%s) ---\n%s", name, logFile, data)
-		}
-	})
-	return done
-}
-
-func waitHTTP(t *testing.T, what string, exited <-chan struct{}, client *http.Client, url, token string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	var last string
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			t.Fatalf("%s exited before it was ready", what)
-		default:
-		}
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := client.Do(req)
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			last = resp.Status
-		} else {
-			last = err.Error()
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s not ready within %s: %s", what, within, last)
-}
-
-func startEtcd(t *testing.T, bin, dir string) string {
-	client, peer := freePort(t), freePort(t)
-	u := fmt.Sprintf("http://127.0.0.1:%d", client)
-	exited := start(t, "etcd", filepath.Join(dir, "etcd.log"), bin,
-		"--name=e2e", "--data-dir="+filepath.Join(dir, "etcd"),
-		"--listen-client-urls="+u, "--advertise-client-urls="+u,
-		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", peer),
-		fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", peer),
-		fmt.Sprintf("--initial-cluster=e2e=http://127.0.0.1:%d", peer))
-	waitHTTP(t, "etcd", exited, http.DefaultClient, u+"/health", "", 30*time.Second)
-	return u
-}
-
-func startAPIServer(t *testing.T, bin, dir, etcdURL string) string {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	saKey := filepath.Join(dir, "sa.key")
-	if err := os.WriteFile(saKey, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tokens := filepath.Join(dir, "tokens.csv")
-	csv := fmt.Sprintf("%s,admin,1,\"system:masters\"\n%s,%s,2\n%s,%s,3,\"system:masters\"\n",
-		adminToken, webhookToken, webhookUser, controllerToken, controllerUser)
-	if err := os.WriteFile(tokens, []byte(csv), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	certDir := filepath.Join(dir, "apiserver-certs")
-	exited := start(t, "kube-apiserver", filepath.Join(dir, "kube-apiserver.log"), bin,
-		"--etcd-servers="+etcdURL,
-		fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1",
-		"--cert-dir="+certDir,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
-		"--token-auth-file="+tokens,
-		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.96.0.0/16",
-	)
-	host := fmt.Sprintf("https://127.0.0.1:%d", port)
-	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	began := time.Now()
-	waitHTTP(t, "kube-apiserver", exited, insecure, host+"/readyz", adminToken, 90*time.Second)
-	t.Logf("kube-apiserver ready in %s", time.Since(began).Round(100*time.Millisecond))
-	return host
-}
-
-var crdsGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-func crd(group, kind, plural, scope string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": plural + "." + group},
-		"spec": map[string]any{
-			"group": group, "scope": scope,
-			"names": map[string]any{"kind": kind, "plural": plural, "singular": strings.ToLower(kind), "listKind": kind + "List"},
-			"versions": []any{map[string]any{
-				"name": versionOf(group), "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-			}},
-		},
-	}}
-}
-
-func versionOf(group string) string {
-	if group == "networking.istio.io" {
-		return "v1"
-	}
-	return "v1alpha1"
-}
-
-func installCRDs(ctx context.Context, t *testing.T, dyn dynamic.Interface) {
-	defs := []*unstructured.Unstructured{
-		crd("argoproj.io", "Rollout", "rollouts", "Namespaced"),
-		crd("argoproj.io", "AnalysisTemplate", "analysistemplates", "Namespaced"),
-		crd("networking.istio.io", "VirtualService", "virtualservices", "Namespaced"),
-		crd("networking.istio.io", "DestinationRule", "destinationrules", "Namespaced"),
-	}
-	for _, d := range defs {
-		if _, err := dyn.Resource(crdsGVR).Create(ctx, d, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("creating CRD %s: %v", d.GetName(), err)
-		}
-	}
-	for _, d := range defs {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			got, err := dyn.Resource(crdsGVR).Get(ctx, d.GetName(), metav1.GetOptions{})
-			if err == nil && established(got) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("CRD %s not established: %v", d.GetName(), err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-}
-
-func established(u *unstructured.Unstructured) bool {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == "Established" && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
-}
+var rolloutsGVR = kubetest.Rollouts.GVR()
 
 // repoFile reads a file of the repository (tests run in webhook/e2e).
 func repoFile(t testing.TB, rel string) []byte {
@@ -601,7 +384,8 @@ func grantWebhookRBAC(ctx context.Context, t *testing.T, kube kubernetes.Interfa
 // startWebhook builds rolloutlint and runs `rolloutlint webhook` with a
 // serving certificate from a CA made here, a kubeconfig for the RBAC-limited
 // user and deploy/config.yaml's .rolloutlint.yaml.
-func startWebhook(t *testing.T, dir, apiHost string) *webhookProcess {
+func startWebhook(t *testing.T, cl *kubetest.Cluster) *webhookProcess {
+	dir := cl.Dir
 	bin := filepath.Join(dir, "rolloutlint")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/rolloutlint")
 	build.Dir = filepath.Join("..", "..")
@@ -612,17 +396,7 @@ func startWebhook(t *testing.T, dir, apiHost string) *webhookProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kubeconfig := filepath.Join(dir, "webhook.kubeconfig")
-	kc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: e2e, cluster: {server: %q, insecure-skip-tls-verify: true}}]
-users: [{name: webhook, user: {token: %q}}]
-contexts: [{name: e2e, context: {cluster: e2e, user: webhook}}]
-current-context: e2e
-`, apiHost, webhookToken)
-	if err := os.WriteFile(kubeconfig, []byte(kc), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := cl.Kubeconfig(t, "webhook", webhookToken, "")
 	var cm corev1.ConfigMap
 	if err := yaml.UnmarshalStrict(repoFile(t, "deploy/config.yaml"), &cm); err != nil {
 		t.Fatal(err)
@@ -631,14 +405,14 @@ current-context: e2e
 	if err := os.WriteFile(cfg, []byte(cm.Data[".rolloutlint.yaml"]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	exited := start(t, "rolloutlint webhook", filepath.Join(dir, "webhook.log"), bin, "webhook",
+	addr := fmt.Sprintf("127.0.0.1:%d", kubetest.FreePort(t))
+	exited := kubetest.StartProcess(t, "rolloutlint webhook", filepath.Join(dir, "webhook.log"), bin, "webhook",
 		"--listen="+addr, "--cert-file="+pair.CertFile, "--key-file="+pair.KeyFile,
 		"--kubeconfig="+kubeconfig, "--config="+cfg, "--config-poll=200ms", "--log-format=text", "--timeout=4s")
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pair.CAPEM)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	waitHTTP(t, "rolloutlint webhook", exited, client, "https://"+addr+"/readyz", "", 60*time.Second)
+	kubetest.WaitHTTP(t, "rolloutlint webhook", exited, client, "https://"+addr+"/readyz", "", 60*time.Second)
 	return &webhookProcess{base: "https://" + addr, caPEM: pair.CAPEM, client: client, config: cfg}
 }
 

@@ -30,6 +30,10 @@ type loadOptions struct {
 	followSymlinks bool
 	// stdinFilename is the path standard input is reported as.
 	stdinFilename string
+	// fallbackNamespace is the namespace of objects that set none when
+	// neither --namespace nor the config names one (the kube context's,
+	// with --cluster, as kubectl apply would use); "" means "default".
+	fallbackNamespace string
 }
 
 func (o *loadOptions) bind(fl *pflag.FlagSet) {
@@ -48,6 +52,10 @@ type bundle struct {
 	graph *graph.Graph
 	// reported is the set of files findings may be reported on; nil means all.
 	reported map[string]bool
+	// inputs and opts are what the graph was loaded from, so that it can be
+	// loaded again with more (the live objects of --cluster).
+	inputs []load.Input
+	opts   load.Options
 	// stdin is what standard input held, under the name it is reported as
 	// (nil when it was not read).
 	stdin map[string][]byte
@@ -102,6 +110,9 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	ns := o.namespace
 	if ns == "" && cfg != nil {
 		ns = cfg.Namespace
+	}
+	if ns == "" {
+		ns = o.fallbackNamespace
 	}
 	stdinName, err := o.stdinName(e, args)
 	if err != nil {
@@ -180,6 +191,7 @@ func (o *loadOptions) loadBundle(e *Env, args []string) (*bundle, error) {
 	b.graph = load.Inputs(inputs, opts)
 	b.reported = reported
 	memlimit.Fit() // the loaded bundle sets the floor of the memory limit
+	b.inputs, b.opts = inputs, opts
 	return b, nil
 }
 
@@ -274,6 +286,7 @@ type lintOptions struct {
 	render            bool
 	helmValues        []string
 	helmSet           []string
+	cluster           clusterOptions
 }
 
 func (o *lintOptions) bind(fl *pflag.FlagSet) {
@@ -295,6 +308,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
+	o.cluster.bind(fl, "lint the files together with the live objects of the cluster they would be applied to (read-only; see docs/cluster.md)")
 }
 
 func newLint(e *Env) *cobra.Command {
@@ -322,12 +336,20 @@ A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bun
 keeps live, if that is more), so that large bundles stay small in memory at a little
 CPU; set GOMEMLIMIT (e.g. GOMEMLIMIT=1GiB, or off) to choose your own.
 
+With --cluster the files are linted together with the live objects of the cluster (list
+only): the kinds the rules read, in the namespaces the files touch (or --cluster-namespace)
+and Istio's root namespace. A local object replaces the live one of the same identity;
+findings are reported on the local files, live objects appear as related locations named
+cluster:Kind/namespace/name. Lists RBAC forbids are named on stderr and the lint goes on,
+partial. See docs/cluster.md.
+
 ROLLOUTLINT_FAST_DECODE=off loads every document with the full YAML decoder instead
 of the fast one; the findings are the same (it is there should a document ever load
 differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 		Example: `  rolloutlint lint deploy/
   rolloutlint lint .                                  # every Kustomize root, chart and Application
   rolloutlint lint --values values-prod.yaml charts/app
+  rolloutlint lint --cluster --kube-context staging deploy/
   rolloutlint lint --format json rollout.yaml vs.yaml
   helm template app ./chart | rolloutlint lint -
   rolloutlint lint --context deploy/ deploy/virtualservice.yaml`,
@@ -345,8 +367,18 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.cluster.check(fl); err != nil {
+		return err
+	}
+	var kt *kubeTarget
+	if o.cluster.enabled {
+		if kt, err = o.cluster.target(e); err != nil {
+			return err
+		}
+		o.load.fallbackNamespace = kt.namespace
+	}
 	if o.render && !onlyStdin(args) {
-		return o.runUnits(e, fl, w, args)
+		return o.runUnits(e, fl, w, args, kt)
 	}
 	b, err := o.load.loadBundle(e, args)
 	if err != nil {
@@ -385,30 +417,47 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	res := analyzer.Run(b.graph, analyzer.Options{
+	aopts := analyzer.Options{
 		Rules: all, Config: b.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable), Mode: rules.ModeCLI,
 		Globals: globals, Live: live,
-	})
+	}
+	g, reported := b.graph, b.reported
+	var sess *session
+	if o.cluster.enabled {
+		if sess, err = o.cluster.newSession(e, kt); err != nil {
+			return err
+		}
+		enabled, _ := analyzer.Select(aopts)
+		if g, reported, err = sess.lintGraph(b, clusterKinds(enabled)); err != nil {
+			return err
+		}
+	}
+	res := analyzer.Run(g, aopts)
 	if res.LiveErr != nil {
 		return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
 	}
-	if b.reported != nil {
-		res = res.Only(b.reported, e.canonical)
+	if reported != nil {
+		res = res.Only(reported, e.canonical)
+	}
+	var cluster *report.Cluster
+	if sess != nil {
+		res, cluster = sess.localOnly(res)
 	}
 	// No object and nothing to say about the files (a YAML error would be a
 	// finding): an empty render or a wrong path, which must not pass green.
 	if !o.allowEmpty && b.objects(e.canonical) == 0 && len(res.Active()) == 0 {
 		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
 	}
-	return o.write(e, w, res, all, failAt, b.stdin)
+	return o.write(e, w, res, all, failAt, b.stdin, cluster)
 }
 
 // write writes the report and picks the exit code; sources hold the text of
-// inputs that are not files (standard input).
-func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity, sources map[string][]byte) error {
+// inputs that are not files (standard input), cluster describes what
+// --cluster read (nil without it).
+func (o *lintOptions) write(e *Env, w report.Writer, res *analyzer.Result, all []*rules.Rule, failAt rules.Severity, sources map[string][]byte, cluster *report.Cluster) error {
 	useColor := o.color == "always" || o.color == "auto" && o.output == "" && isTerminal(e.Out) && e.getenv("NO_COLOR") == ""
 	ropts := report.Options{Color: useColor, IncludeSuppressed: o.includeSuppressed, Verbose: o.verbose, Version: VersionString(), AllRules: all,
-		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Sources: sources}
+		SARIFRoot: o.sarif.root, SARIFCategory: o.sarif.category, Warnings: e.Err, Dir: e.Dir, Sources: sources, Cluster: cluster}
 	var buf bytes.Buffer
 	out := e.Out
 	if o.output != "" {

@@ -44,10 +44,12 @@ type planOptions struct {
 	rollout      string
 	istioVersion string
 	format       string
+	cluster      clusterOptions
 }
 
 func (o *planOptions) bind(fl *pflag.FlagSet) {
 	o.load.bind(fl)
+	o.cluster.bind(fl, "start each plan from the Rollout's live state in the cluster (read-only; without PATH: every Rollout of the namespaces; see docs/cluster.md)")
 	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
 	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default "+xds.DefaultVersion+")")
 	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
@@ -56,7 +58,7 @@ func (o *planOptions) bind(fl *pflag.FlagSet) {
 func newPlan(e *Env) *cobra.Command {
 	var o planOptions
 	c := &cobra.Command{
-		Use:   "plan PATH...",
+		Use:   "plan [PATH...]",
 		Short: "Show each Rollout's steps: weights, replicas, API writes and the xDS pushes they cause",
 		Long: `Plan reads manifests like lint and prints, for every Rollout, the cluster states Argo Rollouts
 drives it through: canary start, each step, promotion, scale-down and the abort path. For
@@ -66,11 +68,20 @@ window, istiod's push: class (full, partial-full-eds, incremental-eds; config an
 endpoints-only from Istio 1.31), the xDS types sent to sidecars and gateways, the types
 whose content changes, and the proxies in scope.
 
+With --cluster each Rollout starts from where it is in the cluster: its current step,
+pause or abort, the stable and canary pod-template hashes, the weights on its routes and
+the sizes of its ReplicaSets; the plan lists the remaining steps and the abort path from
+there. A local Rollout whose pod template differs from the live one plans the update that
+applying it starts. Without PATH, every Rollout of --cluster-namespace (else the kube
+context's namespace) is planned as it is live.
+
 The xDS model follows Istio 1.28 by default; --istio-version selects another table.
 JSON fields are documented in docs/plan.md.`,
 		Example: `  rolloutlint plan deploy/
   rolloutlint plan --rollout shop/checkout --format markdown deploy/
-  rolloutlint plan --istio-version 1.31 --format json rollout.yaml vs.yaml dr.yaml`,
+  rolloutlint plan --istio-version 1.31 --format json rollout.yaml vs.yaml dr.yaml
+  rolloutlint plan --cluster --cluster-namespace shop
+  rolloutlint plan --cluster --kube-context prod deploy/rollout.yaml`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(e, cmd.Flags(), args) },
 	}
@@ -84,8 +95,26 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if !ok {
 		return fmt.Errorf("--format: unknown format %q (want one of %s)", o.format, strings.Join(planreport.FormatNames(), ", "))
 	}
-	b, err := o.load.loadBundle(e, args)
-	if err != nil {
+	if err := o.cluster.check(fl); err != nil {
+		return err
+	}
+	var kt *kubeTarget
+	if o.cluster.enabled {
+		var err error
+		if kt, err = o.cluster.target(e); err != nil {
+			return err
+		}
+		o.load.fallbackNamespace = kt.namespace
+	}
+	var b *bundle
+	var err error
+	if o.cluster.enabled && len(args) == 0 {
+		cfg, err := e.loadConfig(o.load.configPath)
+		if err != nil {
+			return err
+		}
+		b = &bundle{cfg: cfg}
+	} else if b, err = o.load.loadBundle(e, args); err != nil {
 		return err
 	}
 	version := o.istioVersion
@@ -96,19 +125,29 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--istio-version: %w", err)
 	}
-	for _, p := range b.graph.Problems {
-		if p.RuleID == "RL0001" {
-			return fmt.Errorf("%s:%d:%d: %s", p.Pos.File, p.Pos.Line, p.Pos.Column, p.Message)
+	if b.graph != nil {
+		for _, p := range b.graph.Problems {
+			if p.RuleID == "RL0001" {
+				return fmt.Errorf("%s:%d:%d: %s", p.Pos.File, p.Pos.Line, p.Pos.Column, p.Message)
+			}
 		}
 	}
-	plans := plan.Build(b.graph)
+	var plans []*plan.Plan
+	g := b.graph
+	if o.cluster.enabled {
+		if g, plans, err = o.cluster.livePlans(e, kt, b); err != nil {
+			return err
+		}
+	} else {
+		plans = plan.Build(g)
+	}
 	if o.rollout != "" {
-		plans, err = selectRollout(b.graph, plans, o.rollout)
+		plans, err = selectRollout(g, plans, o.rollout)
 		if err != nil {
 			return err
 		}
 	}
-	doc := planreport.Build(m, xds.NewScoper(b.graph), plans, rejections(b))
+	doc := planreport.Build(m, xds.NewScoper(g), plans, rejections(&bundle{cfg: b.cfg, graph: g}))
 	if err := w(e.Out, doc); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer/repo"
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/model/render"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -21,7 +22,7 @@ func onlyStdin(args []string) bool {
 }
 
 // runUnits is `lint` over deployable units (see package analyzer/repo).
-func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args []string) error {
+func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args []string, kt *kubeTarget) error {
 	rs, err := o.load.resolve(e, args)
 	if err != nil {
 		return err
@@ -60,13 +61,25 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	if len(args) == 0 {
 		context = nil
 	}
+	aopts := analyzer.Options{Rules: all, Config: rs.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable),
+		Mode: rules.ModeCLI, Globals: globals, Live: live}
+	var sess *session
+	var liveFor func(g *graph.Graph) ([]load.Input, error)
+	if o.cluster.enabled {
+		if sess, err = o.cluster.newSession(e, kt); err != nil {
+			return err
+		}
+		enabled, _ := analyzer.Select(aopts)
+		kinds := clusterKinds(enabled)
+		liveFor = func(g *graph.Graph) ([]load.Input, error) { return sess.liveFor(g, kinds) }
+	}
 	fitted := false
 	rep, err := repo.Lint(rs.args, repo.Options{
-		Analyzer: analyzer.Options{Rules: all, Config: rs.cfg, Enable: splitList(o.enable), Disable: splitList(o.disable),
-			Mode: rules.ModeCLI, Globals: globals, Live: live},
-		Load:    rs.opts,
-		Render:  render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
-		Context: context,
+		Analyzer: aopts,
+		Live:     liveFor,
+		Load:     rs.opts,
+		Render:   render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
+		Context:  context,
 		AfterBundle: func(g *graph.Graph, res *analyzer.Result) error {
 			if !fitted {
 				memlimit.Fit() // the first loaded bundle sets the floor of the memory limit
@@ -95,5 +108,9 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 			return err
 		}
 	}
-	return o.write(e, w, rep.Result, all, failAt, nil)
+	res, cluster := rep.Result, (*report.Cluster)(nil)
+	if sess != nil {
+		res, cluster = sess.localOnly(res)
+	}
+	return o.write(e, w, res, all, failAt, nil, cluster)
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -15,9 +14,6 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/homedir"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
@@ -29,7 +25,7 @@ import (
 type webhookOptions struct {
 	listen, metricsAddr          string
 	certFile, keyFile            string
-	kubeconfig                   string
+	kubeconfig, kubeContext      string
 	clusterView                  bool
 	configPath                   string
 	enforce, failure             string
@@ -67,7 +63,7 @@ When a review cannot be linted (malformed, time-out), --failure-mode allow admit
 with a warning and deny rejects it; either way it is logged and counted.
 
 Out of a cluster the view's cluster is --kubeconfig, else $KUBECONFIG, else the in-cluster
-service account, else ~/.kube/config. On SIGTERM /readyz turns 503, reviews are still
+service account, else ~/.kube/config (--kube-context picks a context of the kubeconfig). On SIGTERM /readyz turns 503, reviews are still
 answered for --shutdown-delay, then the server shuts down.
 
 The certificate and key files are re-read when they change, and so is --config. /healthz, /readyz (cluster view
@@ -88,6 +84,7 @@ func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
 	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
+	fl.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context of the cluster view (default: the kubeconfig's current context)")
 	fl.BoolVar(&o.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
 	fl.StringVar(&o.configPath, "config", "", "rolloutlint config (.rolloutlint.yaml, e.g. a mounted ConfigMap)")
 	fl.StringVar(&o.enforce, "enforce", string(webhook.EnforceError), "error (deny on errors), warning (warn only) or off (audit: log only)")
@@ -173,11 +170,12 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	}
 	var ready func() bool
 	if o.clusterView {
-		rc, source, err := restConfig(e, e.path(o.kubeconfig))
+		kt, err := restConfig(e, e.path(o.kubeconfig), o.kubeContext, "use --cluster-view=false to lint objects alone")
 		if err != nil {
 			return err
 		}
-		log.Info("cluster view", "cluster", rc.Host, "from", source)
+		rc := kt.rest
+		log.Info("cluster view", "cluster", rc.Host, "from", kt.source, "context", kt.context)
 		dyn, err := dynamic.NewForConfig(rc)
 		if err != nil {
 			return fmt.Errorf("cluster client: %w", err)
@@ -223,35 +221,6 @@ func orBackground(ctx context.Context) context.Context {
 		return context.Background()
 	}
 	return ctx
-}
-
-// restConfig finds the cluster of the view as controller-runtime does: the
-// --kubeconfig file, else $KUBECONFIG (a list of files, merged), else the
-// in-cluster service account, else ~/.kube/config. It says which one it used.
-func restConfig(e *Env, kubeconfig string) (*rest.Config, string, error) {
-	load := func(rules *clientcmd.ClientConfigLoadingRules, what string) (*rest.Config, string, error) {
-		rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-		if err != nil {
-			return nil, "", fmt.Errorf("reading %s: %w", what, err)
-		}
-		return rc, what, nil
-	}
-	if kubeconfig != "" {
-		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig}, "--kubeconfig "+kubeconfig)
-	}
-	if env := e.getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
-		return load(&clientcmd.ClientConfigLoadingRules{Precedence: e.paths(filepath.SplitList(env))}, "$KUBECONFIG "+env)
-	}
-	rc, inClusterErr := rest.InClusterConfig()
-	if inClusterErr == nil {
-		return rc, "in-cluster service account", nil
-	}
-	home := filepath.Join(homedir.HomeDir(), clientcmd.RecommendedHomeDir, clientcmd.RecommendedFileName)
-	if _, err := os.Stat(home); err == nil {
-		return load(&clientcmd.ClientConfigLoadingRules{ExplicitPath: home}, home)
-	}
-	return nil, "", fmt.Errorf("no cluster for the view: no --kubeconfig, no $KUBECONFIG, not in a cluster (%w), no %s (use --cluster-view=false to lint objects alone)",
-		inClusterErr, home)
 }
 
 func configFile(cfg *config.Config) string {

@@ -76,12 +76,12 @@ func TestRestConfigPrecedence(t *testing.T) {
 
 	check := func(name, kubeconfig, wantHost, wantFrom string) {
 		t.Helper()
-		rc, from, err := restConfig(&Env{}, kubeconfig)
+		kt, err := restConfig(&Env{}, kubeconfig, "", "hint")
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if rc.Host != wantHost || !strings.Contains(from, wantFrom) {
-			t.Errorf("%s: host %q from %q; want %q from %q", name, rc.Host, from, wantHost, wantFrom)
+		if kt.rest.Host != wantHost || !strings.Contains(kt.source, wantFrom) || kt.context != "x" {
+			t.Errorf("%s: host %q from %q context %q; want %q from %q, context x", name, kt.rest.Host, kt.source, kt.context, wantHost, wantFrom)
 		}
 	}
 	t.Setenv("KUBECONFIG", env)
@@ -92,7 +92,7 @@ func TestRestConfigPrecedence(t *testing.T) {
 	if err := os.Remove(filepath.Join(home, ".kube", "config")); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := restConfig(&Env{}, ""); err == nil || !strings.Contains(err.Error(), "--cluster-view=false") {
+	if _, err := restConfig(&Env{}, "", "", "use --cluster-view=false"); err == nil || !strings.Contains(err.Error(), "--cluster-view=false") {
 		t.Errorf("no cluster anywhere: err %v", err)
 	}
 }
