@@ -153,6 +153,11 @@ func Run(g *graph.Graph, opts Options) *Result {
 	liveErrs := make([]error, len(enabled))
 	isGo := func(r *rules.Rule) bool { return r.Source == rules.SourceGo || r.Source == rules.SourceLive }
 	isPolicy := func(r *rules.Rule) bool { return !isGo(r) }
+	for _, r := range enabled {
+		if r.Prepare != nil && isPolicy(r) {
+			go r.Prepare() // compiles while the Go rules run
+		}
+	}
 	mark := g.MemoMark()
 	runStage(g, enabled, isGo, settings, opts, perRule, liveErrs)
 	g.ForgetMemosSince(mark)

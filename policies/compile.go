@@ -71,6 +71,9 @@ type policy struct {
 	// objects for a user policy, see readFields).
 	fields *fieldTree
 	query  rego.PreparedEvalQuery
+	// prepare, when set, compiles the policy before its first run (the
+	// built-in policies are compiled lazily, see prepareBuiltin).
+	prepare func() error
 }
 
 // compiled is a set of policies compiled together.
@@ -160,16 +163,24 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 	for _, p := range pols {
 		declareKinds(p.input)
 		p.fields = out.fields
-		q := ast.NewBody(ast.NewExpr(ast.NewTerm(ast.MustParseRef("data." + p.pkg + ".violation"))))
-		pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(c)).PrepareForEval(context.Background())
-		if err != nil {
-			return nil, fmt.Errorf("%s: preparing policy %s: %w", p.loc, p.pkg, err)
+		if err := p.prepareQuery(c); err != nil {
+			return nil, err
 		}
-		p.query = pq
 		p.rule.Run = p.run
 		out.rules = append(out.rules, p.rule)
 	}
 	return out, nil
+}
+
+// prepareQuery prepares the policy's violation query over compiled modules.
+func (p *policy) prepareQuery(c *ast.Compiler) error {
+	q := ast.NewBody(ast.NewExpr(ast.NewTerm(ast.MustParseRef("data." + p.pkg + ".violation"))))
+	pq, err := rego.New(rego.ParsedQuery(q), rego.Compiler(c)).PrepareForEval(context.Background())
+	if err != nil {
+		return fmt.Errorf("%s: preparing policy %s: %w", p.loc, p.pkg, err)
+	}
+	p.query = pq
+	return nil
 }
 
 var (

@@ -15,12 +15,15 @@ package policies
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/open-policy-agent/opa/v1/ast"
 
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -45,15 +48,46 @@ type Source struct {
 func (s Source) IsTest() bool { return strings.HasSuffix(s.Name, "_test.rego") }
 
 var builtin struct {
-	once   sync.Once
-	rules  []*rules.Rule
-	fields *fieldTree
-	err    error
+	once     sync.Once
+	rules    []*rules.Rule
+	policies []*policy
+	err      error
+
+	compileOnce sync.Once
+	fields      *fieldTree // set by prepareBuiltin
+	compileErr  error
 }
 
-// Builtin returns the rules of the embedded policies, compiled and prepared on
-// first use. Embedded policies that do not load are a build defect, so it
-// panics with the loader's message (tests catch it first).
+//go:embed builtin.json
+var builtinTable []byte
+
+// builtinMeta is one embedded policy's metadata as its METADATA block
+// declares it. builtin.json holds them, written from the full compile by
+// TestBuiltinTable (go test ./policies -run BuiltinTable -update), so that a
+// process learns the built-in rules without parsing Rego.
+type builtinMeta struct {
+	Package    string            `json:"package"`
+	Loc        string            `json:"loc"`
+	File       string            `json:"file"`
+	ID         string            `json:"id"`
+	Name       string            `json:"name"`
+	Summary    string            `json:"summary"`
+	Why        string            `json:"why"`
+	Bad        string            `json:"bad,omitempty"`
+	Good       string            `json:"good,omitempty"`
+	References []rules.Reference `json:"references,omitempty"`
+	Since      string            `json:"since"`
+	Severity   string            `json:"severity"`
+	Kinds      []string          `json:"kinds"`
+	Tags       []string          `json:"tags,omitempty"`
+}
+
+// Builtin returns the rules of the embedded policies. Their metadata is read
+// from the table written at build time; the policies are compiled when the
+// first of them runs (prepareBuiltin), so a process that runs none of them
+// (a lint whose bundle none applies to, `rules`, `explain`) never compiles
+// Rego. Embedded policies that do not load are a build defect, so it panics
+// with the loader's message (tests catch it first).
 func Builtin() []*rules.Rule {
 	rs, err := LoadBuiltin()
 	if err != nil {
@@ -65,29 +99,104 @@ func Builtin() []*rules.Rule {
 // LoadBuiltin is Builtin with the error returned.
 func LoadBuiltin() ([]*rules.Rule, error) {
 	builtin.once.Do(func() {
-		all, err := builtinSources()
-		if err != nil {
-			builtin.err = err
+		var metas []builtinMeta
+		if err := json.Unmarshal(builtinTable, &metas); err != nil {
+			builtin.err = fmt.Errorf("reading the built-in policy table: %w", err)
 			return
 		}
-		// A lint needs the policies, not their tests (`rolloutlint policy
-		// test` compiles those): a third less to compile at every start.
-		var srcs []Source
-		for _, s := range all {
-			if !s.IsTest() {
-				srcs = append(srcs, s)
+		for _, m := range metas {
+			sev, err := rules.ParseSeverity(m.Severity)
+			if err != nil {
+				builtin.err = fmt.Errorf("built-in policy table: %s: %w", m.ID, err)
+				return
 			}
+			r := &rules.Rule{
+				ID: m.ID, Name: m.Name, Summary: m.Summary,
+				Doc:   rules.Doc{Why: m.Why, Bad: m.Bad, Good: m.Good, References: m.References},
+				Since: m.Since, Severity: sev, Kinds: m.Kinds, Source: rules.SourceRego, Tags: m.Tags,
+				Options: policyOptions,
+			}
+			p := &policy{pkg: m.Package, loc: m.Loc, file: m.File, rule: r, kinds: newKindSet(m.Kinds), input: newKindSet(m.Kinds), prepare: prepareBuiltin}
+			r.Run = p.run
+			r.Prepare = func() { _ = prepareBuiltin() } // Run reports the error
+			builtin.policies = append(builtin.policies, p)
+			builtin.rules = append(builtin.rules, r)
 		}
-		set, err := compile(srcs, rules.SourceRego)
-		if err != nil {
-			builtin.err = err
-			return
-		}
-		builtin.rules = set.rules
-		builtin.fields = set.fields
 	})
 	return builtin.rules, builtin.err
 }
+
+// prepareBuiltin compiles the embedded policies and prepares their queries,
+// once per process. The policies were compiled with every check by the test
+// that writes builtin.json (TestBuiltinTable), so here the parser skips the
+// METADATA blocks (the table has them) and the compiler the stages that only
+// check (types, unused imports, conflicts, ...): together about half the
+// cost of a full compile. The stages that rewrite or index the rules run as
+// always.
+func prepareBuiltin() error {
+	builtin.compileOnce.Do(func() {
+		if _, err := LoadBuiltin(); err != nil {
+			builtin.compileErr = err
+			return
+		}
+		c, mods, err := compileBuiltin()
+		if err != nil {
+			builtin.compileErr = err
+			return
+		}
+		fields := readFields(nonTestModules(mods))
+		declareFields(fields)
+		for _, p := range builtin.policies {
+			declareKinds(p.input)
+			p.fields = fields
+			if err := p.prepareQuery(c); err != nil {
+				builtin.compileErr = err
+				return
+			}
+		}
+		builtin.fields = fields
+	})
+	return builtin.compileErr
+}
+
+// compileBuiltin parses the embedded policies without their METADATA and
+// compiles them without the check-only stages.
+func compileBuiltin() (*ast.Compiler, map[string]*ast.Module, error) {
+	all, err := builtinSources()
+	if err != nil {
+		return nil, nil, err
+	}
+	mods := map[string]*ast.Module{}
+	for _, s := range all {
+		if s.IsTest() {
+			continue
+		}
+		m, err := ast.ParseModuleWithOpts(s.Name, s.Text, ast.ParserOptions{RegoVersion: ast.RegoV1})
+		if err != nil {
+			return nil, nil, fmt.Errorf("parsing the built-in policies: %w", err)
+		}
+		mods[s.Name] = m
+	}
+	c := newCompiler().WithSkipStages(checkOnlyStages...)
+	if c.Compile(mods); c.Failed() {
+		return nil, nil, fmt.Errorf("compiling the built-in policies: %w", c.Errors)
+	}
+	return c, mods, nil
+}
+
+// checkOnlyStages are the compiler stages that only report errors; the
+// embedded policies are compiled with them by the tests.
+var checkOnlyStages = []ast.StageID{
+	ast.StageCheckUnusedImports, ast.StageCheckKeywordOverrides, ast.StageCheckDuplicateImports,
+	ast.StageCheckVoidCalls, ast.StageCheckRuleConflicts, ast.StageCheckUndefinedFuncs,
+	ast.StageCheckSafetyRuleHeads, ast.StageCheckRecursion, ast.StageCheckTypes,
+	ast.StageCheckUnsafeBuiltins, ast.StageCheckDeprecatedBuiltins, ast.StageBuildRequiredCapabilities,
+}
+
+// PrepareBuiltin compiles the embedded policies now instead of at their first
+// run: a long-running server (the webhook) pays it at start, not on its first
+// review. It is safe to call from several goroutines and more than once.
+func PrepareBuiltin() error { return prepareBuiltin() }
 
 // builtinSources reads the embedded Rego files, sorted by name.
 func builtinSources() ([]Source, error) {
@@ -160,6 +269,12 @@ func LoadDirs(dirs []string) ([]*rules.Rule, error) {
 	}
 	builtins, err := LoadBuiltin()
 	if err != nil {
+		return nil, err
+	}
+	// The built-in policies are compiled now, so that their kinds and
+	// fields are declared before any input is converted: a lint converts
+	// its graph once for the user's and the built-in policies together.
+	if err := prepareBuiltin(); err != nil {
 		return nil, err
 	}
 	takenID, takenName := map[string]bool{}, map[string]bool{}

@@ -24,6 +24,11 @@ const DefaultTimeout = 10 * time.Second
 
 // run evaluates the policy over the pass's graph and reports its violations.
 func (p *policy) run(pass *rules.Pass) error {
+	if p.prepare != nil {
+		if err := p.prepare(); err != nil {
+			return err
+		}
+	}
 	timeout := DefaultTimeout
 	if s := pass.Options.String("timeout", ""); s != "" {
 		d, err := time.ParseDuration(s)

@@ -116,6 +116,11 @@ type Rule struct {
 	// concurrently with other rules over the same graph, which it must not
 	// modify. Required.
 	Run func(*Pass) error
+	// Prepare, when set, does a rule's one-off setup (compiling a policy).
+	// The analyzer starts it when a lint begins, so that it overlaps the
+	// stage before the rule's; Run must still work (and wait for it) when
+	// Prepare was never called. Optional.
+	Prepare func()
 }
 
 var idPattern = regexp.MustCompile(`^RL[0-9]{4}$`)

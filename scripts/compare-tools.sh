@@ -2,9 +2,11 @@
 # Times rolloutlint against what users run today, on the same generated corpus:
 #   istioctl analyze --use-kube=false (its analyzers only), conftest test --combine with
 #   an equivalent Rego policy set (scripts/bench/conftest-policy), and kubeconform
-#   (schema parsing only) as the throughput floor.
+#   (schema parsing only) as the throughput floor, and internal/tools/yamlfloor (yaml.v3
+#   parsing the files into nodes, nothing more: the floor issue 21's target is measured against).
 # The other tools are built from the Go module proxy into $TOOLS_DIR (never committed).
 # Usage: scripts/compare-tools.sh [ROLLOUTS]   (default 9000, about 50,000 objects)
+#        PROFILE=gateways scripts/compare-tools.sh   (the generator's second shape; default mixed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN=go1.27.3
@@ -25,7 +27,8 @@ build_tool conftest github.com/open-policy-agent/conftest@v0.71.1
 build_tool istioctl istio.io/istio/istioctl/cmd/istioctl@v0.0.0-20260827124520-eed52ebb66ad
 
 make -s build
-go run ./internal/tools/gencorpus -rollouts "$N" -out "$WORK/corpus"
+go build -o "$WORK/yamlfloor" ./internal/tools/yamlfloor
+go run ./internal/tools/gencorpus -rollouts "$N" -profile "${PROFILE:-mixed}" -out "$WORK/corpus"
 objects=$(grep -c '^kind:' "$WORK"/corpus/*.yaml | awk -F: '{s+=$2} END {print s}')
 echo "corpus: $N rollouts, $objects objects, $(du -sh "$WORK/corpus" | cut -f1)"
 
@@ -54,6 +57,7 @@ echo "|---|---|---|---|"
 measure "rolloutlint lint" ./bin/rolloutlint lint --color never "$WORK/corpus"
 measure "istioctl analyze --use-kube=false" "$TOOLS_DIR/istioctl" analyze --use-kube=false -A "$WORK/corpus"
 measure "conftest test --combine" "$TOOLS_DIR/conftest" test --combine -p scripts/bench/conftest-policy "$WORK/corpus"
+measure "yaml.v3 parse only (internal/tools/yamlfloor)" "$WORK/yamlfloor" "$WORK/corpus"
 measure "kubeconform (schemas skipped)" "$TOOLS_DIR/kubeconform" -ignore-missing-schemas -schema-location "$WORK/none" -summary "$WORK/corpus"
 go run ./internal/tools/gencorpus -rollouts 2 -out "$WORK/small"
 measure "rolloutlint lint (2 apps, the pre-commit case)" ./bin/rolloutlint lint --color never "$WORK/small"

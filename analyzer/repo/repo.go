@@ -42,6 +42,9 @@ type Options struct {
 	// AfterBundle, when set, runs after each bundle's rules with its graph
 	// and result (the live Prometheus dry-run adds findings there).
 	AfterBundle func(g *graph.Graph, res *analyzer.Result) error
+	// AfterLoad, when set, runs after each bundle is loaded, before its
+	// rules (the command fits its soft memory limit to the first bundle).
+	AfterLoad func(g *graph.Graph)
 	// Live, when set, returns inputs to load after a bundle's own, given
 	// the bundle's graph (lint --cluster: the live objects its files do not
 	// replace); the bundle is then loaded again with them.
@@ -414,6 +417,9 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	}
 	if mapper != nil {
 		g.Mapper = mapper
+	}
+	if opts.AfterLoad != nil {
+		opts.AfterLoad(g)
 	}
 	for _, f := range g.Files {
 		if !f.Rendered && !graph.IsLive(f.Path) {

@@ -2,6 +2,13 @@
 // Rollouts with their Services, VirtualServices, DestinationRules, Gateways
 // and AnalysisTemplates, host- and subset-level, with an optional sprinkle of
 // known mistakes. Output is deterministic for a given seed.
+//
+// Two profiles give bundles of different shape, so that a comparison with
+// another tool does not flatter one shape: Mixed (the default: half
+// host-level applications, each with a Gateway, half subset-level, each with
+// a DestinationRule, 50 applications a file) and Gateways (every application
+// behind its own Gateway, one in ten subset-level with a DestinationRule, one
+// application a file).
 package corpus
 
 import (
@@ -12,13 +19,31 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
+// Profile is the shape of a corpus.
+type Profile string
+
+// The profiles.
+const (
+	// Mixed alternates host-level applications (two Services, a
+	// VirtualService bound to a Gateway) and subset-level ones (one Service,
+	// a mesh VirtualService, a DestinationRule).
+	Mixed Profile = "mixed"
+	// Gateways puts every application behind its own Gateway; one in ten is
+	// subset-level with a DestinationRule. PerFile defaults to 1: many small
+	// files, as a repository with one directory per application has.
+	Gateways Profile = "gateways"
+)
+
 // Options shape a corpus.
 type Options struct {
+	// Profile selects the shape (default Mixed).
+	Profile Profile
 	// Rollouts is the number of applications (each ~5 objects).
 	Rollouts int
 	// Namespaces spreads the applications over this many namespaces (default 10).
 	Namespaces int
-	// PerFile puts this many applications in one file (default 50).
+	// PerFile puts this many applications in one file (default 50; 1 for
+	// the Gateways profile).
 	PerFile int
 	// MistakeRate is the fraction (0..1) of applications given one known mistake.
 	MistakeRate float64
@@ -33,6 +58,9 @@ func Generate(o Options) []load.Input {
 	}
 	if o.PerFile <= 0 {
 		o.PerFile = 50
+		if o.Profile == Gateways {
+			o.PerFile = 1
+		}
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	var inputs []load.Input
@@ -48,10 +76,18 @@ func Generate(o Options) []load.Input {
 		ns := fmt.Sprintf("team-%02d", i%o.Namespaces)
 		app := fmt.Sprintf("app-%05d", i)
 		mistake := o.MistakeRate > 0 && rng.Float64() < o.MistakeRate
-		if i%2 == 0 {
-			writeHostLevel(&b, ns, app, mistake, rng)
-		} else {
-			writeSubsetLevel(&b, ns, app, mistake, rng)
+		switch {
+		case o.Profile == Gateways && i%10 == 9:
+			writeSubsetLevel(&b, ns, app, mistake, true, rng)
+		case o.Profile == Gateways:
+			// Half the mistakes are a VirtualService bound to a Gateway
+			// that does not exist, which istioctl reports too.
+			missing := mistake && rng.IntN(2) == 0
+			writeHostLevel(&b, ns, app, mistake && !missing, missing, rng)
+		case i%2 == 0:
+			writeHostLevel(&b, ns, app, mistake, false, rng)
+		default:
+			writeSubsetLevel(&b, ns, app, mistake, false, rng)
 		}
 		if (i+1)%o.PerFile == 0 {
 			flush(i / o.PerFile)
@@ -61,8 +97,17 @@ func Generate(o Options) []load.Input {
 	return inputs
 }
 
-// Objects returns the number of objects Generate writes for n applications.
-func Objects(n int) int {
+// Objects returns the number of objects Generate writes for n applications
+// of the Mixed profile.
+func Objects(n int) int { return ObjectsOf(Options{Rollouts: n}) }
+
+// ObjectsOf returns the number of objects Generate writes for o.
+func ObjectsOf(o Options) int {
+	n := o.Rollouts
+	if o.Profile == Gateways {
+		subsets := (n + 1) / 10 // applications 9, 19, 29, ...
+		return (n-subsets)*6 + subsets*6
+	}
 	hosts := (n + 1) / 2
 	subsets := n / 2
 	return hosts*6 + subsets*5
@@ -116,7 +161,10 @@ spec:
 	b.WriteString(strings.NewReplacer("SVC", svc, "TPL", app+"-success-rate").Replace(s.String()))
 }
 
-func writeHostLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
+// writeHostLevel writes a host-level application behind its own Gateway;
+// missingGateway, a mistake, binds the VirtualService to a Gateway name that
+// does not exist instead.
+func writeHostLevel(b *strings.Builder, ns, app string, mistake, missingGateway bool, rng *rand.Rand) {
 	writeRollout(b, ns, app, fmt.Sprintf(`      stableService: %[1]s-stable
       canaryService: %[1]s-canary
       trafficRouting:
@@ -139,7 +187,7 @@ kind: VirtualService
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
   hosts: [%[1]s.%[2]s.example.com]
-  gateways: [%[1]s-gateway]
+  gateways: [%[1]s-%[3]s]
   http:
   - name: primary
     route:
@@ -147,7 +195,22 @@ spec:
       weight: 100
     - destination: {host: %[1]s-canary}
       weight: 0
----
+`, app, ns, gatewayName(missingGateway))
+	writeGateway(b, ns, app)
+	writeTemplate(b, ns, app, false)
+}
+
+func gatewayName(missing bool) string {
+	if missing {
+		return "gw"
+	}
+	return "gateway"
+}
+
+// writeGateway writes the application's Gateway, named app-gateway, for its
+// public host.
+func writeGateway(b *strings.Builder, ns, app string) {
+	fmt.Fprintf(b, `---
 apiVersion: networking.istio.io/v1
 kind: Gateway
 metadata: {name: %[1]s-gateway, namespace: %[2]s}
@@ -157,15 +220,21 @@ spec:
   - port: {number: 80, name: http, protocol: HTTP}
     hosts: [%[1]s.%[2]s.example.com]
 `, app, ns)
-	writeTemplate(b, ns, app, false)
 }
 
-func writeSubsetLevel(b *strings.Builder, ns, app string, mistake bool, rng *rand.Rand) {
+// writeSubsetLevel writes a subset-level application; withGateway binds its
+// VirtualService to a Gateway of its own as well as the mesh.
+func writeSubsetLevel(b *strings.Builder, ns, app string, mistake, withGateway bool, rng *rand.Rand) {
 	writeRollout(b, ns, app, fmt.Sprintf(`      trafficRouting:
         istio:
           virtualService: {name: %[1]s, routes: [primary]}
           destinationRule: {name: %[1]s, stableSubsetName: stable, canarySubsetName: canary}
 `, app), true, mistake, rng)
+	extraHost, gateways := "", ""
+	if withGateway {
+		extraHost = fmt.Sprintf(", %s.%s.example.com", app, ns)
+		gateways = fmt.Sprintf("\n  gateways: [mesh, %s-gateway]", app)
+	}
 	fmt.Fprintf(b, `---
 apiVersion: v1
 kind: Service
@@ -178,7 +247,7 @@ apiVersion: networking.istio.io/v1
 kind: VirtualService
 metadata: {name: %[1]s, namespace: %[2]s}
 spec:
-  hosts: [%[1]s]
+  hosts: [%[1]s%[3]s]%[4]s
   http:
   - name: primary
     route:
@@ -197,7 +266,10 @@ spec:
     labels: {app: %[1]s}
   - name: canary
     labels: {app: %[1]s}
-`, app, ns)
+`, app, ns, extraHost, gateways)
+	if withGateway {
+		writeGateway(b, ns, app)
+	}
 	writeTemplate(b, ns, app, true)
 }
 

@@ -69,3 +69,48 @@ func liveHeap() uint64 {
 	}
 	return s[0].Value.Uint64()
 }
+
+// SmallHeap is the live heap under which a lint runs with StartupGCPercent:
+// the size of a pre-commit run's whole heap, far below any bundle the soft
+// limit is for.
+const SmallHeap = 24 << 20
+
+// StartupGCPercent is the collector's GOGC while the live heap is small. A
+// small lint (a few files: the pre-commit case) is over in tens of
+// milliseconds, and at the default of 100 it spends about a tenth of its CPU
+// in collections that free little (the heap is mostly the compiled policies
+// and the registries built at start).
+const StartupGCPercent = 400
+
+// Start lets a lint that stays small skip most collections: the collector
+// runs at StartupGCPercent until a collection finds more than SmallHeap
+// live, then at the default (100) again, so a large bundle pays only its
+// first collection a little later. It does nothing unless Enable was called
+// and GOGC is unset.
+func Start() {
+	if !enabled.Load() {
+		return
+	}
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	debug.SetGCPercent(StartupGCPercent)
+	watchHeap()
+}
+
+// sentinel is garbage whose finalizer runs after each collection (it holds a
+// pointer, so it is not placed in the tiny allocator, whose objects may never
+// be finalized).
+type sentinel struct{ _ *int }
+
+// watchHeap restores the default GOGC after the first collection that finds
+// the live heap above SmallHeap.
+func watchHeap() {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		if liveHeap() > SmallHeap {
+			debug.SetGCPercent(100)
+			return
+		}
+		watchHeap()
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // The tests change the process's memory limit; each restores it.
@@ -55,5 +56,58 @@ func TestFitFollowsTheLiveHeap(t *testing.T) {
 	}
 	if cur := debug.SetMemoryLimit(-1); cur != got {
 		t.Errorf("Fit returned %d but the limit in force is %d", got, cur)
+	}
+}
+
+// gcPercent reads GOGC as in force.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+func TestStartRaisesGOGCWhileTheHeapIsSmall(t *testing.T) {
+	restore(t)
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	Start() // not enabled: nothing
+	if p := gcPercent(); p != 100 {
+		t.Fatalf("Start without Enable set GOGC %d", p)
+	}
+	Enable()
+	Start()
+	runtime.GC() // a small heap: the watch keeps the startup GOGC
+	runtime.GC()
+	if p := gcPercent(); p != StartupGCPercent {
+		t.Fatalf("GOGC %d with a small heap, want %d", p, StartupGCPercent)
+	}
+	big := make([]byte, 2*SmallHeap)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for gcPercent() != 100 && time.Now().Before(deadline) {
+		runtime.GC() // the finalizer runs after the collection, on its own goroutine
+		time.Sleep(time.Millisecond)
+	}
+	runtime.KeepAlive(big)
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC %d with %d bytes live, want the default 100", p, len(big))
+	}
+}
+
+func TestStartLeavesAChosenGOGC(t *testing.T) {
+	restore(t)
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	t.Setenv("GOGC", "100")
+	Enable()
+	Start()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("Start changed GOGC to %d although GOGC is set", p)
 	}
 }

@@ -363,6 +363,7 @@ differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 // --prometheus-url), keep the reported files' findings, write the report and
 // pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
+	memlimit.Start()
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -91,6 +92,7 @@ JSON fields are documented in docs/plan.md.`,
 
 // run builds and writes the plans.
 func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
+	memlimit.Start()
 	w, ok := planreport.Formats[o.format]
 	if !ok {
 		return fmt.Errorf("--format: unknown format %q (want one of %s)", o.format, strings.Join(planreport.FormatNames(), ", "))

@@ -80,11 +80,13 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 		Load:     rs.opts,
 		Render:   render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
 		Context:  context,
-		AfterBundle: func(g *graph.Graph, res *analyzer.Result) error {
+		AfterLoad: func(*graph.Graph) {
 			if !fitted {
 				memlimit.Fit() // the first loaded bundle sets the floor of the memory limit
 				fitted = true
 			}
+		},
+		AfterBundle: func(g *graph.Graph, res *analyzer.Result) error {
 			if res.LiveErr != nil {
 				return fmt.Errorf("prometheus dry-run: %w", res.LiveErr)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
+	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/webhook"
 )
@@ -164,6 +165,11 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	ctx, stop := signal.NotifyContext(orBackground(parent), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
+	// The built-in policies compile on first use; a server pays that at
+	// start, not on its first review.
+	if err := policies.PrepareBuiltin(); err != nil {
+		return err
+	}
 	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg), FullDecode: full}
 	if cfg != nil && cfg.File != "" {
 		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)

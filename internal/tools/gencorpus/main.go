@@ -16,8 +16,15 @@ func main() {
 	out := flag.String("out", "corpus-out", "output directory")
 	rate := flag.Float64("mistakes", 0, "fraction of applications with a known mistake")
 	seed := flag.Uint64("seed", 1, "random seed")
+	profile := flag.String("profile", string(corpus.Mixed), "shape: mixed (half behind Gateways, half with DestinationRules, 50 applications a file) or gateways (every application behind its own Gateway, one in ten with a DestinationRule, one application a file)")
+	perFile := flag.Int("per-file", 0, "applications in one file (default: the profile's)")
 	flag.Parse()
-	for _, in := range corpus.Generate(corpus.Options{Rollouts: *n, MistakeRate: *rate, Seed: *seed}) {
+	p := corpus.Profile(*profile)
+	if p != corpus.Mixed && p != corpus.Gateways {
+		fmt.Fprintf(os.Stderr, "gencorpus: unknown -profile %q (mixed, gateways)\n", *profile)
+		os.Exit(2)
+	}
+	for _, in := range corpus.Generate(corpus.Options{Profile: p, Rollouts: *n, MistakeRate: *rate, Seed: *seed, PerFile: *perFile}) {
 		p := filepath.Join(*out, filepath.Base(in.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			fmt.Fprintln(os.Stderr, "gencorpus:", err)

@@ -1,0 +1,98 @@
+package policies
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite policies/builtin.json from the embedded policies")
+
+// fullBuiltin compiles the embedded policies the way user policies are
+// compiled: METADATA parsed, every compiler check, the contract checks.
+func fullBuiltin(t *testing.T) *compiled {
+	t.Helper()
+	all, err := builtinSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srcs []Source
+	for _, s := range all {
+		if !s.IsTest() {
+			srcs = append(srcs, s)
+		}
+	}
+	set, err := compile(srcs, rules.SourceRego)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// TestBuiltinTable checks that builtin.json, which a process reads instead
+// of parsing the policies, says what the policies' METADATA blocks say.
+func TestBuiltinTable(t *testing.T) {
+	set := fullBuiltin(t)
+	metas := make([]builtinMeta, 0, len(set.policies))
+	for _, p := range set.policies {
+		r := p.rule
+		metas = append(metas, builtinMeta{
+			Package: p.pkg, Loc: p.loc, File: p.file, ID: r.ID, Name: r.Name, Summary: r.Summary,
+			Why: r.Doc.Why, Bad: r.Doc.Bad, Good: r.Doc.Good, References: r.Doc.References,
+			Since: r.Since, Severity: r.Severity.String(), Kinds: r.Kinds, Tags: r.Tags,
+		})
+	}
+	want, err := json.MarshalIndent(metas, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	if *update {
+		if err := os.WriteFile("builtin.json", want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if !bytes.Equal(builtinTable, want) {
+		t.Fatalf("policies/builtin.json is stale: run go test ./policies -run BuiltinTable -update")
+	}
+
+	// The rules built from the table are the compiled policies' rules.
+	got, err := LoadBuiltin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(set.rules) {
+		t.Fatalf("%d rules from the table, %d compiled", len(got), len(set.rules))
+	}
+	for i, r := range got {
+		a, b := *r, *set.rules[i]
+		a.Run, b.Run, a.Prepare = nil, nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("rule %s from the table:\n%+v\ncompiled:\n%+v", r.ID, a, b)
+		}
+	}
+}
+
+// TestPrepareBuiltinSameFields checks that the lazy compile (no METADATA,
+// check-only stages skipped) reads the same object fields as the full one,
+// since the fields pick what the Rego input converts.
+func TestPrepareBuiltinSameFields(t *testing.T) {
+	set := fullBuiltin(t)
+	if err := prepareBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := builtin.fields.String(), set.fields.String(); got != want {
+		t.Errorf("fields read by the lazily compiled policies:\n%s\nby the full compile:\n%s", got, want)
+	}
+	for _, p := range builtin.policies {
+		if p.fields != builtin.fields {
+			t.Errorf("policy %s not prepared", p.pkg)
+		}
+	}
+}

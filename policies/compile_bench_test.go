@@ -1,0 +1,42 @@
+package policies
+
+import (
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/rules"
+)
+
+// BenchmarkCompileBuiltin is what a process pays before its first built-in
+// policy runs. "full" compiles the embedded policies as user policies are
+// compiled (METADATA, every compiler check, the contract checks, the
+// queries), which every lint did before the table; "lazy" is what
+// prepareBuiltin parses and compiles now (no METADATA, no check-only
+// stages), without the queries. Run with:
+//
+//	go test ./policies -run '^$' -bench CompileBuiltin -benchmem
+func BenchmarkCompileBuiltin(b *testing.B) {
+	all, err := builtinSources()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var srcs []Source
+	for _, s := range all {
+		if !s.IsTest() {
+			srcs = append(srcs, s)
+		}
+	}
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := compile(srcs, rules.SourceRego); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("lazy", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := compileBuiltin(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
