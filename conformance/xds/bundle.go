@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
 	"istio.io/istio/pilot/pkg/config/kube/crd"
@@ -107,6 +108,7 @@ func loadBundle(path string) (*bundle, error) {
 			if svc.Namespace == "" {
 				svc.Namespace = "default"
 			}
+			defaultService(svc)
 			b.services = append(b.services, svc)
 		case head.Kind == "Rollout":
 			r := &rolloutSpec{}
@@ -137,6 +139,20 @@ func loadBundle(path string) (*bundle, error) {
 		}
 	}
 	return b, nil
+}
+
+// defaultService fills in what the API server defaults and the fake
+// clientset does not: a port's protocol (TCP) and its targetPort (the port).
+func defaultService(svc *corev1.Service) {
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		if p.Protocol == "" {
+			p.Protocol = corev1.ProtocolTCP
+		}
+		if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 {
+			p.TargetPort = intstr.FromInt32(p.Port)
+		}
+	}
 }
 
 func splitDocs(s string) []string {

@@ -49,6 +49,15 @@ func (p proxySpec) Name() string {
 	return n
 }
 
+// PodName is the name of the proxy's pod, which its node ID names as an
+// injected sidecar's does (<type>~<ip>~<pod>.<ns>~<ns>.svc.cluster.local):
+// istiod finds the pod by that name when the proxy connects. A proxy whose
+// pod it cannot find falls back to its metadata, and before Istio 1.31 that
+// fallback computes the proxy's service targets before its labels
+// (computeProxyState; swapped in 1.31 by istio#60568): the inbound clusters are
+// missing at connect and appear with the first Service push of its namespace.
+func (p proxySpec) PodName() string { return strings.ReplaceAll(p.Name(), "/", "-") }
+
 // parseProxySpec reads "sidecar:<ns>" or "gateway:<ns>:<istio label value>".
 func parseProxySpec(s string) (proxySpec, error) {
 	parts := strings.Split(s, ":")
@@ -105,7 +114,7 @@ func (c *client) node() *core.Node {
 		InstanceIPs:    []string{c.spec.IP},
 	}
 	return &core.Node{
-		Id:       fmt.Sprintf("%s~%s~%s.%s~%s.svc.cluster.local", typ, c.spec.IP, strings.ReplaceAll(c.spec.Name(), "/", "-"), c.spec.Namespace, c.spec.Namespace),
+		Id:       fmt.Sprintf("%s~%s~%s.%s~%s.svc.cluster.local", typ, c.spec.IP, c.spec.PodName(), c.spec.Namespace, c.spec.Namespace),
 		Metadata: meta.ToStruct(),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	networking "istio.io/api/networking/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"istio.io/istio/pilot/pkg/model"
 	"istio.io/istio/pilot/test/xds"
@@ -44,6 +45,7 @@ type run struct {
 	f     *xds.FakeDiscoveryServer
 	kube  *kubeSide
 	rec   *recorder
+	view  *istiodView
 	cfgs  map[string]config.Config // kind/ns/name → current config
 	ctx   context.Context
 	first planState
@@ -85,7 +87,7 @@ func (r *run) setup(start planState) error {
 		svc := &corev1.Service{}
 		svc.Name, svc.Namespace = "tester", p.Namespace
 		svc.Spec.Selector = map[string]string{"app": "tester"}
-		svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80}}
+		svc.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80), Protocol: corev1.ProtocolTCP}}
 		r.kube.nextIP++
 		svc.Spec.ClusterIP = fmt.Sprintf("10.96.%d.%d", r.kube.nextIP/250, r.kube.nextIP%250+1)
 		r.kube.services[key(svc.Namespace, svc.Name)] = svc
@@ -99,12 +101,11 @@ func (r *run) setup(start planState) error {
 			objs = append(objs, p.obj.DeepCopy())
 		}
 	}
+	// Every proxy's own pod, named as its node ID says, so that istiod finds
+	// it at connect (see proxySpec.PodName).
 	for i, p := range r.proxies {
-		if p.Kind != "sidecar" {
-			continue
-		}
 		pd := &corev1.Pod{}
-		pd.Name, pd.Namespace, pd.Labels = "tester-0", p.Namespace, map[string]string{"app": "tester"}
+		pd.Name, pd.Namespace, pd.Labels = p.PodName(), p.Namespace, p.Labels
 		pd.Spec.ServiceAccountName, pd.Spec.NodeName = "default", "node-1"
 		pd.Status.Phase, pd.Status.PodIP = corev1.PodRunning, r.proxies[i].IP
 		pd.Status.PodIPs = []corev1.PodIP{{IP: pd.Status.PodIP}}
@@ -136,8 +137,21 @@ func (r *run) setup(start planState) error {
 		r.cfgs[k] = c
 		configs = append(configs, c)
 	}
-	r.f = xds.NewFakeDiscoveryServer(r.t, xds.FakeOptions{KubernetesObjects: objs, Configs: configs, DebounceTime: debounce})
+	r.f = xds.NewFakeDiscoveryServer(r.t, xds.FakeOptions{KubernetesObjects: objs, Configs: configs, DebounceTime: debounce,
+		EnableFakeXDSUpdater: true})
 	r.kube.cs = r.f.KubeClient().Kube()
+	view, err := newIstiodView(r.f)
+	if err != nil {
+		return err
+	}
+	r.view, r.kube.view = view, view
+	// The view must read istiod's own pod informer, which holds the
+	// proxies' pods by now; a separate informer would not order anything.
+	for _, p := range r.proxies {
+		if view.pods.Get(p.PodName(), p.Namespace) == nil {
+			return fmt.Errorf("pod %s/%s is not in istiod's pod informer", p.Namespace, p.PodName())
+		}
+	}
 	orig := r.f.Discovery.ProxyNeedsPush
 	r.f.Discovery.ProxyNeedsPush = func(proxy *model.Proxy, req *model.PushRequest) (*model.PushRequest, bool) {
 		out, ok := orig(proxy, req)
@@ -291,6 +305,79 @@ func (r *run) vsForState(c config.Config, s planState) config.Config {
 	return base
 }
 
+// lastVSBatch is the last batch of a state that writes a VirtualService.
+func lastVSBatch(s planState, vs planObject) int {
+	last := 0
+	for _, w := range s.Writes {
+		if strings.HasPrefix(w.Kind, "vs-") && w.Object == vs && w.Batch > last {
+			last = w.Batch
+		}
+	}
+	return last
+}
+
+// weightField is a vs-weight write's field: spec.<kind>[route].route[dest].weight,
+// the route index counting the managed routes in front, as the live object has it.
+var weightField = regexp.MustCompile(`^spec\.(http|tls|tcp)\[(\d+)\]\.route\[(\d+)\]\.weight$`)
+
+// vsForBatch applies one batch's writes on a VirtualService to its live
+// config: weights set where the fields say, managed routes removed by name.
+// A managed route added in a batch other than the state's last is refused
+// (no plan writes one today; the harness would have to build it).
+func vsForBatch(c config.Config, s planState, vs planObject, batch int) (config.Config, error) {
+	c = c.DeepCopy()
+	spec := c.Spec.(*networking.VirtualService)
+	for _, w := range s.Writes {
+		if w.Batch != batch || w.Object != vs {
+			continue
+		}
+		switch w.Kind {
+		case "vs-weight":
+			m := weightField.FindStringSubmatch(w.Field)
+			weight, err := strconv.Atoi(w.New)
+			if m == nil || err != nil {
+				return c, fmt.Errorf("vs-weight %s = %q: not a route weight", w.Field, w.New)
+			}
+			ri, _ := strconv.Atoi(m[2])
+			di, _ := strconv.Atoi(m[3])
+			var dest *int32
+			switch m[1] {
+			case "http":
+				if ri < len(spec.Http) && di < len(spec.Http[ri].Route) {
+					dest = &spec.Http[ri].Route[di].Weight
+				}
+			case "tls":
+				if ri < len(spec.Tls) && di < len(spec.Tls[ri].Route) {
+					dest = &spec.Tls[ri].Route[di].Weight
+				}
+			case "tcp":
+				if ri < len(spec.Tcp) && di < len(spec.Tcp[ri].Route) {
+					dest = &spec.Tcp[ri].Route[di].Weight
+				}
+			}
+			if dest == nil {
+				return c, fmt.Errorf("vs-weight %s: no such destination in the live VirtualService", w.Field)
+			}
+			if strconv.Itoa(int(*dest)) != w.Old {
+				return c, fmt.Errorf("vs-weight %s: the live VirtualService has %d, the plan says %s", w.Field, *dest, w.Old)
+			}
+			*dest = int32(weight)
+		case "vs-route-remove":
+			name, _ := strings.CutPrefix(w.Old, "route ")
+			kept := spec.Http[:0]
+			for _, h := range spec.Http {
+				if h.Name != name {
+					kept = append(kept, h)
+				}
+			}
+			spec.Http = kept
+		default:
+			return c, fmt.Errorf("%s in batch %d before the state's last VirtualService batch: not played by the harness", w.Kind, batch)
+		}
+	}
+	return c, nil
+}
+
 // baseConfig is a config as the bundle commits it.
 func (r *run) baseConfig(c config.Config) config.Config {
 	for _, b := range r.b.configs {
@@ -337,6 +424,10 @@ type batchWork struct {
 }
 
 // playState applies one state's writes batch by batch, recording pushes.
+// Each stage (a batch's writes with the EndpointSlices that follow them
+// inside the debounce window; a late slice; pods turning ready; terminated
+// pods deleted) is played in the order the controllers write, each write
+// waiting until istiod has taken in the one before (istiodView).
 func (r *run) playState(s planState) (StateObs, error) {
 	obs := StateObs{Phase: s.Phase, Step: s.Step, Writes: []WriteRef{}, Pushes: []PushObs{}}
 	maxBatch := 0
@@ -347,6 +438,7 @@ func (r *run) playState(s planState) (StateObs, error) {
 	for b := 1; b <= maxBatch; b++ {
 		work := batchWork{lateSlices: map[string]bool{}}
 		vsDone := map[string]bool{}
+		m := r.view.mark()
 		for _, w := range s.Writes {
 			if w.Batch != b {
 				continue
@@ -355,43 +447,46 @@ func (r *run) playState(s planState) (StateObs, error) {
 				return obs, fmt.Errorf("%s %s: %w", w.Kind, w.Object, err)
 			}
 		}
-		if err := r.slices(work.lateSlices, len(work.newPods)+len(work.terminating) > 0); err != nil {
+		if err := r.kube.syncSlices(r.ctx, work.lateSlices); err != nil {
 			return obs, err
 		}
-		if err := r.stage(&obs, "write", b); err != nil {
+		if err := r.stage(&obs, "write", b, m); err != nil {
 			return obs, err
 		}
 		if len(work.lateSlices) > 0 {
-			if err := r.slices(nil, false); err != nil {
+			m := r.view.mark()
+			if err := r.kube.syncSlices(r.ctx, nil); err != nil {
 				return obs, err
 			}
-			if err := r.stage(&obs, "slice", b); err != nil {
+			if err := r.stage(&obs, "slice", b, m); err != nil {
 				return obs, err
 			}
 		}
 		if len(work.newPods) > 0 {
+			m := r.view.mark()
 			for _, p := range work.newPods {
 				if err := r.kube.markReady(r.ctx, p); err != nil {
 					return obs, err
 				}
 			}
-			if err := r.slices(nil, true); err != nil {
+			if err := r.kube.syncSlices(r.ctx, nil); err != nil {
 				return obs, err
 			}
-			if err := r.stage(&obs, "ready", b); err != nil {
+			if err := r.stage(&obs, "ready", b, m); err != nil {
 				return obs, err
 			}
 		}
 		if len(work.terminating) > 0 {
+			m := r.view.mark()
 			for _, p := range work.terminating {
 				if err := r.kube.deletePod(r.ctx, p); err != nil {
 					return obs, err
 				}
 			}
-			if err := r.slices(nil, true); err != nil {
+			if err := r.kube.syncSlices(r.ctx, nil); err != nil {
 				return obs, err
 			}
-			if err := r.stage(&obs, "deleted", b); err != nil {
+			if err := r.stage(&obs, "deleted", b, m); err != nil {
 				return obs, err
 			}
 		}
@@ -399,22 +494,13 @@ func (r *run) playState(s planState) (StateObs, error) {
 	return obs, nil
 }
 
-// podLag is how long the EndpointSlice controller takes to follow a pod
-// change. It reconciles from its own pod informer, so istiod has seen the
-// pod by the time the slice names it; well inside the debounce window.
-const podLag = 40 * time.Millisecond
-
-// slices plays the EndpointSlice controller, after pod changes settle in
-// istiod's pod informer when podsChanged.
-func (r *run) slices(skip map[string]bool, podsChanged bool) error {
-	if podsChanged {
-		time.Sleep(podLag)
-	}
-	return r.kube.syncSlices(r.ctx, skip)
-}
-
-func (r *run) stage(obs *StateObs, stage string, batch int) error {
+// stage waits for istiod to settle, checks that the stage's updates reached
+// it within one debounce window (from mark m on), and takes its pushes.
+func (r *run) stage(obs *StateObs, stage string, batch int, m int) error {
 	if err := r.settle(); err != nil {
+		return err
+	}
+	if err := checkStage(stage, r.view.since(m)); err != nil {
 		return err
 	}
 	ps, err := r.rec.take(stage, batch)
@@ -445,7 +531,17 @@ func (r *run) apply(w planWrite, s planState, work *batchWork, vsDone map[string
 		if !ok {
 			return fmt.Errorf("not in the bundle")
 		}
-		c = r.vsForState(c, s)
+		if w.Batch == lastVSBatch(s, w.Object) {
+			c = r.vsForState(c, s)
+		} else {
+			// A reconcile before the state's last one on this
+			// VirtualService (a promotion's full shift before the
+			// reset): the state's routes are not yet what it holds.
+			var err error
+			if c, err = vsForBatch(c, s, w.Object, w.Batch); err != nil {
+				return err
+			}
+		}
 		r.cfgs[k] = c
 		return r.update(c)
 	case "dr-subset-label":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -39,6 +40,7 @@ type pod struct {
 // Service's slice follows its selector and its pods' conditions).
 type kubeSide struct {
 	cs       kubernetes.Interface
+	view     *istiodView
 	services map[string]*corev1.Service // ns/name
 	pods     map[string]*pod            // ns/name
 	slices   map[string]*discoveryv1.EndpointSlice
@@ -165,7 +167,8 @@ func (k *kubeSide) slice(svc *corev1.Service) *discoveryv1.EndpointSlice {
 func ptr[T any](v T) *T { return &v }
 
 // syncSlices rewrites every EndpointSlice whose content changed, except the
-// Services in skip (their slice lands later).
+// Services in skip (their slice lands later), each once istiod has taken in
+// the one before (its EDSUpdate for the Service's host).
 func (k *kubeSide) syncSlices(ctx context.Context, skip map[string]bool) error {
 	var names []string
 	for n := range k.services {
@@ -180,6 +183,8 @@ func (k *kubeSide) syncSlices(ctx context.Context, skip map[string]bool) error {
 		want := k.slice(svc)
 		cur := k.slices[n]
 		api := k.cs.DiscoveryV1().EndpointSlices(svc.Namespace)
+		host := hostOf(svc)
+		seen := k.view.count("eds", host)
 		switch {
 		case cur == nil:
 			if _, err := api.Create(ctx, want, metav1.CreateOptions{}); err != nil {
@@ -193,39 +198,92 @@ func (k *kubeSide) syncSlices(ctx context.Context, skip map[string]bool) error {
 			}
 		}
 		k.slices[n] = want
+		if exportedNowhere(svc) {
+			continue // istiod's slice handler pushes nothing for it (serviceNeedsPush)
+		}
+		if err := k.view.waitEvent("eds", host, seen); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// hostOf is a Service's host name in istiod.
+func hostOf(svc *corev1.Service) string {
+	return svc.Name + "." + svc.Namespace + ".svc.cluster.local"
+}
+
+// exportedNowhere reports a Service exported to no namespace ("~").
+func exportedNowhere(svc *corev1.Service) bool {
+	for _, ns := range strings.Split(svc.Annotations["networking.istio.io/exportTo"], ",") {
+		if strings.TrimSpace(ns) == "~" {
+			return true
+		}
+	}
+	return false
+}
+
+// createPod creates a pod (not ready) and waits until it is in istiod's pod
+// informer: the EndpointSlice naming it is written after that, as the
+// EndpointSlice controller writes it after its own informer has the pod.
 func (k *kubeSide) createPod(ctx context.Context, p *pod) error {
 	k.pods[key(p.obj.Namespace, p.obj.Name)] = p
-	_, err := k.cs.CoreV1().Pods(p.obj.Namespace).Create(ctx, p.obj.DeepCopy(), metav1.CreateOptions{})
-	return err
+	if _, err := k.cs.CoreV1().Pods(p.obj.Namespace).Create(ctx, p.obj.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return k.view.waitPod(p.obj.Namespace, p.obj.Name, func(x *corev1.Pod) bool { return x != nil }, false, 0)
 }
 
+// markReady turns a pod ready and waits until istiod's pod cache has added it.
 func (k *kubeSide) markReady(ctx context.Context, p *pod) error {
+	seen := k.view.count("workload", key(p.obj.Namespace, p.obj.Name))
 	p.ready = true
 	setReady(p.obj, true)
-	_, err := k.cs.CoreV1().Pods(p.obj.Namespace).UpdateStatus(ctx, p.obj.DeepCopy(), metav1.UpdateOptions{})
-	return err
+	if _, err := k.cs.CoreV1().Pods(p.obj.Namespace).UpdateStatus(ctx, p.obj.DeepCopy(), metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return k.view.waitPod(p.obj.Namespace, p.obj.Name, func(x *corev1.Pod) bool { return x != nil && podReady(x) }, true, seen)
 }
 
+// markTerminating marks a pod deleted (terminating, not ready) and waits
+// until istiod's pod cache has dropped it (when it held it: it was ready).
 func (k *kubeSide) markTerminating(ctx context.Context, p *pod) error {
+	seen := k.view.count("workload", key(p.obj.Namespace, p.obj.Name))
+	wasReady := p.ready && !p.terminating
 	p.terminating = true
 	now := metav1.Now()
 	p.obj.DeletionTimestamp = &now
 	setReady(p.obj, false)
-	_, err := k.cs.CoreV1().Pods(p.obj.Namespace).Update(ctx, p.obj.DeepCopy(), metav1.UpdateOptions{})
-	return err
+	if _, err := k.cs.CoreV1().Pods(p.obj.Namespace).Update(ctx, p.obj.DeepCopy(), metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return k.view.waitPod(p.obj.Namespace, p.obj.Name, func(x *corev1.Pod) bool { return x != nil && x.DeletionTimestamp != nil }, wasReady, seen)
 }
 
+// deletePod deletes a pod and waits until istiod's pod informer lost it.
 func (k *kubeSide) deletePod(ctx context.Context, p *pod) error {
 	delete(k.pods, key(p.obj.Namespace, p.obj.Name))
-	return k.cs.CoreV1().Pods(p.obj.Namespace).Delete(ctx, p.obj.Name, metav1.DeleteOptions{})
+	if err := k.cs.CoreV1().Pods(p.obj.Namespace).Delete(ctx, p.obj.Name, metav1.DeleteOptions{}); err != nil {
+		return err
+	}
+	return k.view.waitPod(p.obj.Namespace, p.obj.Name, func(x *corev1.Pod) bool { return x == nil }, false, 0)
 }
 
+// updateService writes a Service and waits until istiod's registry has it.
 func (k *kubeSide) updateService(ctx context.Context, svc *corev1.Service) error {
+	seen := k.view.count("service", hostOf(svc))
 	k.services[key(svc.Namespace, svc.Name)] = svc
-	_, err := k.cs.CoreV1().Services(svc.Namespace).Update(ctx, svc.DeepCopy(), metav1.UpdateOptions{})
-	return err
+	if _, err := k.cs.CoreV1().Services(svc.Namespace).Update(ctx, svc.DeepCopy(), metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	return k.view.waitEvent("service", hostOf(svc), seen)
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -72,6 +73,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// maxAttempts bounds how often a run whose timing failed is played again.
+const maxAttempts = 5
 
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "xdsconformance:", err)
@@ -139,22 +143,34 @@ func scenario(rolloutlint, root, bundlePath, model string) (*Observation, error)
 					}
 					start, states = pr.States[pr.AbortFrom], pr.Abort
 				}
-				rn := RunObs{Rollout: id, Path: path, Timing: timing, States: []StateObs{}}
-				err := test.Wrap(func(t test.Failer) {
-					r := &run{t: t, b: b, ro: ro, pr: &pr, timing: timing, proxies: proxies}
-					if err := r.setup(start); err != nil {
-						t.Fatal(err)
-					}
-					for _, s := range states {
-						so, err := r.playState(s)
-						if err != nil {
-							t.Fatalf("%s step %d: %v", s.Phase, s.Step, err)
+				var rn RunObs
+				for attempt := 1; ; attempt++ {
+					var stalled *timingError
+					rn = RunObs{Rollout: id, Path: path, Timing: timing, States: []StateObs{}}
+					err := test.Wrap(func(t test.Failer) {
+						r := &run{t: t, b: b, ro: ro, pr: &pr, timing: timing, proxies: proxies}
+						if err := r.setup(start); err != nil {
+							t.Fatal(err)
 						}
-						rn.States = append(rn.States, so)
+						for _, s := range states {
+							so, err := r.playState(s)
+							if err != nil {
+								errors.As(err, &stalled)
+								t.Fatalf("%s step %d: %v", s.Phase, s.Step, err)
+							}
+							rn.States = append(rn.States, so)
+						}
+					})
+					if err == nil {
+						break
 					}
-				})
-				if err != nil {
-					return nil, fmt.Errorf("%s %s (%s): %w", id, path, timing, err)
+					if stalled == nil || attempt == maxAttempts {
+						return nil, fmt.Errorf("%s %s (%s): %w", id, path, timing, err)
+					}
+					// A stalled machine split a stage istiod would have
+					// merged: the record would be wrong, so play it again.
+					fmt.Fprintf(os.Stderr, "xdsconformance: %s %s %s (%s), attempt %d of %d: %v; playing it again\n",
+						obs.Scenario, id, path, timing, attempt, maxAttempts, stalled)
 				}
 				obs.Runs = append(obs.Runs, rn)
 			}

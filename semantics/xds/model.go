@@ -85,6 +85,11 @@ type KindRow struct {
 	// AllGateways is true when every gateway proxy is pushed whatever the
 	// object's gateways or exportTo say.
 	AllGateways bool
+	// KeepsGatewayEDS is true when the key stays in the ConfigsUpdated of
+	// every gateway, also one that cannot see the host: it sends such a
+	// gateway nothing alone, but keeps EDS generation on, so a merged full
+	// push whose partial EDS is blocked sends it every CLA it watches.
+	KeepsGatewayEDS bool
 	// KeyKind is the kind istiod puts into ConfigsUpdated for this update
 	// when it differs from Kind (up to 1.30 an EndpointSlice update is keyed
 	// ServiceEntry/<host>, like a Service update, with Full=false).
@@ -141,9 +146,6 @@ type EndpointRow struct {
 	None bool
 	// Effective are the types whose content changes.
 	Effective []Type
-	// WithWrite are types the selector write's own push changes when its
-	// endpoints change this way (1.28: a host emptied or filled changes CDS).
-	WithWrite []Type
 	Cite      string
 	// Proof names the conformance scenarios that show the row's behaviour.
 	Proof string

@@ -47,6 +47,18 @@ type Push struct {
 type part struct {
 	row   *KindRow
 	scope Scope
+	// asFull is the row of the update's key kind when it differs (up to
+	// 1.30 an EndpointSlice update is keyed ServiceEntry/<host>): merged
+	// into a full push, the key is a Service update's to the generators.
+	asFull *KindRow
+}
+
+// rowFor is the row a part's update acts as in a push that is full or not.
+func (pt part) rowFor(pushFull bool) *KindRow {
+	if pushFull && pt.asFull != nil {
+		return pt.asFull
+	}
+	return pt.row
 }
 
 // ProxyKind is the kind of a proxy: sidecar or gateway (router).
@@ -63,24 +75,30 @@ const (
 // on. full tells the generators the push is full (CDS, LDS and RDS run).
 func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, eds EDSMode) {
 	set := map[Type]bool{}
-	full, anyEDS, blocks := false, false, false
+	pushFull := false
 	for _, pt := range p.parts {
+		pushFull = pushFull || pt.row.Full
+	}
+	full, anyEDS, blocks, kept := false, false, false, false
+	for _, pt := range p.parts {
+		row := pt.rowFor(pushFull)
 		if !pt.scope.Reaches(kind, ns) {
+			kept = kept || kind == Gateway && row.KeepsGatewayEDS
 			continue
 		}
 		reached = true
-		ts := pt.row.Sidecar
+		ts := row.Sidecar
 		if kind == Gateway {
-			ts = pt.row.Gateway
+			ts = row.Gateway
 		}
 		for _, t := range ts {
 			set[t] = true
 		}
-		full = full || pt.row.Full
-		if pt.row.EDS != EDSNone {
+		full = full || row.Full
+		if row.EDS != EDSNone {
 			anyEDS = true
 		}
-		if pt.row.EDS == EDSAll || pt.row.BlocksPartialEDS {
+		if row.EDS == EDSAll || row.BlocksPartialEDS {
 			blocks = true
 		}
 	}
@@ -89,6 +107,10 @@ func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, 
 	}
 	if !full {
 		set = map[Type]bool{EDS: true}
+	}
+	if kept && full && blocks {
+		// An Endpoints key of a host it cannot see: every watched CLA.
+		anyEDS, set[EDS] = true, true
 	}
 	eds = EDSNone
 	switch {
@@ -214,6 +236,12 @@ func samePushes(a, b []Push) bool {
 	return true
 }
 
+// slotHost is a host in one batch.
+type slotHost struct {
+	batch int
+	host  string
+}
+
 // windowEvent is one config update placed in a debounce window.
 type windowEvent struct {
 	write int
@@ -242,6 +270,16 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 		}
 		windows[slot{b, st}] = append(windows[slot{b, st}], we)
 	}
+	// Hosts whose selector a batch writes: with a late slice, their pod
+	// changes of that batch are late as well.
+	lateHost := map[slotHost]bool{}
+	for _, w := range writes {
+		if late && w.Kind == plan.WriteServiceSelector {
+			for _, h := range w.Hosts {
+				lateHost[slotHost{w.Batch, h}] = true
+			}
+		}
+	}
 	for i, w := range writes {
 		ch := m.change(w)
 		if ch == nil {
@@ -262,10 +300,12 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 			if row == nil || row.None {
 				continue
 			}
-			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
-			if len(row.WithWrite) > 0 {
-				add(w.Batch, windowEvent{write: i, ev: Event{Kind: KindServiceEntry, Stage: StageWrite, Effective: row.WithWrite}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
+			if late && e.stage == StageWrite && lateHost[slotHost{w.Batch, e.host}] {
+				// The host's one EndpointSlice carries the pod change too: it
+				// lands with the selector's late slice (conformance: pingpong).
+				e.stage = StageSlice
 			}
+			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
 		}
 	}
 	slots := make([]slot, 0, len(windows))
@@ -348,7 +388,11 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 		default:
 			s = sc.For(we.ev.Kind, plan.Write{Hosts: we.hosts}, kr.AllGateways)
 		}
-		x.parts = append(x.parts, part{row: kr, scope: s})
+		pt := part{row: kr, scope: s}
+		if kr.KeyKind != "" {
+			pt.asFull = m.kind(kr.KeyKind)
+		}
+		x.parts = append(x.parts, pt)
 		if scope == nil {
 			scope = &s
 		} else {
@@ -357,6 +401,18 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 		}
 	}
 	_ = blocks
+	if full {
+		for _, pt := range x.parts {
+			if pt.asFull != nil {
+				for _, t := range pt.asFull.Sidecar {
+					side[t] = true
+				}
+				for _, t := range pt.asFull.Gateway {
+					gw[t] = true
+				}
+			}
+		}
+	}
 	// EDS is decided per proxy from the updates it depends on: partial
 	// when some proxy gets only the updated hosts' CLAs.
 	x.EDS = x.probeEDS()

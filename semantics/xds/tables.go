@@ -50,14 +50,18 @@ var endpoints128 = []EndpointRow{
 		Cite: "§4.2: an old endpoint disappeared → incremental EDS, the CLA already lacked it"},
 	{Change: Reselected, Kind: KindEndpoints, Effective: []Type{EDS},
 		Cite: "§9 row 5 / §4.2: the slice swaps the host's endpoints → incremental EDS"},
-	{Change: Resized, Kind: KindEndpoints, Effective: []Type{EDS}, WithWrite: []Type{CDS},
-		Cite:  "§9 row 5 / §4.2: the slice swaps the host's endpoints → incremental EDS; conformance: when their number changes, the selector write's own push changes CDS for sidecars in the host's namespace (cause not traced in the source)",
-		Proof: "bluegreen"},
-	{Change: Emptied, Kind: KindEndpoints, Effective: []Type{EDS}, WithWrite: []Type{CDS},
-		Cite:  "§4.2: len(eps)==0 → IncrementalPush, the shard is deleted (keys preserved); conformance: the selector write's own push changes CDS for sidecars in the host's namespace (cause not traced in the source)",
+	{Change: Resized, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite:  "§9 row 5 / §4.2: the slice swaps the host's endpoints for a different number → incremental EDS; nothing else changes (see Emptied)",
+		Proof: "bluegreen, dynamic-stable-scale"},
+	{Change: Emptied, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite: "§4.2: len(eps)==0 → IncrementalPush, the shard is deleted (keys preserved). The selector write's full push keeps CDS: the push recomputes the " +
+			"service targets of proxies in the Service's namespace (pilot/pkg/xds/ads.go computeProxyState → Proxy.ShouldUpdateServiceTargets), which " +
+			"changes inbound clusters only for a proxy whose own pod the Service selects; the CDS change seen before on 1.28/1.30 came from proxies " +
+			"whose pod istiod could not find at connect (1.28/1.30 computeProxyState sets service targets before workload labels; istio#60568, in 1.31, " +
+			"swaps them). Re-recorded with every harness proxy owning its pod: no CDS change on 1.28.2, 1.30.3 or 1.31.0",
 		Proof: "host-level, dynamic-stable-scale, header-mirror, multi-vs, bluegreen"},
-	{Change: Filled, Kind: KindEndpoints, Effective: []Type{EDS}, WithWrite: []Type{CDS},
-		Cite:  "§4.2 + conformance: the emptied host kept its key, so its endpoints coming back are an incremental push; the selector write's push changes CDS as for an emptied host",
+	{Change: Filled, Kind: KindEndpoints, Effective: []Type{EDS},
+		Cite:  "§4.2 + conformance: the emptied host kept its key, so its endpoints coming back are an incremental push; CDS unchanged as for an emptied host",
 		Proof: "host-level, dynamic-stable-scale, header-mirror, multi-vs"},
 	// A ServiceEntry's workloadSelector turns pods into workload instances
 	// only once they are ready, and drops them when they stop being ready.
@@ -85,9 +89,6 @@ var endpoints131 = func() []EndpointRow {
 			out[i] = EndpointRow{Change: out[i].Change, Kind: KindEndpoints, Effective: []Type{EDS},
 				Cite:  "§11 1.31 + conformance: not-ready endpoints are sent as UNHEALTHY → endpoints-only push, EDS changes, also on a host whose shard was deleted",
 				Proof: "host-level"}
-		case Emptied, Resized:
-			out[i].WithWrite, out[i].Proof = nil, "host-level, bluegreen"
-			out[i].Cite = "§4.2 + conformance: the slice changes the host's endpoints; in 1.31 nothing else changes"
 		case Filled:
 			out[i] = EndpointRow{Change: Filled, Kind: KindEndpoints, Effective: []Type{EDS},
 				Cite:  "§11 1.31 + conformance: a host's first endpoints are an endpoints-only update (kind.Endpoints), no full push",
@@ -102,7 +103,7 @@ var sidecarFull = []Type{CDS, EDS, LDS, RDS}
 var models = map[string]*Model{
 	"1.28": {
 		Version: "1.28", DebounceMillis: 100,
-		Verified: Verification{Release: "1.28.2", Commit: "ab413ac6c1f40b2f7c69d97e0db4e712e4ef1ecc", Scenarios: 10},
+		Verified: Verification{Release: "1.28.2", Commit: "ab413ac6c1f40b2f7c69d97e0db4e712e4ef1ecc", Scenarios: 11},
 		Cite:     "§0-§10: Istio 1.28.2 (ab413ac), default flags",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{LDS, RDS}, EDS: EDSNone, AllGateways: true,
@@ -112,14 +113,17 @@ var models = map[string]*Model{
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§4.1 + §2.1: Service update → full push, EDS partial-full for that host; routers scoped by host visibility"},
 			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeyKind: KindServiceEntry,
-				Cite: "§4.2 + §2.1: EDSUpdate → incremental push keyed ServiceEntry/<host>, CLAs of the updated host only"},
+				Cite: "§4.2 + §2.1: EDSUpdate → incremental push keyed ServiceEntry/<host>, CLAs of the updated host only; merged into a full push " +
+					"(Full is the merge's, not the key's) the key is a Service update's to the generators: cdsNeedsPush keeps a ServiceEntry key for " +
+					"routers, so a gateway gets CDS where the VirtualService key alone gives it none",
+				Proof: "additional-subsets"},
 		},
 		Changes:   changes128,
 		Endpoints: endpoints128,
 	},
 	"1.30": {
 		Version: "1.30", DebounceMillis: 100, DelegateRootKeys: true,
-		Verified: Verification{Release: "1.30.3", Commit: "56df41f63e513f834c9a3af33d8aed82d1d961f2", Scenarios: 10},
+		Verified: Verification{Release: "1.30.3", Commit: "56df41f63e513f834c9a3af33d8aed82d1d961f2", Scenarios: 11},
 		Cite:     "§11 1.30 (#59482): DR keys become delta-aware for EDS; a VS key blocks partial EDS",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
@@ -130,14 +134,15 @@ var models = map[string]*Model{
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§4.1 + §2.1, unchanged in 1.30"},
 			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeyKind: KindServiceEntry,
-				Cite: "§4.2, unchanged in 1.30"},
+				Cite:  "§4.2, unchanged in 1.30 (merged into a full push the key acts as a Service update, see 1.28)",
+				Proof: "additional-subsets"},
 		},
 		Changes:   changes128,
 		Endpoints: endpoints128,
 	},
 	"1.31": {
 		Version: "1.31", DebounceMillis: 100, NoFullSplit: true, DelegateRootKeys: true,
-		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 10},
+		Verified: Verification{Release: "1.31.0", Commit: "eed52ebb66ad", Scenarios: 11},
 		Cite:     "§11 1.31 (#59808): PushRequest.Full removed; endpoint-only updates are ConfigsUpdated={Endpoints}",
 		Kinds: []KindRow{
 			{Kind: KindVirtualService, Full: true, Sidecar: []Type{CDS, LDS, RDS}, Gateway: []Type{CDS, LDS, RDS}, EDS: EDSNone, BlocksPartialEDS: true, AllGateways: true,
@@ -147,8 +152,11 @@ var models = map[string]*Model{
 				Cite: "§11: DR delta-aware EDS since 1.30"},
 			{Kind: KindServiceEntry, Full: true, Sidecar: sidecarFull, Gateway: sidecarFull, EDS: EDSPartial,
 				Cite: "§11 1.31: EDSUpdate uses kind.ServiceEntry for a FullPush-equivalent config push"},
-			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial,
-				Cite: "§11 1.31: incremental EDS is ConfigsUpdated={Endpoints}; computeProxyState skipped"},
+			{Kind: KindEndpoints, Full: false, Sidecar: []Type{EDS}, Gateway: []Type{EDS}, EDS: EDSPartial, KeepsGatewayEDS: true,
+				Cite: "§11 1.31: incremental EDS is ConfigsUpdated={Endpoints}; computeProxyState skipped. proxyDependentOnConfig filters only " +
+					"ServiceEntry keys by host visibility for routers (pilot/pkg/xds/proxy_dependencies.go), so an Endpoints key stays for every gateway, " +
+					"also one that cannot see the host: alone it sends such a gateway nothing, merged with a VirtualService key (partial EDS blocked) every CLA it watches",
+				Proof: "header-mirror"},
 		},
 		Changes:   changes128,
 		Endpoints: endpoints131,
