@@ -15,6 +15,9 @@
 #       when the tree is not a git checkout.
 #   XDS_RECORD=1   copy the fresh observations into testdata/xds-conformance/<version>/
 #   XDS_SCENARIOS="a b"  run only these scenarios
+#   XDS_OUT=/dir   keep the observations in /dir/<version>/ (default: a fresh
+#       temporary directory per run, printed at the end, so that two runs at
+#       once never write into each other's observations)
 #
 # Builds are cached under $HOME/.cache/rolloutlint-build/xds-conformance-<version>.
 set -euo pipefail
@@ -112,6 +115,7 @@ commit_of() {
   git -C "${!var}" rev-parse HEAD 2>/dev/null || echo unknown
 }
 
+out_root=${XDS_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/xds-conformance.XXXXXX")}
 status=0
 summary=()
 for v in $versions; do
@@ -123,7 +127,7 @@ for v in $versions; do
     continue
   fi
   built=$(date +%s)
-  out="$cache_root/xds-conformance-$v/observations"
+  out="$out_root/$v"
   rm -rf "$out.tmp"; mkdir -p "$out.tmp"
   module=$proxy_module_1_31_0
   [ "$v" = 1.31.0 ] || module="source tree"
@@ -147,6 +151,6 @@ for v in $versions; do
     status=1
   fi
 done
-echo "== summary"
+echo "== summary (observations in $out_root)"
 printf '%s\n' "${summary[@]}"
 exit $status
