@@ -199,6 +199,21 @@ func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) b
 	if par <= 0 {
 		par = max(len(enabled), 1)
 	}
+	if par == 1 {
+		// One at a time (the webhook, whose reviews are the parallelism):
+		// on this goroutine, sparing a goroutine, a wake-up and a
+		// semaphore round trip per rule.
+		for i, r := range enabled {
+			if !inStage(r) {
+				continue
+			}
+			if opts.Context != nil && opts.Context.Err() != nil {
+				break // abandoned: Run reports the context's error
+			}
+			perRule[i], liveErrs[i] = runRule(g, r, settings[r.ID], opts)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, par)
 	for i, r := range enabled {

@@ -26,8 +26,8 @@ spec:
   selector:
     matchLabels: {app: checkout}
   template:
-    metadata:
-      labels: {app: checkout}
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: checkout, image: checkout:1}]}
   strategy:
     canary:
       steps:
@@ -117,8 +117,8 @@ spec:
   selector:
     matchLabels: {app: checkout}
   template:
-    metadata:
-      labels: {app: checkout}
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: checkout, image: checkout:1}]}
   strategy:
     canary:
       steps:

@@ -323,12 +323,67 @@ func declareFields(f *fieldTree) {
 	declaredFields.fields = declaredFields.fields.union(f)
 }
 
-// allDeclaredFields returns a snapshot of the process-wide union.
+// allDeclaredFields returns the process-wide union. The tree is sealed and
+// never changed (declareFields replaces it), so it is returned, not copied.
 func allDeclaredFields() *fieldTree {
 	declaredFields.Lock()
 	defer declaredFields.Unlock()
 	if declaredFields.fields == nil {
-		return &fieldTree{}
+		return noFields
 	}
-	return declaredFields.fields.union(&fieldTree{})
+	return declaredFields.fields
+}
+
+// noFields is the empty tree, one pointer for treeMemo's keys.
+var noFields = &fieldTree{}
+
+// treeMemo remembers the unions and coverings inputFor asks for on every
+// lint (every webhook review): sealed trees never change, so a pair of
+// pointers has one answer for good, and enumerating a tree's paths costs more
+// than the rest of a small lint's input. It is cleared when it grows past
+// treeMemoMax, which only policy sets loaded again and again reach.
+var treeMemo struct {
+	sync.Mutex
+	union  map[[2]*fieldTree]*fieldTree
+	covers map[[2]*fieldTree]bool
+}
+
+const treeMemoMax = 1024
+
+// unionOf is a.union(b), remembered.
+func unionOf(a, b *fieldTree) *fieldTree {
+	k := [2]*fieldTree{a, b}
+	treeMemo.Lock()
+	u, ok := treeMemo.union[k]
+	treeMemo.Unlock()
+	if ok {
+		return u
+	}
+	u = a.union(b)
+	treeMemo.Lock()
+	if treeMemo.union == nil || len(treeMemo.union) >= treeMemoMax {
+		treeMemo.union = map[[2]*fieldTree]*fieldTree{}
+	}
+	treeMemo.union[k] = u
+	treeMemo.Unlock()
+	return u
+}
+
+// coversOf is a.covers(b), remembered.
+func coversOf(a, b *fieldTree) bool {
+	k := [2]*fieldTree{a, b}
+	treeMemo.Lock()
+	c, ok := treeMemo.covers[k]
+	treeMemo.Unlock()
+	if ok {
+		return c
+	}
+	c = a.covers(b)
+	treeMemo.Lock()
+	if treeMemo.covers == nil || len(treeMemo.covers) >= treeMemoMax {
+		treeMemo.covers = map[[2]*fieldTree]bool{}
+	}
+	treeMemo.covers[k] = c
+	treeMemo.Unlock()
+	return c
 }

@@ -70,13 +70,13 @@ func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {
-		if e.kset.covers(need) && e.fields.covers(fields) {
+		if e.kset.covers(need) && coversOf(e.fields, fields) {
 			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kset: declaredKinds().union(need), fields: allDeclaredFields().union(fields)}
+		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields)}
 		gi.ins = append(gi.ins, in)
 	}
 	gi.mu.Unlock()
@@ -128,20 +128,21 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	conversions.n++
 	conversions.Unlock()
 
+	newVC := func() *valueConverter { return sizedValueConverter(len(g.Resources)) }
 	refs := make([]*ast.Term, len(g.Resources))
-	parallel.ForWith(len(g.Resources), 256, newValueConverter, func(vc *valueConverter, i int) {
+	parallel.ForWith(len(g.Resources), 256, newVC, func(vc *valueConverter, i int) {
 		refs[i] = refTerm(vc, g.Resources[i])
 	})
 	items := make([]*ast.Term, len(g.Resources))
 	sel := fields.selection()
-	parallel.ForWith(len(g.Resources), 64, newValueConverter, func(vc *valueConverter, i int) {
+	parallel.ForWith(len(g.Resources), 64, newVC, func(vc *valueConverter, i int) {
 		r := g.Resources[i]
 		items[i] = itemTerm(vc, r, refs[i], ks.has(r.Kind), fields, sel)
 	})
 	rolloutRefs := g.Refs().Rollouts
 	rollouts := make([]*ast.Term, len(rolloutRefs))
 	parallel.ForWith(len(rolloutRefs), 32, func() *converter {
-		return &converter{g: g, refs: refs, vc: newValueConverter()}
+		return &converter{g: g, refs: refs, vc: newVC()}
 	}, func(c *converter, i int) {
 		rollouts[i] = c.rolloutTerm(rolloutRefs[i])
 	})

@@ -25,11 +25,17 @@ type valueConverter struct {
 	elems      []*ast.Term    // scratch stack of array elements being built
 }
 
-func newValueConverter() *valueConverter {
+func newValueConverter() *valueConverter { return sizedValueConverter(1 << 20) }
+
+// sizedValueConverter is a converter for about n objects: its maps start
+// small for a small graph (a webhook review's few objects), where presizing
+// them for a bundle cost more than converting.
+func sizedValueConverter(n int) *valueConverter {
+	n = max(n, 1)
 	return &valueConverter{
-		strings:    make(map[string]*ast.Term, 1024),
-		numbers:    make(map[int64]*ast.Term, 64),
-		composites: make(map[uint64]*ast.Term, 1024),
+		strings:    make(map[string]*ast.Term, min(1024, 32*n)),
+		numbers:    make(map[int64]*ast.Term, min(64, 8*n)),
+		composites: make(map[uint64]*ast.Term, min(1024, 32*n)),
 	}
 }
 

@@ -15,6 +15,9 @@
 #       when the tree is not a git checkout.
 #   XDS_RECORD=1   copy the fresh observations into testdata/xds-conformance/<version>/
 #   XDS_SCENARIOS="a b"  run only these scenarios
+#   XDS_OUT=/dir   keep the observations in /dir/<version>/ (default: a fresh
+#       temporary directory per run, printed at the end, so that two runs at
+#       once never write into each other's observations)
 #
 # Builds are cached under $HOME/.cache/rolloutlint-build/xds-conformance-<version>.
 set -euo pipefail
@@ -112,6 +115,7 @@ commit_of() {
   git -C "${!var}" rev-parse HEAD 2>/dev/null || echo unknown
 }
 
+out_root=${XDS_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/xds-conformance.XXXXXX")}
 status=0
 summary=()
 for v in $versions; do
@@ -123,20 +127,17 @@ for v in $versions; do
     continue
   fi
   built=$(date +%s)
-  # A directory of this run's own: engineers share the build cache, and a
-  # fixed path let one run's start wipe another's observations mid-run.
-  run_dir=$(mktemp -d "$cache_root/xds-conformance-$v/run.XXXXXX")
-  out="$run_dir/observations"
-  mkdir -p "$out.tmp"
+  out="$out_root/$v"
+  rm -rf "$out.tmp"; mkdir -p "$out.tmp"
   module=$proxy_module_1_31_0
   [ "$v" = 1.31.0 ] || module="source tree"
   if ! "$bin" -rolloutlint bin/rolloutlint -root "$root" -istio-version "$v" -model "$(model_of "$v")" \
       -istio-module "$module" -istio-commit "$(commit_of "$v")" -out "$out.tmp" "${scenarios[@]}"; then
-    summary+=("Istio $v: harness FAILED (the scenarios that ran: $out.tmp)")
+    summary+=("Istio $v: harness FAILED")
     status=1
     continue
   fi
-  mv "$out.tmp" "$out"
+  rm -rf "$out"; mv "$out.tmp" "$out"
   ran=$(date +%s)
   echo "Istio $v: build $((built - start)) s, scenarios $((ran - built)) s"
   if [ -n "${XDS_RECORD:-}" ]; then
@@ -145,12 +146,11 @@ for v in $versions; do
   fi
   if go run ./internal/tools/xdsconform -all -root "$root" "$out"; then
     summary+=("Istio $v: every push matches")
-    rm -rf "$run_dir"
   else
-    summary+=("Istio $v: MISMATCH (observations: $out)")
+    summary+=("Istio $v: MISMATCH")
     status=1
   fi
 done
-echo "== summary"
+echo "== summary (observations in $out_root)"
 printf '%s\n' "${summary[@]}"
 exit $status

@@ -146,6 +146,7 @@ type Handler struct {
 	mux      *http.ServeMux
 	obs      *http.ServeMux
 	queue    *queue
+	workers  workers
 	draining atomic.Bool
 }
 
@@ -179,7 +180,7 @@ func NewHandler(opts Options) *Handler {
 		opts.Metrics = NewMetrics(nil)
 	}
 	h := &Handler{opts: opts, mux: http.NewServeMux(), obs: http.NewServeMux(),
-		queue: newQueue(opts.Concurrency, opts.MaxQueued, opts.Metrics)}
+		queue: newQueue(opts.Concurrency, opts.MaxQueued, opts.Metrics), workers: workers{jobs: make(chan func())}}
 	healthz := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 	readyz := func(w http.ResponseWriter, _ *http.Request) {
 		if h.draining.Load() {
@@ -443,7 +444,7 @@ func (h *Handler) inSlot(ctx context.Context, lint func(context.Context) error) 
 		return err
 	}
 	done := make(chan error, 1)
-	go func() {
+	h.workers.run(func() {
 		defer h.queue.release()
 		defer func() {
 			if p := recover(); p != nil {
@@ -451,12 +452,48 @@ func (h *Handler) inSlot(ctx context.Context, lint func(context.Context) error) 
 			}
 		}()
 		done <- lint(ctx)
-	}()
+	})
 	select {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// workers run the lints: a lint's stack grows to what OPA's evaluation needs,
+// and a goroutine started for each review grew (and copied) it again every
+// time, a tenth of a review's CPU. A worker takes the next lint while it is
+// idle and exits after workerIdle without one; there are never more workers
+// than lints running at once (the slots, and abandoned lints finishing).
+type workers struct {
+	jobs    chan func()
+	started atomic.Int64 // workers ever started, for tests
+}
+
+const workerIdle = 10 * time.Second
+
+// run hands f to an idle worker, or starts one.
+func (w *workers) run(f func()) {
+	select {
+	case w.jobs <- f:
+	default:
+		w.started.Add(1)
+		go w.loop(f)
+	}
+}
+
+func (w *workers) loop(f func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		f()
+		idle.Reset(workerIdle)
+		select {
+		case f = <-w.jobs:
+		case <-idle.C:
+			return
+		}
 	}
 }
 

@@ -23,7 +23,7 @@ kind: Rollout
 metadata: {name: checkout, namespace: shop}
 spec:
   selector: {matchLabels: {app: checkout}}
-  template: {metadata: {labels: {app: checkout}}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
   strategy:
     canary:
       steps:
@@ -37,7 +37,7 @@ kind: Rollout
 metadata: {name: checkout, namespace: shop}
 spec:
   selector: {matchLabels: {app: checkout}}
-  template: {metadata: {labels: {app: checkout}}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
   strategy:
     canary:
       steps:
@@ -56,7 +56,7 @@ metadata:
   annotations: {rolloutlint.io/ignore: RL1001}
 spec:
   selector: {matchLabels: {app: checkout}}
-  template: {metadata: {labels: {app: checkout}}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
   strategy: {canary: {steps: [{setWeight: 20}]}}
 `
 

@@ -42,7 +42,7 @@ kind: Rollout
 metadata: {name: checkout, namespace: shop, labels: {team: a}}
 spec:
   selector: {matchLabels: {app: checkout}}
-  template: {metadata: {labels: {app: checkout}}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
   strategy: {canary: {steps: ` + steps + `}}
 `
 }

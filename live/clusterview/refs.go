@@ -93,8 +93,9 @@ func references(kind, ns string, obj map[string]any) []Key {
 			}
 		}
 		if name := str(mapAt(istio, "destinationRule"), "name"); name != "" {
-			n, dns := graph.SplitNamespacedName(name, ns)
-			add(Key{KindDestinationRule, dns, n})
+			// Argo Rollouts looks the DestinationRule up as written in the
+			// Rollout's namespace (no name.namespace form).
+			add(Key{KindDestinationRule, ns, name})
 		}
 		walkTemplates(mapAt(obj, "spec", "strategy"), func(name string, cluster bool) {
 			if cluster {

@@ -127,6 +127,17 @@ func (g *Graph) Get(kind, namespace, name string) *Resource {
 	return nil
 }
 
+// GetGroup is Get restricted to one API group, for kind names two groups
+// share (Istio's Gateway and the Gateway API's).
+func (g *Graph) GetGroup(group, kind, namespace, name string) *Resource {
+	for _, r := range g.byKey[ObjectKey{kind, namespace, name}] {
+		if r.Group == group {
+			return r
+		}
+	}
+	return nil
+}
+
 // All returns every resource with that kind, namespace and name (more than one
 // means the bundle defines the object twice).
 func (g *Graph) All(kind, namespace, name string) []*Resource {
@@ -187,12 +198,14 @@ func lessPos(a, b Position) bool {
 // LessPos orders positions by file, line and column.
 func LessPos(a, b Position) bool { return lessPos(a, b) }
 
-// SplitNamespacedName splits an Argo-style reference `name` or `name.namespace`
-// (a `.svc.cluster.local` or `.cluster.local` suffix ignored) the way Argo
-// Rollouts v1.10 does: the last dot-separated part is the namespace.
+// SplitNamespacedName splits an Argo-style VirtualService reference `name` or
+// `name.namespace` the way Argo Rollouts v1.10 does
+// (utils/istio GetVirtualServiceNamespaceName): a `.cluster.local` suffix is
+// dropped, then the last dot-separated part is the namespace. Only
+// `.cluster.local` goes: `vs.ns.svc.cluster.local` names VirtualService
+// `vs.ns` in namespace `svc`, as it does for the controller.
 func SplitNamespacedName(ref, defaultNamespace string) (name, namespace string) {
 	ref = strings.TrimSuffix(ref, ".cluster.local")
-	ref = strings.TrimSuffix(ref, ".svc")
 	i := strings.LastIndexByte(ref, '.')
 	if i < 0 {
 		return ref, defaultNamespace

@@ -59,6 +59,10 @@ type RouteRef struct {
 	// Port and SNIHosts are the tls/tcp match keys the Rollout gave.
 	Port     int64
 	SNIHosts []string
+	// Absent is set when the VirtualService has no section of this kind at
+	// all (no spec.http key, say): Argo Rollouts then skips validating and
+	// patching routes of this kind, so a route listed for it is unused.
+	Absent bool
 }
 
 // VSPath is the field path of the route in the VirtualService, e.g. spec.http[2].
@@ -290,12 +294,17 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 		name, vsNS := SplitNamespacedName(v.Name, ns)
 		ref := VSRef{Ref: v.Name, Name: name, Namespace: vsNS, Path: path + ".name", Target: g.Get(kinds.VirtualService, vsNS, name)}
 		var spec *networkingv1.VirtualService
+		var present map[RouteKind]bool
 		if ref.Target != nil {
 			if o := ref.Target.VirtualService(); o != nil {
 				spec = &o.Spec
+				present = map[RouteKind]bool{}
+				for _, k := range []RouteKind{HTTP, TLS, TCP} {
+					present[k] = RouteCount(spec, k) > 0 || ref.Target.Exists("spec."+string(k))
+				}
 			}
 		}
-		ref.Routes = resolveRoutes(v, path, spec)
+		ref.Routes = resolveRoutes(v, path, spec, present)
 		rr.VirtualServices = append(rr.VirtualServices, ref)
 	}
 	addVS(istio.VirtualService, base+".virtualService")
@@ -303,10 +312,12 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 		addVS(&istio.VirtualServices[i], Index(base+".virtualServices", i))
 	}
 	if d := istio.DestinationRule; d != nil && d.Name != "" {
-		name, drNS := SplitNamespacedName(d.Name, ns)
+		// Argo Rollouts looks the DestinationRule up by its name as written,
+		// in the Rollout's namespace (istio.go getDestinationRule): unlike
+		// the VirtualService reference there is no name.namespace form.
 		rr.DestinationRule = &DRRef{
-			Name: name, Namespace: drNS, Path: base + ".destinationRule.name",
-			Target:       g.Get(kinds.DestinationRule, drNS, name),
+			Name: d.Name, Namespace: ns, Path: base + ".destinationRule.name",
+			Target:       g.Get(kinds.DestinationRule, ns, d.Name),
 			StableSubset: d.StableSubsetName, CanarySubset: d.CanarySubsetName,
 			AdditionalSubsets: d.AdditionalSubsetNames,
 		}
@@ -317,7 +328,8 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 // Argo Rollouts: named http routes by name; with no names, the only route or
 // the first unnamed one; tls/tcp routes by port (and SNI hosts), or the first
 // route when none are listed.
-func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkingv1.VirtualService) []RouteRef {
+func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkingv1.VirtualService, present map[RouteKind]bool) []RouteRef {
+	absent := func(k RouteKind) bool { return spec != nil && !present[k] }
 	var out []RouteRef
 	var http []*networkingv1.HTTPRoute
 	var tls []*networkingv1.TLSRoute
@@ -333,7 +345,7 @@ func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkin
 				break
 			}
 		}
-		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: Index(path+".routes", i), Index: idx})
+		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: Index(path+".routes", i), Index: idx, Absent: absent(HTTP)})
 	}
 	implicitHTTP := len(v.Routes) == 0 && (len(http) > 0 || spec == nil && len(v.TLSRoutes) == 0 && len(v.TCPRoutes) == 0)
 	if implicitHTTP {
@@ -358,7 +370,7 @@ func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkin
 				break
 			}
 		}
-		out = append(out, RouteRef{Kind: TLS, Path: Index(path+".tlsRoutes", i), Index: idx, Port: t.Port, SNIHosts: t.SNIHosts})
+		out = append(out, RouteRef{Kind: TLS, Path: Index(path+".tlsRoutes", i), Index: idx, Port: t.Port, SNIHosts: t.SNIHosts, Absent: absent(TLS)})
 	}
 	if len(v.TLSRoutes) == 0 && len(tls) > 0 {
 		out = append(out, RouteRef{Kind: TLS, Path: path + ".name", Implicit: true, Index: 0})
@@ -371,7 +383,7 @@ func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkin
 				break
 			}
 		}
-		out = append(out, RouteRef{Kind: TCP, Path: Index(path+".tcpRoutes", i), Index: idx, Port: t.Port})
+		out = append(out, RouteRef{Kind: TCP, Path: Index(path+".tcpRoutes", i), Index: idx, Port: t.Port, Absent: absent(TCP)})
 	}
 	if len(v.TCPRoutes) == 0 && len(tcp) > 0 {
 		out = append(out, RouteRef{Kind: TCP, Path: path + ".name", Implicit: true, Index: 0})

@@ -409,15 +409,32 @@ func (r *Resource) Gateway() *kinds.GatewayObject {
 }
 
 // AnalysisTemplateSpec returns the spec of an AnalysisTemplate or a
-// ClusterAnalysisTemplate, or nil.
+// ClusterAnalysisTemplate, or nil. For an AnalysisRun it returns a template
+// spec holding the run's own metrics and args (the same fields at the same
+// paths), so that the metric and argument checks of templates apply to
+// runs committed to the bundle.
 func (r *Resource) AnalysisTemplateSpec() *v1alpha1.AnalysisTemplateSpec {
 	switch o := r.Typed.(type) {
 	case *v1alpha1.AnalysisTemplate:
 		return &o.Spec
 	case *v1alpha1.ClusterAnalysisTemplate:
 		return &o.Spec
+	case *v1alpha1.AnalysisRun:
+		return &v1alpha1.AnalysisTemplateSpec{Metrics: o.Spec.Metrics, Args: o.Spec.Args, DryRun: o.Spec.DryRun, MeasurementRetention: o.Spec.MeasurementRetention}
 	}
 	return nil
+}
+
+// Experiment returns the typed Argo Rollouts Experiment, or nil.
+func (r *Resource) Experiment() *v1alpha1.Experiment {
+	o, _ := r.Typed.(*v1alpha1.Experiment)
+	return o
+}
+
+// AnalysisRun returns the typed Argo Rollouts AnalysisRun, or nil.
+func (r *Resource) AnalysisRun() *v1alpha1.AnalysisRun {
+	o, _ := r.Typed.(*v1alpha1.AnalysisRun)
+	return o
 }
 
 // Annotation returns metadata.annotations[key], from the typed object when

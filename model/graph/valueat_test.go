@@ -18,24 +18,7 @@ import (
 // key, an index out of range or negative, a key on a sequence, an index on a
 // mapping, a step below a scalar.
 func TestValueAtAgreesWithWholeObject(t *testing.T) {
-	var in []load.Input
-	root := filepath.Join("..", "..")
-	for _, dir := range []string{"testdata", "examples"} {
-		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !load.IsManifestName(path) {
-				return err
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			in = append(in, load.Input{Path: path, Data: data})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	in := manifestInputs(t)
 	in = append(in, corpus.Generate(corpus.Options{Rollouts: 30, Seed: 5, MistakeRate: 0.3})...)
 
 	resources, paths := 0, 0
@@ -62,6 +45,30 @@ func TestValueAtAgreesWithWholeObject(t *testing.T) {
 	if resources < 500 || paths < 50000 {
 		t.Fatalf("only %d paths of %d resources checked", paths, resources)
 	}
+}
+
+// manifestInputs are the repository's manifests (testdata and examples).
+func manifestInputs(t *testing.T) []load.Input {
+	t.Helper()
+	var in []load.Input
+	root := filepath.Join("..", "..")
+	for _, dir := range []string{"testdata", "examples"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !load.IsManifestName(path) {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			in = append(in, load.Input{Path: path, Data: data})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return in
 }
 
 // probePaths lists every field path under v (base included) and, for each

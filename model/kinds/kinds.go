@@ -17,6 +17,7 @@ const (
 	AnalysisTemplate        = "AnalysisTemplate"
 	ClusterAnalysisTemplate = "ClusterAnalysisTemplate"
 	Experiment              = "Experiment"
+	AnalysisRun             = "AnalysisRun"
 	Application             = "Application"
 	Service                 = "Service"
 	VirtualService          = "VirtualService"
@@ -31,6 +32,10 @@ const (
 	StatefulSet = "StatefulSet"
 	DaemonSet   = "DaemonSet"
 	ReplicaSet  = "ReplicaSet"
+	PodTemplate = "PodTemplate"
+	// ConfigMap is read untyped for Istio's mesh configuration (the "istio"
+	// ConfigMap of the root namespace, key "mesh").
+	ConfigMap = "ConfigMap"
 )
 
 // names are the kind names above: every kind rules and policies may declare
@@ -39,6 +44,7 @@ var names = map[string]bool{
 	Rollout: true, AnalysisTemplate: true, ClusterAnalysisTemplate: true, Experiment: true, Application: true,
 	Service: true, VirtualService: true, DestinationRule: true, Gateway: true, ServiceEntry: true, Sidecar: true,
 	HorizontalPodAutoscaler: true, Deployment: true, StatefulSet: true, DaemonSet: true, ReplicaSet: true,
+	AnalysisRun: true, PodTemplate: true, ConfigMap: true,
 }
 
 // IsName reports whether kind is one of the kind names rolloutlint knows.
@@ -50,6 +56,10 @@ const (
 	GroupIstio  = "networking.istio.io"
 	GroupCore   = ""
 	GroupScaler = "autoscaling"
+	GroupApps   = "apps"
+	// GroupGatewayAPI is the Kubernetes Gateway API group. Its Gateway kind
+	// shares the name "Gateway" with Istio's: tell them apart by Group.
+	GroupGatewayAPI = "gateway.networking.k8s.io"
 )
 
 // Kind describes one known kind.
@@ -97,6 +107,7 @@ var table = []*Kind{
 	{Group: GroupArgo, Kind: AnalysisTemplate, Versions: []string{"v1alpha1"}, Namespaced: true, New: func() any { return &v1alpha1.AnalysisTemplate{} }},
 	{Group: GroupArgo, Kind: ClusterAnalysisTemplate, Versions: []string{"v1alpha1"}, Namespaced: false, New: func() any { return &v1alpha1.ClusterAnalysisTemplate{} }},
 	{Group: GroupArgo, Kind: Experiment, Versions: []string{"v1alpha1"}, Namespaced: true, New: func() any { return &v1alpha1.Experiment{} }},
+	{Group: GroupArgo, Kind: AnalysisRun, Versions: []string{"v1alpha1"}, Namespaced: true, New: func() any { return &v1alpha1.AnalysisRun{} }},
 	{Group: GroupArgo, Kind: Application, Versions: []string{"v1alpha1"}, Namespaced: true},
 	{Group: GroupCore, Kind: Service, Versions: []string{"v1"}, Namespaced: true, New: func() any { return &corev1.Service{} }},
 	{Group: GroupScaler, Kind: HorizontalPodAutoscaler, Versions: []string{"v2"}, Namespaced: true, New: func() any { return &autoscalingv2.HorizontalPodAutoscaler{} }},

@@ -4,6 +4,8 @@
 package planreport
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -89,30 +91,143 @@ type State struct {
 // holds, by Rollout, the spec errors Argo Rollouts refuses it for: those
 // Rollouts are listed with the reasons and not played out.
 func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan, rejected map[plan.Object][]Rejection) *Document {
-	doc := &Document{SchemaVersion: SchemaVersion, IstioVersion: m.Version, Verified: m.Verified, Rollouts: []Rollout{}}
+	doc := head(m)
 	for _, p := range plans {
-		r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
-			States: []State{}, Abort: []State{}, NotInBundle: notInBundle(p), Rejected: []Rejection{}, Live: p.Live}
-		if p.Resource != nil {
-			pos := p.Resource.Pos("metadata.name")
-			r.File, r.Line = p.Resource.File, pos.Line
-		}
-		if rj := rejected[p.Rollout]; len(rj) > 0 {
-			r.Rejected = rj
-			doc.Rollouts = append(doc.Rollouts, r)
-			continue
-		}
-		pr := xds.Predict(m, sc, p)
-		r.AbortFrom, r.Summary = p.AbortFrom, pr.Summary
-		for i, s := range p.States {
-			r.States = append(r.States, State{State: s, Pushes: nonNil(pr.States[i].Pushes), PushesIfLate: pr.States[i].IfLate})
-		}
-		for i, s := range p.Abort {
-			r.Abort = append(r.Abort, State{State: s, Pushes: nonNil(pr.Abort[i].Pushes), PushesIfLate: pr.Abort[i].IfLate})
-		}
-		doc.Rollouts = append(doc.Rollouts, r)
+		doc.Rollouts = append(doc.Rollouts, rolloutOf(m, sc, p, rejected))
 	}
 	return doc
+}
+
+// head is the document without Rollouts.
+func head(m *xds.Model) *Document {
+	return &Document{SchemaVersion: SchemaVersion, IstioVersion: m.Version, Verified: m.Verified, Rollouts: []Rollout{}}
+}
+
+// rolloutOf is one plan's entry of the document, its pushes predicted.
+func rolloutOf(m *xds.Model, sc *xds.Scoper, p *plan.Plan, rejected map[plan.Object][]Rejection) Rollout {
+	r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
+		States: []State{}, Abort: []State{}, NotInBundle: notInBundle(p), Rejected: []Rejection{}, Live: p.Live}
+	if p.Resource != nil {
+		r.File, r.Line = p.Resource.File, p.Resource.NameLine()
+	}
+	if rj := rejected[p.Rollout]; len(rj) > 0 {
+		r.Rejected = rj
+		return r
+	}
+	pr := xds.Predict(m, sc, p)
+	r.AbortFrom, r.Summary = p.AbortFrom, pr.Summary
+	r.States = make([]State, len(p.States))
+	for i, s := range p.States {
+		r.States[i] = State{State: s, Pushes: nonNil(pr.States[i].Pushes), PushesIfLate: pr.States[i].IfLate}
+	}
+	r.Abort = make([]State, len(p.Abort))
+	for i, s := range p.Abort {
+		r.Abort[i] = State{State: s, Pushes: nonNil(pr.Abort[i].Pushes), PushesIfLate: pr.Abort[i].IfLate}
+	}
+	return r
+}
+
+// Write writes in the named format the document Build would assemble from
+// the plans next returns in order (nil when there are no more). Text and
+// JSON are written one Rollout at a time, so that only one Rollout's states
+// and pushes are in memory however large the bundle; the other formats
+// assemble the document first. The bytes are those of the format's Writer
+// on Build's document.
+func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func() *plan.Plan, rejected map[plan.Object][]Rejection) error {
+	var each func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error
+	var end func(bw *bufio.Writer, doc *Document, n int) error
+	switch format {
+	case "text":
+		var b bytes.Buffer
+		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
+			b.Reset()
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			textRollout(&b, doc, r)
+			_, err := bw.Write(b.Bytes())
+			return err
+		}
+		end = func(bw *bufio.Writer, _ *Document, n int) error {
+			if n == 0 {
+				_, err := bw.WriteString("no Rollout in the input\n")
+				return err
+			}
+			return nil
+		}
+	case "json":
+		var opening []byte
+		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
+			sep := ",\n    "
+			if i == 0 {
+				var err error
+				if opening, err = jsonOpening(doc); err != nil {
+					return err
+				}
+				if _, err := bw.Write(opening); err != nil {
+					return err
+				}
+				sep = "[\n    "
+			}
+			if _, err := bw.WriteString(sep); err != nil {
+				return err
+			}
+			// MarshalIndent with the prefix of an element of the
+			// top-level "rollouts" array writes what the Encoder's
+			// indentation of the whole document writes there.
+			item, err := json.MarshalIndent(r, "    ", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = bw.Write(item)
+			return err
+		}
+		end = func(bw *bufio.Writer, doc *Document, n int) error {
+			if n == 0 {
+				return JSON(bw, doc)
+			}
+			_, err := bw.WriteString("\n  ]\n}\n")
+			return err
+		}
+	default:
+		wr, ok := Formats[format]
+		if !ok {
+			return fmt.Errorf("unknown format %q", format)
+		}
+		var plans []*plan.Plan
+		for p := next(); p != nil; p = next() {
+			plans = append(plans, p)
+		}
+		return wr(w, Build(m, sc, plans, rejected))
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	doc := head(m)
+	n := 0
+	for p := next(); p != nil; p = next() {
+		r := rolloutOf(m, sc, p, rejected)
+		if err := each(bw, doc, n, &r); err != nil {
+			return err
+		}
+		n++
+	}
+	if err := end(bw, doc, n); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// jsonOpening is the indented JSON of a document without Rollouts, up to
+// and not including the "rollouts" array's opening bracket.
+func jsonOpening(doc *Document) ([]byte, error) {
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	const tail = "[]\n}"
+	if !bytes.HasSuffix(b, []byte(tail)) {
+		return nil, fmt.Errorf("plan JSON: unexpected document shape")
+	}
+	return b[:len(b)-len(tail)], nil
 }
 
 // notInBundle lists the Services, VirtualServices, DestinationRule and

@@ -290,3 +290,52 @@ func TestLivePlan(t *testing.T) {
 		t.Errorf("symbolic hashes left in a live plan:\n%s", buf.String())
 	}
 }
+
+// Write streams text and JSON one Rollout at a time; its bytes must be the
+// format's Writer's on Build's document, for every fixture together (more
+// than one Rollout, so the separators count), one alone, and none.
+func TestWriteMatchesBuild(t *testing.T) {
+	var all []string
+	for _, n := range fixtureNames {
+		all = append(all, filepath.Join(fixtures, n+".yaml"))
+	}
+	m, err := xds.ForVersion(xds.DefaultVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, paths := range [][]string{all, all[:1], nil} {
+		g, err := load.Paths(paths, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans := plan.Build(g)
+		if len(paths) > 1 && len(plans) < 2 {
+			t.Fatalf("%d plans of %d fixtures", len(plans), len(paths))
+		}
+		rejected := map[plan.Object][]planreport.Rejection{}
+		if len(plans) > 0 {
+			rejected[plans[0].Rollout] = []planreport.Rejection{{RuleID: "RL1001", Message: "refused <here>", File: "f.yaml", Line: 3, Column: 5}}
+		}
+		for _, format := range planreport.FormatNames() {
+			var want, got bytes.Buffer
+			if err := planreport.Formats[format](&want, planreport.Build(m, xds.NewScoper(g), plans, rejected)); err != nil {
+				t.Fatal(err)
+			}
+			rest := plans
+			next := func() *plan.Plan {
+				if len(rest) == 0 {
+					return nil
+				}
+				p := rest[0]
+				rest = rest[1:]
+				return p
+			}
+			if err := planreport.Write(&got, format, m, xds.NewScoper(g), next, rejected); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%d plans, %s: Write differs from %s on Build's document:\n%s\nwant:\n%s", len(plans), format, format, got.String(), want.String())
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package planreport
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -11,53 +12,59 @@ import (
 
 // Text writes one table per Rollout, wrapped to Width columns.
 func Text(w io.Writer, doc *Document) error {
-	var b strings.Builder
+	var b bytes.Buffer
 	if len(doc.Rollouts) == 0 {
 		b.WriteString("no Rollout in the input\n")
 	}
-	for i, r := range doc.Rollouts {
+	for i := range doc.Rollouts {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		line(&b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
-			keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(r), r.Replicas, doc.IstioVersion, doc.Verified))
-		if l := r.Live; l != nil {
-			line(&b, "", fmt.Sprintf("from the live state: stable %s, canary %s, status canary weight %d%%", l.StableHash, liveCanary(l), l.CanaryWeight))
-		}
-		for _, ref := range r.NotInBundle {
-			line(&b, "", "not in the bundle: "+refText(ref))
-		}
-		if len(r.Rejected) > 0 {
-			line(&b, "", "not played out: Argo Rollouts refuses this spec (InvalidSpec) and runs no step:")
-			for _, rj := range r.Rejected {
-				line(&b, "  ", rejectionText(rj))
-			}
-			continue
-		}
-		b.WriteString("PODS = old/new ReplicaSet; WEIGHTS per route: s stable, c canary, a additional,\n" +
-			"  x experiment, ! clamped; +name = header/mirror route\n")
-		b.WriteString("\n")
-		header := fmt.Sprintf("%-10s %-40s %-7s %s", "STEP", "ACTION", "PODS", "WEIGHTS")
-		line(&b, "", header)
-		for _, s := range r.States {
-			state(&b, s)
-		}
-		n := r.Summary
-		b.WriteString("\n")
-		line(&b, "", fmt.Sprintf("summary: %d full pushes, %d endpoint pushes; %d pushes reach every gateway; %d merged by debounce",
-			n.FullPushes, n.EndpointPushes, n.AllGatewayPushes, n.MergedPushes))
-		if len(r.Abort) > 0 {
-			from := r.States[r.AbortFrom]
-			b.WriteString("\n")
-			line(&b, "", fmt.Sprintf("abort path (from %s, %s):", stepLabel(from.State), from.Action))
-			for _, s := range r.Abort {
-				state(&b, s)
-			}
-		}
+		textRollout(&b, doc, &doc.Rollouts[i])
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// textRollout writes one Rollout's table.
+func textRollout(b *bytes.Buffer, doc *Document, r *Rollout) {
+	line(b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
+		keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(*r), r.Replicas, doc.IstioVersion, doc.Verified))
+	if l := r.Live; l != nil {
+		line(b, "", fmt.Sprintf("from the live state: stable %s, canary %s, status canary weight %d%%", l.StableHash, liveCanary(l), l.CanaryWeight))
+	}
+	for _, ref := range r.NotInBundle {
+		line(b, "", "not in the bundle: "+refText(ref))
+	}
+	if len(r.Rejected) > 0 {
+		line(b, "", "not played out: Argo Rollouts refuses this spec (InvalidSpec) and runs no step:")
+		for _, rj := range r.Rejected {
+			line(b, "  ", rejectionText(rj))
+		}
+		return
+	}
+	b.WriteString("PODS = old/new ReplicaSet; WEIGHTS per route: s stable, c canary, a additional,\n" +
+		"  x experiment, ! clamped; +name = header/mirror route\n")
+	b.WriteString("\n")
+	line(b, "", textHeader)
+	for i := range r.States {
+		state(b, &r.States[i])
+	}
+	n := r.Summary
+	b.WriteString("\n")
+	line(b, "", fmt.Sprintf("summary: %d full pushes, %d endpoint pushes; %d pushes reach every gateway; %d merged by debounce",
+		n.FullPushes, n.EndpointPushes, n.AllGatewayPushes, n.MergedPushes))
+	if len(r.Abort) > 0 {
+		from := r.States[r.AbortFrom]
+		b.WriteString("\n")
+		line(b, "", fmt.Sprintf("abort path (from %s, %s):", stepLabel(from.State), from.Action))
+		for i := range r.Abort {
+			state(b, &r.Abort[i])
+		}
+	}
+}
+
+var textHeader = fmt.Sprintf("%-10s %-40s %-7s %s", "STEP", "ACTION", "PODS", "WEIGHTS")
 
 // liveCanary names the canary revision of a live state.
 func liveCanary(l *plan.Live) string {
@@ -70,7 +77,7 @@ func liveCanary(l *plan.Live) string {
 	return l.CanaryHash
 }
 
-func state(b *strings.Builder, s State) {
+func state(b *bytes.Buffer, s *State) {
 	prefix := fmt.Sprintf("%-10s %-40s %-7s ", stepLabel(s.State), clip(s.Action, 40),
 		fmt.Sprintf("%d/%d", s.StableReplicas, s.CanaryReplicas))
 	// Weights wrap route by route under their own column.
@@ -121,9 +128,12 @@ func clip(s string, n int) string {
 // line writes text after indent, wrapping at spaces so that no line exceeds
 // Width; continuation lines get two more spaces of indent. A word longer than
 // the width is cut, so the limit always holds.
-func line(b *strings.Builder, indent, text string) {
-	if utf8.RuneCountInString(indent+text) <= Width {
-		b.WriteString(indent + text + "\n")
+func line(b *bytes.Buffer, indent, text string) {
+	// Bytes bound runes: a line short in bytes is short in runes.
+	if len(indent)+len(text) <= Width || utf8.RuneCountInString(indent)+utf8.RuneCountInString(text) <= Width {
+		b.WriteString(indent)
+		b.WriteString(text)
+		b.WriteByte('\n')
 		return
 	}
 	cur := indent

@@ -54,6 +54,11 @@ var goRules = []*rules.Rule{
 	rollout.WorkloadRefAndTemplate,
 	rollout.NegativeCount,
 	rollout.CanaryScaleMode,
+	rollout.PodTemplateNoContainers,
+	rollout.WorkloadRefNotFound,
+	rollout.WorkloadRefScaleDown,
+	rollout.ExperimentTemplateInvalid,
+	rollout.ExperimentTemplateService,
 
 	// RL2xxx: Rollout ↔ traffic routing.
 	traffic.SharedRoute,
@@ -72,6 +77,8 @@ var goRules = []*rules.Rule{
 	traffic.SharedService,
 	traffic.SharedDestinationRule,
 	traffic.ManagedRouteClash,
+	traffic.ManagedDestinationRuleShadowed,
+	traffic.ManagedRouteShadowsRoute,
 
 	// RL3xxx: Istio hygiene.
 	istio.DestinationHostUnknown,
@@ -87,6 +94,13 @@ var goRules = []*rules.Rule{
 	istio.GatewayHostShadowed,
 	istio.VirtualServiceHostNotInGateway,
 	istio.DestinationRuleHostUnknown,
+	istio.DestinationHostNotExported,
+	istio.VirtualServiceNotExportedToGateway,
+	istio.SubsetUndefinedForClient,
+	istio.SidecarBypassesVirtualService,
+	istio.GatewayAPIGatewayBinding,
+	istio.VirtualServiceUnreachableRule,
+	istio.VirtualServiceIneffectiveMatch,
 
 	// RL4xxx: analysis.
 	analysis.TemplateNotFound,
@@ -106,6 +120,7 @@ var goRules = []*rules.Rule{
 	analysis.MetricIndefinite,
 	analysis.ResultIndexUnguarded,
 	analysis.ConditionShape,
+	analysis.AnalysisArgFieldRefUnresolved,
 	analysis.PrometheusDryRun, // live: runs only with lint --prometheus-url
 
 	// RL6xxx: step plan and xDS prediction.

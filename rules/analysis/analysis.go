@@ -24,8 +24,10 @@ import (
 // tags every RL4xxx rule carries.
 var tags = []string{"analysis"}
 
-// templateKinds are the kinds the template rules read.
-var templateKinds = []string{kinds.Rollout, kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate}
+// templateKinds are the kinds the template rules read. AnalysisRuns
+// committed to the bundle are checked like templates (their spec has the
+// same metrics and args).
+var templateKinds = []string{kinds.Rollout, kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun}
 
 // collector merges diagnostics that land on the same spot with the same
 // message and detail (a template used by several steps of one Rollout), keeping every
@@ -80,9 +82,10 @@ func trigger(run *analysisrun.Run, what string) rules.Related {
 	return rules.RelatedAt(run.Refs.Rollout, run.TriggerPath(), msg)
 }
 
-// templateSpecs calls fn for every (Cluster)AnalysisTemplate with a decoded spec.
+// templateSpecs calls fn for every (Cluster)AnalysisTemplate and AnalysisRun
+// with a decoded spec.
 func templateSpecs(g *graph.Graph, fn func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec)) {
-	for _, kind := range []string{"AnalysisTemplate", "ClusterAnalysisTemplate"} {
+	for _, kind := range []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun} {
 		for _, t := range g.OfKind(kind) {
 			if spec := t.AnalysisTemplateSpec(); spec != nil {
 				fn(t, spec)

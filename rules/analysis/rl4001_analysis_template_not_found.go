@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -10,7 +11,7 @@ import (
 // TemplateNotFound reports analysis references to templates the bundle lacks.
 var TemplateNotFound = &rules.Rule{
 	ID: "RL4001", Name: "analysis-template-not-found", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: templateKinds, Tags: tags,
+	Kinds: append([]string{kinds.Experiment}, templateKinds...), Tags: tags,
 	Summary: "A Rollout runs an AnalysisTemplate or ClusterAnalysisTemplate that is not in the bundle.",
 	Doc: rules.Doc{
 		Why: `A Rollout's analysis names templates by \'templateName\'; with \'clusterScope: true\' the name is a
@@ -55,6 +56,38 @@ steps:
 					}
 				}
 				d := rules.Diagnostic{Resource: rr.Rollout, Path: t.Path, Message: msg, Detail: detail}
+				if p.Mode == rules.ModeWebhook {
+					d.Severity = rules.Warning
+				}
+				p.ReportDiag(d)
+			}
+		}
+		// Experiment objects verify their analyses' templates before they
+		// start them (experiments/experiment.go verifyAnalysisTemplate).
+		for _, r := range p.Graph.OfKind(kinds.Experiment) {
+			ex := r.Experiment()
+			if ex == nil {
+				continue
+			}
+			for i := range ex.Spec.Analyses {
+				a := &ex.Spec.Analyses[i]
+				if a.TemplateName == "" {
+					continue
+				}
+				kind, ns := kinds.AnalysisTemplate, r.Namespace
+				if a.IsClusterScope() {
+					kind, ns = kinds.ClusterAnalysisTemplate, ""
+				}
+				if p.Graph.Get(kind, ns, a.TemplateName) != nil {
+					continue
+				}
+				where := "in namespace " + r.Namespace + " of the bundle"
+				if a.IsClusterScope() {
+					where = "in the bundle"
+				}
+				d := rules.Diagnostic{Resource: r, Path: graph.Index("spec.analyses", i) + ".templateName",
+					Message: fmt.Sprintf("analysis %q of Experiment %s runs %s %q, which is not %s: the analysis errors (\"%s verification failed\") and so does the Experiment",
+						a.Name, ex.Name, kind, a.TemplateName, where, kind)}
 				if p.Mode == rules.ModeWebhook {
 					d.Severity = rules.Warning
 				}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
@@ -58,6 +59,20 @@ steps:
 				rel = append(rel, unresolvedUses(p.Graph, run, name)...)
 				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg, Related: rel,
 					Detail: fmt.Sprintf("Argo Rollouts fails with \"args.%s was not resolved\".", name)})
+			}
+		}
+		// An AnalysisRun's args are final: one without value or valueFrom
+		// stays unresolved (utils/analysis ResolveArgs).
+		for _, r := range p.Graph.OfKind(kinds.AnalysisRun) {
+			ar := r.AnalysisRun()
+			if ar == nil {
+				continue
+			}
+			for i, a := range ar.Spec.Args {
+				if a.Value == nil && a.ValueFrom == nil {
+					c.add(rules.Diagnostic{Resource: r, Path: graph.Index("spec.args", i) + ".name",
+						Message: fmt.Sprintf("args.%s of AnalysisRun %s has no value: the run fails with \"args.%s was not resolved\"", a.Name, ar.Name, a.Name)})
+				}
 			}
 		}
 		c.flush()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
-	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
@@ -17,7 +16,7 @@ import (
 // ArgUndeclared reports `{{...}}` tags in metrics that the template cannot resolve.
 var ArgUndeclared = &rules.Rule{
 	ID: "RL4003", Name: "analysis-arg-undeclared", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: tags,
+	Kinds: templateKinds, Tags: tags,
 	Summary: "A metric uses {{args.x}} but the AnalysisTemplate declares no arg x.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts resolves every \'{{...}}\' tag anywhere in a metric (query, address, headers, job spec,

@@ -13,7 +13,7 @@ import (
 // ArgValueAndValueFrom reports a template arg with both value and valueFrom.
 var ArgValueAndValueFrom = &rules.Rule{
 	ID: "RL4005", Name: "analysis-arg-value-and-valuefrom", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: tags,
+	Kinds: templateKinds, Tags: tags,
 	Summary: "An AnalysisTemplate arg sets both value and valueFrom.",
 	Doc: rules.Doc{
 		Why: `An arg takes its value from \'value\' or from \'valueFrom\' (a secret or a field), not both. Argo
@@ -42,9 +42,13 @@ spec:
 			for i, a := range spec.Args {
 				if a.Value != nil && a.ValueFrom != nil {
 					path := graph.Index("spec.args", i)
+					effect := "Argo Rollouts rejects the template in step and pre/post-promotion analysis"
+					if t.Kind == kinds.AnalysisRun {
+						effect = "the analysis controller uses valueFrom and ignores value"
+					}
 					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path + ".valueFrom",
 						Message: fmt.Sprintf("arg %s of %s has both value %q and valueFrom", a.Name, templateName(t), *a.Value),
-						Detail:  "Keep one: Argo Rollouts rejects the template in step and pre/post-promotion analysis.",
+						Detail:  "Keep one: " + effect + ".",
 						Related: append([]rules.Related{rules.RelatedAt(t, path+".value", "the value")}, users(p.Graph, t)...)})
 				}
 			}

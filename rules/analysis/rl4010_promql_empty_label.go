@@ -21,6 +21,13 @@ hangs at its first analysis step or is aborted. The query is parsed with the Pro
 substituting, per Rollout, the values that Rollout passes; the finding is on the placeholder (or the
 literal empty value) inside the query, with the Rollout's arg as related location.
 
+Arguments are resolved as Argo Rollouts resolves them (utils/analysis
+BuildArgumentsForRolloutAnalysisRun): a Rollout arg with \'valueFrom.fieldRef\' to
+\'metadata.labels['team']\' or \'metadata.annotations[...]\' reads the **Rollout object's** own
+labels and annotations, not its pod template's, and gives the empty string when the Rollout lacks
+them — a common mistake when the label is only on the pods. Such an empty value is reported like
+one written out.
+
 A literal empty matcher written in the template is reported as a warning: it can be intended.`,
 		Bad: `
 steps:
@@ -62,11 +69,15 @@ steps:
 				if a == nil {
 					continue
 				}
+				from := ""
+				if a.FromRollout && a.Source != "" {
+					from = "The arg takes " + a.Source + ". "
+				}
 				d := rules.Diagnostic{Resource: q.Template, Path: q.Path,
 					Pos:     queryPos(p.Graph, q, ph.Start, ph.End),
 					Message: fmt.Sprintf("metric %s: {{%s}} is empty for Rollout %s, so the analysis sees no data", q.Metric.Name, ph.Tag, q.Run.Refs.Rollout.Name),
-					Detail: fmt.Sprintf("The matcher becomes %s%s\"\" and selects only %s series without a %s label.",
-						m.Name, m.Op(), metricOf(m), m.Name)}
+					Detail: fmt.Sprintf("%sThe matcher becomes %s%s\"\" and selects only %s series without a %s label.",
+						from, m.Name, m.Op(), metricOf(m), m.Name)}
 				if a.FromRollout {
 					d.Related = append(d.Related, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath, q.Run.Describe()+" passes an empty "+ph.Arg))
 				} else {

@@ -17,7 +17,7 @@ import (
 // rejects when the AnalysisRun starts.
 var MetricLimits = &rules.Rule{
 	ID: "RL4020", Name: "metric-count-limits", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate}, Tags: tags,
+	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun}, Tags: tags,
 	Summary: "A metric's count, interval, failureLimit or consecutiveSuccessLimit is invalid for Argo Rollouts.",
 	Doc: rules.Doc{
 		Why: `Argo Rollouts validates metrics only when an AnalysisRun starts, so a bad template passes \'kubectl apply\'

@@ -7,14 +7,13 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
-	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
 // MetricProvider reports metrics with no provider or more than one.
 var MetricProvider = &rules.Rule{
 	ID: "RL4021", Name: "metric-provider-count", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: tags,
+	Kinds: templateKinds, Tags: tags,
 	Summary: "A metric has no provider, or more than one (prometheus, web, job, datadog, plugin, ...).",
 	Doc: rules.Doc{
 		Why: `Each metric measures through exactly one provider. With none Argo Rollouts fails the run with "no

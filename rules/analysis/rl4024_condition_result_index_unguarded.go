@@ -8,7 +8,6 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
-	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -20,7 +19,7 @@ var (
 // ResultIndexUnguarded reports conditions that index result without a length check.
 var ResultIndexUnguarded = &rules.Rule{
 	ID: "RL4024", Name: "condition-result-index-unguarded", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: tags,
+	Kinds: templateKinds, Tags: tags,
 	Summary: "successCondition or failureCondition indexes result[0] without checking len(result) > 0.",
 	Doc: rules.Doc{
 		Why: `A Prometheus vector query that matches no series returns an empty result. A condition that indexes

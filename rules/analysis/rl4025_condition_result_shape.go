@@ -5,7 +5,6 @@ import (
 
 	"github.com/prometheus/prometheus/promql/parser"
 
-	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 	"github.com/rolloutlint/rolloutlint/semantics/condition"
@@ -15,7 +14,7 @@ import (
 // metric's Prometheus query produces.
 var ConditionShape = &rules.Rule{
 	ID: "RL4025", Name: "condition-result-shape", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.Rollout}, Tags: append([]string{"promql"}, tags...),
+	Kinds: templateKinds, Tags: append([]string{"promql"}, tags...),
 	Summary: "A successCondition/failureCondition does not type-check against the result its Prometheus query returns (a vector is a list).",
 	Doc: rules.Doc{
 		Why: `The Argo Rollouts Prometheus provider hands a condition \'result\' as a list of numbers (\'[]float64\',

@@ -2,10 +2,12 @@ package istio
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/visibility"
 )
 
 // GatewayMissing reports VirtualService gateway references that resolve to no
@@ -30,7 +32,8 @@ to a Gateway outside the bundle is normal. The policy:
   likely a typo or a wrong namespace: **warning**, with the closest Gateway name as a hint.
 
 References in \'spec.gateways\' and in \'http[].match[].gateways\' are checked. Istio Gateways and
-Gateway API Gateways both count.`,
+Gateway API Gateways both count here; that istiod binds a VirtualService to no Gateway API Gateway
+is RL3018's, and so are references to istiod-generated Gateway names.`,
 		Bad: `
 kind: Gateway
 metadata: {name: public-gateway, namespace: istio-system}
@@ -51,8 +54,8 @@ spec:
 		gwNamespaces := namespacesWith(g, "Gateway")
 		var byNS map[string][]*graph.Resource
 		check := func(r *graph.Resource, ref, path string) {
-			if ref == meshGateway || ref == "" {
-				return
+			if ref == meshGateway || ref == "" || strings.Contains(ref, visibility.InternalGatewaySuffix) {
+				return // an istiod-generated Gateway name is RL3018's
 			}
 			name, ns := gatewayKey(ref, r.Namespace)
 			if name == "" || ns == "" {

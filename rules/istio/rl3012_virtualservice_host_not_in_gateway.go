@@ -7,6 +7,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/visibility"
 )
 
 // VirtualServiceHostNotInGateway reports VirtualServices bound to a Gateway
@@ -24,7 +25,12 @@ ingress traffic, and neither does stable. Typical causes: a host typo, the Virtu
 namespace the server's \'ns/\' prefix excludes, or a Gateway that was narrowed.
 \'istioctl analyze\' reports the same (IST0132); rolloutlint names the hosts on both sides.
 
-Only Gateways in the bundle are checked (RL3004 covers missing ones).`,
+Only Gateways in the bundle are checked (RL3004 covers missing ones).
+
+A Gateway API Gateway (\'gateway.networking.k8s.io\') is checked against its listeners'
+\'hostname\'s the way \'istioctl analyze\' checks it (a listener without a hostname accepts every
+host; a wildcard matches either way). Note that istiod does not bind a VirtualService to a Gateway
+API Gateway by that name at all (RL3018).`,
 		Bad: `
 kind: Gateway
 metadata: {name: public, namespace: istio-system}
@@ -56,8 +62,11 @@ spec:
 					continue
 				}
 				name, ns := gatewayKey(ref, r.Namespace)
-				gw := g.Get(kinds.Gateway, ns, name)
+				gw := g.GetGroup(kinds.GroupIstio, kinds.Gateway, ns, name)
 				if gw == nil || gw.Gateway() == nil {
+					if k := g.GetGroup(kinds.GroupGatewayAPI, kinds.Gateway, ns, name); k != nil {
+						checkListenerHostnames(p, r, vs, k, graph.Index("spec.gateways", i))
+					}
 					continue
 				}
 				gh := accepts[gw]
@@ -186,4 +195,32 @@ func (s *hostSet) matches(host, vsNS string) bool {
 		i += j + 1
 	}
 	return false
+}
+
+// checkListenerHostnames reports a VirtualService bound to a Gateway API
+// Gateway none of whose listeners accepts one of its hosts (IST0132's check
+// of Gateway API Gateways: a listener without hostname accepts any host).
+func checkListenerHostnames(p *rules.Pass, r *graph.Resource, vs *networkingVS, k *graph.Resource, path string) {
+	ls := gatewayAPIListeners(k)
+	var hostnames []string
+	for _, l := range ls {
+		if l.hostname == "" {
+			return
+		}
+		hostnames = append(hostnames, l.hostname)
+	}
+	if len(hostnames) == 0 {
+		return // no listener: nothing to compare with
+	}
+	for _, h := range vs.GetHosts() {
+		for _, lh := range hostnames {
+			if visibility.Matches(lh, h) {
+				return
+			}
+		}
+	}
+	p.ReportDetail(r, path, fmt.Sprintf(
+		"VirtualService %s is bound to Gateway API Gateway %s, whose listeners accept none of its hosts",
+		objectName(r), objectName(k)), fmt.Sprintf("Listener hostnames %s; its hosts %s.", quoteList(hostnames), quoteList(vs.GetHosts())),
+		rules.RelatedAt(k, "spec.listeners", fmt.Sprintf("listeners of Gateway API Gateway %s", objectName(k))))
 }

@@ -11,4 +11,5 @@ var InvalidSpec = []*rules.Rule{
 	RequiredServices, CanaryScaleNoRouting, RouteSteps, StringMatch, DynamicStableScale, OneStrategy,
 	ExperimentWeight, MaxTrafficWeight, AntiAffinity, ProgressDeadline, PingPongRouter,
 	ScaleDownRevisionLimit, NegativeCount, IstioVirtualServiceFields, WorkloadRefAndTemplate,
+	PodTemplateNoContainers, WorkloadRefNotFound,
 }

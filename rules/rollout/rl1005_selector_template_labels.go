@@ -18,14 +18,20 @@ import (
 // not select its own pod template.
 var Selector = &rules.Rule{
 	ID: "RL1005", Name: "selector-template-labels", Severity: rules.Error, Source: rules.SourceGo,
-	Kinds: []string{kinds.Rollout}, Tags: []string{"rollout"},
+	Kinds: []string{kinds.Rollout, kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate}, Tags: []string{"rollout"},
 	Summary: "spec.selector is missing, empty or invalid, or does not match spec.template.metadata.labels.",
 	Doc: rules.Doc{
 		Why: `A Rollout without \'workloadRef\' owns its ReplicaSets through \'spec.selector\'. Argo Rollouts
 rejects a missing selector ("Rollout has missing field '.spec.selector'"), an empty one
 (it would select every pod of the namespace) and one that does not match the pod template's
 labels (its new pods would not be its own). The Rollout is \'InvalidSpec\' and nothing is
-deployed.`,
+deployed.
+
+With \'workloadRef\' the selector may be left out: the controller then takes the referenced
+Deployment's or ReplicaSet's (rollout/templateref.go Resolve). When the Rollout sets its own, the
+controller validates it against the pod template it resolves from the referenced object
+(ValidatePodTemplateSpecForReplicaSet on the resolved spec), so a Rollout selector that the
+Deployment's template labels do not satisfy is reported too, when the bundle holds the Deployment.`,
 		Bad: `
 spec:
   selector:
@@ -47,7 +53,8 @@ spec:
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if ro.Spec.WorkloadRef != nil {
-				return // selector and labels come from the referenced workload
+				checkWorkloadSelector(p, r, ro)
+				return
 			}
 			sel := ro.Spec.Selector
 			switch {
@@ -105,4 +112,31 @@ func renderLabels(m map[string]string) string {
 		return "{}"
 	}
 	return "{" + strings.NewReplacer("=", ": ", ",", ", ").Replace(labels.Set(m).String()) + "}"
+}
+
+// checkWorkloadSelector checks a workloadRef Rollout's own selector against
+// the pod template it resolves: the controller validates the two together
+// (the referenced workload's selector is used only when the Rollout sets
+// none).
+func checkWorkloadSelector(p *rules.Pass, r *graph.Resource, ro *v1alpha1.Rollout) {
+	sel := ro.Spec.Selector
+	if sel == nil {
+		return
+	}
+	w := resolveWorkloadRef(p.Graph, r, ro)
+	if w == nil || w.target == nil {
+		return
+	}
+	tl, ok := p.Graph.PodLabels(r)
+	if !ok {
+		return
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil || s.Matches(labels.Set(tl)) {
+		return // an invalid selector is reported for Rollouts without workloadRef only
+	}
+	p.ReportDetail(r, "spec.selector", fmt.Sprintf("selector %s of Rollout %s does not match the pod labels of its workloadRef %s %s",
+		s.String(), ro.Name, w.target.Kind, w.target.Name),
+		fmt.Sprintf("Its pod template has the labels %s; the controller validates the Rollout's selector against the resolved template and marks the Rollout InvalidSpec.", renderLabels(tl)),
+		rules.RelatedAt(w.target, w.templatePath+".metadata.labels", fmt.Sprintf("pod template labels of %s %s", w.target.Kind, w.target.Name)))
 }

@@ -24,6 +24,15 @@ When a route is not found, or the VirtualService has no http, tls or tcp route a
 Rollout is \'InvalidSpec\' ("HTTP Route 'x' is not found in the defined Virtual Service",
 "spec.http[] should be set ... it must have exactly one route") and no step runs.
 
+The checks follow the controller's exact conditions (rollout/trafficrouting/istio
+ValidateHTTPRoutes, ValidateTlsRoutes, ValidateTcpRoutes, reached from
+pkg/apis/rollouts/validation ValidateVirtualService): a kind is validated only when the
+VirtualService has that section at all (\'spec.http\', \'spec.tls\', \'spec.tcp\' — an empty list
+counts). A TLS- or TCP-only VirtualService therefore accepts a stale \'routes:\' list: the entry is
+never used, and is reported as a **warning** (dead configuration), not as an error. When
+\'routes\' is omitted and the VirtualService's only non-managed http route is named, Argo accepts
+the Rollout but finds no unnamed route to patch: the weights never move (an error here).
+
 Fix: name the route in the VirtualService exactly as the Rollout lists it, or list the routes
 the Rollout manages when the VirtualService has several.`,
 		Bad: `
@@ -65,6 +74,17 @@ http:
 					continue
 				}
 				for _, rt := range vs.Routes {
+					if rt.Absent {
+						// Argo Rollouts validates and patches a route kind only
+						// when the VirtualService has that section
+						// (GetHttpRoutesI/GetTlsRoutesI/GetTcpRoutesI fail, the
+						// kind is skipped): the entry is accepted and unused.
+						field := map[graph.RouteKind]string{graph.HTTP: "routes", graph.TLS: "tlsRoutes", graph.TCP: "tcpRoutes"}[rt.Kind]
+						p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: rt.Path, Severity: rules.Warning, Related: []rules.Related{relVS},
+							Message: fmt.Sprintf("%s has no %s section, so this %s entry is never used", vsName, rt.Kind, field),
+							Detail:  "Argo Rollouts skips a route kind the VirtualService does not have and accepts the Rollout: the entry is dead configuration; remove it."})
+						continue
+					}
 					if msg, detail := routeProblem(vs, rt, managed, vsName); msg != "" {
 						p.ReportDetail(rr.Rollout, rt.Path, msg, detail, relVS)
 					}
@@ -116,7 +136,8 @@ func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vs
 		return fmt.Sprintf("%s has %d %s routes and the Rollout lists no %s", vsName, n, rt.Kind, field),
 			fmt.Sprintf("Argo requires exactly one route when %s is omitted.", field)
 	case rt.Index < 0:
-		return fmt.Sprintf("%s has no unnamed %s route for the Rollout to pick", vsName, rt.Kind), fmt.Sprintf("List the route in %s.", field)
+		return fmt.Sprintf("%s has no unnamed %s route for the Rollout to pick", vsName, rt.Kind),
+			fmt.Sprintf("Argo Rollouts accepts this but patches no route, so the weights never move; list the route in %s.", field)
 	}
 	return "", ""
 }

@@ -151,3 +151,6 @@ func othersRelated(list []*graph.RolloutRefs, self *graph.RolloutRefs, path func
 	sort.Strings(names)
 	return rel, names
 }
+
+// objectName is namespace/name, the way messages name objects.
+func objectName(r *graph.Resource) string { return r.Namespace + "/" + r.Name }

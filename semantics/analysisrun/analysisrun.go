@@ -7,8 +7,10 @@
 package analysisrun
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
@@ -34,6 +37,18 @@ type Arg struct {
 	// is then its field path (…args[i]).
 	FromRollout bool
 	RolloutPath string
+	// Source says where a Rollout-supplied valueFrom value comes from, for
+	// messages ("metadata.labels['team'] of the Rollout object, which has no
+	// such label"); "" for a plain value.
+	Source string
+	// Problem is set when the controller cannot build the argument at all
+	// (an unsupported fieldPath): it fails to create the run.
+	Problem string
+	// FieldRefDefault is set when the value is the template's default
+	// valueFrom.fieldRef and the Rollout supplies none: the analysis
+	// controller resolves only secretKeyRef there, so the run fails with
+	// "argument was not supplied".
+	FieldRefDefault bool
 }
 
 // Run is one AnalysisRun a Rollout starts.
@@ -178,7 +193,9 @@ func build(g *graph.Graph) *Analysis {
 		}
 	}
 	var unused []*graph.Resource
-	for _, kind := range []string{"AnalysisTemplate", "ClusterAnalysisTemplate"} {
+	// AnalysisRuns committed to the bundle are checked like templates no
+	// Rollout runs, with their own argument values.
+	for _, kind := range []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun} {
 		for _, t := range g.OfKind(kind) {
 			if !used[t] {
 				unused = append(unused, t)
@@ -244,6 +261,7 @@ func mergeArgs(run *Run) {
 				a.Value, a.Resolved = promql.Value{Text: *ta.Value}, true
 			case ta.ValueFrom != nil:
 				a.Value, a.Resolved = promql.Value{Runtime: true}, true
+				a.FieldRefDefault = ta.ValueFrom.SecretKeyRef == nil && ta.ValueFrom.FieldRef != nil
 			}
 			run.Args[ta.Name] = a
 			if !dup {
@@ -257,28 +275,122 @@ func mergeArgs(run *Run) {
 		if a == nil {
 			continue
 		}
-		a.Value, a.Resolved = rolloutValue(run.Refs.Rollout, ra), true
+		a.Value, a.Source, a.Problem = rolloutValue(run.Refs.Rollout, run.Refs.Spec, ra)
+		a.Resolved, a.FieldRefDefault = true, false
 		a.FromRollout, a.RolloutPath = true, graph.Index(run.ArgsPath, i)
 	}
 }
 
-// rolloutValue is a Rollout arg's value: `value` as written (a missing value
-// is the empty string, since the field is a plain string), the Rollout's own
-// name or namespace for those field refs, else a value known only at run time.
-func rolloutValue(ro *graph.Resource, ra v1alpha1.AnalysisRunArgument) promql.Value {
+// rolloutValue is a Rollout arg's value as the controller builds it
+// (utils/analysis BuildArgumentsForRolloutAnalysisRun): value as written
+// (a missing value is the empty string, since the field is a plain string);
+// a fieldRef under metadata read from the Rollout object itself — its own
+// name, namespace, labels and annotations, not its pod template's — a
+// missing label or annotation giving the empty string; any other fieldRef
+// read from the Rollout's JSON; the pod template hash only at run time.
+// source describes a valueFrom value for messages; problem says why the
+// controller cannot build the argument, when it cannot.
+func rolloutValue(r *graph.Resource, ro *v1alpha1.Rollout, ra v1alpha1.AnalysisRunArgument) (v promql.Value, source, problem string) {
 	vf := ra.ValueFrom
-	if vf == nil {
-		return promql.Value{Text: ra.Value}
+	switch {
+	case vf == nil:
+		return promql.Value{Text: ra.Value}, "", ""
+	case vf.PodTemplateHashValue != nil:
+		return promql.Value{Runtime: true}, "", ""
+	case vf.FieldRef == nil:
+		return promql.Value{Text: ra.Value}, "", ""
 	}
-	if vf.FieldRef != nil {
-		switch vf.FieldRef.FieldPath {
-		case "metadata.name":
-			return promql.Value{Text: ro.Name}
-		case "metadata.namespace":
-			return promql.Value{Text: ro.Namespace}
+	path := vf.FieldRef.FieldPath
+	if strings.HasPrefix(path, "metadata") {
+		return metadataValue(r, ro, path)
+	}
+	return jsonPathValue(ro, path)
+}
+
+// metadataValue reads a metadata fieldPath of the Rollout object the way
+// Kubernetes' fieldpath.ExtractFieldPathAsString does.
+func metadataValue(r *graph.Resource, ro *v1alpha1.Rollout, path string) (promql.Value, string, string) {
+	src := path + " of the Rollout object"
+	if base, key, ok := subscript(path); ok {
+		var m map[string]string
+		switch base {
+		case "metadata.labels":
+			m = ro.Labels
+		case "metadata.annotations":
+			m = ro.Annotations
+		default:
+			return promql.Value{Runtime: true}, src, fmt.Sprintf("fieldPath %q does not support a subscript", path)
+		}
+		v, ok := m[key]
+		if !ok {
+			what := "label"
+			if base == "metadata.annotations" {
+				what = "annotation"
+			}
+			src += fmt.Sprintf(", which has no %s %s (the pod template's labels are not read)", what, key)
+		}
+		return promql.Value{Text: v}, src, ""
+	}
+	switch path {
+	case "metadata.name":
+		return promql.Value{Text: r.Name}, src, ""
+	case "metadata.namespace":
+		return promql.Value{Text: r.Namespace}, src, ""
+	case "metadata.uid":
+		return promql.Value{Runtime: true}, src, ""
+	case "metadata.labels", "metadata.annotations":
+		return promql.Value{Runtime: true}, src, ""
+	}
+	return promql.Value{Runtime: true}, src, fmt.Sprintf("unsupported fieldPath %q", path)
+}
+
+// subscript splits "metadata.labels['key']" into its base and key.
+func subscript(path string) (base, key string, ok bool) {
+	open := strings.Index(path, "['")
+	if open < 0 || !strings.HasSuffix(path, "']") || open+2 > len(path)-2 {
+		return "", "", false
+	}
+	return path[:open], path[open+2 : len(path)-2], true
+}
+
+// jsonPathValue reads a non-metadata fieldPath from the Rollout's JSON as
+// the controller does (extractValueFromRollout: sections split at dots and
+// brackets, numbers index lists, the end must be a scalar). Status fields
+// exist only in the cluster.
+func jsonPathValue(ro *v1alpha1.Rollout, path string) (promql.Value, string, string) {
+	src := path + " of the Rollout"
+	if strings.HasPrefix(path, "status") {
+		return promql.Value{Runtime: true}, src, ""
+	}
+	data, err := json.Marshal(ro)
+	if err != nil {
+		return promql.Value{Runtime: true}, src, ""
+	}
+	var cur any
+	if err := json.Unmarshal(data, &cur); err != nil {
+		return promql.Value{Runtime: true}, src, ""
+	}
+	for _, sec := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' }) {
+		switch c := cur.(type) {
+		case []any:
+			i, err := strconv.Atoi(sec)
+			if err != nil || i < 0 || i >= len(c) {
+				return promql.Value{Runtime: true}, src, fmt.Sprintf("invalid path %s in the Rollout", path)
+			}
+			cur = c[i]
+		case map[string]any:
+			cur = c[sec]
+		default:
+			return promql.Value{Runtime: true}, src, fmt.Sprintf("invalid path %s in the Rollout", path)
 		}
 	}
-	return promql.Value{Runtime: true}
+	switch cur.(type) {
+	case nil:
+		return promql.Value{Runtime: true}, src, fmt.Sprintf("invalid path %s in the Rollout", path)
+	case []any, map[string]any:
+		return promql.Value{Runtime: true}, src, fmt.Sprintf("path %s in the Rollout must end in a scalar", path)
+	}
+	return promql.Value{Text: fmt.Sprintf("%v", cur)}, src, ""
 }
 
 // defaultsLookup resolves tags from a template's own defaults, for templates

@@ -1,22 +1,24 @@
 package xds
 
 import (
-	"path"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/visibility"
 )
 
 // RootNamespace is Istio's default config root namespace: a Sidecar there
 // applies to namespaces that have none of their own (reference §9 row 10).
-const RootNamespace = "istio-system"
+// The bundle's mesh config may name another (visibility.Mesh).
+const RootNamespace = visibility.DefaultRootNamespace
 
 // ExportToAnnotation is the Service annotation Istio reads as exportTo.
-const ExportToAnnotation = "networking.istio.io/exportTo"
+const ExportToAnnotation = visibility.ExportToAnnotation
 
 // Scope is the set of proxies a push reaches.
 type Scope struct {
@@ -56,71 +58,44 @@ func (s Scope) String() string {
 	return gw + "; " + sc
 }
 
-// nsSet is a set of namespaces: every namespace but except, or the listed ones.
-type nsSet struct {
-	all    bool
-	list   map[string]bool
-	except map[string]bool
-}
-
-func (n nsSet) has(ns string) bool {
-	if n.all {
-		return !n.except[ns]
-	}
-	return n.list[ns]
-}
-
-func (n *nsSet) drop(ns string) {
-	if n.all {
-		n.except[ns] = true
-	} else {
-		delete(n.list, ns)
-	}
-}
-
-func newSet() nsSet { return nsSet{list: map[string]bool{}, except: map[string]bool{}} }
-
-// exportSet reads an exportTo list written in namespace own (empty = everywhere).
-func exportSet(exportTo []string, own string) nsSet {
-	s := newSet()
-	if len(exportTo) == 0 {
-		s.all = true
-		return s
-	}
-	for _, e := range exportTo {
-		switch e = strings.TrimSpace(e); e {
-		case "*":
-			s.all = true
-		case ".":
-			s.list[own] = true
-		case "~", "":
-		default:
-			s.list[e] = true
-		}
-	}
-	if s.all {
-		s.list = map[string]bool{}
-	}
-	return s
-}
-
-// Scoper computes proxy scopes from the bundle's Sidecars, exportTo fields
-// and VirtualService gateway bindings. Built once per graph.
+// Scoper computes proxy scopes from the bundle's visibility model
+// (semantics/visibility: exportTo, the Service annotation and the mesh
+// defaults, DestinationRule precedence, namespace-wide Sidecar egress
+// hosts) and the VirtualServices' gateway bindings. Built once per graph.
 type Scoper struct {
 	g *graph.Graph
-	// sidecars are namespace-wide Sidecars (no workloadSelector) by namespace.
-	sidecars map[string][]*kinds.SidecarObject
+	m *visibility.Model
 	// parents are the VirtualServices that delegate to a VirtualService, by
 	// the delegate's namespace/name.
 	parents map[string][]*graph.Resource
 	// seHosts are hosts of ServiceEntries whose endpoints are selected pods
 	// (workloadSelector), with no Kubernetes Service of that name.
 	seHosts map[string]bool
+	// sets caches the sidecar namespace sets per VirtualService,
+	// DestinationRule and host: a plan asks for the same objects at every
+	// step, and the Scoper is shared by concurrent predictions.
+	sets sync.Map // setKey → visibility.Set
 }
 
-// NewScoper indexes the Sidecars of a graph.
+// setKey names one cached sidecar set: the object (nil for a host) and the
+// host.
+type setKey struct {
+	r    *graph.Resource
+	host string
+}
+
+func (s *Scoper) cached(k setKey, compute func() visibility.Set) visibility.Set {
+	if v, ok := s.sets.Load(k); ok {
+		return v.(visibility.Set)
+	}
+	v, _ := s.sets.LoadOrStore(k, compute())
+	return v.(visibility.Set)
+}
+
+// NewScoper indexes the delegates and workload-selecting ServiceEntries of
+// a graph; visibility comes from the graph's visibility model.
 func NewScoper(g *graph.Graph) *Scoper {
-	s := &Scoper{g: g, sidecars: map[string][]*kinds.SidecarObject{}, parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}}
+	s := &Scoper{g: g, m: visibility.Of(g), parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}}
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		se, _ := r.Typed.(*kinds.ServiceEntryObject)
 		if se == nil || se.Spec.GetWorkloadSelector() == nil {
@@ -149,13 +124,6 @@ func NewScoper(g *graph.Graph) *Scoper {
 				}
 			}
 		}
-	}
-	for _, r := range g.OfKind(kinds.Sidecar) {
-		sc, _ := r.Typed.(*kinds.SidecarObject)
-		if sc == nil || sc.Spec.GetWorkloadSelector() != nil {
-			continue
-		}
-		s.sidecars[r.Namespace] = append(s.sidecars[r.Namespace], sc)
 	}
 	return s
 }
@@ -234,17 +202,12 @@ func (s *Scoper) virtualService(r *graph.Resource, allGateways bool) Scope {
 		}
 		return *u
 	}
-	vs := r.VirtualService()
-	if !MeshBound(vs) {
+	if !MeshBound(r.VirtualService()) {
 		return out
 	}
-	set := exportSet(vs.Spec.GetExportTo(), r.Namespace)
-	var hosts []string
-	for _, h := range vs.Spec.GetHosts() {
-		hosts = append(hosts, graph.FQDN(h, r.Namespace))
-	}
-	s.filterEgress(&set, r.Namespace, hosts)
-	return withSidecars(out, set)
+	// The sidecars whose scope imports the VirtualService (push_context.go
+	// initVirtualServices, virtualservice.go SelectVirtualServices).
+	return withSidecars(out, s.cached(setKey{r: r}, func() visibility.Set { return s.m.SidecarNamespaces(r) }))
 }
 
 func (s *Scoper) destinationRule(r *graph.Resource, allGateways bool) Scope {
@@ -253,140 +216,44 @@ func (s *Scoper) destinationRule(r *graph.Resource, allGateways bool) Scope {
 		out.SidecarNamespaces = []string{"*"}
 		return out
 	}
-	dr := r.DestinationRule()
-	host := graph.FQDN(dr.Spec.GetHost(), r.Namespace)
-	set := exportSet(dr.Spec.GetExportTo(), r.Namespace)
-	hostScope := s.hostSet(host)
-	set = intersect(set, hostScope)
-	s.filterEgress(&set, hostNamespace(host, r.Namespace), []string{host})
-	return withSidecars(out, set)
+	host := visibility.IstioFQDN(r.DestinationRule().Spec.GetHost(), r.Namespace)
+	// A sidecar depends on the rule when its scope holds the host and the
+	// rule is the one that applies to the host for its namespace
+	// (sidecar.go selectDestinationRules, push_context.go destinationRule).
+	return withSidecars(out, s.cached(setKey{r: r, host: host}, func() visibility.Set {
+		return s.m.NamespacesWhere(func(ns string) bool {
+			if !s.m.HostInScope(ns, host) {
+				return false
+			}
+			return s.m.DestinationRule(host, ns, s.m.ServiceNamespace(host, ns)).Has(r)
+		}, s.m.HostCandidates(host, r.Namespace)...)
+	}))
 }
 
 // Host is S(host) of reference §9: sidecars and gateways that can see a
 // service through its exportTo and the Sidecars' egress hosts.
 func (s *Scoper) Host(fqdn string) Scope {
-	set := s.hostSet(fqdn)
 	out := Scope{}
-	if set.all {
+	exp := visibility.Everywhere()
+	if svcs := s.m.ServicesOrAssumed(fqdn); len(svcs) > 0 {
+		exp = svcs[0].Export
+	}
+	if exp.IsAll() {
 		out.AllGateways = true
 	} else {
-		out.GatewayNamespaces = sortedKeys(set.list)
+		out.GatewayNamespaces = exp.Members()
 	}
-	s.filterEgress(&set, hostNamespace(fqdn, ""), []string{fqdn})
-	return withSidecars(out, set)
+	return withSidecars(out, s.cached(setKey{host: fqdn}, func() visibility.Set {
+		return s.m.NamespacesWhere(func(ns string) bool { return s.m.HostInScope(ns, fqdn) }, s.m.HostCandidates(fqdn)...)
+	}))
 }
 
-func (s *Scoper) hostSet(fqdn string) nsSet {
-	svc := s.g.ServiceForHost(fqdn, "")
-	if svc == nil {
-		return exportSet(nil, "")
-	}
-	var exp []string
-	if v, ok := svc.Annotation(ExportToAnnotation); ok {
-		exp = strings.Split(v, ",")
-	}
-	return exportSet(exp, svc.Namespace)
-}
-
-// filterEgress removes namespaces whose Sidecar does not import any of the
-// hosts (declared in namespace hostNS). A root-namespace Sidecar covers every
-// namespace without its own.
-func (s *Scoper) filterEgress(set *nsSet, hostNS string, hosts []string) {
-	for ns, scs := range s.sidecars {
-		if ns == RootNamespace {
-			continue
-		}
-		if set.has(ns) && !imports(scs, ns, hostNS, hosts) {
-			set.drop(ns)
-		}
-	}
-	if root, ok := s.sidecars[RootNamespace]; ok && set.all && !imports(root, RootNamespace, hostNS, hosts) {
-		// Only namespaces with their own importing Sidecar keep the object.
-		keep := newSet()
-		for ns, scs := range s.sidecars {
-			if ns != RootNamespace && !set.except[ns] && imports(scs, ns, hostNS, hosts) {
-				keep.list[ns] = true
-			}
-		}
-		// "." in the mesh default means the proxy's own namespace, so the
-		// host's namespace may still import it.
-		if _, own := s.sidecars[hostNS]; !own && hostNS != "" && !set.except[hostNS] && imports(root, hostNS, hostNS, hosts) {
-			keep.list[hostNS] = true
-		}
-		*set = keep
-	}
-}
-
-// imports reports whether a namespace's Sidecar egress hosts (ns/dnsName)
-// select one of the hosts.
-func imports(scs []*kinds.SidecarObject, sidecarNS, hostNS string, hosts []string) bool {
-	for _, sc := range scs {
-		if len(sc.Spec.GetEgress()) == 0 {
-			return true
-		}
-		for _, eg := range sc.Spec.GetEgress() {
-			for _, eh := range eg.GetHosts() {
-				ns, dns, ok := strings.Cut(eh, "/")
-				if !ok {
-					continue
-				}
-				// "*/" imports from every namespace, "<ns>/" from that one, "./" from the Sidecar's own.
-				importsNS := ns == "*" || ns == hostNS || ns == "." && sidecarNS == hostNS
-				if !importsNS {
-					continue
-				}
-				for _, h := range hosts {
-					if dns == "*" || dns == h {
-						return true
-					}
-					if ok, _ := path.Match(dns, h); ok && strings.HasPrefix(dns, "*") {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
-}
-
-func hostNamespace(fqdn, def string) string {
-	parts := strings.Split(fqdn, ".")
-	if len(parts) >= 3 && parts[2] == "svc" {
-		return parts[1]
-	}
-	return def
-}
-
-func intersect(a, b nsSet) nsSet {
-	switch {
-	case a.all && b.all:
-		out := newSet()
-		out.all = true
-		for k := range a.except {
-			out.except[k] = true
-		}
-		for k := range b.except {
-			out.except[k] = true
-		}
-		return out
-	case a.all:
-		a, b = b, a
-	}
-	out := newSet()
-	for k := range a.list {
-		if b.has(k) {
-			out.list[k] = true
-		}
-	}
-	return out
-}
-
-func withSidecars(sc Scope, set nsSet) Scope {
-	if set.all {
+func withSidecars(sc Scope, set visibility.Set) Scope {
+	if set.IsAll() {
 		sc.SidecarNamespaces = []string{"*"}
-		sc.SidecarExcept = sortedKeys(set.except)
+		sc.SidecarExcept = set.Except()
 	} else {
-		sc.SidecarNamespaces = sortedKeys(set.list)
+		sc.SidecarNamespaces = set.Members()
 	}
 	return sc
 }

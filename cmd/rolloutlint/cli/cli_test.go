@@ -23,8 +23,8 @@ spec:
   selector:
     matchLabels: {app: checkout}
   template:
-    metadata:
-      labels: {app: checkout}
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: checkout, image: checkout:1}]}
   strategy:
     canary:
       steps:
@@ -40,8 +40,8 @@ spec:
   selector:
     matchLabels: {app: checkout}
   template:
-    metadata:
-      labels: {app: checkout}
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: checkout, image: checkout:1}]}
   strategy:
     canary:
       steps:
@@ -58,8 +58,8 @@ spec:
   selector:
     matchLabels: {app: checkout}
   template:
-    metadata:
-      labels: {app: checkout}
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: checkout, image: checkout:1}]}
   strategy:
     canary:
       steps:
@@ -406,8 +406,8 @@ spec:
   selector:
     matchLabels: {app: checkout}
   template:
-    metadata:
-      labels: {app: checkout}
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: checkout, image: checkout:1}]}
   strategy:
     canary:
       canaryService: checkout-canary

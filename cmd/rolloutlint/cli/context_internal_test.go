@@ -36,7 +36,7 @@ kind: Rollout
 metadata: {name: checkout}
 spec:
   selector: {matchLabels: {app: checkout}}
-  template: {metadata: {labels: {app: checkout}}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
   strategy:
     canary:
       canaryService: checkout-canary

@@ -93,8 +93,7 @@ JSON fields are documented in docs/plan.md.`,
 // run builds and writes the plans.
 func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	memlimit.Start()
-	w, ok := planreport.Formats[o.format]
-	if !ok {
+	if _, ok := planreport.Formats[o.format]; !ok {
 		return fmt.Errorf("--format: unknown format %q (want one of %s)", o.format, strings.Join(planreport.FormatNames(), ", "))
 	}
 	if err := o.cluster.check(fl); err != nil {
@@ -134,23 +133,46 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			}
 		}
 	}
-	var plans []*plan.Plan
 	g := b.graph
-	if o.cluster.enabled {
-		if g, plans, err = o.cluster.livePlans(e, kt, b); err != nil {
-			return err
+	var next func() *plan.Plan
+	if o.cluster.enabled || o.rollout != "" {
+		var plans []*plan.Plan
+		if o.cluster.enabled {
+			if g, plans, err = o.cluster.livePlans(e, kt, b); err != nil {
+				return err
+			}
+		} else {
+			plans = plan.Build(g)
+		}
+		if o.rollout != "" {
+			if plans, err = selectRollout(g, plans, o.rollout); err != nil {
+				return err
+			}
+		}
+		next = func() *plan.Plan {
+			if len(plans) == 0 {
+				return nil
+			}
+			p := plans[0]
+			plans = plans[1:]
+			return p
 		}
 	} else {
-		plans = plan.Build(g)
-	}
-	if o.rollout != "" {
-		plans, err = selectRollout(g, plans, o.rollout)
-		if err != nil {
-			return err
+		// One Rollout planned at a time, as plan.Build would, so that a
+		// large bundle's states are never all in memory.
+		rrs := g.Refs().Rollouts
+		next = func() *plan.Plan {
+			for len(rrs) > 0 {
+				p := plan.ForRollout(g, rrs[0])
+				rrs = rrs[1:]
+				if p != nil {
+					return p
+				}
+			}
+			return nil
 		}
 	}
-	doc := planreport.Build(m, xds.NewScoper(g), plans, rejections(&bundle{cfg: b.cfg, graph: g}))
-	if err := w(e.Out, doc); err != nil {
+	if err := planreport.Write(e.Out, o.format, m, xds.NewScoper(g), next, rejections(&bundle{cfg: b.cfg, graph: g})); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}
 	return nil

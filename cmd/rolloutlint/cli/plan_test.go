@@ -117,6 +117,89 @@ func TestPlanRejectedRollout(t *testing.T) {
 	}
 }
 
+// The workloadRef and pod template rules are Argo's validation too: a
+// Rollout whose resolved template has no containers, or whose workloadRef
+// names a kind the controller cannot resolve, is refused; one whose
+// Deployment is merely not in the bundle is played out.
+func TestPlanRejectsWorkloadRefRollouts(t *testing.T) {
+	t.Parallel()
+	const bundle = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: empty, namespace: shop}
+spec:
+  selector: {matchLabels: {app: empty}}
+  template:
+    metadata: {labels: {app: empty}}
+    spec: {containers: []}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: empty, namespace: shop}
+spec:
+  selector: {matchLabels: {app: empty}}
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: empty}
+  strategy: {canary: {steps: [{setWeight: 20}]}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: stateful, namespace: shop}
+spec:
+  selector: {matchLabels: {app: db}}
+  workloadRef: {apiVersion: apps/v1, kind: StatefulSet, name: db}
+  strategy: {canary: {steps: [{setWeight: 20}]}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: elsewhere, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  workloadRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  strategy: {canary: {steps: [{setWeight: 20}]}}
+`
+	path := filepath.Join(t.TempDir(), "bundle.yaml")
+	if err := os.WriteFile(path, []byte(bundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runMain("plan", "--config", "/dev/null", "-f", "json", path)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Rollouts []struct {
+			Rollout struct {
+				Name string `json:"name"`
+			} `json:"rollout"`
+			States   []json.RawMessage `json:"states"`
+			Rejected []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"rejected"`
+		} `json:"rollouts"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range doc.Rollouts {
+		var ids []string
+		for _, j := range r.Rejected {
+			ids = append(ids, j.RuleID)
+		}
+		if len(ids) > 0 && len(r.States) != 0 {
+			t.Errorf("refused Rollout %s was played out", r.Rollout.Name)
+		}
+		if len(ids) == 0 && len(r.States) == 0 {
+			t.Errorf("Rollout %s was neither refused nor played out", r.Rollout.Name)
+		}
+		got[r.Rollout.Name] = strings.Join(ids, ",")
+	}
+	want := map[string]string{"empty": "RL1023", "stateful": "RL1024", "elsewhere": ""}
+	for name, ids := range want {
+		if g, ok := got[name]; !ok || g != ids {
+			t.Errorf("Rollout %s: rejections %q, want %q (all: %v)", name, g, ids, got)
+		}
+	}
+}
+
 // Services, VirtualServices, DestinationRules and templates the Rollout names
 // but the input lacks are listed alike.
 func TestPlanNotInBundle(t *testing.T) {

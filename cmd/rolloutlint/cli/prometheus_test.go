@@ -101,7 +101,7 @@ kind: Rollout
 metadata: {name: app}
 spec:
   selector: {matchLabels: {app: web}}
-  template: {metadata: {labels: {app: web}}}
+  template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: web:1}]}}
   strategy:
     canary:
       steps:

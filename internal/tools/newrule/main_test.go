@@ -48,7 +48,7 @@ func TestScaffoldRegistersInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(files[3].data, []byte("\tistio.DestinationRuleHostUnknown,\n\tistio.LastIstioRule,\n\n\t// RL4xxx")) {
+	if !bytes.Contains(files[3].data, []byte("\tistio.LastIstioRule,\n\n\t// RL4xxx")) {
 		t.Errorf("RL3999 is not last in the RL3xxx section:\n%s", files[3].data)
 	}
 	if !bytes.Contains(files[0].data, []byte(`Since: "v0.1.0"`)) {

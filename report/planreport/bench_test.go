@@ -1,0 +1,57 @@
+package planreport_test
+
+import (
+	"io"
+	"testing"
+
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/report/planreport"
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
+)
+
+// BenchmarkWrite is what `plan` does after loading, for a generated corpus
+// of 1,000 Rollouts: plan each one, predict its pushes and write it, as text
+// and as JSON (Write, one Rollout at a time), and, beside it, the whole
+// document assembled first and then written (Build and the format's writer).
+// One op is the whole corpus.
+func BenchmarkWrite(b *testing.B) {
+	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: 1000, Seed: 1}), load.Options{})
+	m, err := xds.ForVersion(xds.DefaultVersion)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sc := xds.NewScoper(g)
+	lazy := func() func() *plan.Plan {
+		rrs := g.Refs().Rollouts
+		return func() *plan.Plan {
+			for len(rrs) > 0 {
+				p := plan.ForRollout(g, rrs[0])
+				rrs = rrs[1:]
+				if p != nil {
+					return p
+				}
+			}
+			return nil
+		}
+	}
+	for _, format := range []string{"text", "json"} {
+		b.Run(format+"/stream", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := planreport.Write(io.Discard, format, m, sc, lazy(), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(format+"/document", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := planreport.Formats[format](io.Discard, planreport.Build(m, sc, plan.Build(g), nil)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

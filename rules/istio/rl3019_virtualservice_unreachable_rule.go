@@ -1,0 +1,135 @@
+package istio
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/routematch"
+)
+
+// VirtualServiceUnreachableRule reports VirtualService routes that never
+// take traffic because earlier routes take all of it.
+var VirtualServiceUnreachableRule = &rules.Rule{
+	ID: "RL3019", Name: "virtualservice-unreachable-rule", Severity: rules.Warning, Source: rules.SourceGo,
+	Kinds:   []string{kinds.VirtualService},
+	Tags:    []string{"istio"},
+	Summary: "A VirtualService route is never used: it follows a catch-all route, or earlier routes take every request its matches accept.",
+	Doc: rules.Doc{
+		Why: `Envoy tries a VirtualService's routes in order and the first route whose matches accept a request
+takes it. A route placed after a route without \'match\' (a catch-all), a second route without
+\'match\', and a route each of whose matches an earlier match already accepts never take any
+traffic: whatever they route to, retry or rewrite is dead configuration, and a canary split
+written there moves nothing. This is \'istioctl analyze\' IST0130 (VirtualServiceUnreachableRule,
+from istiod's validation, pkg/config/validation/validation.go): istioctl compares identical
+matches and URI prefixes; rolloutlint decides coverage condition by condition (an earlier match
+with fewer or looser conditions — no URI or a shorter prefix, no header or a presence-only one,
+no port — covers a later, narrower one), so it also finds routes shadowed by a broader header or
+method match. Regular expressions cover only the same expression. tls and tcp routes are compared
+by identical matches.
+
+Argo Rollouts adds its \'setHeaderRoute\' and \'setMirrorRoute\' routes in front of these while a
+step runs; what they shadow is RL2018's.
+
+Fix: move the narrower route before the broader one, or delete it.`,
+		Bad: `
+http:
+- name: primary            # no match: takes every request
+  route:
+  - destination: {host: reviews}
+- name: beta               # never used
+  match: [{headers: {x-beta: {exact: "1"}}}]
+  route:
+  - destination: {host: reviews-beta}
+`,
+		Good: `
+http:
+- name: beta
+  match: [{headers: {x-beta: {exact: "1"}}}]
+  route:
+  - destination: {host: reviews-beta}
+- name: primary
+  route:
+  - destination: {host: reviews}
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+			for _, list := range vsRouteLists(vs) {
+				res := routematch.Analyze(list.routes)
+				for _, u := range res.Unreachable {
+					by := list.name(u.By)
+					var why string
+					switch u.Reason {
+					case routematch.SecondCatchAll:
+						why = fmt.Sprintf("it has no match, and neither has the earlier %s, which takes every request", by)
+					case routematch.AfterCatchAll:
+						why = fmt.Sprintf("it follows %s, which has no match and takes every request", by)
+					default:
+						why = fmt.Sprintf("every request its matches accept is taken by an earlier route first (%s)", by)
+					}
+					p.ReportDetail(r, list.path(u.Route), fmt.Sprintf("%s of VirtualService %s is never used", list.name(u.Route), objectName(r)),
+						fmt.Sprintf("%s (istioctl IST0130: %s).", strings.ToUpper(why[:1])+why[1:], u.Reason),
+						rules.RelatedAt(r, list.path(u.By), list.name(u.By)+" takes the traffic"))
+				}
+			}
+		})
+		return nil
+	},
+}
+
+// routeList is one of a VirtualService's route lists, ready for routematch.
+type routeList struct {
+	kind   string
+	routes []routematch.Route
+	names  []string
+}
+
+func (l routeList) name(i int) string { return l.names[i] }
+
+func (l routeList) path(i int) string { return graph.Index("spec."+l.kind, i) }
+
+func (l routeList) matchPath(i, j int) string { return graph.Index(l.path(i)+".match", j) }
+
+// vsRouteLists returns a VirtualService's http, tls and tcp route lists.
+func vsRouteLists(vs *networkingVS) []routeList {
+	var out []routeList
+	if len(vs.GetHttp()) > 0 {
+		l := routeList{kind: "http"}
+		for i, h := range vs.GetHttp() {
+			l.routes = append(l.routes, routematch.Route{Matches: h.GetMatch(), ID: i})
+			l.names = append(l.names, routeName("http", i, h.GetName()))
+		}
+		out = append(out, l)
+	}
+	if len(vs.GetTls()) > 0 {
+		l := routeList{kind: "tls"}
+		for i, t := range vs.GetTls() {
+			m := make([]proto.Message, 0, len(t.GetMatch()))
+			for _, x := range t.GetMatch() {
+				m = append(m, x)
+			}
+			l.routes = append(l.routes, routematch.Route{L4: m, ID: i})
+			l.names = append(l.names, routeName("tls", i, ""))
+		}
+		out = append(out, l)
+	}
+	if len(vs.GetTcp()) > 0 {
+		l := routeList{kind: "tcp"}
+		for i, t := range vs.GetTcp() {
+			m := make([]proto.Message, 0, len(t.GetMatch()))
+			for _, x := range t.GetMatch() {
+				m = append(m, x)
+			}
+			l.routes = append(l.routes, routematch.Route{L4: m, ID: i})
+			l.names = append(l.names, routeName("tcp", i, ""))
+		}
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package istio
+
+import (
+	"fmt"
+
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
+	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/routematch"
+)
+
+// VirtualServiceIneffectiveMatch reports single matches of a VirtualService
+// route that an earlier match makes useless.
+var VirtualServiceIneffectiveMatch = &rules.Rule{
+	ID: "RL3020", Name: "virtualservice-ineffective-match", Severity: rules.Info, Source: rules.SourceGo,
+	Kinds:   []string{kinds.VirtualService},
+	Tags:    []string{"istio"},
+	Summary: "One match of a VirtualService route never takes effect: an earlier match (of an earlier route, or repeated in the same one) accepts every request it does.",
+	Doc: rules.Doc{
+		Why: `A route's \'match\' list is a list of alternatives; the first route whose list accepts a request
+takes it. A match that an earlier route's match already covers (the same conditions, or fewer
+and looser ones) never selects this route, and a match repeated within one route is redundant:
+the route still works through its other matches, but the match is misleading — it reads as if
+those requests came here. This is \'istioctl analyze\' IST0131 (VirtualServiceIneffectiveMatch),
+with coverage decided condition by condition as RL3019 explains. When all of a route's matches
+are covered the route itself is unused (RL3019).`,
+		Bad: `
+http:
+- match: [{uri: {prefix: /api}}]
+  route: [{destination: {host: api}}]
+- match:
+  - uri: {prefix: /api/v2}     # taken by the route above
+  - uri: {prefix: /v2}
+  route: [{destination: {host: api-v2}}]
+`,
+		Good: `
+http:
+- match: [{uri: {prefix: /api/v2}}, {uri: {prefix: /v2}}]
+  route: [{destination: {host: api-v2}}]
+- match: [{uri: {prefix: /api}}]
+  route: [{destination: {host: api}}]
+`,
+	},
+	Since: "v0.1.0",
+	Run: func(p *rules.Pass) error {
+		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+			for _, list := range vsRouteLists(vs) {
+				for _, in := range routematch.Analyze(list.routes).Ineffective {
+					how := "accepts every request it does"
+					if in.Duplicate {
+						how = "is the same match"
+					}
+					where := list.name(in.By)
+					if in.By == in.Route {
+						where = "the same route"
+					}
+					p.ReportDetail(r, list.matchPath(in.Route, in.Match), fmt.Sprintf("match %d of %s in VirtualService %s never takes effect", in.Match, list.name(in.Route), objectName(r)),
+						fmt.Sprintf("Match %d of %s %s (istioctl IST0131).", in.ByMatch, where, how),
+						rules.RelatedAt(r, list.matchPath(in.By, in.ByMatch), fmt.Sprintf("match %d of %s", in.ByMatch, list.name(in.By))))
+				}
+			}
+		})
+		return nil
+	},
+}
