@@ -324,11 +324,12 @@ func (l *lister) list(ctx context.Context, req listRequest) *ListProblem {
 				return problem(ReasonLimit, nil)
 			}
 			n, err := l.v.set(u)
+			l.mu.Lock()
 			if err != nil {
+				l.res.Objects-- // the place admit reserved
+				l.mu.Unlock()
 				return problem(ReasonFailed, err)
 			}
-			l.mu.Lock()
-			l.res.Objects++
 			l.res.Bytes += int64(n)
 			l.mu.Unlock()
 		}
@@ -341,8 +342,11 @@ func (l *lister) list(ctx context.Context, req listRequest) *ListProblem {
 	}
 }
 
-// admit reports whether one more object may be kept, and notes when a bound
-// is reached so that every list stops.
+// admit reports whether one more object may be kept and, if so, counts it
+// at once: lists run in parallel, and counting only after the object is
+// stored let two lists both take the last place (3 objects kept under
+// --cluster-max-objects 2). It notes when a bound is reached so that every
+// list stops.
 func (l *lister) admit() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -353,6 +357,7 @@ func (l *lister) admit() bool {
 		l.full = true
 		return false
 	}
+	l.res.Objects++
 	return true
 }
 

@@ -143,3 +143,28 @@ func TestListProblems(t *testing.T) {
 		t.Errorf("ended context: %d problems, want one per list", len(res.Problems))
 	}
 }
+
+// TestAdmitNeverPassesTheObjectBound takes places from many goroutines at
+// once, as parallel lists do: exactly MaxObjects are admitted.
+func TestAdmitNeverPassesTheObjectBound(t *testing.T) {
+	const bound, takers = 2, 64
+	l := &lister{opts: ListOptions{MaxObjects: bound}, res: &ListResult{}}
+	admitted := make(chan bool, takers)
+	start := make(chan struct{})
+	for range takers {
+		go func() {
+			<-start
+			admitted <- l.admit()
+		}()
+	}
+	close(start)
+	n := 0
+	for range takers {
+		if <-admitted {
+			n++
+		}
+	}
+	if n != bound || l.res.Objects != bound || !l.full {
+		t.Errorf("admitted %d, counted %d, full %v; want %d, %d, true", n, l.res.Objects, l.full, bound, bound)
+	}
+}
