@@ -41,7 +41,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 		p.pairs = p.pairs[:mark]
 		return nil, true
 	}
-	m := make(map[string]any, len(entries))
+	m := p.newMap(len(entries))
 	for _, e := range entries {
 		m[e.key] = e.val
 	}

@@ -102,7 +102,7 @@ func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) 
 func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], sel: sel}
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, sel: sel}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -185,6 +185,59 @@ func (p *parser) release() {
 	scratch.Put(p)
 }
 
+// Small maps (at most smallMap entries) are what Recycle keeps: a Go map
+// that small is one allocation of fixed size, so a recycled one fits any
+// small mapping without growing or wasting room. maxFree bounds what one
+// parser keeps.
+const (
+	smallMap = 8
+	maxFree  = 4096
+)
+
+// Recycle hands the maps of obj, a result of Decode, DecodeShared or
+// DecodeSharedFields, back to later decodes, which fill them instead of
+// allocating new ones: the loader decodes every document into generic values
+// only to decode those into typed objects, and the maps were most of what it
+// allocated. The caller must hold the only reference to obj and to every map
+// and list inside it, and use none of them afterwards (strings and scalars
+// may be kept: they are never reused).
+func Recycle(obj map[string]any) {
+	p := scratch.Get().(*parser)
+	p.recycle(obj)
+	scratch.Put(p)
+}
+
+func (p *parser) recycle(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			p.recycle(e)
+		}
+		if len(v) <= smallMap && len(p.free) < maxFree {
+			clear(v)
+			p.free = append(p.free, v)
+		}
+	case []any:
+		for _, e := range v {
+			p.recycle(e)
+		}
+	}
+}
+
+// newMap returns an empty map for n entries, a recycled one when n is small.
+func (p *parser) newMap(n int) map[string]any {
+	if n <= smallMap {
+		if k := len(p.free); k > 0 {
+			m := p.free[k-1]
+			p.free[k-1] = nil
+			p.free = p.free[:k-1]
+			return m
+		}
+		return make(map[string]any, smallMap)
+	}
+	return make(map[string]any, n)
+}
+
 // line is one line of the document: [start, end) without its line break.
 type line struct {
 	start, end int
@@ -201,11 +254,12 @@ type parser struct {
 	pos    int // offset of the first line not yet consumed
 	budget int // nodes left, as the slow path's converter counts them
 	failed bool
-	pairs  []pair   // entries of the mappings being built, innermost last
-	items  []any    // items of the sequences being built, innermost last
-	keys   []string // keys of the mappings being filtered, innermost last
-	buf    []byte   // scratch for scalars that need rewriting
-	cache  line     // the line peek found last, valid while it starts at pos
+	pairs  []pair           // entries of the mappings being built, innermost last
+	items  []any            // items of the sequences being built, innermost last
+	keys   []string         // keys of the mappings being filtered, innermost last
+	buf    []byte           // scratch for scalars that need rewriting
+	free   []map[string]any // empty small maps handed back by Recycle
+	cache  line             // the line peek found last, valid while it starts at pos
 	cached bool
 	sel    *Fields // the selection for the next block mapping (nil: all keys)
 	skip   int     // > 0 while parsing a value that is not selected

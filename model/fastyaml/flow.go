@@ -110,7 +110,7 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		return out, t[i:], true
 	}
 	entries := p.pairs[mark:]
-	m := make(map[string]any, len(entries))
+	m := p.newMap(len(entries))
 	for _, e := range entries {
 		m[e.key] = e.val
 	}

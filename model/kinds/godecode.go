@@ -108,6 +108,8 @@ func converterFieldName(f reflect.StructField) (name string, whole, ok bool) {
 // conversions, arrays, non-empty interfaces, unexported fields); the caller
 // then decodes with the converter, which gives the reference result and
 // error message. typed is zeroed first; on error it may be partly filled.
+// typed never shares a map or list with obj (values taken as they are, in
+// interfaces and map[string]any, are copied).
 func DecodeGo(typed any, obj map[string]any) error {
 	pv := reflect.ValueOf(typed)
 	if pv.Kind() != reflect.Pointer || pv.IsNil() {
@@ -142,7 +144,7 @@ func decodeGo(s *goSchema, v any, dv reflect.Value) error {
 		if dv.NumMethod() != 0 {
 			return fmt.Errorf("%w: interface %s", errGoDecode, dv.Type())
 		}
-		dv.Set(reflect.ValueOf(v))
+		dv.Set(reflect.ValueOf(copyGeneric(v)))
 		return nil
 	case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -198,6 +200,33 @@ func decodeGoStruct(p *goPlan, m map[string]any, dv reflect.Value) error {
 	return nil
 }
 
+// copyGeneric returns v with its maps and lists copied: DecodeGo keeps no
+// reference to a map or list of its input, whose maps the loader recycles
+// (fastyaml.Recycle) once the typed object is built.
+func copyGeneric(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = copyGeneric(x)
+		}
+		return out
+	case []any:
+		if v == nil {
+			return v
+		}
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = copyGeneric(x)
+		}
+		return out
+	}
+	return v
+}
+
 func fieldOf(dv reflect.Value, index []int) reflect.Value {
 	for _, i := range index {
 		dv = dv.Field(i)
@@ -229,10 +258,10 @@ func decodeGoMap(s *goSchema, v any, dv reflect.Value) error {
 		}
 		dv.Set(reflect.ValueOf(out))
 		return nil
-	case dt == genericMapType: // elements are taken as they are
+	case dt == genericMapType: // elements are taken as they are (copied)
 		out := make(map[string]any, len(m))
 		for k, x := range m {
-			out[k] = x
+			out[k] = copyGeneric(x)
 		}
 		dv.Set(reflect.ValueOf(out))
 		return nil

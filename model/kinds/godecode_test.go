@@ -298,3 +298,34 @@ func TestDecodeGoAPITypes(t *testing.T) {
 		}
 	}
 }
+
+// DecodeGo copies what it takes as it is (interfaces, map[string]any), so the
+// loader may recycle the input's maps once the typed object is built.
+func TestDecodeGoSharesNoMapWithItsInput(t *testing.T) {
+	type target struct {
+		Any    any            `json:"any"`
+		Status map[string]any `json:"status"`
+	}
+	in := map[string]any{
+		"any":    map[string]any{"a": []any{map[string]any{"b": "c"}}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready"}}},
+	}
+	var got target
+	if err := kinds.DecodeGo(&got, in); err != nil {
+		t.Fatal(err)
+	}
+	want := target{
+		Any:    map[string]any{"a": []any{map[string]any{"b": "c"}}},
+		Status: map[string]any{"conditions": []any{map[string]any{"type": "Ready"}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded %#v, want %#v", got, want)
+	}
+	// Spoil the input the way a recycled map is reused.
+	clear(in["any"].(map[string]any)["a"].([]any)[0].(map[string]any))
+	clear(in["any"].(map[string]any))
+	clear(in["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any))
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("changing the input changed the decoded object: %#v", got)
+	}
+}

@@ -42,7 +42,7 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	// with their own JSON decoding (quantities, times) are handed the JSON of
 	// their own value, and everything decodeDirect declines goes through the
 	// converter.
-	typed, err := decodeDirect(k, m, typed)
+	typed, _, err := decodeDirect(k, m, typed)
 	res.DecodeFailed = err != nil
 	if err != nil && len(mistyped) == 0 {
 		// The schema walk accepted the document but decoding did not (a custom
@@ -59,8 +59,10 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 // (kinds.DecodeProto) instead of through JSON text and jsonpb. If any step
 // fails it starts over on a fresh object the reference way (the converter on
 // the whole object), so results and error messages are exactly those of the
-// converter. It returns the object to keep.
-func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, error) {
+// converter. It returns the object to keep, and whether the direct decoders
+// made it: they copy what they keep, so the object then shares no map or
+// list with m.
+func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, bool, error) {
 	if spec, ok := m["spec"].(map[string]any); ok && k.Spec != nil {
 		rest := make(map[string]any, len(m))
 		for key, v := range m {
@@ -69,13 +71,13 @@ func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, error) {
 			}
 		}
 		if kinds.DecodeGo(typed, rest) == nil && kinds.DecodeProto(k.Spec(typed), spec) == nil {
-			return typed, nil
+			return typed, true, nil
 		}
 	} else if kinds.DecodeGo(typed, m) == nil {
-		return typed, nil
+		return typed, true, nil
 	}
 	typed = k.New()
-	return typed, runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed)
+	return typed, false, runtime.DefaultUnstructuredConverter.FromUnstructured(m, typed)
 }
 
 // pruned returns a copy of obj with the values at paths replaced by null.

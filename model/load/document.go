@@ -310,15 +310,19 @@ func (l *loader) fast(file string, doc int, c chunk) bool {
 			return false
 		}
 		if k.New != nil {
-			typed, err := decodeDirect(k, obj, k.New())
+			typed, direct, err := decodeDirect(k, obj, k.New())
 			if err != nil {
 				return false
 			}
 			res.Typed = typed
 			// The typed object is what rules read; the generic one is
-			// decoded again from the source when asked for.
+			// decoded again from the source when asked for, and its maps
+			// serve the next documents' decodes when nothing kept them.
 			res.SetObject(nil)
 			src.Fast = true
+			if direct {
+				fastyaml.Recycle(obj)
+			}
 		}
 		res.Known = true
 	}

@@ -1,0 +1,54 @@
+package fastyaml
+
+import (
+	"reflect"
+	"testing"
+)
+
+// Documents decoded after Recycle (into the recycled maps) equal fresh
+// decodes, and the recycled maps are really reused.
+func TestRecycleReusesMapsWithoutChangingResults(t *testing.T) {
+	docs := []string{
+		"apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels: {app: web, tier: front}\nspec:\n  ports:\n  - port: 80\n    name: http\n  - {port: 443, name: https}\n",
+		"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata:\n  name: vs\nspec:\n  hosts: [web]\n  http:\n  - name: primary\n    route:\n    - destination: {host: web, subset: stable}\n      weight: 100\n",
+		"kind: Wide\napiVersion: v1\nmetadata:\n  name: w\ndata:\n  a: 1\n  b: 2\n  c: 3\n  d: 4\n  e: 5\n  f: 6\n  g: 7\n  h: 8\n  i: 9\n  j: 10\n",
+	}
+	for round := 0; round < 3; round++ {
+		for _, d := range docs {
+			want, ok := DecodeLimit([]byte(d), DefaultMaxNodes)
+			if !ok {
+				t.Fatalf("declined %q", d)
+			}
+			got, _ := DecodeShared([]byte(d), DefaultMaxNodes)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d: decoded %v after recycling, want %v", round, got, want)
+			}
+			Recycle(got)
+		}
+	}
+	// Recycle hands the maps to a parser of the pool; decode with that same
+	// parser and see a recycled map come back.
+	p := new(parser)
+	obj, _ := DecodeShared([]byte(docs[0]), DefaultMaxNodes)
+	p.recycle(obj)
+	// root, metadata, labels, spec and its two ports
+	if len(p.free) != 6 {
+		t.Fatalf("recycled %d maps of the Service, want its 6 small maps", len(p.free))
+	}
+	last := p.free[len(p.free)-1]
+	if len(last) != 0 {
+		t.Fatalf("a recycled map still holds %v", last)
+	}
+	m := p.newMap(2)
+	m["x"] = 1
+	if len(last) != 1 {
+		t.Fatal("newMap did not hand out the recycled map")
+	}
+	// A map too large to be small is left to the collector.
+	wide, _ := DecodeShared([]byte(docs[2]), DefaultMaxNodes)
+	q := new(parser)
+	q.recycle(wide["data"])
+	if len(q.free) != 0 {
+		t.Fatalf("kept a map of %d entries", len(wide["data"].(map[string]any)))
+	}
+}
