@@ -186,7 +186,9 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 			[2]*ast.Term{key("file"), vc.str(r.File)},
 		)
 	}
-	obj, err := vc.termFields(r.ObjectFields(sel), fields)
+	var obj *ast.Term
+	var err error
+	r.WithObjectFields(sel, func(o map[string]any) { obj, err = vc.termFields(o, fields) })
 	if err != nil {
 		// Object holds only YAML-decoded data, so this does not happen;
 		// keep the item (and its identity) usable if it ever does.
@@ -323,11 +325,11 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 		if p != "" {
 			vsPath = c.str(p)
 		}
-		entries := routeEntries(vs.Target, rt)
+		weightSet := routeWeightsSet(vs.Target, rt)
 		for j, d := range routeDestinations(vs.Target, rt) {
 			dests = append(dests, c.obj(field("index", c.num(j)), field("path", c.str(graph.Index(p+".route", j))),
 				field("host", c.str(d.host)), field("subset", c.str(d.subset)), field("weight", c.num(int(d.weight))),
-				field("weightSet", ast.InternedTerm(hasKey(entries, j, "weight"))),
+				field("weightSet", ast.InternedTerm(j < len(weightSet) && weightSet[j])),
 				field("role", c.str(destinationRole(c.g, rr, vs.Target.Namespace, d)))))
 		}
 	}
@@ -336,19 +338,26 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 		field("destinations", ast.ArrayTerm(dests...)))
 }
 
-// routeEntries returns the generic `route` list of a VirtualService route,
-// read straight from the decoded object (a field path lookup per destination
-// costs more than the rest of the reference conversion). Only whether each
-// entry sets weight is read, so only the weights are decoded.
-func routeEntries(vs *graph.Resource, rt *graph.RouteRef) []any {
-	spec, _ := vs.ObjectFields(routeWeights[rt.Kind])["spec"].(map[string]any)
-	routes, _ := spec[string(rt.Kind)].([]any)
-	if rt.Index < 0 || rt.Index >= len(routes) {
-		return nil
-	}
-	route, _ := routes[rt.Index].(map[string]any)
-	entries, _ := route["route"].([]any)
-	return entries
+// routeWeightsSet reports, for each entry of a VirtualService route's
+// `route` list, whether it sets weight, read straight from the decoded object
+// (a field path lookup per destination costs more than the rest of the
+// reference conversion). Only the weights are decoded.
+func routeWeightsSet(vs *graph.Resource, rt *graph.RouteRef) []bool {
+	var set []bool
+	vs.WithObjectFields(routeWeights[rt.Kind], func(obj map[string]any) {
+		spec, _ := obj["spec"].(map[string]any)
+		routes, _ := spec[string(rt.Kind)].([]any)
+		if rt.Index < 0 || rt.Index >= len(routes) {
+			return
+		}
+		route, _ := routes[rt.Index].(map[string]any)
+		entries, _ := route["route"].([]any)
+		set = make([]bool, len(entries))
+		for j := range entries {
+			set[j] = hasKey(entries, j, "weight")
+		}
+	})
+	return set
 }
 
 // routeWeights selects spec.<kind>[*].route[*].weight of a VirtualService

@@ -91,6 +91,22 @@ func (r *Resource) ObjectFields(sel *fastyaml.Fields) map[string]any {
 	return obj
 }
 
+// WithObjectFields calls fn with ObjectFields(sel) and, when the document was
+// decoded again for the call, hands the decoded maps back for later decodes
+// once fn returns (fastyaml.Recycle): fn must keep no map or list of obj.
+// Building the Rego input decodes a few fields of most objects this way.
+func (r *Resource) WithObjectFields(sel *fastyaml.Fields, fn func(obj map[string]any)) {
+	if r.object != nil || r.src == nil || !r.src.Fast {
+		fn(r.object)
+		return
+	}
+	obj, _ := fastyaml.DecodeSharedFields(r.src.Data, sel)
+	fn(obj)
+	if obj != nil {
+		fastyaml.Recycle(obj)
+	}
+}
+
 // SetObject sets the generic form of the document, which the resource then
 // keeps (see Object).
 func (r *Resource) SetObject(obj map[string]any) { r.object = obj }
