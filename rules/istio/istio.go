@@ -331,7 +331,7 @@ func nearestName(name string, candidates []*graph.Resource) *graph.Resource {
 	}
 	var best []scored
 	for _, c := range candidates {
-		if d := textdist.Distance(name, c.Name); d <= 2 {
+		if d, ok := textdist.Within(name, c.Name, 2); ok {
 			best = append(best, scored{c, d})
 		}
 	}
