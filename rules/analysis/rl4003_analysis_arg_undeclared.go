@@ -8,6 +8,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 
 	"github.com/rolloutlint/rolloutlint/internal/textdist"
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/semantics/promql"
@@ -52,25 +53,31 @@ spec:
 			for _, a := range spec.Args {
 				declared[a.Name] = true
 			}
-			metrics, _ := t.ValueAt("spec.metrics")
-			eachString(metrics, "spec.metrics", func(path, value string) {
-				for _, ph := range promql.AllPlaceholders(value) {
-					var msg string
-					switch {
-					case ph.Arg != "" && !declared[ph.Arg]:
-						msg = fmt.Sprintf("{{%s}} names an arg %s does not declare", ph.Tag, templateName(t))
-						if d := nearest(ph.Arg, spec.Args); d != "" {
-							msg += fmt.Sprintf(" (declared: %q)", d)
-						}
-					case ph.Arg == "" && !strings.HasPrefix(ph.Tag, "templates.") && !strings.HasPrefix(ph.Tag, "experiment."):
-						msg = fmt.Sprintf("{{%s}} is not an args.<name> tag", ph.Tag)
-					default:
-						continue
-					}
-					p.ReportDiag(rules.Diagnostic{Resource: t, Path: path, Message: msg,
-						Detail: fmt.Sprintf("Argo Rollouts fails with \"failed to resolve {{%s}}\".", ph.Tag),
-						Pos:    p.Graph.PosInScalar(t, path, ph.Start, ph.End), Related: users(p.Graph, t)})
+			t.WithObjectFields(metricsField, func(obj map[string]any) {
+				generic, _ := obj["spec"].(map[string]any)
+				metrics, ok := generic["metrics"]
+				if !ok {
+					return
 				}
+				eachString(metrics, "spec.metrics", func(path, value string) {
+					for _, ph := range promql.AllPlaceholders(value) {
+						var msg string
+						switch {
+						case ph.Arg != "" && !declared[ph.Arg]:
+							msg = fmt.Sprintf("{{%s}} names an arg %s does not declare", ph.Tag, templateName(t))
+							if d := nearest(ph.Arg, spec.Args); d != "" {
+								msg += fmt.Sprintf(" (declared: %q)", d)
+							}
+						case ph.Arg == "" && !strings.HasPrefix(ph.Tag, "templates.") && !strings.HasPrefix(ph.Tag, "experiment."):
+							msg = fmt.Sprintf("{{%s}} is not an args.<name> tag", ph.Tag)
+						default:
+							continue
+						}
+						p.ReportDiag(rules.Diagnostic{Resource: t, Path: path, Message: msg,
+							Detail: fmt.Sprintf("Argo Rollouts fails with \"failed to resolve {{%s}}\".", ph.Tag),
+							Pos:    p.Graph.PosInScalar(t, path, ph.Start, ph.End), Related: users(p.Graph, t)})
+					}
+				})
 			})
 		})
 		return nil
@@ -88,25 +95,56 @@ func nearest(name string, args []v1alpha1.Argument) string {
 	return best
 }
 
-// eachString calls fn for every string under a decoded value with its field
-// path, visiting mapping keys in sorted order so output does not depend on
-// map iteration.
+// metricsField selects spec.metrics, the part of a template eachString walks.
+var metricsField = &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{
+	"spec": {Sub: map[string]*fastyaml.Fields{"metrics": nil}},
+}}
+
+// eachString calls fn for every string under a decoded value that holds a
+// `{{` (where a placeholder can be) with its field path, visiting mapping
+// keys in sorted order so output does not depend on map iteration. The path
+// is built only for such strings: most strings of a template hold none.
 func eachString(v any, path string, fn func(path, value string)) {
-	switch t := v.(type) {
-	case string:
-		fn(path, t)
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			eachString(t[k], graph.Key(path, k), fn)
-		}
-	case []any:
-		for i, c := range t {
-			eachString(c, graph.Index(path, i), fn)
+	var steps []pathStep
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case string:
+			if strings.Contains(t, "{{") {
+				p := path
+				for _, s := range steps {
+					if s.index < 0 {
+						p = graph.Key(p, s.key)
+					} else {
+						p = graph.Index(p, s.index)
+					}
+				}
+				fn(p, t)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				steps = append(steps, pathStep{key: k, index: -1})
+				walk(t[k])
+				steps = steps[:len(steps)-1]
+			}
+		case []any:
+			for i, c := range t {
+				steps = append(steps, pathStep{index: i})
+				walk(c)
+				steps = steps[:len(steps)-1]
+			}
 		}
 	}
+	walk(v)
+}
+
+// pathStep is one step below eachString's base path: a key, or an index.
+type pathStep struct {
+	key   string
+	index int // < 0 for a key
 }
