@@ -74,6 +74,11 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 		}
 		p.sel = sub
 	}
+	if !keep && p.trusted {
+		p.sel = nil
+		p.skipValue(rest, indent)
+		return true
+	}
 	if !keep {
 		p.skip++
 	}
@@ -88,6 +93,29 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	}
 	p.pairs = append(p.pairs, pair{key, v})
 	return true
+}
+
+// skipValue moves past the value of a mapping key at column indent, rest
+// being what follows its colon, in a document known to be accepted: the
+// value is whatever follows up to the next line with content at most as
+// indented as the key, but for a sequence at the key's own column when the
+// value starts on the next line. Blank and comment-only lines belong to no
+// value (nor do they inside an accepted block scalar: one that ends there
+// would have left the following lines to its parent).
+func (p *parser) skipValue(rest string, indent int) {
+	j := skipSpaces(rest)
+	inline := j < len(rest) && rest[j] != '#'
+	pos := p.pos
+	for pos < len(p.src) {
+		l := p.rawLine(pos)
+		t := l.text(p.src)
+		if t == "" || t[0] == '#' || l.indent > indent || !inline && l.indent == indent && isEntry(t) {
+			pos = l.next
+			continue
+		}
+		break
+	}
+	p.pos = pos
 }
 
 // key splits `key: rest` into the key's value and what follows the colon.

@@ -99,10 +99,31 @@ func DecodeSharedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) 
 	return decode(unsafe.String(unsafe.SliceData(data), len(data)), math.MaxInt, sel)
 }
 
+// DecodeAcceptedFields is DecodeSharedFields for a document Decode (or
+// DecodeShared) has accepted before, as the loader's fast path did: knowing
+// the document is in the subset, it skips a value nobody selected by its
+// indentation instead of parsing it, which is most of the work of reading a
+// few fields again. The selected fields equal DecodeSharedFields'. On a
+// document Decode declines the result is unspecified (never a panic).
+func DecodeAcceptedFields(data []byte, sel *Fields) (obj map[string]any, ok bool) {
+	if sel == nil {
+		return DecodeSharedFields(data, nil)
+	}
+	return decodeTrusted(unsafe.String(unsafe.SliceData(data), len(data)), sel)
+}
+
 func decode(src string, maxNodes int, sel *Fields) (obj map[string]any, ok bool) {
+	return decodeWith(src, maxNodes, sel, false)
+}
+
+func decodeTrusted(src string, sel *Fields) (obj map[string]any, ok bool) {
+	return decodeWith(src, math.MaxInt, sel, true)
+}
+
+func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, sel: sel}
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, sel: sel, trusted: trusted}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -262,7 +283,10 @@ type parser struct {
 	cache  line             // the line peek found last, valid while it starts at pos
 	cached bool
 	sel    *Fields // the selection for the next block mapping (nil: all keys)
-	skip   int     // > 0 while parsing a value that is not selected
+	// trusted is set when the document is known to be accepted (see
+	// DecodeAcceptedFields): values not selected are skipped, not parsed.
+	trusted bool
+	skip    int // > 0 while parsing a value that is not selected
 }
 
 type pair struct {

@@ -190,6 +190,76 @@ func checkSelection(t *testing.T, d []byte, full map[string]any, sel *fastyaml.F
 	if msg := covers(got, full, sel, ""); msg != "" {
 		t.Fatalf("%s\nselection %s in:\n%s", msg, describe(sel), d)
 	}
+	// Knowing the document is accepted, the values not selected are skipped
+	// by indentation: the result must not change.
+	if skipped, ok := fastyaml.DecodeAcceptedFields(d, sel); !ok || !reflect.DeepEqual(skipped, got) {
+		t.Fatalf("DecodeAcceptedFields %v (ok %v), DecodeSharedFields %v\nselection %s in:\n%s", skipped, ok, got, describe(sel), d)
+	}
+}
+
+// Values that are hard to skip by indentation: sequences at their key's
+// column, block scalars with lines that look like comments or keys, plain
+// scalars folded over lines, comments less indented than the value, and a
+// mapping inside a sequence entry.
+func TestDecodeAcceptedFieldsSkipsByIndentation(t *testing.T) {
+	doc := `a:
+- x: 1
+  y:
+  - 2
+- z
+b: |
+  # not a comment
+  c: not a key
+
+  - not an entry
+c: plain scalar
+  folded over
+   lines
+d:
+  e: 1
+# a comment at column 0 inside d
+  f: 2
+g: [1, 2]
+h:
+- k: |-
+    text
+    more: text
+  l: 1
+- k: 2
+i: last
+`
+	full, ok := fastyaml.Decode([]byte(doc))
+	if !ok {
+		t.Fatal("Decode declined the document")
+	}
+	keys := sortedKeys(full)
+	for mask := 1; mask < 1<<len(keys); mask++ {
+		sel := &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{}}
+		for i, k := range keys {
+			if mask&(1<<i) != 0 {
+				sel.Sub[k] = nil
+			}
+		}
+		got, ok := fastyaml.DecodeAcceptedFields([]byte(doc), sel)
+		if !ok {
+			t.Fatalf("declined with selection %s", describe(sel))
+		}
+		for k := range sel.Sub {
+			if !reflect.DeepEqual(got[k], full[k]) {
+				t.Fatalf("selection %s: %s = %#v, want %#v", describe(sel), k, got[k], full[k])
+			}
+		}
+		if len(got) != len(sel.Sub) {
+			t.Fatalf("selection %s: kept %v", describe(sel), got)
+		}
+	}
+	// Within a sequence's items, through the wildcard.
+	sel := &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{"h": {Any: &fastyaml.Fields{Sub: map[string]*fastyaml.Fields{"l": nil}}}}}
+	got, _ := fastyaml.DecodeAcceptedFields([]byte(doc), sel)
+	want := map[string]any{"h": []any{map[string]any{"l": int64(1)}, map[string]any{}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("h[*].l: got %#v, want %#v", got, want)
+	}
 }
 
 // randomSelection draws a selection for value v: of a mapping some keys,

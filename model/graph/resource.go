@@ -68,7 +68,9 @@ type NodeSource struct {
 	LineOffset int
 	Item       int
 	// Fast is set when the document was decoded by the fast decoder, which
-	// then decodes its generic object again on demand (see Resource.Object).
+	// then decodes its generic object again on demand (see Resource.Object),
+	// skipping what is not selected (fastyaml.DecodeAcceptedFields: the
+	// decoder accepted Data once, so it is in the decoder's subset).
 	Fast bool
 }
 
@@ -87,7 +89,7 @@ func (r *Resource) ObjectFields(sel *fastyaml.Fields) map[string]any {
 	if r.object != nil || r.src == nil || !r.src.Fast {
 		return r.object
 	}
-	obj, _ := fastyaml.DecodeSharedFields(r.src.Data, sel)
+	obj, _ := fastyaml.DecodeAcceptedFields(r.src.Data, sel)
 	return obj
 }
 
@@ -100,7 +102,7 @@ func (r *Resource) WithObjectFields(sel *fastyaml.Fields, fn func(obj map[string
 		fn(r.object)
 		return
 	}
-	obj, _ := fastyaml.DecodeSharedFields(r.src.Data, sel)
+	obj, _ := fastyaml.DecodeAcceptedFields(r.src.Data, sel)
 	fn(obj)
 	if obj != nil {
 		fastyaml.Recycle(obj)
