@@ -123,7 +123,8 @@ func decodeTrusted(src string, sel *Fields) (obj map[string]any, ok bool) {
 func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
-	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, sel: sel, trusted: trusted}
+	clear(p.made)
+	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, made: p.made[:0], sel: sel, trusted: trusted}
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -154,8 +155,12 @@ func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[st
 	if !isMap {
 		return nil, false
 	}
+	p.last = mapID(m)
 	return m, true
 }
+
+// mapID is the identity of a map (maps are not comparable).
+func mapID(m map[string]any) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&m)) }
 
 // validText accepts only what yaml.v3's reader accepts and this package
 // handles: valid UTF-8 of printable characters, no tabs, no byte order mark,
@@ -202,6 +207,9 @@ func (p *parser) release() {
 	if cap(p.buf) > 64<<10 {
 		p.buf = nil // a huge block scalar: do not keep its buffer
 	}
+	if cap(p.made) > 1<<14 {
+		p.made, p.last = nil, nil // a huge document: do not keep the list
+	}
 	p.src = ""
 	scratch.Put(p)
 }
@@ -224,8 +232,26 @@ const (
 // may be kept: they are never reused).
 func Recycle(obj map[string]any) {
 	p := scratch.Get().(*parser)
-	p.recycle(obj)
+	if p.last != nil && p.last == mapID(obj) {
+		// The parser that decoded obj (usually: the pool is per CPU) knows
+		// its maps already.
+		for _, m := range p.made {
+			p.keep(m)
+		}
+		clear(p.made)
+		p.made, p.last = p.made[:0], nil
+	} else {
+		p.recycle(obj)
+	}
 	scratch.Put(p)
+}
+
+// keep adds an unreferenced map to the free list if it is small.
+func (p *parser) keep(m map[string]any) {
+	if len(m) <= smallMap && len(p.free) < maxFree {
+		clear(m)
+		p.free = append(p.free, m)
+	}
 }
 
 func (p *parser) recycle(v any) {
@@ -234,10 +260,7 @@ func (p *parser) recycle(v any) {
 		for _, e := range v {
 			p.recycle(e)
 		}
-		if len(v) <= smallMap && len(p.free) < maxFree {
-			clear(v)
-			p.free = append(p.free, v)
-		}
+		p.keep(v)
 	case []any:
 		for _, e := range v {
 			p.recycle(e)
@@ -247,16 +270,19 @@ func (p *parser) recycle(v any) {
 
 // newMap returns an empty map for n entries, a recycled one when n is small.
 func (p *parser) newMap(n int) map[string]any {
-	if n <= smallMap {
-		if k := len(p.free); k > 0 {
-			m := p.free[k-1]
-			p.free[k-1] = nil
-			p.free = p.free[:k-1]
-			return m
-		}
-		return make(map[string]any, smallMap)
+	var m map[string]any
+	switch k := len(p.free); {
+	case n > smallMap:
+		m = make(map[string]any, n)
+	case k > 0:
+		m = p.free[k-1]
+		p.free[k-1] = nil
+		p.free = p.free[:k-1]
+	default:
+		m = make(map[string]any, smallMap)
 	}
-	return make(map[string]any, n)
+	p.made = append(p.made, m)
+	return m
 }
 
 // line is one line of the document: [start, end) without its line break.
@@ -280,7 +306,12 @@ type parser struct {
 	keys   []string         // keys of the mappings being filtered, innermost last
 	buf    []byte           // scratch for scalars that need rewriting
 	free   []map[string]any // empty small maps handed back by Recycle
-	cache  line             // the line peek found last, valid while it starts at pos
+	// made lists the maps the last decode built, and last is its result's
+	// root when it succeeded: Recycle of that result takes them from here
+	// instead of walking the result.
+	made   []map[string]any
+	last   unsafe.Pointer
+	cache  line // the line peek found last, valid while it starts at pos
 	cached bool
 	sel    *Fields // the selection for the next block mapping (nil: all keys)
 	// trusted is set when the document is known to be accepted (see

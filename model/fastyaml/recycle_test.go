@@ -3,6 +3,7 @@ package fastyaml
 import (
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // Documents decoded after Recycle (into the recycled maps) equal fresh
@@ -51,4 +52,47 @@ func TestRecycleReusesMapsWithoutChangingResults(t *testing.T) {
 	if len(q.free) != 0 {
 		t.Fatalf("kept a map of %d entries", len(wide["data"].(map[string]any)))
 	}
+}
+
+// The maps a decode records for Recycle are exactly the maps of its result.
+func TestDecodeRecordsTheMapsOfItsResult(t *testing.T) {
+	doc := []byte("a: {b: 1, c: {d: 2}}\ne:\n- f: 1\n- [x, {g: 3}]\nh:\n  i:\n    j: k\n")
+	for range 20 {
+		obj, ok := DecodeShared(doc, DefaultMaxNodes)
+		if !ok {
+			t.Fatal("declined")
+		}
+		p := scratch.Get().(*parser)
+		if p.last != mapID(obj) {
+			scratch.Put(p) // another parser (the pool is per CPU): try again
+			continue
+		}
+		got := map[unsafe.Pointer]bool{}
+		for _, m := range p.made {
+			got[mapID(m)] = true
+		}
+		want := map[unsafe.Pointer]bool{}
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				want[mapID(v)] = true
+				for _, e := range v {
+					walk(e)
+				}
+			case []any:
+				for _, e := range v {
+					walk(e)
+				}
+			}
+		}
+		walk(obj)
+		scratch.Put(p)
+		if len(want) != 7 || !reflect.DeepEqual(got, want) {
+			t.Fatalf("recorded %d maps, the result has %d (want 7)", len(got), len(want))
+		}
+		Recycle(obj)
+		return
+	}
+	t.Fatal("never got the decoding parser back from the pool")
 }
