@@ -343,6 +343,14 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 // (a field path lookup per destination costs more than the rest of the
 // reference conversion). Only the weights are decoded.
 func routeWeightsSet(vs *graph.Resource, rt *graph.RouteRef) []bool {
+	if w := vs.WeightsSet(); w != nil {
+		return w.Route(rt.Kind, rt.Index) // recorded by the loader
+	}
+	return decodedWeightsSet(vs, rt)
+}
+
+// decodedWeightsSet is routeWeightsSet reading the weights from the document.
+func decodedWeightsSet(vs *graph.Resource, rt *graph.RouteRef) []bool {
 	var set []bool
 	vs.WithObjectFields(routeWeights[rt.Kind], func(obj map[string]any) {
 		spec, _ := obj["spec"].(map[string]any)

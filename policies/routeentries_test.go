@@ -1,16 +1,19 @@
 package policies
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
-// routeWeightsSet decodes only the weights of a VirtualService's routes;
-// which destination entries set weight must be what the whole object says,
-// for every route kind and index, in block and flow style, and for an index
-// past the routes, also when asked again (the decode's maps are recycled).
+// routeWeightsSet reads which destination entries of a VirtualService's
+// routes set weight from what the loader recorded, and decodedWeightsSet
+// from the document (only the weights): both must be what the whole object
+// says, for every route kind and index, in block and flow style, and for an
+// index past the routes, also when asked again (the decode's maps are
+// recycled).
 func TestRouteWeightsSetMatchesWholeObject(t *testing.T) {
 	vs := `apiVersion: networking.istio.io/v1
 kind: VirtualService
@@ -49,7 +52,14 @@ spec:
 			if i < len(routes) {
 				whole, _ = routes[i].(map[string]any)["route"].([]any)
 			}
-			got := routeWeightsSet(r, &graph.RouteRef{Kind: kind, Index: i})
+			rt := &graph.RouteRef{Kind: kind, Index: i}
+			got := routeWeightsSet(r, rt)
+			if r.WeightsSet() == nil {
+				t.Fatal("the loader recorded no WeightsSet for the VirtualService")
+			}
+			if decoded := decodedWeightsSet(r, rt); !slices.Equal(decoded, got) {
+				t.Fatalf("%s[%d]: the loader recorded %v, the document says %v", kind, i, got, decoded)
+			}
 			if len(got) != len(whole) {
 				t.Fatalf("%s[%d]: %d entries, the whole object has %d", kind, i, len(got), len(whole))
 			}

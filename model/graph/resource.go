@@ -52,6 +52,9 @@ type Resource struct {
 
 	index int // position in the bundle's load order; ties broken by it
 
+	// weights is a VirtualService's WeightsSet when the loader recorded it.
+	weights *WeightsSet
+
 	// The yaml node tree is the largest part of a loaded object and is only
 	// needed to position findings, so the loader releases it after decoding
 	// and Node rebuilds it from the document's source on demand.
@@ -108,6 +111,13 @@ func (r *Resource) WithObjectFields(sel *fastyaml.Fields, fn func(obj map[string
 		fastyaml.Recycle(obj)
 	}
 }
+
+// SetWeightsSet records a VirtualService's WeightsSet (the loader does, from
+// the generic object it decodes).
+func (r *Resource) SetWeightsSet(w *WeightsSet) { r.weights = w }
+
+// WeightsSet returns the WeightsSet the loader recorded, or nil.
+func (r *Resource) WeightsSet() *WeightsSet { return r.weights }
 
 // SetObject sets the generic form of the document, which the resource then
 // keeps (see Object).

@@ -117,3 +117,54 @@ func SubsetUses(vs *networkingv1.VirtualService) []SubsetUse {
 	}
 	return out
 }
+
+// WeightsSet records which entries of each VirtualService route's `route`
+// list set weight, by route kind and index: the typed object cannot tell a
+// weight left out from a weight of 0, and the Rego input says which it was.
+// The loader records it from the generic object it decodes anyway, so the
+// document need not be read again for it.
+type WeightsSet struct {
+	HTTP, TLS, TCP [][]bool
+}
+
+// WeightsSetOf reads a WeightsSet from a VirtualService's generic object.
+func WeightsSetOf(obj map[string]any) *WeightsSet {
+	spec, _ := obj["spec"].(map[string]any)
+	of := func(kind RouteKind) [][]bool {
+		routes, _ := spec[string(kind)].([]any)
+		if len(routes) == 0 {
+			return nil
+		}
+		out := make([][]bool, len(routes))
+		for i, r := range routes {
+			route, _ := r.(map[string]any)
+			entries, _ := route["route"].([]any)
+			set := make([]bool, len(entries))
+			for j, e := range entries {
+				m, _ := e.(map[string]any)
+				_, set[j] = m["weight"]
+			}
+			out[i] = set
+		}
+		return out
+	}
+	return &WeightsSet{HTTP: of(HTTP), TLS: of(TLS), TCP: of(TCP)}
+}
+
+// Route returns, for route index of a kind, whether each entry of its
+// `route` list sets weight; nil when there is no such route.
+func (w *WeightsSet) Route(kind RouteKind, index int) []bool {
+	var routes [][]bool
+	switch kind {
+	case HTTP:
+		routes = w.HTTP
+	case TLS:
+		routes = w.TLS
+	case TCP:
+		routes = w.TCP
+	}
+	if index < 0 || index >= len(routes) {
+		return nil
+	}
+	return routes[index]
+}

@@ -320,6 +320,9 @@ func (l *loader) fast(file string, doc int, c chunk) bool {
 			// serve the next documents' decodes when nothing kept them.
 			res.SetObject(nil)
 			src.Fast = true
+			if _, vs := typed.(*kinds.VirtualServiceObject); vs {
+				res.SetWeightsSet(graph.WeightsSetOf(obj))
+			}
 			if direct {
 				fastyaml.Recycle(obj)
 			}
