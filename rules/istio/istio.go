@@ -47,6 +47,27 @@ func eachVirtualService(g *graph.Graph, fn func(r *graph.Resource, vs *networkin
 	}
 }
 
+// destinationsMemo holds every VirtualService's destinations, which six
+// rules walk: listed once per lint instead of once per rule (the field paths
+// and route names are most of the rules' allocations). Read only.
+var destinationsMemo = graph.NewMemo[map[*graph.Resource][]destination]("istio.destinations")
+
+// destinationsOf returns destinations(r, vs) for a VirtualService r of g
+// whose spec is vs, from the memo. The slice is shared: do not modify it.
+func destinationsOf(g *graph.Graph, r *graph.Resource, vs *networkingv1.VirtualService) []destination {
+	all := destinationsMemo.Get(g, func() map[*graph.Resource][]destination {
+		m := map[*graph.Resource][]destination{}
+		eachVirtualService(g, func(r *graph.Resource, vs *networkingv1.VirtualService) {
+			m[r] = destinations(r, vs)
+		})
+		return m
+	})
+	if d, ok := all[r]; ok {
+		return d
+	}
+	return destinations(r, vs) // not one of g's VirtualServices
+}
+
 // destinations lists a VirtualService's route and mirror destinations in
 // document order, with their field paths.
 func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destination {

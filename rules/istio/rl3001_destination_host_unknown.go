@@ -55,7 +55,7 @@ spec:
 		wildcards := wildcardServiceEntries(g)
 		var byNS map[string][]*graph.Resource // built on the first finding only
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			for _, d := range destinations(r, vs) {
+			for _, d := range destinationsOf(g, r, vs) {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {
 					continue

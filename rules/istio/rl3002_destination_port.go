@@ -58,7 +58,7 @@ spec:
 		wildcards := wildcardServiceEntries(g)
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
 			gatewayBound := len(bindings(vs).Named) > 0
-			for _, d := range destinations(r, vs) {
+			for _, d := range destinationsOf(g, r, vs) {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {
 					continue

@@ -73,7 +73,7 @@ spec:
 			if !bindings(vs).Mesh {
 				return
 			}
-			for _, d := range destinations(r, vs) {
+			for _, d := range destinationsOf(g, r, vs) {
 				if d.Dest.GetSubset() != "" && !d.Mirror {
 					fq := graph.FQDN(d.Dest.GetHost(), r.Namespace)
 					subsetDests[fq] = append(subsetDests[fq], d)
@@ -86,7 +86,7 @@ spec:
 			if len(b.Named) == 0 {
 				return
 			}
-			for _, d := range destinations(r, vs) {
+			for _, d := range destinationsOf(g, r, vs) {
 				// A gateway route that splits traffic itself (as Argo does when
 				// it manages that route too) does not bypass the canary.
 				if d.Mirror || d.Split || d.Dest.GetSubset() != "" || d.Dest.GetHost() == "" {

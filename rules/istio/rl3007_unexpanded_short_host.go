@@ -66,7 +66,7 @@ spec:
 			for i, h := range vs.GetHosts() {
 				check(r, h, graph.Index("spec.hosts", i), "the routes are not attached to that Service and its callers bypass them")
 			}
-			for _, d := range destinations(r, vs) {
+			for _, d := range destinationsOf(g, r, vs) {
 				check(r, d.Dest.GetHost(), d.HostPath(), "the route points at a cluster that does not exist and requests get 503 NC")
 			}
 		})

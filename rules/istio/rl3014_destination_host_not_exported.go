@@ -70,7 +70,7 @@ spec:
 		g := p.Graph
 		m := visibility.Of(g)
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			dests := destinations(r, vs)
+			dests := destinationsOf(g, r, vs)
 			if len(dests) == 0 {
 				return
 			}
