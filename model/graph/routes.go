@@ -60,17 +60,26 @@ func RouteDestinations(vs *networkingv1.VirtualService, kind RouteKind, index in
 	}
 	switch kind {
 	case HTTP:
-		for i, d := range vs.GetHttp()[index].GetRoute() {
+		rs := vs.GetHttp()[index].GetRoute()
+		out = make([]Destination, 0, len(rs)) // one allocation, not one per doubling
+		for i, d := range rs {
 			add(i, d.GetDestination(), d.GetWeight())
 		}
 	case TLS:
-		for i, d := range vs.GetTls()[index].GetRoute() {
+		rs := vs.GetTls()[index].GetRoute()
+		out = make([]Destination, 0, len(rs))
+		for i, d := range rs {
 			add(i, d.GetDestination(), d.GetWeight())
 		}
 	case TCP:
-		for i, d := range vs.GetTcp()[index].GetRoute() {
+		rs := vs.GetTcp()[index].GetRoute()
+		out = make([]Destination, 0, len(rs))
+		for i, d := range rs {
 			add(i, d.GetDestination(), d.GetWeight())
 		}
+	}
+	if len(out) == 0 {
+		return nil // as before: a route without destinations has none
 	}
 	return out
 }
