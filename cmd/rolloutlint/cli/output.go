@@ -37,12 +37,17 @@ func (e *Env) checkOutput(output string, files []*graph.File) error {
 // writeOutput writes the report atomically: into a temporary file in the
 // output's directory, renamed over the output once complete. A reader never
 // sees half a report, a failed write leaves the old one, and an output that
-// is a symlink is replaced by the report rather than followed (the rename
-// replaces the link itself).
+// is a symlink to a file is replaced by the report rather than followed (the
+// rename replaces the link itself). An output that is a device, pipe or
+// socket, itself or behind a symlink (/dev/null, /dev/stdout, a FIFO), is
+// written to: renaming over it would replace /dev/null with a regular file.
 func writeOutput(output string, data []byte) (err error) {
 	dir := filepath.Dir(output)
 	if st, err := os.Lstat(output); err == nil && st.IsDir() {
 		return fmt.Errorf("writing report: %s is a directory", output)
+	}
+	if st, err := os.Stat(output); err == nil && isStream(st.Mode()) {
+		return writeStream(output, data)
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(output)+".*.tmp")
 	if err != nil {
@@ -64,6 +69,29 @@ func writeOutput(output string, data []byte) (err error) {
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), output)
+	}
+	if err != nil {
+		return fmt.Errorf("writing report to %s: %w", output, unwrapPath(err))
+	}
+	return nil
+}
+
+// isStream reports a file that is read as it is written, not stored: a
+// character or block device, a named pipe or a socket.
+func isStream(m fs.FileMode) bool {
+	return m&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeSocket) != 0
+}
+
+// writeStream writes the report into an existing device or pipe, without
+// creating or truncating anything.
+func writeStream(output string, data []byte) error {
+	f, err := os.OpenFile(output, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("writing report: %w", unwrapPath(err))
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("writing report to %s: %w", output, unwrapPath(err))

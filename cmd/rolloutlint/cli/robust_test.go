@@ -1,10 +1,13 @@
 package cli_test
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestLimitFlagsMustBePositive: the loader reads 0 as "the default", so a 0
@@ -95,6 +98,52 @@ func TestOutputIsNeverAnInput(t *testing.T) {
 		if data, _ := os.ReadFile(filepath.Join(dir, "deploy/r.yaml")); string(data) != acceptance {
 			t.Fatalf("--output %s changed the manifest", out)
 		}
+	}
+}
+
+// TestOutputIntoAPipeOrDevice: a named pipe, and a symlink to one (as
+// /dev/stdout is), receive the report; neither is replaced by a regular file
+// (as root, renaming over /dev/null replaced the device for the whole
+// machine; devices take the same path as the pipe, and /dev/null is not
+// risked here).
+func TestOutputIntoAPipeOrDevice(t *testing.T) {
+	dir := write(t, map[string]string{"r.yaml": acceptance})
+	fifo := filepath.Join(dir, "report.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if err := os.Symlink("report.fifo", filepath.Join(dir, "stdout")); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{"report.fifo", "stdout"} {
+		got := make(chan string, 1)
+		go func() {
+			data, err := os.ReadFile(fifo) // blocks until the lint opens the pipe, then reads to its close
+			if err != nil {
+				got <- "error: " + err.Error()
+				return
+			}
+			got <- string(data)
+		}()
+		r := run(t, dir, "", "lint", "--format", "json", "--output", out, "r.yaml")
+		if r.code != 1 {
+			t.Fatalf("--output %s: exit %d: %s", out, r.code, r.err)
+		}
+		select {
+		case data := <-got:
+			if !strings.Contains(data, `"ruleId": "RL1001"`) {
+				t.Errorf("--output %s: the pipe read %.200q", out, data)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("--output %s: nothing reached the pipe", out)
+		}
+		st, err := os.Lstat(fifo)
+		if err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+			t.Fatalf("--output %s replaced the pipe: %v, %v", out, st, err)
+		}
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "stdout")); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the symlink to the pipe was replaced: %v, %v", st, err)
 	}
 }
 

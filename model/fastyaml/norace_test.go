@@ -1,0 +1,5 @@
+//go:build !race
+
+package fastyaml_test
+
+const raceEnabled = false
