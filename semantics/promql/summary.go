@@ -2,9 +2,10 @@ package promql
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/rolloutlint/rolloutlint/internal/recent"
 )
 
 // Summary is what a lint keeps of a parsed query: its value type and label
@@ -33,47 +34,18 @@ func summarize(q string) *Summary {
 
 // SummaryCacheSize bounds the texts Summarize remembers. A webhook reviews
 // the same few templates again and again (the cluster's AnalysisTemplates,
-// with their Rollouts' arguments); a lint sees each query of a template
-// once per Rollout that runs it with the same arguments.
+// with their Rollouts' arguments); a lint sees a template's query once per
+// Rollout that runs it, the same text when they pass the same arguments.
 const SummaryCacheSize = 4096
 
-// summaries remembers recent Summaries by query text in two generations:
-// lookups hit either, inserts go to the newer, and when the newer is full the
-// older is dropped, so at most SummaryCacheSize texts are kept and the ones
-// in use survive. The key is the whole text the parser saw, so an entry is
-// never stale: a changed template or argument is a different text.
-var summaries = &summaryCache{cur: map[string]*Summary{}}
-
-type summaryCache struct {
-	sync.Mutex
-	cur, old map[string]*Summary
-}
+// summaries remembers recent Summaries by query text. The key is the whole
+// text the parser saw, so an entry is never stale: a changed template or
+// argument is a different text.
+var summaries = recent.New[string, *Summary](SummaryCacheSize)
 
 // Summarize parses q (Parse, then Matchers) and returns the result, from a
 // bounded cache shared by every goroutine when the same text was parsed
 // recently. The result is shared: read it, never modify it.
 func Summarize(q string) *Summary {
-	summaries.Lock()
-	s, ok := summaries.cur[q]
-	if !ok {
-		if s, ok = summaries.old[q]; ok {
-			summaries.putLocked(q, s) // in use: keep it past the next turn
-		}
-	}
-	summaries.Unlock()
-	if ok {
-		return s
-	}
-	s = summarize(q) // outside the lock: parses run in parallel
-	summaries.Lock()
-	summaries.putLocked(q, s)
-	summaries.Unlock()
-	return s
-}
-
-func (c *summaryCache) putLocked(q string, s *Summary) {
-	if len(c.cur) >= SummaryCacheSize/2 {
-		c.old, c.cur = c.cur, make(map[string]*Summary, SummaryCacheSize/2)
-	}
-	c.cur[q] = s
+	return summaries.Get(q, func() *Summary { return summarize(q) })
 }

@@ -33,14 +33,6 @@ func TestSummarizeIsParseAndMatchers(t *testing.T) {
 	}
 }
 
-func cached(q string) bool {
-	summaries.Lock()
-	defer summaries.Unlock()
-	_, a := summaries.cur[q]
-	_, b := summaries.old[q]
-	return a || b
-}
-
 func TestSummarizeCacheIsBoundedAndKeepsWhatIsUsed(t *testing.T) {
 	const hot = `rate(hot_total{app="kept"}[1m])`
 	first := Summarize(hot)
@@ -50,11 +42,11 @@ func TestSummarizeCacheIsBoundedAndKeepsWhatIsUsed(t *testing.T) {
 		if i%(SummaryCacheSize/4) == 0 && Summarize(hot) != first {
 			t.Fatal("a text in use was dropped from the cache")
 		}
-		if n := len(summaries.cur) + len(summaries.old); n > SummaryCacheSize {
+		if n := summaries.Len(); n > SummaryCacheSize {
 			t.Fatalf("%d texts cached, over the bound of %d", n, SummaryCacheSize)
 		}
 	}
-	if cached(`rate(cold_total{app="dropped"}[1m])`) {
+	if summaries.Has(`rate(cold_total{app="dropped"}[1m])`) {
 		t.Error("a text not used since thousands of others is still cached")
 	}
 }
