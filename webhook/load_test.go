@@ -345,12 +345,13 @@ type steadyResult struct {
 	ok                []answer
 	unchecked, failed int
 	cpu               time.Duration // process CPU, server and load generator
+	rss               uint64        // peak RSS of the test process during the run
 }
 
 func (r steadyResult) String() string {
-	return fmt.Sprintf("%d requests in %s (%.0f req/s): %s; %d unchecked, %d failed, %d later than 5 s; process CPU %.2f ms per request (server and load generator)",
+	return fmt.Sprintf("%d requests in %s (%.0f req/s): %s; %d unchecked, %d failed, %d later than 5 s; process CPU %.2f ms per request (server and load generator); peak RSS %d MiB",
 		r.n, r.elapsed.Round(time.Millisecond), float64(r.n)/r.elapsed.Seconds(), latencies(r.ok), r.unchecked, r.failed, late(r.ok),
-		float64(r.cpu.Microseconds())/1000/float64(r.n))
+		float64(r.cpu.Microseconds())/1000/float64(r.n), r.rss>>20)
 }
 
 // steadyLoad sends bodies (in turn) to url at 200 requests/s for 15 s, after
@@ -370,6 +371,7 @@ func steadyLoad(t *testing.T, url string, client *http.Client, bodies [][]byte) 
 	as := make([]answer, n)
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
+	resetPeakRSS()
 	cpu := processCPU()
 	// Each request has a scheduled start; a generator that falls behind
 	// catches up instead of silently lowering the rate.
@@ -388,7 +390,7 @@ func steadyLoad(t *testing.T, url string, client *http.Client, bodies [][]byte) 
 		}()
 	}
 	wg.Wait()
-	r := steadyResult{n: n, elapsed: time.Since(began), cpu: processCPU() - cpu}
+	r := steadyResult{n: n, elapsed: time.Since(began), cpu: processCPU() - cpu, rss: peakRSS()}
 	close(errs)
 	for err := range errs {
 		if r.failed == 0 {
