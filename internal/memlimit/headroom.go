@@ -7,15 +7,19 @@ import (
 	"sync/atomic"
 )
 
-// maxHeadroomPercent caps the GOGC Headroom sets on a nearly empty heap.
-const maxHeadroomPercent = 10000
+// minHeap is the Go runtime's smallest heap goal at GOGC=100 (4 MiB): the
+// goal never falls below minHeap·GOGC/100, so a GOGC computed from a live
+// heap smaller than this (or none yet: before the first collection) would
+// let the heap grow far past live + headroom.
+const minHeap = 4 << 20
 
 // headroomGen identifies the Headroom watch in force; stopping one (or
 // starting another) ends the previous watch at its next collection.
 var headroomGen atomic.Int64
 
 // Headroom keeps at least h bytes between the live heap and the collector's
-// goal: after each collection GOGC becomes max(100, 100·h/live). A server
+// goal: after each collection GOGC becomes max(100, 100·h/live), live counted
+// as at least the runtime's 4 MiB minimum heap. A server
 // whose live heap is small (the webhook: a cluster view of tens of MB and the
 // compiled policies) then collects once per h bytes allocated instead of once
 // per live heap — fewer collections whose marking slows the requests that
@@ -48,10 +52,9 @@ func Headroom(h uint64) (stop func()) {
 }
 
 // headroomPercent is the GOGC that puts the goal h bytes above live, at
-// least the default 100.
+// least the default 100. A live heap under minHeap counts as minHeap, so
+// that the runtime's minimum goal is at most h too.
 func headroomPercent(h, live uint64) int {
-	if live == 0 || h/live >= maxHeadroomPercent/100 {
-		return maxHeadroomPercent
-	}
+	live = max(live, minHeap)
 	return max(100, int((h*100+live-1)/live))
 }

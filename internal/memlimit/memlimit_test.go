@@ -121,8 +121,10 @@ func TestHeadroomPercent(t *testing.T) {
 		{96 << 20, 33 << 20, 291},  // rounded up
 		{96 << 20, 96 << 20, 100},  // as large as h: the default
 		{96 << 20, 400 << 20, 100}, // larger: never below the default
-		{96 << 20, 0, maxHeadroomPercent},
-		{96 << 20, 1 << 10, maxHeadroomPercent},
+		// Before the first collection, or nearly nothing live: the runtime's
+		// minimum goal (4 MiB at GOGC=100) scaled to h, not more.
+		{96 << 20, 0, 2400},
+		{96 << 20, 1 << 10, 2400},
 	} {
 		if got := headroomPercent(c.h, c.live); got != c.want {
 			t.Errorf("headroomPercent(%d, %d) = %d, want %d", c.h, c.live, got, c.want)
