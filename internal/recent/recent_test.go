@@ -11,8 +11,10 @@ func TestGetComputesOnceAndRemembers(t *testing.T) {
 	c := New[string, int](8)
 	calls := 0
 	f := func() int { calls++; return 42 }
-	if c.Get("a", f) != 42 || c.Get("a", f) != 42 || calls != 1 {
-		t.Fatalf("computed %d times, want once", calls)
+	first := c.Get("a", f)
+	second := c.Get("a", f)
+	if first != 42 || second != 42 || calls != 1 {
+		t.Fatalf("got %d then %d, computed %d times; want 42 twice, computed once", first, second, calls)
 	}
 }
 

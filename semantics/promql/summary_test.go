@@ -1,6 +1,7 @@
 package promql
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -20,7 +21,9 @@ func TestSummarizeIsParseAndMatchers(t *testing.T) {
 		expr, err := Parse(q)
 		var want Summary
 		if err != nil {
-			want.Err = err.(*Error)
+			if !errors.As(err, &want.Err) {
+				t.Fatalf("Parse(%q) failed with %T, not *Error", q, err)
+			}
 		} else {
 			want.Type, want.Matchers = expr.Type(), Matchers(expr, q)
 		}
