@@ -78,6 +78,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) ./model/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./model/graph/
 	$(GO) test -run '^$$' -fuzz '^FuzzSubstitute$$' -fuzztime $(FUZZTIME) ./semantics/promql/
+	$(GO) test -run '^$$' -fuzz '^FuzzMatcherAt$$' -fuzztime $(FUZZTIME) ./semantics/promql/
 	$(GO) test -run '^$$' -fuzz '^FuzzWriters$$' -fuzztime $(FUZZTIME) ./report/
 	$(GO) test -run '^$$' -fuzz '^FuzzRules$$' -fuzztime $(FUZZTIME) ./rules/all/
 	$(GO) test -run '^$$' -fuzz '^FuzzAdmissionReview$$' -fuzztime $(FUZZTIME) ./webhook/
