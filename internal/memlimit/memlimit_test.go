@@ -111,3 +111,74 @@ func TestStartLeavesAChosenGOGC(t *testing.T) {
 		t.Errorf("Start changed GOGC to %d although GOGC is set", p)
 	}
 }
+
+func TestHeadroomPercent(t *testing.T) {
+	for _, c := range []struct {
+		h, live uint64
+		want    int
+	}{
+		{96 << 20, 32 << 20, 300},  // a small live heap: the goal is live + h
+		{96 << 20, 33 << 20, 291},  // rounded up
+		{96 << 20, 96 << 20, 100},  // as large as h: the default
+		{96 << 20, 400 << 20, 100}, // larger: never below the default
+		// Before the first collection, or nearly nothing live: the runtime's
+		// minimum goal (4 MiB at GOGC=100) scaled to h, not more.
+		{96 << 20, 0, 2400},
+		{96 << 20, 1 << 10, 2400},
+	} {
+		if got := headroomPercent(c.h, c.live); got != c.want {
+			t.Errorf("headroomPercent(%d, %d) = %d, want %d", c.h, c.live, got, c.want)
+		}
+	}
+}
+
+func TestHeadroomFollowsTheLiveHeapAndStops(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	const h = 256 << 20
+	stop := Headroom(h)
+	waitFor := func(ok func(p int) bool, what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !ok(gcPercent()) && time.Now().Before(deadline) {
+			runtime.GC() // the finalizer runs after the collection, on its own goroutine
+			time.Sleep(time.Millisecond)
+		}
+		if p := gcPercent(); !ok(p) {
+			t.Fatalf("GOGC %d: want %s", p, what)
+		}
+	}
+	waitFor(func(p int) bool { return p > 300 }, "well above 100 with a small live heap")
+	big := make([]byte, 2*h)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	waitFor(func(p int) bool { return p == 100 }, "100 with twice the headroom live")
+	runtime.KeepAlive(big)
+	waitFor(func(p int) bool { return p > 300 }, "raised again once the heap is small")
+	stop()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC %d after stop, want the 100 it found", p)
+	}
+	runtime.GC()
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC %d: the watch went on after stop", p)
+	}
+}
+
+func TestHeadroomLeavesAChosenGOGC(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	t.Setenv("GOGC", "100")
+	stop := Headroom(1 << 30)
+	defer stop()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("Headroom changed GOGC to %d although GOGC is set", p)
+	}
+}

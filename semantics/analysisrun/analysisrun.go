@@ -8,7 +8,6 @@ package analysisrun
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -139,6 +138,8 @@ type Query struct {
 	Type parser.ValueType
 	Err  *promql.Error // the parse error, offsets in Sub.Query
 	// Matchers are the label matchers of the query, offsets in Sub.Query.
+	// Err and Matchers come from promql.Summarize and are shared with every
+	// query of the same text: read only.
 	Matchers []promql.Matcher
 }
 
@@ -432,14 +433,10 @@ func queriesOf(t *graph.Resource, run *Run, lookup func(string) (promql.Value, b
 		mp := graph.Index("spec.metrics", i)
 		q := &Query{Run: run, Template: t, Metric: m, MetricPath: mp, Path: mp + ".provider.prometheus.query"}
 		q.Sub = promql.Substitute(p.Query, lookup)
-		expr, err := promql.Parse(q.Sub.Query)
-		var perr *promql.Error
-		if errors.As(err, &perr) {
-			q.Err = perr
-		} else {
-			q.Type = expr.Type()
-			q.Matchers = promql.Matchers(expr, q.Sub.Query)
-		}
+		// Shared with every query of the same text (a template reviewed
+		// again, Rollouts passing the same arguments): read only.
+		sum := promql.Summarize(q.Sub.Query)
+		q.Type, q.Err, q.Matchers = sum.Type, sum.Err, sum.Matchers
 		out = append(out, q)
 	}
 	return out

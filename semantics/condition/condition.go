@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"github.com/expr-lang/expr"
+
+	"github.com/rolloutlint/rolloutlint/internal/recent"
 )
 
 // Vector and Scalar are example values of the shapes the Argo Rollouts
@@ -42,10 +44,25 @@ func env(result any) map[string]any {
 
 // Check type-checks a condition against the shape of result (only its type
 // matters): an error means every evaluation would fail, whatever the data.
+// The verdict is remembered by condition and type (a webhook checks the same
+// templates' conditions at every review), so the same error value may be
+// returned again.
 func Check(cond string, result any) error {
-	_, err := expr.Compile(cond, expr.Env(env(result)))
-	return err
+	return checked.Get(checkKey{cond, reflect.TypeOf(result)}, func() error {
+		_, err := expr.Compile(cond, expr.Env(env(result)))
+		return err
+	})
 }
+
+// checkKey is what a Check verdict depends on: the expr compiler sees only
+// the type of result.
+type checkKey struct {
+	cond string
+	typ  reflect.Type
+}
+
+// checked remembers recent Check verdicts.
+var checked = recent.New[checkKey, error](2048)
 
 // Eval evaluates a condition on an actual result; an error is what the
 // measurement would record instead of a verdict.

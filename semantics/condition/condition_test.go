@@ -20,7 +20,9 @@ func TestCheck(t *testing.T) {
 		{"result[0] < 0.02", Scalar, "float64"},
 		{"result <", Vector, "unexpected"},
 	}
-	for _, c := range cases {
+	// Twice, in both orders of the shapes: the second round is answered from
+	// the cache, which must keep the two shapes of one condition apart.
+	for _, c := range append(append(cases, cases...), reversed(cases)...) {
 		err := Check(c.cond, c.result)
 		switch {
 		case c.bad == "" && err != nil:
@@ -29,6 +31,14 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%q on %T: want an error containing %q, got %v", c.cond, c.result, c.bad, err)
 		}
 	}
+}
+
+func reversed[T any](s []T) []T {
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
 }
 
 func TestEval(t *testing.T) {

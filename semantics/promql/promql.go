@@ -345,7 +345,98 @@ type Matcher struct {
 // Op returns the matcher's operator as written in PromQL.
 func (m Matcher) Op() string { return m.Type.String() }
 
-var matcherAt = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*")\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`" + `)\s*,?`)
+// matcherAt matches one label matcher at the start of s, as the regular
+// expression
+//
+//	^\s*([A-Za-z_][A-Za-z0-9_]*|"(?:[^"\\]|\\.)*")\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*,?
+//
+// would (its FindStringSubmatchIndex: the whole match, the name, the
+// operator and the quoted value), or ok false. A scanner, because the
+// regular expression's backtracking was a sixth of preparing a query.
+func matcherAt(s string) (m [8]int, ok bool) {
+	i := skipSpace(s, 0)
+	m[2] = i
+	switch {
+	case i < len(s) && (s[i] == '_' || 'a' <= s[i] && s[i] <= 'z' || 'A' <= s[i] && s[i] <= 'Z'):
+		i++
+		for i < len(s) && (s[i] == '_' || 'a' <= s[i] && s[i] <= 'z' || 'A' <= s[i] && s[i] <= 'Z' || '0' <= s[i] && s[i] <= '9') {
+			i++
+		}
+	case i < len(s) && s[i] == '"':
+		if i = quotedEnd(s, i); i < 0 {
+			return m, false
+		}
+	default:
+		return m, false
+	}
+	m[3] = i
+	i = skipSpace(s, i)
+	m[4] = i
+	switch {
+	case strings.HasPrefix(s[i:], "=~"), strings.HasPrefix(s[i:], "!~"), strings.HasPrefix(s[i:], "!="):
+		i += 2
+	case strings.HasPrefix(s[i:], "="):
+		i++
+	default:
+		return m, false
+	}
+	m[5] = i
+	i = skipSpace(s, i)
+	m[6] = i
+	if i >= len(s) {
+		return m, false
+	}
+	switch s[i] {
+	case '"', '\'':
+		i = quotedEnd(s, i)
+	case '`':
+		if e := strings.IndexByte(s[i+1:], '`'); e >= 0 {
+			i += e + 2
+		} else {
+			i = -1
+		}
+	default:
+		i = -1
+	}
+	if i < 0 {
+		return m, false
+	}
+	m[7] = i
+	i = skipSpace(s, i)
+	if i < len(s) && s[i] == ',' {
+		i++
+	}
+	m[0], m[1] = 0, i
+	return m, true
+}
+
+// skipSpace returns the offset of the first byte at or after i that is not
+// \s (space, \t, \n, \f, \r).
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// quotedEnd returns the offset just past the string quoted with s[at] that
+// starts at at, or -1 when it does not close: a backslash escapes any byte
+// but a newline, as (?:[^"\\]|\\.)* reads it.
+func quotedEnd(s string, at int) int {
+	q := s[at]
+	for i := at + 1; i < len(s); i++ {
+		switch s[i] {
+		case q:
+			return i + 1
+		case '\\':
+			if i+1 >= len(s) || s[i+1] == '\n' {
+				return -1
+			}
+			i++
+		}
+	}
+	return -1
+}
 
 // Matchers lists the explicit label matchers of every vector selector in expr
 // (parsed from q), in query order. The implicit `__name__` matcher of a
@@ -366,8 +457,8 @@ func Matchers(expr parser.Expr, q string) []Matcher {
 		}
 		off := start + open + 1
 		for off < end {
-			m := matcherAt.FindStringSubmatchIndex(q[off:end])
-			if m == nil {
+			m, ok := matcherAt(q[off:end])
+			if !ok {
 				break
 			}
 			name := q[off+m[2] : off+m[3]]

@@ -218,6 +218,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		}()
 		defer func() { _ = plain.Close() }()
 	}
+	defer webhook.TuneGC()() // fewer collections while the live heap is small; GOGC set by hand wins
 	return webhook.Serve(ctx, o.listen, h, certs, log, webhook.ServeOptions{Drain: h.Drain, DrainDelay: o.shutdownDelay,
 		WriteTimeout: max(10*time.Second, o.timeout+5*time.Second)})
 }
