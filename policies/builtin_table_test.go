@@ -44,7 +44,7 @@ func TestBuiltinTable(t *testing.T) {
 		metas = append(metas, builtinMeta{
 			Package: p.pkg, Loc: p.loc, File: p.file, ID: r.ID, Name: r.Name, Summary: r.Summary,
 			Why: r.Doc.Why, Bad: r.Doc.Bad, Good: r.Doc.Good, References: r.Doc.References,
-			Since: r.Since, Severity: r.Severity.String(), Kinds: r.Kinds, Tags: r.Tags,
+			Since: r.Since, Severity: r.Severity.String(), Kinds: r.Kinds, Requires: p.requires, Tags: r.Tags,
 		})
 	}
 	want, err := json.MarshalIndent(metas, "", "  ")

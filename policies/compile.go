@@ -71,9 +71,16 @@ type policy struct {
 	// objects for a user policy, see readFields).
 	fields *fieldTree
 	query  rego.PreparedEvalQuery
-	// prepare, when set, compiles the policy before its first run (the
-	// built-in policies are compiled lazily, see prepareBuiltin).
-	prepare func() error
+	// requires is custom.requires: a bundle that fails it is not evaluated
+	// (see requirement).
+	requires requirement
+	// lazy marks a built-in policy: it is compiled before its first run
+	// that its requirement lets through, with the other built-in policies
+	// that bundle needs (see prepareBuiltinFor).
+	lazy bool
+	// ready is set once query is prepared (guarded by builtin.mu for a
+	// lazy policy).
+	ready bool
 }
 
 // compiled is a set of policies compiled together.
@@ -166,6 +173,7 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 		if err := p.prepareQuery(c); err != nil {
 			return nil, err
 		}
+		p.ready = true
 		p.rule.Run = p.run
 		out.rules = append(out.rules, p.rule)
 	}
@@ -256,7 +264,7 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			errs = append(errs, fmt.Sprintf("%s:%d: package %s has rule metadata but no `violation` rule", pi.annFile, pi.ann.Location.Row, path))
 			continue
 		}
-		r, err := ruleFromAnnotations(path, pi.ann, source)
+		r, req, err := ruleFromAnnotations(path, pi.ann, source)
 		loc := fmt.Sprintf("%s:%d", pi.annFile, pi.ann.Location.Row)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: package %s: %v", loc, path, err))
@@ -267,7 +275,7 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			continue
 		}
 		seenID[r.ID] = path
-		p := &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds), input: newKindSet(r.Kinds)}
+		p := &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds), input: newKindSet(r.Kinds), requires: req}
 		if source == rules.SourceUser {
 			p.input = newKindSet([]string{AllKinds})
 			row := pi.line // the package clause
@@ -305,8 +313,21 @@ func isViolationRule(r *ast.Rule) bool {
 }
 
 // ruleFromAnnotations checks the metadata contract and builds the rule (Run is
-// set once the query is prepared).
-func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, error) {
+// set once the query is prepared) and the policy's requirement.
+func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, requirement, error) {
+	r, err := ruleFromMetadata(pkg, a, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := parseRequires(a.Custom["requires"], r.Kinds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, req, nil
+}
+
+// ruleFromMetadata builds the rule from the metadata.
+func ruleFromMetadata(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, error) {
 	id, _ := a.Custom["id"].(string)
 	if !idRe.MatchString(id) {
 		return nil, fmt.Errorf("custom.id %v is not RL followed by four digits", a.Custom["id"])
@@ -339,9 +360,9 @@ func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*
 	}
 	for k := range a.Custom {
 		switch k {
-		case "id", "severity", "kinds", "tags", "name", "bad", "good", "since":
+		case "id", "severity", "kinds", "requires", "tags", "name", "bad", "good", "since":
 		default:
-			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, tags, bad, good, since)", k)
+			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, requires, tags, bad, good, since)", k)
 		}
 	}
 	doc := rules.Doc{Why: strings.TrimSpace(a.Description)}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -53,9 +54,11 @@ var builtin struct {
 	policies []*policy
 	err      error
 
-	compileOnce sync.Once
-	fields      *fieldTree // set by prepareBuiltin
-	compileErr  error
+	// mu guards the lazy compile: which policies are ready, and the
+	// fields and error below.
+	mu         sync.Mutex
+	fields     *fieldTree // the union of the compiled sets' fields
+	compileErr error
 }
 
 //go:embed builtin.json
@@ -79,6 +82,7 @@ type builtinMeta struct {
 	Since      string            `json:"since"`
 	Severity   string            `json:"severity"`
 	Kinds      []string          `json:"kinds"`
+	Requires   [][]string        `json:"requires,omitempty"`
 	Tags       []string          `json:"tags,omitempty"`
 }
 
@@ -116,9 +120,15 @@ func LoadBuiltin() ([]*rules.Rule, error) {
 				Since: m.Since, Severity: sev, Kinds: m.Kinds, Source: rules.SourceRego, Tags: m.Tags,
 				Options: policyOptions,
 			}
-			p := &policy{pkg: m.Package, loc: m.Loc, file: m.File, rule: r, kinds: newKindSet(m.Kinds), input: newKindSet(m.Kinds), prepare: prepareBuiltin}
+			req, err := parseRequires(toAny(m.Requires), m.Kinds)
+			if err != nil {
+				builtin.err = fmt.Errorf("built-in policy table: %s: %w", m.ID, err)
+				return
+			}
+			p := &policy{pkg: m.Package, loc: m.Loc, file: m.File, rule: r, kinds: newKindSet(m.Kinds), input: newKindSet(m.Kinds), requires: req, lazy: true}
 			r.Run = p.run
-			r.Prepare = func() { _ = prepareBuiltin() } // Run reports the error
+			// Run reports a compile error.
+			r.Prepare = func(g *graph.Graph, globals rules.Globals) { _ = prepareBuiltinFor(g, globals) }
 			builtin.policies = append(builtin.policies, p)
 			builtin.rules = append(builtin.rules, r)
 		}
@@ -126,56 +136,118 @@ func LoadBuiltin() ([]*rules.Rule, error) {
 	return builtin.rules, builtin.err
 }
 
-// prepareBuiltin compiles the embedded policies and prepares their queries,
-// once per process. The policies were compiled with every check by the test
-// that writes builtin.json (TestBuiltinTable), so here the parser skips the
-// METADATA blocks (the table has them) and the compiler the stages that only
-// check (types, unused imports, conflicts, ...): together about half the
-// cost of a full compile. The stages that rewrite or index the rules run as
-// always.
-func prepareBuiltin() error {
-	builtin.compileOnce.Do(func() {
-		if _, err := LoadBuiltin(); err != nil {
-			builtin.compileErr = err
-			return
+// toAny turns the table's requires back into the shape METADATA gives.
+func toAny(req [][]string) any {
+	if req == nil {
+		return nil
+	}
+	out := make([]any, len(req))
+	for i, clause := range req {
+		alts := make([]any, len(clause))
+		for j, a := range clause {
+			alts[j] = a
 		}
-		c, mods, err := compileBuiltin()
-		if err != nil {
-			builtin.compileErr = err
-			return
-		}
-		fields := readFields(nonTestModules(mods))
-		declareFields(fields)
-		for _, p := range builtin.policies {
-			declareKinds(p.input)
-			p.fields = fields
-			if err := p.prepareQuery(c); err != nil {
-				builtin.compileErr = err
-				return
-			}
-		}
-		builtin.fields = fields
-	})
-	return builtin.compileErr
+		out[i] = alts
+	}
+	return out
 }
 
-// compileBuiltin parses the embedded policies without their METADATA and
-// compiles them without the check-only stages.
-func compileBuiltin() (*ast.Compiler, map[string]*ast.Module, error) {
+// prepareBuiltin compiles every embedded policy not compiled yet.
+func prepareBuiltin() error {
+	if _, err := LoadBuiltin(); err != nil {
+		return err
+	}
+	return compileBuiltinSet(func(*policy) bool { return true })
+}
+
+// prepareBuiltinFor compiles the embedded policies a bundle needs (those
+// whose requirement it meets) that are not compiled yet: a pre-commit lint of
+// a few files compiles only the policies that can report on them. The
+// policies were compiled with every check by the test that writes
+// builtin.json (TestBuiltinTable), so here the parser skips the METADATA
+// blocks (the table has them) and the compiler the stages that only check
+// (types, unused imports, conflicts, ...): together about half the cost of a
+// full compile. The stages that rewrite or index the rules run as always.
+func prepareBuiltinFor(g *graph.Graph, globals rules.Globals) error {
+	if _, err := LoadBuiltin(); err != nil {
+		return err
+	}
+	return compileBuiltinSet(func(p *policy) bool { return p.requires.met(g, globals) })
+}
+
+// compileBuiltinSet compiles, together with the library, the embedded
+// policies that want selects and that are not compiled yet, and prepares
+// their queries. A compile error is kept: every later call returns it.
+func compileBuiltinSet(want func(*policy) bool) error {
+	builtin.mu.Lock()
+	defer builtin.mu.Unlock()
+	if builtin.compileErr != nil {
+		return builtin.compileErr
+	}
+	var todo []*policy
+	for _, p := range builtin.policies {
+		if !p.ready && want(p) {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	c, mods, err := compileBuiltin(todo)
+	if err != nil {
+		builtin.compileErr = err
+		return err
+	}
+	fields := readFields(nonTestModules(mods))
+	declareFields(fields)
+	for _, p := range todo {
+		declareKinds(p.input)
+		p.fields = fields
+		if err := p.prepareQuery(c); err != nil {
+			builtin.compileErr = err
+			return err
+		}
+	}
+	for _, p := range todo {
+		p.ready = true
+	}
+	if builtin.fields == nil {
+		builtin.fields = fields
+	} else {
+		builtin.fields = builtin.fields.union(fields)
+	}
+	return nil
+}
+
+// compileBuiltin parses the library and the given embedded policies without
+// their METADATA and compiles them without the check-only stages.
+func compileBuiltin(pols []*policy) (*ast.Compiler, map[string]*ast.Module, error) {
 	all, err := builtinSources()
 	if err != nil {
 		return nil, nil, err
 	}
+	files := map[string]bool{}
+	for _, p := range pols {
+		files[p.file] = true
+	}
 	mods := map[string]*ast.Module{}
+	want := len(files)
 	for _, s := range all {
-		if s.IsTest() {
+		isLib := strings.HasPrefix(s.Name, builtinPrefix+"rego/lib/")
+		if s.IsTest() || !files[s.Name] && !isLib {
 			continue
+		}
+		if isLib {
+			want++
 		}
 		m, err := ast.ParseModuleWithOpts(s.Name, s.Text, ast.ParserOptions{RegoVersion: ast.RegoV1})
 		if err != nil {
 			return nil, nil, fmt.Errorf("parsing the built-in policies: %w", err)
 		}
 		mods[s.Name] = m
+	}
+	if len(mods) != want {
+		return nil, nil, fmt.Errorf("the built-in policy table names files the embedded policies do not hold (%d modules found, %d wanted)", len(mods), want)
 	}
 	c := newCompiler().WithSkipStages(checkOnlyStages...)
 	if c.Compile(mods); c.Failed() {
