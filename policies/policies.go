@@ -233,7 +233,7 @@ func compileBuiltin(pols []*policy) (*ast.Compiler, map[string]*ast.Module, erro
 	mods := map[string]*ast.Module{}
 	want := len(files)
 	for _, s := range all {
-		isLib := strings.HasPrefix(s.Name, builtinPrefix+"rego/lib/")
+		isLib := isLibFile(s.Name)
 		if s.IsTest() || !files[s.Name] && !isLib {
 			continue
 		}
@@ -249,12 +249,16 @@ func compileBuiltin(pols []*policy) (*ast.Compiler, map[string]*ast.Module, erro
 	if len(mods) != want {
 		return nil, nil, fmt.Errorf("the built-in policy table names files the embedded policies do not hold (%d modules found, %d wanted)", len(mods), want)
 	}
+	pruneLib(mods, isLibFile)
 	c := newCompiler().WithSkipStages(checkOnlyStages...)
 	if c.Compile(mods); c.Failed() {
 		return nil, nil, fmt.Errorf("compiling the built-in policies: %w", c.Errors)
 	}
 	return c, mods, nil
 }
+
+// isLibFile reports whether an embedded file belongs to the shared library.
+func isLibFile(name string) bool { return strings.HasPrefix(name, builtinPrefix+"rego/lib/") }
 
 // checkOnlyStages are the compiler stages that only report errors; the
 // embedded policies are compiled with them by the tests.
@@ -300,7 +304,7 @@ func libSources() ([]Source, error) {
 	}
 	var out []Source
 	for _, s := range all {
-		if strings.HasPrefix(s.Name, builtinPrefix+"rego/lib/") && !s.IsTest() {
+		if isLibFile(s.Name) && !s.IsTest() {
 			out = append(out, s)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
@@ -296,6 +298,95 @@ func TestPrepareForCompilesOnlyWhatTheBundleNeeds(t *testing.T) {
 		builtin.mu.Unlock()
 		if !ready {
 			t.Errorf("%s not ready after prepareBuiltinFor", p.rule.ID)
+		}
+	}
+}
+
+// TestLazyBuiltinSameFindingsAsFullCompile holds what a lint does with the
+// built-in policies (the requirement's skip, the library pruned to the rules
+// the compiled policies reach, the objects projected on the fields the
+// pruned modules read) to the reference: the policies compiled as user
+// policies are (the whole library, every compiler check), evaluated
+// regardless of their requirement over whole objects. On every bundle of
+// TestRequiresSkipsOnlyWhatCannotFire, with and without argocd: true.
+func TestLazyBuiltinSameFindingsAsFullCompile(t *testing.T) {
+	full := fullBuiltin(t)
+	if err := prepareBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	ref := map[string]*policy{}
+	for _, q := range full.policies {
+		ref[q.rule.ID] = q
+	}
+	every := newKindSet([]string{AllKinds})
+	bundles := requiresBundles(t)
+	total := 0
+	for name, build := range bundles {
+		for _, argocd := range []bool{false, true} {
+			globals := rules.Globals{ArgoCD: argocd}
+			for _, p := range builtin.policies {
+				q := ref[p.rule.ID]
+				if q == nil {
+					t.Fatalf("%s is not in the full compile", p.rule.ID)
+				}
+				lazyG, refG := build(), build()
+				seedInput(lazyG, p.input, p.fields)
+				seedInput(refG, every, wholeObjects())
+				got := policyFindings(t, p, lazyG, globals, true)
+				want := policyFindings(t, q, refG, globals, false)
+				if !slices.Equal(got, want) {
+					t.Errorf("%s on %s (argocd %v): a lint's findings differ from the full compile's\nfull compile, whole objects:\n  %s\nlint:\n  %s",
+						p.rule.ID, name, argocd, strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+				}
+				total += len(want)
+			}
+		}
+	}
+	if total == 0 {
+		t.Fatal("no findings at all: the comparison shows nothing")
+	}
+}
+
+// TestPruneLib checks that a policy set compiles only the library rules it
+// reaches, and that a use of the library that names no rule keeps it whole.
+func TestPruneLib(t *testing.T) {
+	lib := `package rolloutlint.lib
+a := 1
+b := c
+c := 2
+d := 3
+f(x) := x if e
+e if true
+`
+	count := func(policy string) (int, bool) {
+		mods := map[string]*ast.Module{
+			"lib.rego": ast.MustParseModuleWithOpts(lib, ast.ParserOptions{RegoVersion: ast.RegoV1}),
+			"p.rego":   ast.MustParseModuleWithOpts(policy, ast.ParserOptions{RegoVersion: ast.RegoV1}),
+		}
+		pruned := pruneLib(mods, func(name string) bool { return name == "lib.rego" })
+		var names []string
+		for _, r := range mods["lib.rego"].Rules {
+			n, _ := ruleName(r)
+			names = append(names, n)
+		}
+		return len(names), pruned
+	}
+	for _, c := range []struct {
+		policy string
+		want   int
+		pruned bool
+	}{
+		{"package p\nimport data.rolloutlint.lib\nv := lib.b\n", 2, true},                        // b and c
+		{"package p\nimport data.rolloutlint.lib\nv := lib.f(1)\n", 2, true},                     // f and e
+		{"package p\nimport data.rolloutlint.lib as l\nv := l.a\n", 1, true},                     // an alias
+		{"package p\nv := data.rolloutlint.lib.d\n", 1, true},                                    // no import
+		{"package p\nimport data.rolloutlint.lib.a\nv := a\n", 1, true},                          // a rule imported
+		{"package p\nimport data.rolloutlint.lib\nv := lib\n", 6, false},                         // the package as a value
+		{"package p\nimport data.rolloutlint.lib\nv := lib[x] if some x in [\"a\"]\n", 6, false}, // a computed name
+	} {
+		got, pruned := count(c.policy)
+		if got != c.want || pruned != c.pruned {
+			t.Errorf("%q: %d library rules kept (pruned %v), want %d (pruned %v)", c.policy, got, pruned, c.want, c.pruned)
 		}
 	}
 }
