@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -129,14 +130,14 @@ func compileModules(mods map[string]*ast.Module) (*ast.Compiler, error) {
 	return nil, fmt.Errorf("compiling policies:\n  %s", strings.Join(errs, "\n  "))
 }
 
-var undefinedFn = regexp.MustCompile(`undefined function ([a-z0-9_.]+)`)
+var undefinedFn = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`undefined function ([a-z0-9_.]+)`) })
 
 func explainCompileError(e *ast.Error) string {
 	loc := "<policy>"
 	if e.Location != nil {
 		loc = fmt.Sprintf("%s:%d", e.Location.File, e.Location.Row)
 	}
-	if m := undefinedFn.FindStringSubmatch(e.Message); m != nil {
+	if m := undefinedFn().FindStringSubmatch(e.Message); m != nil {
 		if why, ok := forbiddenBuiltins[m[1]]; ok {
 			return fmt.Sprintf("%s: %s is not allowed in rolloutlint policies (%s): policies see only the bundle", loc, m[1], why)
 		}
@@ -192,8 +193,8 @@ func (p *policy) prepareQuery(c *ast.Compiler) error {
 }
 
 var (
-	idRe   = regexp.MustCompile(`^RL[0-9]{4}$`)
-	slugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	idRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^RL[0-9]{4}$`) })
+	slugRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 )
 
 // collectPolicies finds the rule packages (non-test packages defining
@@ -329,7 +330,7 @@ func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*
 // ruleFromMetadata builds the rule from the metadata.
 func ruleFromMetadata(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, error) {
 	id, _ := a.Custom["id"].(string)
-	if !idRe.MatchString(id) {
+	if !idRe().MatchString(id) {
 		return nil, fmt.Errorf("custom.id %v is not RL followed by four digits", a.Custom["id"])
 	}
 	if strings.TrimSpace(a.Title) == "" {
@@ -355,7 +356,7 @@ func ruleFromMetadata(pkg string, a *ast.Annotations, source rules.Source) (*rul
 	if a.Custom["name"] == nil {
 		name = strings.ReplaceAll(pkg[strings.LastIndexByte(pkg, '.')+1:], "_", "-")
 	}
-	if !slugRe.MatchString(name) {
+	if !slugRe().MatchString(name) {
 		return nil, fmt.Errorf("rule name %q is not a kebab-case slug (set custom.name)", name)
 	}
 	for k := range a.Custom {
