@@ -79,6 +79,9 @@ type policy struct {
 	// that its requirement lets through, with the other built-in policies
 	// that bundle needs (see prepareBuiltinFor).
 	lazy bool
+	// libFiles is, for a lazy policy, the library files its rules reach
+	// (builtin.json); nil means every library file.
+	libFiles []string
 	// ready is set once query is prepared (guarded by builtin.mu for a
 	// lazy policy).
 	ready bool

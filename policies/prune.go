@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"sort"
+
 	"github.com/open-policy-agent/opa/v1/ast"
 )
 
@@ -15,26 +17,73 @@ import (
 // value, a computed rule name) keeps the whole library. It reports whether
 // it pruned.
 func pruneLib(mods map[string]*ast.Module, isLib func(name string) bool) bool {
+	need, _, ok := libReach(mods, isLib)
+	if !ok {
+		return false
+	}
+	for name, m := range mods {
+		if !isLib(name) {
+			continue
+		}
+		kept := m.Rules[:0]
+		for _, r := range m.Rules {
+			if n, _ := ruleName(r); need[n] {
+				kept = append(kept, r)
+			}
+		}
+		m.Rules = kept
+	}
+	return true
+}
+
+// libFilesReached returns the library files (by module name) that hold the
+// rules the other modules reach, sorted, and false when every file is needed
+// (see pruneLib). TestBuiltinTable writes them to builtin.json, so that a lint
+// parses only those.
+func libFilesReached(mods map[string]*ast.Module, isLib func(name string) bool) ([]string, bool) {
+	need, libRules, ok := libReach(mods, isLib)
+	if !ok {
+		return nil, false
+	}
+	files := map[string]bool{}
+	for n := range need {
+		for _, r := range libRules[n] {
+			files[r.Location.File] = true
+		}
+	}
+	out := make([]string, 0, len(files))
+	for f := range files {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out, true
+}
+
+// libReach finds the library rules (by name) the non-library modules of
+// mods reach, directly or through other library rules, and the library's
+// rules by name. It returns false when nothing may be left out (see
+// pruneLib).
+func libReach(mods map[string]*ast.Module, isLib func(name string) bool) (map[string]bool, map[string][]*ast.Rule, bool) {
 	libRules := map[string][]*ast.Rule{}
-	var libMods []*ast.Module
+	libMods := 0
 	for name, m := range mods {
 		if !isLib(name) {
 			continue
 		}
 		if !m.Package.Path.Equal(libRef) {
-			return false // another package under the library's name: leave it alone
+			return nil, nil, false // another package under the library's name: leave it alone
 		}
-		libMods = append(libMods, m)
+		libMods++
 		for _, r := range m.Rules {
 			n, ok := ruleName(r)
 			if !ok {
-				return false
+				return nil, nil, false
 			}
 			libRules[n] = append(libRules[n], r)
 		}
 	}
-	if len(libMods) == 0 {
-		return false
+	if libMods == 0 {
+		return nil, nil, false
 	}
 	need := map[string]bool{}
 	var queue []string
@@ -49,7 +98,7 @@ func pruneLib(mods map[string]*ast.Module, isLib func(name string) bool) bool {
 			continue
 		}
 		if !libUses(m, mark) {
-			return false
+			return nil, nil, false
 		}
 	}
 	for len(queue) > 0 {
@@ -72,16 +121,7 @@ func pruneLib(mods map[string]*ast.Module, isLib func(name string) bool) bool {
 			})
 		}
 	}
-	for _, m := range libMods {
-		kept := m.Rules[:0]
-		for _, r := range m.Rules {
-			if n, _ := ruleName(r); need[n] {
-				kept = append(kept, r)
-			}
-		}
-		m.Rules = kept
-	}
-	return true
+	return need, libRules, true
 }
 
 // ruleName is the first part of a rule's name (the library's rules have
