@@ -243,7 +243,8 @@ func compileBuiltin(pols []*policy) (*ast.Compiler, map[string]*ast.Module, erro
 	}
 	mods := map[string]*ast.Module{}
 	for _, s := range all {
-		if s.IsTest() || !files[s.Name] && !(allLib && isLibFile(s.Name)) {
+		wanted := files[s.Name] || allLib && isLibFile(s.Name)
+		if s.IsTest() || !wanted {
 			continue
 		}
 		m, err := ast.ParseModuleWithOpts(s.Name, s.Text, ast.ParserOptions{RegoVersion: ast.RegoV1})
