@@ -171,7 +171,16 @@ var (
 	releaseOnce sync.Once
 	releaseDist string
 	releaseErr  error
+	releaseTemp string // the snapshot this process built (~110 MB), removed by TestMain
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if releaseTemp != "" {
+		_ = os.RemoveAll(releaseTemp)
+	}
+	os.Exit(code)
+}
 
 func buildRelease(t *testing.T, root string) (dist, version string) {
 	t.Helper()
@@ -185,6 +194,7 @@ func buildRelease(t *testing.T, root string) (dist, version string) {
 			releaseErr = err
 			return
 		}
+		releaseTemp = dir
 		releaseDist = filepath.Join(dir, "dist")
 		cmd := exec.Command("bash", filepath.Join(root, "scripts", "release.sh"), "--snapshot",
 			"--targets", "linux/"+runtime.GOARCH, "--out", releaseDist)
