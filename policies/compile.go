@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -82,9 +83,9 @@ type policy struct {
 	// libFiles is, for a lazy policy, the library files its rules reach
 	// (builtin.json); nil means every library file.
 	libFiles []string
-	// ready is set once query is prepared (guarded by builtin.mu for a
-	// lazy policy).
-	ready bool
+	// ready is set once query and fields are (for a lazy policy, under
+	// builtin.mu): a run that finds it set needs no lock.
+	ready atomic.Bool
 }
 
 // compiled is a set of policies compiled together.
@@ -177,7 +178,7 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 		if err := p.prepareQuery(c); err != nil {
 			return nil, err
 		}
-		p.ready = true
+		p.ready.Store(true)
 		p.rule.Run = p.run
 		out.rules = append(out.rules, p.rule)
 	}

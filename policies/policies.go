@@ -190,7 +190,7 @@ func compileBuiltinSet(want func(*policy) bool) error {
 	}
 	var todo []*policy
 	for _, p := range builtin.policies {
-		if !p.ready && want(p) {
+		if !p.ready.Load() && want(p) {
 			todo = append(todo, p)
 		}
 	}
@@ -213,7 +213,7 @@ func compileBuiltinSet(want func(*policy) bool) error {
 		}
 	}
 	for _, p := range todo {
-		p.ready = true
+		p.ready.Store(true)
 	}
 	if builtin.fields == nil {
 		builtin.fields = fields

@@ -294,10 +294,7 @@ func TestPrepareForCompilesOnlyWhatTheBundleNeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range todo {
-		builtin.mu.Lock()
-		ready := p.ready
-		builtin.mu.Unlock()
-		if !ready {
+		if !p.ready.Load() {
 			t.Errorf("%s not ready after prepareBuiltinFor", p.rule.ID)
 		}
 	}

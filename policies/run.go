@@ -35,7 +35,7 @@ func (p *policy) run(pass *rules.Pass) error {
 // evaluate evaluates the policy whatever its requirement says; a built-in
 // policy is compiled first if it is not yet, with the others the bundle needs.
 func (p *policy) evaluate(pass *rules.Pass) error {
-	if p.lazy {
+	if p.lazy && !p.ready.Load() {
 		err := compileBuiltinSet(func(q *policy) bool { return q == p || q.requires.met(pass.Graph, pass.Globals) })
 		if err != nil {
 			return err
