@@ -155,7 +155,7 @@ func Run(g *graph.Graph, opts Options) *Result {
 	isPolicy := func(r *rules.Rule) bool { return !isGo(r) }
 	for _, r := range enabled {
 		if r.Prepare != nil && isPolicy(r) {
-			go r.Prepare() // compiles while the Go rules run
+			go r.Prepare(g, opts.Globals) // compiles while the Go rules run
 		}
 	}
 	mark := g.MemoMark()

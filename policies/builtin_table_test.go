@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/open-policy-agent/opa/v1/ast"
+
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -34,6 +36,35 @@ func fullBuiltin(t *testing.T) *compiled {
 	return set
 }
 
+// libFilesOf parses the library and one policy file as a lint does and
+// returns the library files the policy reaches (nil: all of them).
+func libFilesOf(t *testing.T, file string) []string {
+	t.Helper()
+	all, err := builtinSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods := map[string]*ast.Module{}
+	for _, s := range all {
+		if s.IsTest() || s.Name != file && !isLibFile(s.Name) {
+			continue
+		}
+		m, err := ast.ParseModuleWithOpts(s.Name, s.Text, ast.ParserOptions{RegoVersion: ast.RegoV1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mods[s.Name] = m
+	}
+	if mods[file] == nil {
+		t.Fatalf("no embedded file %s", file)
+	}
+	files, ok := libFilesReached(mods, isLibFile)
+	if !ok {
+		return nil
+	}
+	return files
+}
+
 // TestBuiltinTable checks that builtin.json, which a process reads instead
 // of parsing the policies, says what the policies' METADATA blocks say.
 func TestBuiltinTable(t *testing.T) {
@@ -41,10 +72,11 @@ func TestBuiltinTable(t *testing.T) {
 	metas := make([]builtinMeta, 0, len(set.policies))
 	for _, p := range set.policies {
 		r := p.rule
+		lib := libFilesOf(t, p.file)
 		metas = append(metas, builtinMeta{
 			Package: p.pkg, Loc: p.loc, File: p.file, ID: r.ID, Name: r.Name, Summary: r.Summary,
 			Why: r.Doc.Why, Bad: r.Doc.Bad, Good: r.Doc.Good, References: r.Doc.References,
-			Since: r.Since, Severity: r.Severity.String(), Kinds: r.Kinds, Tags: r.Tags,
+			Since: r.Since, Severity: r.Severity.String(), Kinds: r.Kinds, Requires: p.requires, Lib: lib, Tags: r.Tags,
 		})
 	}
 	want, err := json.MarshalIndent(metas, "", "  ")

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
@@ -71,9 +73,19 @@ type policy struct {
 	// objects for a user policy, see readFields).
 	fields *fieldTree
 	query  rego.PreparedEvalQuery
-	// prepare, when set, compiles the policy before its first run (the
-	// built-in policies are compiled lazily, see prepareBuiltin).
-	prepare func() error
+	// requires is custom.requires: a bundle that fails it is not evaluated
+	// (see requirement).
+	requires requirement
+	// lazy marks a built-in policy: it is compiled before its first run
+	// that its requirement lets through, with the other built-in policies
+	// that bundle needs (see prepareBuiltinFor).
+	lazy bool
+	// libFiles is, for a lazy policy, the library files its rules reach
+	// (builtin.json); nil means every library file.
+	libFiles []string
+	// ready is set once query and fields are (for a lazy policy, under
+	// builtin.mu): a run that finds it set needs no lock.
+	ready atomic.Bool
 }
 
 // compiled is a set of policies compiled together.
@@ -122,14 +134,14 @@ func compileModules(mods map[string]*ast.Module) (*ast.Compiler, error) {
 	return nil, fmt.Errorf("compiling policies:\n  %s", strings.Join(errs, "\n  "))
 }
 
-var undefinedFn = regexp.MustCompile(`undefined function ([a-z0-9_.]+)`)
+var undefinedFn = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`undefined function ([a-z0-9_.]+)`) })
 
 func explainCompileError(e *ast.Error) string {
 	loc := "<policy>"
 	if e.Location != nil {
 		loc = fmt.Sprintf("%s:%d", e.Location.File, e.Location.Row)
 	}
-	if m := undefinedFn.FindStringSubmatch(e.Message); m != nil {
+	if m := undefinedFn().FindStringSubmatch(e.Message); m != nil {
 		if why, ok := forbiddenBuiltins[m[1]]; ok {
 			return fmt.Sprintf("%s: %s is not allowed in rolloutlint policies (%s): policies see only the bundle", loc, m[1], why)
 		}
@@ -166,6 +178,7 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 		if err := p.prepareQuery(c); err != nil {
 			return nil, err
 		}
+		p.ready.Store(true)
 		p.rule.Run = p.run
 		out.rules = append(out.rules, p.rule)
 	}
@@ -184,8 +197,8 @@ func (p *policy) prepareQuery(c *ast.Compiler) error {
 }
 
 var (
-	idRe   = regexp.MustCompile(`^RL[0-9]{4}$`)
-	slugRe = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	idRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^RL[0-9]{4}$`) })
+	slugRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 )
 
 // collectPolicies finds the rule packages (non-test packages defining
@@ -256,7 +269,7 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			errs = append(errs, fmt.Sprintf("%s:%d: package %s has rule metadata but no `violation` rule", pi.annFile, pi.ann.Location.Row, path))
 			continue
 		}
-		r, err := ruleFromAnnotations(path, pi.ann, source)
+		r, req, err := ruleFromAnnotations(path, pi.ann, source)
 		loc := fmt.Sprintf("%s:%d", pi.annFile, pi.ann.Location.Row)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: package %s: %v", loc, path, err))
@@ -267,7 +280,7 @@ func collectPolicies(srcs []Source, mods map[string]*ast.Module, source rules.So
 			continue
 		}
 		seenID[r.ID] = path
-		p := &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds), input: newKindSet(r.Kinds)}
+		p := &policy{pkg: path, loc: loc, file: pi.annFile, rule: r, kinds: newKindSet(r.Kinds), input: newKindSet(r.Kinds), requires: req}
 		if source == rules.SourceUser {
 			p.input = newKindSet([]string{AllKinds})
 			row := pi.line // the package clause
@@ -305,10 +318,23 @@ func isViolationRule(r *ast.Rule) bool {
 }
 
 // ruleFromAnnotations checks the metadata contract and builds the rule (Run is
-// set once the query is prepared).
-func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, error) {
+// set once the query is prepared) and the policy's requirement.
+func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, requirement, error) {
+	r, err := ruleFromMetadata(pkg, a, source)
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := parseRequires(a.Custom["requires"], r.Kinds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, req, nil
+}
+
+// ruleFromMetadata builds the rule from the metadata.
+func ruleFromMetadata(pkg string, a *ast.Annotations, source rules.Source) (*rules.Rule, error) {
 	id, _ := a.Custom["id"].(string)
-	if !idRe.MatchString(id) {
+	if !idRe().MatchString(id) {
 		return nil, fmt.Errorf("custom.id %v is not RL followed by four digits", a.Custom["id"])
 	}
 	if strings.TrimSpace(a.Title) == "" {
@@ -334,14 +360,14 @@ func ruleFromAnnotations(pkg string, a *ast.Annotations, source rules.Source) (*
 	if a.Custom["name"] == nil {
 		name = strings.ReplaceAll(pkg[strings.LastIndexByte(pkg, '.')+1:], "_", "-")
 	}
-	if !slugRe.MatchString(name) {
+	if !slugRe().MatchString(name) {
 		return nil, fmt.Errorf("rule name %q is not a kebab-case slug (set custom.name)", name)
 	}
 	for k := range a.Custom {
 		switch k {
-		case "id", "severity", "kinds", "tags", "name", "bad", "good", "since":
+		case "id", "severity", "kinds", "requires", "tags", "name", "bad", "good", "since":
 		default:
-			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, tags, bad, good, since)", k)
+			return nil, fmt.Errorf("unknown custom.%s (known: id, name, severity, kinds, requires, tags, bad, good, since)", k)
 		}
 	}
 	doc := rules.Doc{Why: strings.TrimSpace(a.Description)}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -53,9 +54,11 @@ var builtin struct {
 	policies []*policy
 	err      error
 
-	compileOnce sync.Once
-	fields      *fieldTree // set by prepareBuiltin
-	compileErr  error
+	// mu guards the lazy compile: which policies are ready, and the
+	// fields and error below.
+	mu         sync.Mutex
+	fields     *fieldTree // the union of the compiled sets' fields
+	compileErr error
 }
 
 //go:embed builtin.json
@@ -79,7 +82,12 @@ type builtinMeta struct {
 	Since      string            `json:"since"`
 	Severity   string            `json:"severity"`
 	Kinds      []string          `json:"kinds"`
-	Tags       []string          `json:"tags,omitempty"`
+	Requires   [][]string        `json:"requires,omitempty"`
+	// Lib is the library files the policy's rules reach (libFilesReached),
+	// the only ones a lint that compiles just this policy parses; absent,
+	// every library file.
+	Lib  []string `json:"lib"`
+	Tags []string `json:"tags,omitempty"`
 }
 
 // Builtin returns the rules of the embedded policies. Their metadata is read
@@ -116,9 +124,15 @@ func LoadBuiltin() ([]*rules.Rule, error) {
 				Since: m.Since, Severity: sev, Kinds: m.Kinds, Source: rules.SourceRego, Tags: m.Tags,
 				Options: policyOptions,
 			}
-			p := &policy{pkg: m.Package, loc: m.Loc, file: m.File, rule: r, kinds: newKindSet(m.Kinds), input: newKindSet(m.Kinds), prepare: prepareBuiltin}
+			req, err := parseRequires(toAny(m.Requires), m.Kinds)
+			if err != nil {
+				builtin.err = fmt.Errorf("built-in policy table: %s: %w", m.ID, err)
+				return
+			}
+			p := &policy{pkg: m.Package, loc: m.Loc, file: m.File, rule: r, kinds: newKindSet(m.Kinds), input: newKindSet(m.Kinds), requires: req, lazy: true, libFiles: m.Lib}
 			r.Run = p.run
-			r.Prepare = func() { _ = prepareBuiltin() } // Run reports the error
+			// Run reports a compile error.
+			r.Prepare = func(g *graph.Graph, globals rules.Globals) { _ = prepareBuiltinFor(g, globals) }
 			builtin.policies = append(builtin.policies, p)
 			builtin.rules = append(builtin.rules, r)
 		}
@@ -126,49 +140,111 @@ func LoadBuiltin() ([]*rules.Rule, error) {
 	return builtin.rules, builtin.err
 }
 
-// prepareBuiltin compiles the embedded policies and prepares their queries,
-// once per process. The policies were compiled with every check by the test
-// that writes builtin.json (TestBuiltinTable), so here the parser skips the
-// METADATA blocks (the table has them) and the compiler the stages that only
-// check (types, unused imports, conflicts, ...): together about half the
-// cost of a full compile. The stages that rewrite or index the rules run as
-// always.
-func prepareBuiltin() error {
-	builtin.compileOnce.Do(func() {
-		if _, err := LoadBuiltin(); err != nil {
-			builtin.compileErr = err
-			return
+// toAny turns the table's requires back into the shape METADATA gives.
+func toAny(req [][]string) any {
+	if req == nil {
+		return nil
+	}
+	out := make([]any, len(req))
+	for i, clause := range req {
+		alts := make([]any, len(clause))
+		for j, a := range clause {
+			alts[j] = a
 		}
-		c, mods, err := compileBuiltin()
-		if err != nil {
-			builtin.compileErr = err
-			return
-		}
-		fields := readFields(nonTestModules(mods))
-		declareFields(fields)
-		for _, p := range builtin.policies {
-			declareKinds(p.input)
-			p.fields = fields
-			if err := p.prepareQuery(c); err != nil {
-				builtin.compileErr = err
-				return
-			}
-		}
-		builtin.fields = fields
-	})
-	return builtin.compileErr
+		out[i] = alts
+	}
+	return out
 }
 
-// compileBuiltin parses the embedded policies without their METADATA and
-// compiles them without the check-only stages.
-func compileBuiltin() (*ast.Compiler, map[string]*ast.Module, error) {
+// prepareBuiltin compiles every embedded policy not compiled yet.
+func prepareBuiltin() error {
+	if _, err := LoadBuiltin(); err != nil {
+		return err
+	}
+	return compileBuiltinSet(func(*policy) bool { return true })
+}
+
+// prepareBuiltinFor compiles the embedded policies a bundle needs (those
+// whose requirement it meets) that are not compiled yet: a pre-commit lint of
+// a few files compiles only the policies that can report on them. The
+// policies were compiled with every check by the test that writes
+// builtin.json (TestBuiltinTable), so here the parser skips the METADATA
+// blocks (the table has them) and the compiler the stages that only check
+// (types, unused imports, conflicts, ...): together about half the cost of a
+// full compile. The stages that rewrite or index the rules run as always.
+func prepareBuiltinFor(g *graph.Graph, globals rules.Globals) error {
+	if _, err := LoadBuiltin(); err != nil {
+		return err
+	}
+	return compileBuiltinSet(func(p *policy) bool { return p.requires.met(g, globals) })
+}
+
+// compileBuiltinSet compiles, together with the library, the embedded
+// policies that want selects and that are not compiled yet, and prepares
+// their queries. A compile error is kept: every later call returns it.
+func compileBuiltinSet(want func(*policy) bool) error {
+	builtin.mu.Lock()
+	defer builtin.mu.Unlock()
+	if builtin.compileErr != nil {
+		return builtin.compileErr
+	}
+	var todo []*policy
+	for _, p := range builtin.policies {
+		if !p.ready.Load() && want(p) {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	c, mods, err := compileBuiltin(todo)
+	if err != nil {
+		builtin.compileErr = err
+		return err
+	}
+	fields := readFields(nonTestModules(mods))
+	declareFields(fields)
+	for _, p := range todo {
+		declareKinds(p.input)
+		p.fields = fields
+		if err := p.prepareQuery(c); err != nil {
+			builtin.compileErr = err
+			return err
+		}
+	}
+	for _, p := range todo {
+		p.ready.Store(true)
+	}
+	if builtin.fields == nil {
+		builtin.fields = fields
+	} else {
+		builtin.fields = builtin.fields.union(fields)
+	}
+	return nil
+}
+
+// compileBuiltin parses the library and the given embedded policies without
+// their METADATA and compiles them without the check-only stages.
+func compileBuiltin(pols []*policy) (*ast.Compiler, map[string]*ast.Module, error) {
 	all, err := builtinSources()
 	if err != nil {
 		return nil, nil, err
 	}
+	files := map[string]bool{}
+	allLib := false
+	for _, p := range pols {
+		files[p.file] = true
+		if p.libFiles == nil {
+			allLib = true
+		}
+		for _, f := range p.libFiles {
+			files[f] = true
+		}
+	}
 	mods := map[string]*ast.Module{}
 	for _, s := range all {
-		if s.IsTest() {
+		wanted := files[s.Name] || allLib && isLibFile(s.Name)
+		if s.IsTest() || !wanted {
 			continue
 		}
 		m, err := ast.ParseModuleWithOpts(s.Name, s.Text, ast.ParserOptions{RegoVersion: ast.RegoV1})
@@ -177,12 +253,21 @@ func compileBuiltin() (*ast.Compiler, map[string]*ast.Module, error) {
 		}
 		mods[s.Name] = m
 	}
+	for f := range files {
+		if mods[f] == nil {
+			return nil, nil, fmt.Errorf("the built-in policy table names %s, which the embedded policies do not hold (go test ./policies -run BuiltinTable -update)", f)
+		}
+	}
+	pruneLib(mods, isLibFile)
 	c := newCompiler().WithSkipStages(checkOnlyStages...)
 	if c.Compile(mods); c.Failed() {
 		return nil, nil, fmt.Errorf("compiling the built-in policies: %w", c.Errors)
 	}
 	return c, mods, nil
 }
+
+// isLibFile reports whether an embedded file belongs to the shared library.
+func isLibFile(name string) bool { return strings.HasPrefix(name, builtinPrefix+"rego/lib/") }
 
 // checkOnlyStages are the compiler stages that only report errors; the
 // embedded policies are compiled with them by the tests.
@@ -228,7 +313,7 @@ func libSources() ([]Source, error) {
 	}
 	var out []Source
 	for _, s := range all {
-		if strings.HasPrefix(s.Name, builtinPrefix+"rego/lib/") && !s.IsTest() {
+		if isLibFile(s.Name) && !s.IsTest() {
 			out = append(out, s)
 		}
 	}

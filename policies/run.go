@@ -22,10 +22,22 @@ import (
 // as "500ms") overrides it per rule.
 const DefaultTimeout = 10 * time.Second
 
-// run evaluates the policy over the pass's graph and reports its violations.
+// run evaluates the policy over the pass's graph and reports its violations,
+// unless the bundle fails the policy's requirement (custom.requires), which
+// means the policy cannot report anything on it.
 func (p *policy) run(pass *rules.Pass) error {
-	if p.prepare != nil {
-		if err := p.prepare(); err != nil {
+	if !p.requires.met(pass.Graph, pass.Globals) {
+		return nil
+	}
+	return p.evaluate(pass)
+}
+
+// evaluate evaluates the policy whatever its requirement says; a built-in
+// policy is compiled first if it is not yet, with the others the bundle needs.
+func (p *policy) evaluate(pass *rules.Pass) error {
+	if p.lazy && !p.ready.Load() {
+		err := compileBuiltinSet(func(q *policy) bool { return q == p || q.requires.met(pass.Graph, pass.Globals) })
+		if err != nil {
 			return err
 		}
 	}

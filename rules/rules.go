@@ -116,11 +116,12 @@ type Rule struct {
 	// concurrently with other rules over the same graph, which it must not
 	// modify. Required.
 	Run func(*Pass) error
-	// Prepare, when set, does a rule's one-off setup (compiling a policy).
+	// Prepare, when set, does a rule's one-off setup for a graph (compiling
+	// the policies the graph needs).
 	// The analyzer starts it when a lint begins, so that it overlaps the
 	// stage before the rule's; Run must still work (and wait for it) when
 	// Prepare was never called. Optional.
-	Prepare func()
+	Prepare func(g *graph.Graph, globals Globals)
 }
 
 var idPattern = regexp.MustCompile(`^RL[0-9]{4}$`)

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 
+	// First: raises GOGC before the dependencies' initialisers run.
+	_ "github.com/rolloutlint/rolloutlint/internal/earlygc"
+
 	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/policies"

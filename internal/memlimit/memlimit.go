@@ -98,6 +98,31 @@ func Start() {
 	watchHeap()
 }
 
+// raised is set when Startup raised GOGC.
+var raised atomic.Bool
+
+// Startup sets GOGC to StartupGCPercent, unless GOGC is set, for the package
+// initialisation of the command (package earlygc calls it from its init):
+// every run of the command starts that way, and a lint or plan goes on with
+// Start, which watches the live heap. A long-running command (the webhook
+// server) calls EndStartup. A program that does not import earlygc never
+// runs it.
+func Startup() {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	debug.SetGCPercent(StartupGCPercent)
+	raised.Store(true)
+}
+
+// EndStartup restores the default GOGC when Startup raised it: for a command
+// that runs long or grows its heap without Start's watch (the webhook).
+func EndStartup() {
+	if raised.Load() {
+		debug.SetGCPercent(100)
+	}
+}
+
 // sentinel is garbage whose finalizer runs after each collection (it holds a
 // pointer, so it is not placed in the tiny allocator, whose objects may never
 // be finalized).

@@ -182,3 +182,31 @@ func TestHeadroomLeavesAChosenGOGC(t *testing.T) {
 		t.Errorf("Headroom changed GOGC to %d although GOGC is set", p)
 	}
 }
+
+func TestStartupRaisesGOGCUntilEndStartup(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before); raised.Store(false) })
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	Startup()
+	if p := gcPercent(); p != StartupGCPercent {
+		t.Fatalf("after Startup GOGC is %d, want %d", p, StartupGCPercent)
+	}
+	EndStartup()
+	if p := gcPercent(); p != 100 {
+		t.Fatalf("after EndStartup GOGC is %d, want 100", p)
+	}
+}
+
+func TestStartupLeavesAChosenGOGC(t *testing.T) {
+	before := debug.SetGCPercent(50)
+	t.Cleanup(func() { debug.SetGCPercent(before); raised.Store(false) })
+	t.Setenv("GOGC", "50")
+	Startup()
+	EndStartup()
+	if p := gcPercent(); p != 50 {
+		t.Errorf("Startup and EndStartup changed GOGC to %d although GOGC is set", p)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -371,12 +372,14 @@ func mergeMaps(a, b map[string]any) map[string]any {
 }
 
 var (
-	tmplErrRe  = regexp.MustCompile(`([A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)+):(\d+)(?::(\d+))?`)
-	yamlLineNo = regexp.MustCompile(`line (\d+)`)
+	tmplErrRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`([A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)+):(\d+)(?::(\d+))?`)
+	})
+	yamlLineNo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 )
 
 func yamlErrLine(err error) int {
-	if m := yamlLineNo.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineNo().FindStringSubmatch(err.Error()); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
@@ -387,7 +390,7 @@ func yamlErrLine(err error) int {
 // ("template: chart/templates/x.yaml:12:3: executing ..."), else the file
 // the error names, else Chart.yaml.
 func (r *Renderer) helmErrorPos(dir, chartFile string, err error) graph.Position {
-	for _, m := range tmplErrRe.FindAllStringSubmatch(err.Error(), -1) {
+	for _, m := range tmplErrRe().FindAllStringSubmatch(err.Error(), -1) {
 		parts := strings.SplitN(m[1], "/", 2)
 		if len(parts) < 2 {
 			continue

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -12,10 +13,12 @@ import (
 
 // valuesRef matches a values reference in a template action: .Values.a.b
 // (also $.Values.a.b and index-free chains only).
-var valuesRef = regexp.MustCompile(`\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+var valuesRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`) })
 
 // toYamlRef matches a block of values inserted whole: toYaml .Values.a.b.
-var toYamlRef = regexp.MustCompile(`toYaml\s+\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+var toYamlRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`toYaml\s+\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+})
 
 // helmPos maps a position in a template's output to the template: the line
 // where the field's key is written (at the value when the rendered value is
@@ -59,7 +62,7 @@ func (m *Mapper) helmPos(rf *renderedFile, doc *renderedDoc, p graph.Position, e
 	}
 	var related []graph.Location
 	if depth == len(elems) {
-		for _, mm := range valuesRef.FindAllStringSubmatch(text, -1) {
+		for _, mm := range valuesRef().FindAllStringSubmatch(text, -1) {
 			related = append(related, m.valuesLoc(rf, splitDots(mm[1]), nil)...)
 		}
 		if len(related) == 0 && km.rangeKeys != nil && strings.Contains(text, "{{") {
@@ -80,7 +83,7 @@ func splitDots(s string) []string { return strings.Split(strings.TrimPrefix(s, "
 // rest of the path into that value.
 func (m *Mapper) valuesBlock(rf *renderedFile, lines []string, lo, hi int, rest []graph.PathElem) []graph.Location {
 	for i := lo; i <= hi && i <= len(lines); i++ {
-		if mm := toYamlRef.FindStringSubmatch(lines[i-1]); mm != nil {
+		if mm := toYamlRef().FindStringSubmatch(lines[i-1]); mm != nil {
 			if locs := m.valuesLoc(rf, splitDots(mm[1]), rest); len(locs) > 0 {
 				return locs
 			}
@@ -173,7 +176,9 @@ type keyMatch struct {
 
 // rangeRe matches a range over values: {{- range .Values.a.b }} (with
 // optional $i, $v := assignments).
-var rangeRe = regexp.MustCompile(`\{\{-?\s*range\s+(?:\$[A-Za-z0-9_]*\s*,?\s*)*(?::=\s*)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+var rangeRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{-?\s*range\s+(?:\$[A-Za-z0-9_]*\s*,?\s*)*(?::=\s*)?\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
+})
 
 // findKey follows a field path through template lines by indentation:
 // each key is a later line `key:` (or `- key:`) indented deeper than its
@@ -195,7 +200,7 @@ func findKey(lines []string, lo, hi int, elems []graph.PathElem, rangeLen func(k
 			text := lines[n-1]
 			trimmed := strings.TrimLeft(text, " ")
 			ind := len(text) - len(trimmed)
-			if !e.IsKey && rangeRe.MatchString(trimmed) {
+			if !e.IsKey && rangeRe().MatchString(trimmed) {
 				// The sequence starts with a loop: its items are at the
 				// column of the body's first item.
 				if body, _ := loopBody(lines, n, hi, -1); len(body) > 0 {
@@ -261,7 +266,7 @@ func nthItem(lines []string, first, hi, dash, index int, km *keyMatch, rangeLen 
 			continue
 		}
 		if strings.HasPrefix(tt, "{{") {
-			rm := rangeRe.FindStringSubmatch(tt)
+			rm := rangeRe().FindStringSubmatch(tt)
 			if rm == nil {
 				if strings.Contains(tt, "range") {
 					return 0, false // a loop over something else: the template cannot say which item
@@ -314,9 +319,9 @@ func loopBody(lines []string, open, hi, dash int) ([]int, int) {
 		tt := strings.TrimSpace(lines[m-1])
 		if strings.HasPrefix(tt, "{{") {
 			switch {
-			case blockOpen.MatchString(tt):
+			case blockOpen().MatchString(tt):
 				depth++
-			case blockEnd.MatchString(tt):
+			case blockEnd().MatchString(tt):
 				depth--
 				if depth == 0 {
 					return items, m
@@ -336,8 +341,8 @@ func loopBody(lines []string, open, hi, dash int) ([]int, int) {
 }
 
 var (
-	blockOpen = regexp.MustCompile(`^\{\{-?\s*(range|if|with|define|block)\b`)
-	blockEnd  = regexp.MustCompile(`^\{\{-?\s*end\b`)
+	blockOpen = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\{-?\s*(range|if|with|define|block)\b`) })
+	blockEnd  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\{\{-?\s*end\b`) })
 )
 
 // objectLine is an object's first line in a template document: its

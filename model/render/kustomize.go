@@ -370,12 +370,14 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 }
 
 var (
-	quotedRe     = regexp.MustCompile(`'([^'\n]+)'`)
-	yamlLineRe   = regexp.MustCompile(`line (\d+)`)
-	inFileRe     = regexp.MustCompile(`in File: (\S+)`)
-	patchTarget  = regexp.MustCompile(`(?:target for patch|no matches for Id) ([A-Za-z0-9]+)\.[^/ ]*/([^ .\[]+)`)
-	absPathsLike = regexp.MustCompile(`(/[^\s':]+)+`)
-	pluginRe     = regexp.MustCompile(`unable to load external plugin '([^']+)'`)
+	quotedRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'([^'\n]+)'`) })
+	yamlLineRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+	inFileRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
+	patchTarget = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:target for patch|no matches for Id) ([A-Za-z0-9]+)\.[^/ ]*/([^ .\[]+)`)
+	})
+	absPathsLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[^\s':]+)+`) })
+	pluginRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`unable to load external plugin '([^']+)'`) })
 )
 
 // kustomizeError finds the user's file and line a kustomize error is
@@ -386,7 +388,7 @@ var (
 func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []string, err error) (graph.Position, string) {
 	msg := err.Error()
 	wd, _ := os.Getwd()
-	msg = absPathsLike.ReplaceAllStringFunc(msg, func(p string) string {
+	msg = absPathsLike().ReplaceAllStringFunc(msg, func(p string) string {
 		if wd != "" && strings.HasPrefix(p, wd+string(filepath.Separator)) {
 			return filepath.ToSlash(userPath(unitDir, absDir, p)) // as the user named the tree
 		}
@@ -399,11 +401,11 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		}
 	}
 	sort.SliceStable(kusts, func(i, j int) bool { return len(kusts[i]) > len(kusts[j]) })
-	if m := inFileRe.FindStringSubmatch(msg); m != nil {
+	if m := inFileRe().FindStringSubmatch(msg); m != nil {
 		for _, f := range files {
 			if strings.HasSuffix(filepath.ToSlash(f), "/"+m[1]) || filepath.Base(f) == m[1] {
 				line := 1
-				if lm := yamlLineRe.FindStringSubmatch(msg); lm != nil {
+				if lm := yamlLineRe().FindStringSubmatch(msg); lm != nil {
 					line, _ = strconv.Atoi(lm[1])
 				}
 				return lineStart(f, line), msg
@@ -411,13 +413,13 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		}
 	}
 	var tokens []string
-	if m := patchTarget.FindStringSubmatch(msg); m != nil {
+	if m := patchTarget().FindStringSubmatch(msg); m != nil {
 		tokens = append(tokens, m[2])
 	}
-	for _, m := range quotedRe.FindAllStringSubmatch(err.Error(), -1) {
+	for _, m := range quotedRe().FindAllStringSubmatch(err.Error(), -1) {
 		tokens = append(tokens, filepath.Base(m[1]), m[1])
 	}
-	if m := pluginRe.FindStringSubmatch(msg); m != nil {
+	if m := pluginRe().FindStringSubmatch(msg); m != nil {
 		tokens = append(tokens, "kind: "+m[1])
 		msg = strings.Replace(msg, m[0], m[0]+" (rolloutlint runs no exec, container or Go plugin)", 1)
 	}

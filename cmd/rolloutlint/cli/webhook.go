@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -73,7 +74,10 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 		Example: `  rolloutlint webhook --cert-file /tls/tls.crt --key-file /tls/tls.key --config /config/.rolloutlint.yaml
   rolloutlint webhook --kubeconfig ~/.kube/config --enforce warning --exempt-namespace 'kube-*'`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.Context(), e) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			memlimit.EndStartup() // a server: the default GOGC, not the start's
+			return o.run(cmd.Context(), e)
+		},
 	}
 	o.bind(c.Flags())
 	return c

@@ -17,6 +17,7 @@
 #   id: RL5005
 #   severity: warning
 #   kinds: [Application, Rollout, Service, DestinationRule]
+#   requires: [Application, Rollout, [Service, DestinationRule]]
 #   tags: [gitops, argocd]
 #   since: v0.1.0
 #   bad: |

@@ -24,6 +24,7 @@
 #   id: RL5003
 #   severity: warning
 #   kinds: [Application, Rollout, VirtualService]
+#   requires: [[Application, globals.argocd], Rollout, VirtualService]
 #   tags: [gitops, argocd]
 #   since: v0.1.0
 #   bad: |

@@ -16,6 +16,7 @@
 #   id: RL5002
 #   severity: warning
 #   kinds: [Rollout, Service, DestinationRule]
+#   requires: [Rollout, [Service, DestinationRule]]
 #   tags: [gitops]
 #   since: v0.1.0
 #   bad: |

@@ -19,6 +19,7 @@
 #   id: RL5006
 #   severity: warning
 #   kinds: [Rollout, HorizontalPodAutoscaler, Application]
+#   requires: [HorizontalPodAutoscaler, Rollout, [Application, globals.argocd]]
 #   tags: [gitops, argocd]
 #   since: v0.1.0
 #   bad: |

@@ -16,6 +16,7 @@
 #   id: RL5004
 #   severity: warning
 #   kinds: [Application, Rollout]
+#   requires: [Application, Rollout]
 #   tags: [gitops, argocd]
 #   since: v0.1.0
 #   bad: |

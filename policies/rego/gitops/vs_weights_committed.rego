@@ -19,6 +19,7 @@
 #   id: RL5001
 #   severity: warning
 #   kinds: [Rollout, VirtualService, Service, DestinationRule]
+#   requires: [Rollout, VirtualService]
 #   tags: [gitops]
 #   since: v0.1.0
 #   bad: |2
