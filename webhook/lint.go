@@ -8,6 +8,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -31,6 +32,10 @@ type Linter struct {
 	FullDecode bool
 
 	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
+
+	// reload loads every related object from its JSON in every review, as
+	// before the view kept them loaded: the reference the tests compare with.
+	reload bool
 }
 
 // Reconfigure swaps the rules and configuration used by later reviews (for
@@ -40,6 +45,19 @@ func (l *Linter) Reconfigure(rs []*rules.Rule, cfg *config.Config, globals rules
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.Rules, l.Config, l.Globals = rs, cfg, globals
+}
+
+// Prepare loads a cluster object for the reviews it will take part in; set
+// it as the view's Prepare (clusterview.View.Prepare) so that an object is
+// loaded once per version, on the informer's goroutine, not in every review.
+// Objects the view held before are loaded by the first review that needs
+// them, and kept.
+func (l *Linter) Prepare(o clusterview.Object) any {
+	return load.Load(relatedInput(o), load.Options{FullDecode: l.FullDecode})
+}
+
+func relatedInput(o clusterview.Object) load.Input {
+	return load.Input{Path: o.Key.File(), Data: o.JSON}
 }
 
 // Finding is one diagnostic that involves the incoming object.
@@ -72,13 +90,33 @@ func (l *Linter) Lint(ctx context.Context, self clusterview.Key, ns string, raw 
 	if l.View != nil {
 		related = l.View.Related(self, obj)
 	}
+	lopts := load.Options{Namespace: ns, FullDecode: l.FullDecode}
+	// The related objects are loaded once per version (the view keeps them
+	// loaded) and joined into every review they take part in.
+	loaded := make([]*load.Loaded, 0, len(related))
 	for _, o := range related {
-		inputs = append(inputs, load.Input{Path: o.Key.File(), Data: o.JSON})
+		if l.reload {
+			break
+		}
+		lo, _ := o.Derived.Load().(*load.Loaded)
+		if lo == nil || !lo.Fits(lopts) {
+			lo = load.Load(relatedInput(o), lopts)
+			o.Derived.Store(lo)
+		}
+		loaded = append(loaded, lo)
 	}
 	l.mu.RLock()
 	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}
 	l.mu.RUnlock()
-	g := load.Inputs(inputs, load.Options{Namespace: ns, FullDecode: l.FullDecode})
+	var g *graph.Graph
+	if l.reload {
+		for _, o := range related {
+			inputs = append(inputs, relatedInput(o))
+		}
+		g = load.Inputs(inputs, lopts)
+	} else {
+		g = load.Join(inputs, loaded, lopts)
+	}
 	if len(g.Resources) == 0 && len(g.Problems) == 0 {
 		return nil, fmt.Errorf("the object of %s could not be loaded", self)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -136,3 +137,96 @@ metadata: {name: other, namespace: shop}
 spec: {ports: [{port: 80}]}
 `
 )
+
+// TestJoinedViewObjectsLintAsReloaded holds the reviews of a view that keeps
+// its objects loaded (loaded when set, or by the first review that needs
+// them, then shared by later reviews with the positions they found) to the
+// reviews that load every related object from its JSON again: the same
+// findings, messages and paths, review after review.
+func TestJoinedViewObjectsLintAsReloaded(t *testing.T) {
+	prepared, bodies := clusterFromCorpus(t, 1500) // Prepare set: loaded when set
+	lazy := clusterview.New()                      // loaded by the first review that needs them
+	for _, o := range prepared.Objects() {
+		var obj map[string]any
+		if err := json.Unmarshal(o.JSON, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := lazy.Set(&unstructured.Unstructured{Object: obj}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	globals := rules.Globals{IstioVersion: "1.28"}
+	ref := &Linter{Rules: all.Rules(), View: prepared, Globals: globals, reload: true}
+	linters := map[string]*Linter{
+		"prepared": {Rules: all.Rules(), View: prepared, Globals: globals},
+		"lazy":     {Rules: all.Rules(), View: lazy, Globals: globals},
+	}
+	findings := 0
+	wants := make([]*Result, len(bodies))
+	for round := range 2 {
+		for i, b := range bodies {
+			self, ns, raw, obj := reviewed(t, b)
+			want, err := ref.Lint(context.Background(), self, ns, raw, obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			findings += len(want.Findings)
+			wants[i] = want
+			for name, l := range linters {
+				got, err := l.Lint(context.Background(), self, ns, raw, obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("round %d, %s view, review of %s:\ngot  %+v\nwant %+v", round, name, self, got, want)
+				}
+			}
+		}
+	}
+	if findings == 0 {
+		t.Fatal("no review had a finding: the comparison proves nothing")
+	}
+	// Concurrent reviews share the loaded objects and their positions.
+	fresh, _ := clusterFromCorpus(t, 1500)
+	l := &Linter{Rules: all.Rules(), View: fresh, Globals: globals}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(bodies))
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < len(bodies); i += 4 {
+				self, ns, raw, obj := reviewed(t, bodies[i])
+				got, err := l.Lint(context.Background(), self, ns, raw, obj)
+				if err != nil || !reflect.DeepEqual(got, wants[i]) {
+					errs <- fmt.Sprintf("concurrent review of %s: %+v (%v), want %+v", self, got, err, wants[i])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	t.Logf("%d reviews, %d findings compared", 2*len(bodies), findings)
+}
+
+// reviewed returns what Lint takes from an AdmissionReview body.
+func reviewed(t testing.TB, body []byte) (clusterview.Key, string, []byte, map[string]any) {
+	var review struct {
+		Request struct {
+			Name, Namespace string
+			Kind            struct{ Kind string }
+			Object          json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(body, &review); err != nil {
+		t.Error(err)
+	}
+	rq := review.Request
+	var obj map[string]any
+	if err := json.Unmarshal(rq.Object, &obj); err != nil {
+		t.Error(err)
+	}
+	return clusterview.Key{Kind: rq.Kind.Kind, Namespace: rq.Namespace, Name: rq.Name}, rq.Namespace, rq.Object, obj
+}

@@ -43,6 +43,7 @@ func clusterFromCorpus(t testing.TB, n int) (*clusterview.View, [][]byte) {
 	}
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: apps, Seed: 7, MistakeRate: 0.1}), load.Options{})
 	v := clusterview.New()
+	v.Prepare = (&Linter{}).Prepare // as the server does: each object loaded once, when it is set
 	var bodies [][]byte
 	for i, r := range g.Resources {
 		if err := v.Set(&unstructured.Unstructured{Object: r.Object()}); err != nil {

@@ -10,12 +10,14 @@
 package clusterview
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,11 +38,41 @@ type Object struct {
 	Key Key
 	// JSON is the object as the API server returned it, managedFields removed.
 	JSON []byte
+	// Derived holds what a user of the view derived from this version of the
+	// object (the webhook keeps it loaded there); a changed object comes with
+	// a new, empty one. Never nil in what Related returns.
+	Derived *Derived
+}
+
+// Derived is a slot for a value computed from one version of a cached
+// object: Set with different content starts a new slot, so what it holds is
+// never stale. It is safe for concurrent use.
+type Derived struct{ v atomic.Pointer[derivedValue] }
+
+type derivedValue struct{ v any }
+
+// Load returns the value stored, or nil.
+func (d *Derived) Load() any {
+	if d == nil {
+		return nil
+	}
+	if p := d.v.Load(); p != nil {
+		return p.v
+	}
+	return nil
+}
+
+// Store keeps v for this version of the object.
+func (d *Derived) Store(v any) {
+	if d != nil {
+		d.v.Store(&derivedValue{v})
+	}
 }
 
 type entry struct {
-	json []byte
-	refs []Key
+	json    []byte
+	refs    []Key
+	derived *Derived
 }
 
 // View is a picture of the cluster: every watched object, the names each
@@ -60,6 +92,11 @@ type View struct {
 	// Namespace limits the namespaced kinds Start watches to one namespace
 	// ("" watches all). Cluster-scoped kinds are always watched whole.
 	Namespace string
+	// Prepare, when set (before the view is filled), derives a value from
+	// each new version of an object as it is set, outside the view's lock
+	// (on the informer's goroutine, not a review's); Related hands it back
+	// in Object.Derived. The webhook loads the object there once.
+	Prepare func(Object) any
 
 	smu     sync.Mutex // guards synced and watched
 	synced  []cache.InformerSynced
@@ -104,7 +141,16 @@ func (v *View) set(u *unstructured.Unstructured) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("caching %s: %w", k, err)
 	}
-	e := &entry{json: data, refs: references(k.Kind, k.Namespace, obj)}
+	e := &entry{json: data, refs: references(k.Kind, k.Namespace, obj), derived: &Derived{}}
+	v.mu.RLock()
+	old := v.objects[k]
+	v.mu.RUnlock()
+	switch {
+	case old != nil && bytes.Equal(old.json, data):
+		e.derived = old.derived // an informer's resync: the same content keeps what was derived from it
+	case v.Prepare != nil:
+		e.derived.Store(v.Prepare(Object{Key: k, JSON: data, Derived: e.derived}))
+	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.removeLocked(k)
@@ -223,7 +269,8 @@ func (v *View) Related(self Key, obj map[string]any) []Object {
 	sort.Slice(order, func(i, j int) bool { return lessKey(order[i], order[j]) })
 	out := make([]Object, 0, len(order))
 	for _, k := range order {
-		out = append(out, Object{Key: k, JSON: v.objects[k].json})
+		e := v.objects[k]
+		out = append(out, Object{Key: k, JSON: e.json, Derived: e.derived})
 	}
 	return out
 }
@@ -241,7 +288,7 @@ func (v *View) Objects(namespaces ...string) []Object {
 	out := make([]Object, 0, len(v.objects))
 	for k, e := range v.objects {
 		if len(want) == 0 || k.Namespace == "" || want[k.Namespace] || WholeCluster(k.Kind) {
-			out = append(out, Object{Key: k, JSON: e.json})
+			out = append(out, Object{Key: k, JSON: e.json, Derived: e.derived})
 		}
 	}
 	v.mu.RUnlock()

@@ -301,3 +301,62 @@ func TestNamespaceScopeAndObjects(t *testing.T) {
 		t.Error("WaitForSync returned nil for a view that never synced")
 	}
 }
+
+// TestDerivedFollowsTheObjectsContent: Prepare derives a value when an
+// object is set; setting the same content again (an informer's resync)
+// keeps it, new content derives a new one, and Related and Objects hand
+// back the value of the version they return.
+func TestDerivedFollowsTheObjectsContent(t *testing.T) {
+	v := New()
+	var calls []string
+	v.Prepare = func(o Object) any {
+		calls = append(calls, string(o.JSON))
+		return len(calls)
+	}
+	for _, m := range []string{rolloutA, vsObj} {
+		if err := v.Set(mustObj(t, m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	derivedOf := func(k Key) any {
+		for _, o := range v.Objects() {
+			if o.Key == k {
+				return o.Derived.Load()
+			}
+		}
+		t.Fatalf("%s not in the view", k)
+		return nil
+	}
+	ro := Key{Kind: KindRollout, Namespace: "shop", Name: "a"}
+	vs := Key{Kind: KindVirtualService, Namespace: "shop", Name: "vs"}
+	if derivedOf(ro) != 1 || derivedOf(vs) != 2 {
+		t.Fatalf("derived %v %v, want 1 2", derivedOf(ro), derivedOf(vs))
+	}
+	if err := v.Set(mustObj(t, rolloutA)); err != nil { // same content
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || derivedOf(ro) != 1 {
+		t.Fatalf("a resync derived again: %d calls, value %v", len(calls), derivedOf(ro))
+	}
+	changed := mustObj(t, rolloutA)
+	changed.SetLabels(map[string]string{"changed": "yes"})
+	if err := v.Set(changed); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 3 || derivedOf(ro) != 3 {
+		t.Fatalf("new content: %d calls, value %v", len(calls), derivedOf(ro))
+	}
+	for _, o := range v.Related(vs, mustObj(t, vsObj).Object) {
+		if o.Key == ro && o.Derived.Load() != 3 {
+			t.Fatalf("Related hands back %v for the Rollout, want 3", o.Derived.Load())
+		}
+	}
+	o := v.Related(vs, mustObj(t, vsObj).Object)
+	if len(o) == 0 {
+		t.Fatal("the Rollout is not related to its VirtualService")
+	}
+	o[0].Derived.Store("mine")
+	if derivedOf(o[0].Key) != "mine" {
+		t.Fatal("a value stored through Related is not kept")
+	}
+}

@@ -61,6 +61,16 @@ type Resource struct {
 	mu   sync.Mutex
 	node *yaml.Node
 	src  *NodeSource
+	// positions, when set (by Copy), remembers Pos for the resource and
+	// its copies, which hold the same document: a copy then does not parse
+	// the document again for a finding an earlier copy positioned.
+	positions *posMemo
+}
+
+// posMemo is the positions of the paths of one document found so far.
+type posMemo struct {
+	mu sync.Mutex
+	m  map[string]Position
 }
 
 // NodeSource is where a resource's yaml node can be rebuilt from: the
@@ -118,6 +128,32 @@ func (r *Resource) SetWeightsSet(w *WeightsSet) { r.weights = w }
 
 // WeightsSet returns the WeightsSet the loader recorded, or nil.
 func (r *Resource) WeightsSet() *WeightsSet { return r.weights }
+
+// Copy returns r for another graph: the same identity, decoded object,
+// typed object and source, but no position in a bundle (graph.New gives it)
+// and no node tree when it can be rebuilt from the source (each copy builds
+// its own on demand, so copies do not keep trees alive). A loaded resource is
+// never modified, so copies share what they hold: the webhook loads a cluster
+// object once and joins copies of it into every review it takes part in.
+func (r *Resource) Copy() *Resource {
+	r.mu.Lock()
+	node, src := r.node, r.src
+	if r.positions == nil {
+		r.positions = &posMemo{m: map[string]Position{}}
+	}
+	positions := r.positions
+	r.mu.Unlock()
+	if src != nil {
+		node = nil
+	}
+	return &Resource{
+		APIVersion: r.APIVersion, Group: r.Group, Version: r.Version, Kind: r.Kind,
+		Namespace: r.Namespace, Name: r.Name, NamespaceExplicit: r.NamespaceExplicit,
+		File: r.File, Doc: r.Doc,
+		object: r.object, Typed: r.Typed, Known: r.Known, DecodeFailed: r.DecodeFailed,
+		weights: r.weights, node: node, src: src, positions: positions,
+	}
+}
 
 // SetObject sets the generic form of the document, which the resource then
 // keeps (see Object).
@@ -204,6 +240,25 @@ func (r *Resource) Index() int { return r.index }
 // key of the nearest existing parent, else metadata.name, else the document
 // start. Every diagnostic therefore has a real line and column.
 func (r *Resource) Pos(path string) Position {
+	r.mu.Lock()
+	m := r.positions
+	r.mu.Unlock()
+	if m == nil {
+		return r.pos(path)
+	}
+	m.mu.Lock()
+	p, ok := m.m[path]
+	m.mu.Unlock()
+	if !ok {
+		p = r.pos(path)
+		m.mu.Lock()
+		m.m[path] = p
+		m.mu.Unlock()
+	}
+	return p
+}
+
+func (r *Resource) pos(path string) Position {
 	key, val := r.Lookup(path)
 	switch {
 	case val != nil && val.Kind == yaml.ScalarNode:

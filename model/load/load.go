@@ -297,10 +297,35 @@ func Paths(paths []string, opts Options) (*graph.Graph, error) {
 // Inputs loads in-memory inputs into a graph. It never fails: problems with
 // the input are recorded in the graph.
 func Inputs(inputs []Input, opts Options) *graph.Graph {
-	ns := opts.Namespace
-	if ns == "" {
-		ns = "default"
+	var b bundle
+	b.add(inputs, opts)
+	return b.graph(opts)
+}
+
+// bundle is what loading inputs gives before the graph links it.
+type bundle struct {
+	resources []*graph.Resource
+	files     []*graph.File
+	problems  []graph.Problem
+	fast      int
+}
+
+func (o Options) defaultNamespace() string {
+	if o.Namespace == "" {
+		return "default"
 	}
+	return o.Namespace
+}
+
+func (b *bundle) graph(opts Options) *graph.Graph {
+	g := graph.New(opts.defaultNamespace(), b.resources, b.files, b.problems)
+	g.FastDocuments = b.fast
+	return g
+}
+
+// add loads inputs and appends what they hold to b.
+func (b *bundle) add(inputs []Input, opts Options) {
+	ns := opts.defaultNamespace()
 	limits := opts.Limits.withDefaults()
 	// Each file is read and cut into documents first (cheap); the documents,
 	// independent until the graph links them, are then decoded on parallel
@@ -329,16 +354,10 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 		results[k] = docResult{resources: l.resources, problems: l.problems, stop: stop, pending: pending, fast: l.fastDocs, k8sLike: l.k8sLike}
 	})
 	expandAliases(results, docs, inputs, limits, ns, opts.FullDecode)
-	var (
-		resources  []*graph.Resource
-		graphFiles []*graph.File
-		problems   []graph.Problem
-		fastDocs   int
-	)
 	k := 0
 	for _, fw := range files {
-		graphFiles = append(graphFiles, fw.files...)
-		problems = append(problems, fw.problems...)
+		b.files = append(b.files, fw.files...)
+		b.problems = append(b.problems, fw.problems...)
 		stopped, k8sLike := false, false
 		var fileProblems []graph.Problem
 		for range fw.chunks {
@@ -347,17 +366,76 @@ func Inputs(inputs []Input, opts Options) *graph.Graph {
 			if stopped {
 				continue // the file is a template: documents after the first sign of it are not linted
 			}
-			resources = append(resources, r.resources...)
+			b.resources = append(b.resources, r.resources...)
 			fileProblems = append(fileProblems, r.problems...)
-			fastDocs += r.fast
+			b.fast += r.fast
 			stopped = r.stop
 			k8sLike = k8sLike || r.k8sLike
 		}
-		problems = append(problems, notObjects(fileProblems, k8sLike)...)
+		b.problems = append(b.problems, notObjects(fileProblems, k8sLike)...)
 	}
-	g := graph.New(ns, resources, graphFiles, problems)
-	g.FastDocuments = fastDocs
-	return g
+}
+
+// Loaded is one input loaded on its own (Load), ready to be joined into
+// bundles (Join) without being read and decoded again. Every input is loaded
+// independently of the others until the graph links them, so joining gives
+// the graph Inputs would.
+type Loaded struct {
+	in     Input
+	ns     string // the default namespace it was loaded with
+	limits Limits
+	full   bool
+	// nsDefault: a resource took the default namespace, so the result holds
+	// for that namespace only.
+	nsDefault bool
+	b         bundle
+}
+
+// Load loads one input for later Joins.
+func Load(in Input, opts Options) *Loaded {
+	l := &Loaded{in: in, ns: opts.defaultNamespace(), limits: opts.Limits.withDefaults(), full: opts.FullDecode}
+	l.b.add([]Input{in}, opts)
+	for _, r := range l.b.resources {
+		if r.Namespace != "" && !r.NamespaceExplicit {
+			l.nsDefault = true
+		}
+	}
+	return l
+}
+
+// Fits reports whether joining l with opts gives what loading its input
+// with opts would (else Join loads the input again).
+func (l *Loaded) Fits(opts Options) bool {
+	return l.full == opts.FullDecode && l.limits == opts.Limits.withDefaults() && (!l.nsDefault || l.ns == opts.defaultNamespace())
+}
+
+// Join loads inputs and appends the loaded ones after them, in order: the
+// graph of Inputs(inputs followed by each loaded input), sharing the loaded
+// objects (graph.Resource.Copy) instead of decoding them again.
+func Join(inputs []Input, loaded []*Loaded, opts Options) *graph.Graph {
+	var b bundle
+	b.add(inputs, opts)
+	for _, l := range loaded {
+		if !l.Fits(opts) {
+			b.add([]Input{l.in}, opts)
+			continue
+		}
+		copies := make(map[*graph.Resource]*graph.Resource, len(l.b.resources))
+		for _, r := range l.b.resources {
+			c := r.Copy()
+			copies[r] = c
+			b.resources = append(b.resources, c)
+		}
+		b.files = append(b.files, l.b.files...)
+		for _, p := range l.b.problems {
+			if p.Resource != nil {
+				p.Resource = copies[p.Resource]
+			}
+			b.problems = append(b.problems, p)
+		}
+		b.fast += l.b.fast
+	}
+	return b.graph(opts)
 }
 
 // notObjects drops the "not a Kubernetes object" findings of a file none of

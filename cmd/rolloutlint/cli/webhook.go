@@ -195,6 +195,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 			return fmt.Errorf("discovery client: %w", err)
 		}
 		view := clusterview.New()
+		view.Prepare = linter.Prepare
 		if err := view.Start(ctx, disc, dyn, log); err != nil {
 			return err
 		}

@@ -1,0 +1,53 @@
+package graph
+
+import (
+	"reflect"
+	"testing"
+)
+
+// TestCopyCoversEveryField fails when Resource gains a field, so that Copy
+// is revisited: a field it does not carry would be lost in every review
+// that joins a cluster object loaded once.
+func TestCopyCoversEveryField(t *testing.T) {
+	const known = "APIVersion Group Version Kind Namespace Name NamespaceExplicit File Doc object Typed Known DecodeFailed index weights mu node src positions"
+	var got string
+	rt := reflect.TypeFor[Resource]()
+	for i := range rt.NumField() {
+		if i > 0 {
+			got += " "
+		}
+		got += rt.Field(i).Name
+	}
+	if got != known {
+		t.Fatalf("Resource fields changed; update Copy and this list:\ngot  %s\nwant %s", got, known)
+	}
+}
+
+// TestCopySharesPositions: a copy gives the positions the original gives,
+// and what one copy positioned, the next finds without the node tree.
+func TestCopySharesPositions(t *testing.T) {
+	src := &NodeSource{Data: []byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: a\nspec:\n  ports:\n  - port: 80\n"), Item: -1, LineOffset: 4}
+	r := &Resource{Kind: "Service", Name: "a", File: "f.yaml"}
+	r.SetNode(nil, src)
+	want := r.Pos("spec.ports[0].port")
+	if want.Line != 11 {
+		t.Fatalf("original: line %d, want 11", want.Line)
+	}
+	a := r.Copy()
+	if got := a.Pos("spec.ports[0].port"); got != want {
+		t.Fatalf("copy: %v, want %v", got, want)
+	}
+	if a.node == nil {
+		t.Fatal("the first copy did not parse its document")
+	}
+	b := r.Copy()
+	if got := b.Pos("spec.ports[0].port"); got != want {
+		t.Fatalf("second copy: %v, want %v", got, want)
+	}
+	if b.node != nil {
+		t.Fatal("the second copy parsed the document again for a remembered position")
+	}
+	if b.Kind != r.Kind || b.Name != r.Name || b.File != r.File || b.index != 0 {
+		t.Fatalf("copy identity: %+v", b)
+	}
+}
