@@ -189,7 +189,7 @@ func (r *Resource) Node() *yaml.Node {
 
 func (s *NodeSource) parse() *yaml.Node {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(s.Data, &doc); err != nil {
+	if err := parseDocument(s.Data, &doc); err != nil {
 		return nil
 	}
 	if s.LineOffset != 0 {

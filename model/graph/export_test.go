@@ -1,0 +1,4 @@
+package graph
+
+// ParseDocument exposes parseDocument to the external tests.
+var ParseDocument = parseDocument
