@@ -51,6 +51,29 @@ type Options struct {
 	// return early (rules.Pass.Context). The result then has Err set and its
 	// findings are incomplete.
 	Context context.Context
+	// Selection, when set, is Prepare's answer for these options (the
+	// webhook lints every review with the same ones): Run takes its rules
+	// and settings instead of selecting them again.
+	Selection *Selection
+}
+
+// Selection is the rules Select enables and their settings, with each
+// rule's options completed with its declared defaults (rules.WithDefaults),
+// for many runs with the same Rules, Config, Enable, Disable and Live.
+type Selection struct {
+	enabled  []*rules.Rule
+	settings map[string]config.Setting
+}
+
+// Prepare selects the rules for opts once (see Options.Selection).
+func Prepare(opts Options) *Selection {
+	enabled, settings := Select(opts)
+	for _, r := range enabled {
+		s := settings[r.ID]
+		s.Options = rules.WithDefaults(r, s.Options)
+		settings[r.ID] = s
+	}
+	return &Selection{enabled: enabled, settings: settings}
 }
 
 // Summary counts findings by severity; suppressed ones are counted apart.
@@ -148,7 +171,15 @@ func Select(opts Options) ([]*rules.Rule, map[string]config.Setting) {
 // policies' input is held a little longer than its last use (OPA pools its
 // evaluation state), while the Go rules' memos are freed at once.
 func Run(g *graph.Graph, opts Options) *Result {
-	enabled, settings := Select(opts)
+	var (
+		enabled  []*rules.Rule
+		settings map[string]config.Setting
+	)
+	if opts.Selection != nil {
+		enabled, settings = opts.Selection.enabled, opts.Selection.settings
+	} else {
+		enabled, settings = Select(opts)
+	}
 	perRule := make([][]rules.Diagnostic, len(enabled))
 	liveErrs := make([]error, len(enabled))
 	isGo := func(r *rules.Rule) bool { return r.Source == rules.SourceGo || r.Source == rules.SourceLive }

@@ -96,6 +96,13 @@ const (
 // the test harness are its only callers. Options the config leaves out get
 // the defaults the rule declares.
 func NewPass(g *graph.Graph, r *Rule, opts Options, mode Mode, globals Globals, report func(Diagnostic)) *Pass {
+	return &Pass{Graph: g, Rule: r, Options: WithDefaults(r, opts), Mode: mode, Globals: globals, report: report}
+}
+
+// WithDefaults returns opts with the defaults r declares for the options
+// opts leaves out: opts itself when it sets them all (or r declares none),
+// else a new map. Options completed once pass through NewPass unchanged.
+func WithDefaults(r *Rule, opts Options) Options {
 	for _, o := range r.Options {
 		if _, set := opts[o.Name]; set || o.Default == nil {
 			continue
@@ -109,10 +116,9 @@ func NewPass(g *graph.Graph, r *Rule, opts Options, mode Mode, globals Globals, 
 				merged[d.Name] = d.Default
 			}
 		}
-		opts = merged
-		break
+		return merged
 	}
-	return &Pass{Graph: g, Rule: r, Options: opts, Mode: mode, Globals: globals, report: report}
+	return opts
 }
 
 // Report files a diagnostic at a field of a resource, with the rule's default

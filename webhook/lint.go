@@ -31,10 +31,15 @@ type Linter struct {
 	// fast decoder (load.Options.FullDecode; ROLLOUTLINT_FAST_DECODE=off).
 	FullDecode bool
 
-	mu sync.RWMutex // guards Rules, Config and Globals against Reconfigure
+	mu sync.RWMutex // guards Rules, Config, Globals and the selection against Reconfigure
+	// sel is the rule selection for selRules and selConfig (the Rules and
+	// Config it was made for): made once, not in every review.
+	sel       *analyzer.Selection
+	selRules  []*rules.Rule
+	selConfig *config.Config
 
-	// reload loads every related object from its JSON in every review, as
-	// before the view kept them loaded: the reference the tests compare with.
+	// reload loads every related object from its JSON and selects the rules
+	// in every review, as before: the reference the tests compare with.
 	reload bool
 }
 
@@ -45,6 +50,37 @@ func (l *Linter) Reconfigure(rs []*rules.Rule, cfg *config.Config, globals rules
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.Rules, l.Config, l.Globals = rs, cfg, globals
+}
+
+// options are the analyzer's options for a review, with the rule selection
+// made once per Rules and Config.
+func (l *Linter) options(ctx context.Context) analyzer.Options {
+	l.mu.RLock()
+	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}
+	if l.reload { // the reference: selected in Run, as before
+		l.mu.RUnlock()
+		return opts
+	}
+	sel := l.sel
+	if sel != nil && (l.selConfig != l.Config || !sameRules(l.selRules, l.Rules)) {
+		sel = nil
+	}
+	l.mu.RUnlock()
+	if sel == nil {
+		sel = analyzer.Prepare(opts)
+		l.mu.Lock()
+		if l.Config == opts.Config && sameRules(l.Rules, opts.Rules) {
+			l.sel, l.selRules, l.selConfig = sel, opts.Rules, opts.Config
+		}
+		l.mu.Unlock()
+	}
+	opts.Selection = sel
+	return opts
+}
+
+// sameRules reports whether a and b are the same slice.
+func sameRules(a, b []*rules.Rule) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Prepare loads a cluster object for the reviews it will take part in; set
@@ -105,9 +141,7 @@ func (l *Linter) Lint(ctx context.Context, self clusterview.Key, ns string, raw 
 		}
 		loaded = append(loaded, lo)
 	}
-	l.mu.RLock()
-	opts := analyzer.Options{Rules: l.Rules, Config: l.Config, Mode: rules.ModeWebhook, Globals: l.Globals, Parallelism: 1, Context: ctx}
-	l.mu.RUnlock()
+	opts := l.options(ctx)
 	var g *graph.Graph
 	if l.reload {
 		for _, o := range related {
