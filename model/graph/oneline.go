@@ -54,7 +54,7 @@ func parseDocument(data []byte, doc *yaml.Node) error {
 // nil when data is not one long line of JSON-like flow text (a line break,
 // carriage return or tab anywhere, or not starting with '{').
 func splitLine(data []byte) ([]byte, []int) {
-	if len(data) < minSplitLine || data[0] != '{' || bytes.IndexAny(data, "\n\r\t") >= 0 {
+	if len(data) < minSplitLine || data[0] != '{' || bytes.ContainsAny(data, "\n\r\t") {
 		return nil, nil
 	}
 	out := make([]byte, 0, len(data)+len(data)/8)
