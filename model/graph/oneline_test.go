@@ -64,8 +64,9 @@ func TestParseDocumentOneLine(t *testing.T) {
 		sb.WriteString("}")
 		checkParse(t, []byte(sb.String()))
 	}
-	// Not split: short, several lines, tabs; still what yaml.Unmarshal gives.
-	for _, s := range []string{`{"a":1}`, "{\"a\":\n1}", "{\"a\":\t1,\"b\":\"" + strings.Repeat("x", 300) + "\"}"} {
+	// Not split: short, long, several lines, tabs; still what yaml.Unmarshal gives.
+	for _, s := range []string{`{"a":1}`, `{"a":[` + strings.Repeat(`"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",`, 200) + `1]}`,
+		"{\"a\":\n1}", "{\"a\":\t1,\"b\":\"" + strings.Repeat("x", 300) + "\"}"} {
 		checkParse(t, []byte(s))
 	}
 }
