@@ -138,7 +138,7 @@ func FuzzDecodeGo(f *testing.F) {
 	}
 	f.Add([]byte("ios: 5\nq: 1Gi\ne: x\nbytes: aGk=\n"), []byte{1, 9}, uint8(5))
 	f.Add([]byte("spec: {a: 1}\nmetadata: {name: x}\np: 2\n"), []byte{1, 0x81}, uint8(5)) // skips "spec" on a type with a pointer embedded
-	f.Add([]byte("spec: {replicas: 2}\nmetadata: {name: x}\n"), []byte{1}, uint8(0))          // skips "spec" of a Rollout
+	f.Add([]byte("spec: {replicas: 2}\nmetadata: {name: x}\n"), []byte{1}, uint8(0))      // skips "spec" of a Rollout
 	f.Fuzz(func(t *testing.T, data, ops []byte, which uint8) {
 		if len(data) > 1<<14 || len(ops) > 64 {
 			return
