@@ -2,28 +2,15 @@
 // suggestions in findings.
 package textdist
 
-import "unicode/utf8"
+import (
+	"math"
+	"unicode/utf8"
+)
 
 // Distance is the Levenshtein edit distance between a and b, in runes.
 func Distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	d, _ := bounded([]rune(a), []rune(b), math.MaxInt)
+	return d
 }
 
 // Within reports whether Distance(a, b) <= k, and the distance when it is.
@@ -36,7 +23,12 @@ func Within(a, b string, k int) (int, bool) {
 	if la-lb > k || lb-la > k {
 		return 0, false
 	}
-	ra, rb := []rune(a), []rune(b)
+	return bounded([]rune(a), []rune(b), k)
+}
+
+// bounded is the edit distance of ra and rb by the two-row table, given up
+// (0, false) as soon as a row's minimum exceeds k.
+func bounded(ra, rb []rune, k int) (int, bool) {
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
