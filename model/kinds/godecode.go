@@ -120,6 +120,40 @@ func DecodeGo(typed any, obj map[string]any) error {
 	return decodeGo(goSchemaOf(dv.Type()), obj, dv)
 }
 
+// DecodeGoFresh is DecodeGo for a typed value that is already zero (as k.New
+// returns it), leaving out obj's top-level key skip, as if obj had no such
+// key. The loader decodes an Istio object's spec with DecodeProto and the rest
+// of it here; skipping the key spares it a copy of the object without its spec,
+// and the zero value spares clearing a struct that has just been allocated.
+// The result and errors are those of DecodeGo on a fresh value and obj
+// without skip.
+func DecodeGoFresh(typed any, obj map[string]any, skip string) error {
+	pv := reflect.ValueOf(typed)
+	if pv.Kind() != reflect.Pointer || pv.IsNil() {
+		return fmt.Errorf("%w: need a non-nil pointer, got %T", errGoDecode, typed)
+	}
+	dv := pv.Elem()
+	s := goSchemaOf(dv.Type())
+	_, has := obj[skip]
+	if has && (s.kind != reflect.Struct || s.custom || len(s.plan.whole) > 0 || dv.Kind() == reflect.Pointer) {
+		// Something here would read obj as a whole: give it obj without skip.
+		rest := make(map[string]any, len(obj))
+		for k, v := range obj {
+			if k != skip {
+				rest[k] = v
+			}
+		}
+		return decodeGo(s, rest, dv)
+	}
+	if !has {
+		return decodeGo(s, obj, dv)
+	}
+	if s.plan.unsupported != "" {
+		return fmt.Errorf("%w: %s", errGoDecode, s.plan.unsupported)
+	}
+	return decodeGoFields(s.plan, obj, dv, skip)
+}
+
 var (
 	intOrStringType   = reflect.TypeFor[intstr.IntOrString]()
 	stringMapType     = reflect.TypeFor[map[string]string]()
@@ -182,19 +216,28 @@ func decodeGoStruct(p *goPlan, m map[string]any, dv reflect.Value) error {
 	if p.unsupported != "" {
 		return fmt.Errorf("%w: %s", errGoDecode, p.unsupported)
 	}
+	if err := decodeGoFields(p, m, dv, ""); err != nil {
+		return err
+	}
+	for _, f := range p.whole {
+		if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeGoFields fills the named fields of dv from m's keys, other than skip
+// when skip is not "".
+func decodeGoFields(p *goPlan, m map[string]any, dv reflect.Value, skip string) error {
 	for key, x := range m {
-		if x == nil {
+		if x == nil || key == skip && skip != "" {
 			continue // a null leaves the zero value
 		}
 		for _, f := range p.byName[key] {
 			if err := decodeGo(f.schema, x, fieldOf(dv, f.index)); err != nil {
 				return err
 			}
-		}
-	}
-	for _, f := range p.whole {
-		if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
-			return err
 		}
 	}
 	return nil

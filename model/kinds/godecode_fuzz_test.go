@@ -122,7 +122,8 @@ func mutateAt(v any, target *int, op byte) any {
 // generic values of them), mutated at fuzz-chosen nodes, into API types with
 // DecodeGo and with the converter. DecodeGo must not panic, must fail where
 // the converter fails, and must give the converter's object where both
-// succeed.
+// succeed; DecodeGoFresh, leaving out a fuzz-chosen key, must give what
+// DecodeGo gives on the object without that key.
 func FuzzDecodeGo(f *testing.F) {
 	files, _ := filepath.Glob("../../examples/checkout/*.yaml")
 	for _, file := range files {
@@ -136,6 +137,8 @@ func FuzzDecodeGo(f *testing.F) {
 		}
 	}
 	f.Add([]byte("ios: 5\nq: 1Gi\ne: x\nbytes: aGk=\n"), []byte{1, 9}, uint8(5))
+	f.Add([]byte("spec: {a: 1}\nmetadata: {name: x}\np: 2\n"), []byte{1, 0x81}, uint8(5)) // skips "spec" on a type with a pointer embedded
+	f.Add([]byte("spec: {replicas: 2}\nmetadata: {name: x}\n"), []byte{1}, uint8(0))      // skips "spec" of a Rollout
 	f.Fuzz(func(t *testing.T, data, ops []byte, which uint8) {
 		if len(data) > 1<<14 || len(ops) > 64 {
 			return
@@ -162,6 +165,26 @@ func FuzzDecodeGo(f *testing.F) {
 			t.Fatalf("DecodeGo succeeded where the converter failed (%v) on %#v", wantErr, obj)
 		case wantErr == nil && gotErr == nil && !reflect.DeepEqual(got, want):
 			t.Fatalf("results differ on %#v:\n got %#v\nwant %#v", obj, got, want)
+		}
+		// DecodeGoFresh leaving out a key is DecodeGo on the object without it.
+		skip := ""
+		if len(ops) > 0 && ops[0]&1 == 1 {
+			skip = fuzzKeys[int(ops[0]>>1)%len(fuzzKeys)]
+		}
+		rest := make(map[string]any, len(obj))
+		for k, x := range obj {
+			if k != skip || skip == "" {
+				rest[k] = x
+			}
+		}
+		restTyped, freshTyped := newTyped(), newTyped()
+		restErr := kinds.DecodeGo(restTyped, rest)
+		freshErr := kinds.DecodeGoFresh(freshTyped, obj, skip)
+		switch {
+		case (restErr == nil) != (freshErr == nil):
+			t.Fatalf("DecodeGoFresh(skip %q) error %v, DecodeGo without the key %v, on %#v", skip, freshErr, restErr, obj)
+		case restErr == nil && !reflect.DeepEqual(freshTyped, restTyped):
+			t.Fatalf("DecodeGoFresh(skip %q) differs on %#v:\n got %#v\nwant %#v", skip, obj, freshTyped, restTyped)
 		}
 	})
 }

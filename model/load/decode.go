@@ -31,7 +31,9 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 	kinds.CheckGo(reflect.TypeOf(typed), node, "", report)
 	if k.Spec != nil {
 		if spec := childNode(node, "spec"); spec != nil {
-			kinds.CheckProto(k.Spec(typed).ProtoReflect().Descriptor(), spec, "spec", report)
+			// The descriptor from an object of its own: ProtoReflect marks the
+			// message it is called on, and typed must stay zero for decodeDirect.
+			kinds.CheckProto(k.Spec(k.New()).ProtoReflect().Descriptor(), spec, "spec", report)
 		}
 	}
 	m := res.Object()
@@ -63,17 +65,12 @@ func (l *loader) decode(res *graph.Resource, k *kinds.Kind) {
 // made it: they copy what they keep, so the object then shares no map or
 // list with m.
 func decodeDirect(k *kinds.Kind, m map[string]any, typed any) (any, bool, error) {
+	// typed is fresh from k.New and untouched, so zero (DecodeGoFresh).
 	if spec, ok := m["spec"].(map[string]any); ok && k.Spec != nil {
-		rest := make(map[string]any, len(m))
-		for key, v := range m {
-			if key != "spec" {
-				rest[key] = v
-			}
-		}
-		if kinds.DecodeGo(typed, rest) == nil && kinds.DecodeProto(k.Spec(typed), spec) == nil {
+		if kinds.DecodeGoFresh(typed, m, "spec") == nil && kinds.DecodeProto(k.Spec(typed), spec) == nil {
 			return typed, true, nil
 		}
-	} else if kinds.DecodeGo(typed, m) == nil {
+	} else if kinds.DecodeGoFresh(typed, m, "") == nil {
 		return typed, true, nil
 	}
 	typed = k.New()

@@ -114,6 +114,14 @@ func TestDecodeGoMatchesConverter(t *testing.T) {
 		if d.kind.Spec != nil {
 			objs = append(objs, withoutSpec(d.obj))
 		}
+		if d.kind.Spec != nil {
+			// The loader decodes the whole object leaving out its spec.
+			want, got := d.kind.New(), d.kind.New()
+			wantErr, gotErr := kinds.DecodeGo(want, objs[1]), kinds.DecodeGoFresh(got, d.obj, "spec")
+			if (wantErr == nil) != (gotErr == nil) || wantErr == nil && !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: DecodeGoFresh(skip spec) = %v, %#v; DecodeGo without spec = %v, %#v", d.where, gotErr, got, wantErr, want)
+			}
+		}
 		for _, obj := range objs {
 			want := d.kind.New()
 			wantErr := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, want)
@@ -179,4 +187,32 @@ func BenchmarkDecodeGo(b *testing.B) {
 		})
 	})
 	b.Run("DecodeGo", func(b *testing.B) { run(b, kinds.DecodeGo) })
+	// As decodeDirect calls them: before, a copy without the spec then
+	// DecodeGo; now DecodeGoFresh on the whole object.
+	whole := func(b *testing.B, decode func(k *kinds.Kind, typed any, obj map[string]any) error) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			d := docs[i%len(docs)]
+			if err := decode(d.kind, d.kind.New(), d.obj); err != nil {
+				b.Fatalf("%s: %v", d.where, err)
+			}
+		}
+	}
+	b.Run("copy+DecodeGo", func(b *testing.B) {
+		whole(b, func(k *kinds.Kind, typed any, obj map[string]any) error {
+			if k.Spec != nil {
+				obj = withoutSpec(obj)
+			}
+			return kinds.DecodeGo(typed, obj)
+		})
+	})
+	b.Run("DecodeGoFresh", func(b *testing.B) {
+		whole(b, func(k *kinds.Kind, typed any, obj map[string]any) error {
+			skip := ""
+			if k.Spec != nil {
+				skip = "spec"
+			}
+			return kinds.DecodeGoFresh(typed, obj, skip)
+		})
+	})
 }
