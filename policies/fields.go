@@ -7,6 +7,7 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
+	"github.com/rolloutlint/rolloutlint/internal/recent"
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
 
@@ -334,56 +335,27 @@ func allDeclaredFields() *fieldTree {
 	return declaredFields.fields
 }
 
-// noFields is the empty tree, one pointer for treeMemo's keys.
+// noFields is the empty tree, one pointer for the memos' keys.
 var noFields = &fieldTree{}
 
-// treeMemo remembers the unions and coverings inputFor asks for on every
-// lint (every webhook review): sealed trees never change, so a pair of
-// pointers has one answer for good, and enumerating a tree's paths costs more
-// than the rest of a small lint's input. It is cleared when it grows past
-// treeMemoMax, which only policy sets loaded again and again reach.
-var treeMemo struct {
-	sync.Mutex
-	union  map[[2]*fieldTree]*fieldTree
-	covers map[[2]*fieldTree]bool
-}
-
+// The unions and coverings inputFor asks for on every lint (every webhook
+// review) are remembered: sealed trees never change, so a pair of pointers
+// has one answer for good, and enumerating a tree's paths costs more than the
+// rest of a small lint's input. The bound is reached only by policy sets
+// loaded again and again.
 const treeMemoMax = 1024
+
+var (
+	unions = recent.New[[2]*fieldTree, *fieldTree](treeMemoMax)
+	covers = recent.New[[2]*fieldTree, bool](treeMemoMax)
+)
 
 // unionOf is a.union(b), remembered.
 func unionOf(a, b *fieldTree) *fieldTree {
-	k := [2]*fieldTree{a, b}
-	treeMemo.Lock()
-	u, ok := treeMemo.union[k]
-	treeMemo.Unlock()
-	if ok {
-		return u
-	}
-	u = a.union(b)
-	treeMemo.Lock()
-	if treeMemo.union == nil || len(treeMemo.union) >= treeMemoMax {
-		treeMemo.union = map[[2]*fieldTree]*fieldTree{}
-	}
-	treeMemo.union[k] = u
-	treeMemo.Unlock()
-	return u
+	return unions.Get([2]*fieldTree{a, b}, func() *fieldTree { return a.union(b) })
 }
 
 // coversOf is a.covers(b), remembered.
 func coversOf(a, b *fieldTree) bool {
-	k := [2]*fieldTree{a, b}
-	treeMemo.Lock()
-	c, ok := treeMemo.covers[k]
-	treeMemo.Unlock()
-	if ok {
-		return c
-	}
-	c = a.covers(b)
-	treeMemo.Lock()
-	if treeMemo.covers == nil || len(treeMemo.covers) >= treeMemoMax {
-		treeMemo.covers = map[[2]*fieldTree]bool{}
-	}
-	treeMemo.covers[k] = c
-	treeMemo.Unlock()
-	return c
+	return covers.Get([2]*fieldTree{a, b}, func() bool { return a.covers(b) })
 }

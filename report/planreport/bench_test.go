@@ -23,24 +23,11 @@ func BenchmarkWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	sc := xds.NewScoper(g)
-	lazy := func() func() *plan.Plan {
-		rrs := g.Refs().Rollouts
-		return func() *plan.Plan {
-			for len(rrs) > 0 {
-				p := plan.ForRollout(g, rrs[0])
-				rrs = rrs[1:]
-				if p != nil {
-					return p
-				}
-			}
-			return nil
-		}
-	}
 	for _, format := range []string{"text", "json"} {
 		b.Run(format+"/stream", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := planreport.Write(io.Discard, format, m, sc, lazy(), nil); err != nil {
+				if err := planreport.Write(io.Discard, format, m, sc, plan.Each(g), nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -204,6 +204,23 @@ func Build(g *graph.Graph) []*Plan {
 	return out
 }
 
+// Each returns the plans of Build one at a time, nil once there are no more:
+// each Rollout is planned when asked for, so that a large bundle's states
+// need not all be in memory at once (planreport.Write).
+func Each(g *graph.Graph) (next func() *Plan) {
+	rrs := g.Refs().Rollouts
+	return func() *Plan {
+		for len(rrs) > 0 {
+			p := ForRollout(g, rrs[0])
+			rrs = rrs[1:]
+			if p != nil {
+				return p
+			}
+		}
+		return nil
+	}
+}
+
 // ForRollout returns the plan of one Rollout, or nil when it has no strategy
 // (or uses workloadRef only, where the pod template is elsewhere).
 func ForRollout(g *graph.Graph, rr *graph.RolloutRefs) *Plan {

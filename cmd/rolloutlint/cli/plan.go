@@ -158,19 +158,7 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 			return p
 		}
 	} else {
-		// One Rollout planned at a time, as plan.Build would, so that a
-		// large bundle's states are never all in memory.
-		rrs := g.Refs().Rollouts
-		next = func() *plan.Plan {
-			for len(rrs) > 0 {
-				p := plan.ForRollout(g, rrs[0])
-				rrs = rrs[1:]
-				if p != nil {
-					return p
-				}
-			}
-			return nil
-		}
+		next = plan.Each(g) // one Rollout planned at a time
 	}
 	if err := planreport.Write(e.Out, o.format, m, xds.NewScoper(g), next, rejections(&bundle{cfg: b.cfg, graph: g})); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
