@@ -12,9 +12,13 @@ import (
 // The tests change the process's memory limit; each restores it.
 func restore(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
+	gc := debug.SetGCPercent(-1)
+	debug.SetGCPercent(gc)
 	t.Cleanup(func() {
 		debug.SetMemoryLimit(before)
+		debug.SetGCPercent(gc)
 		enabled.Store(false)
+		fitted.Store(false)
 	})
 }
 
@@ -56,6 +60,51 @@ func TestFitFollowsTheLiveHeap(t *testing.T) {
 	}
 	if cur := debug.SetMemoryLimit(-1); cur != got {
 		t.Errorf("Fit returned %d but the limit in force is %d", got, cur)
+	}
+}
+
+func TestFitRaisesGOGCUnderTheLimit(t *testing.T) {
+	restore(t)
+	for _, v := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Setenv(v, "")
+		if err := os.Unsetenv(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Enable()
+	Start()
+	debug.SetGCPercent(100) // as Start's watch leaves a large bundle's loading
+	Fit()
+	if p := gcPercent(); p != GCPercentUnderLimit {
+		t.Fatalf("GOGC %d after Fit, want %d", p, GCPercentUnderLimit)
+	}
+	// Start's watch, seeing a large live heap, must not lower it again.
+	big := make([]byte, 2*SmallHeap)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // the finalizer runs on its own goroutine
+	}
+	runtime.KeepAlive(big)
+	if p := gcPercent(); p != GCPercentUnderLimit {
+		t.Errorf("GOGC %d after collections with %d bytes live, want %d", p, len(big), GCPercentUnderLimit)
+	}
+}
+
+func TestFitLeavesAChosenGOGC(t *testing.T) {
+	restore(t)
+	t.Setenv("GOGC", "100")
+	t.Setenv("GOMEMLIMIT", "")
+	if err := os.Unsetenv("GOMEMLIMIT"); err != nil {
+		t.Fatal(err)
+	}
+	Enable()
+	debug.SetGCPercent(100)
+	Fit()
+	if p := gcPercent(); p != 100 {
+		t.Errorf("Fit changed GOGC to %d although GOGC is set", p)
 	}
 }
 
