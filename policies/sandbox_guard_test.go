@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -170,14 +171,23 @@ func TestTimeBuiltinsDoNotReadTheMachineZone(t *testing.T) {
 	}
 
 	// A zone abbreviation means what it means on a machine in UTC, whatever
-	// the zone of the machine running the test.
-	la, err := time.LoadLocation("America/Los_Angeles")
-	if err != nil {
+	// the zone of the machine running the test: the test runs itself again
+	// with TZ set (assigning time.Local here would race with goroutines
+	// earlier tests left running).
+	if _, err := time.LoadLocation("America/Los_Angeles"); err != nil {
 		t.Skip("no time zone data:", err)
 	}
-	saved := time.Local
-	time.Local = la
-	defer func() { time.Local = saved }()
+	if os.Getenv("ROLLOUTLINT_TEST_TZ_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTimeBuiltinsDoNotReadTheMachineZone$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "TZ=America/Los_Angeles", "ROLLOUTLINT_TEST_TZ_CHILD=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("with TZ=America/Los_Angeles: %v\n%s", err, out)
+		}
+		return
+	}
+	if name, _ := time.Now().Zone(); name != "PST" && name != "PDT" {
+		t.Fatalf("the child runs in zone %s, want America/Los_Angeles", name)
+	}
 	for expr, want := range map[string]string{
 		`time.parse_ns("RFC1123", "Mon, 02 Jan 2006 15:04:05 PST")`:         "result 1136214245000000000",
 		`time.parse_ns("2006-01-02 15:04 MST", "2006-01-02 15:04 PST")`:     "result 1136214240000000000",
