@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
@@ -421,10 +422,10 @@ func escapeMessage(s string) string { return messageEscaper.Replace(s) }
 // "0.0.0-dev" with the version as build metadata.
 func SemanticVersion(v string) string {
 	s := strings.TrimPrefix(v, "v")
-	if semverPattern.MatchString(s) {
+	if semverPattern().MatchString(s) {
 		return s
 	}
-	if v != "" && v != "dev" && buildMetaPattern.MatchString(v) {
+	if v != "" && v != "dev" && buildMetaPattern().MatchString(v) {
 		return "0.0.0-dev+" + v
 	}
 	return "0.0.0-dev"
@@ -434,7 +435,7 @@ func SemanticVersion(v string) string {
 // released version (v1.2.3), main otherwise.
 func RuleDocsURI(version string) string {
 	ref := "main"
-	if s := strings.TrimPrefix(version, "v"); releasePattern.MatchString(s) {
+	if s := strings.TrimPrefix(version, "v"); releasePattern().MatchString(s) {
 		ref = "v" + s
 	}
 	return InformationURI + "/blob/" + ref + "/docs/rules/"
@@ -442,11 +443,13 @@ func RuleDocsURI(version string) string {
 
 var (
 	// semverPattern is the SemVer 2.0 grammar.
-	semverPattern = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
-		`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
-		`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
-	releasePattern   = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$`)
-	buildMetaPattern = regexp.MustCompile(`^[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*$`)
+	semverPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+			`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
+			`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+	})
+	releasePattern   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$`) })
+	buildMetaPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*$`) })
 )
 
 // region builds a SARIF region, leaving out values that are not set (0):

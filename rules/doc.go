@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -75,8 +76,10 @@ type Option struct {
 }
 
 var (
-	versionPattern = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
-	optionPattern  = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	versionPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$`)
+	})
+	optionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`) })
 )
 
 // validateDoc checks the documentation fields of a rule. User policies may
@@ -92,7 +95,7 @@ func (r *Rule) validateDoc() error {
 			return fmt.Errorf("rule %s: no Doc.Bad example", r.ID)
 		case strings.TrimSpace(r.Doc.Good) == "" && strings.TrimSpace(r.Doc.GoodNote) == "":
 			return fmt.Errorf("rule %s: no Doc.Good example (or GoodNote)", r.ID)
-		case !versionPattern.MatchString(r.Since):
+		case !versionPattern().MatchString(r.Since):
 			return fmt.Errorf("rule %s: Since %q is not the release that added the rule (vMAJOR.MINOR.PATCH)", r.ID, r.Since)
 		}
 	}
@@ -104,7 +107,7 @@ func (r *Rule) validateDoc() error {
 	seen := map[string]bool{}
 	for _, o := range r.Options {
 		switch {
-		case !optionPattern.MatchString(o.Name):
+		case !optionPattern().MatchString(o.Name):
 			return fmt.Errorf("rule %s: option name %q is not lowerCamelCase", r.ID, o.Name)
 		case seen[o.Name]:
 			return fmt.Errorf("rule %s: option %s declared twice", r.ID, o.Name)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 )
@@ -124,17 +125,17 @@ type Rule struct {
 	Prepare func(g *graph.Graph, globals Globals)
 }
 
-var idPattern = regexp.MustCompile(`^RL[0-9]{4}$`)
-var namePattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^RL[0-9]{4}$`) })
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // Validate checks that a rule is well formed: every required field is set,
 // including those whose zero value would silently change behaviour (Source
 // picks the run stage, Kinds a policy's input).
 func (r *Rule) Validate() error {
 	switch {
-	case !idPattern.MatchString(r.ID):
+	case !idPattern().MatchString(r.ID):
 		return fmt.Errorf("rule ID %q is not RL followed by four digits", r.ID)
-	case !namePattern.MatchString(r.Name):
+	case !namePattern().MatchString(r.Name):
 		return fmt.Errorf("rule %s: name %q is not a kebab-case slug", r.ID, r.Name)
 	case strings.TrimSpace(r.Summary) == "":
 		return fmt.Errorf("rule %s: empty summary", r.ID)

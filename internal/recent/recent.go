@@ -18,10 +18,13 @@ type Cache[K comparable, V any] struct {
 	cur, old map[K]V
 }
 
-// New returns a cache that keeps at most size results (at least 2).
+// New returns a cache that keeps at most size results (at least 2). It
+// allocates nothing until the first result: the caches are package variables,
+// and a process that never uses one (`rolloutlint version`, a lint without
+// PromQL) should not pay for it. The first generation grows with use; the
+// later ones, made when one filled up, are made at their full size.
 func New[K comparable, V any](size int) *Cache[K, V] {
-	size = max(size, 2)
-	return &Cache[K, V]{size: size, cur: make(map[K]V, size/2)}
+	return &Cache[K, V]{size: max(size, 2)}
 }
 
 // Get returns the result for k, calling compute (outside the lock, so
@@ -65,7 +68,9 @@ func (c *Cache[K, V]) Has(k K) bool {
 }
 
 func (c *Cache[K, V]) putLocked(k K, v V) {
-	if len(c.cur) >= c.size/2 {
+	if c.cur == nil {
+		c.cur = map[K]V{}
+	} else if len(c.cur) >= c.size/2 {
 		c.old, c.cur = c.cur, make(map[K]V, c.size/2)
 	}
 	c.cur[k] = v

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
 // directiveRe matches `rolloutlint:ignore RL2003,RL5001 -- reason` inside a comment.
-var directiveRe = regexp.MustCompile(`#\s*rolloutlint:ignore\b[ \t]*([^\r\n]*)`)
+var directiveRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#\s*rolloutlint:ignore\b[ \t]*([^\r\n]*)`) })
 
 // directives finds inline suppression comments. A directive that trails code
 // covers its own line; one on a line of its own covers the next line that is
@@ -23,7 +24,7 @@ func (l *loader) directives(file string, data []byte) []graph.Directive {
 	var out []graph.Directive
 	for i, raw := range lines {
 		line := string(bytes.TrimRight(raw, "\r"))
-		loc := directiveRe.FindStringSubmatchIndex(line)
+		loc := directiveRe().FindStringSubmatchIndex(line)
 		if loc == nil || !inComment(line, loc[0]) {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -69,7 +70,7 @@ func isMarker(line []byte, m string) bool {
 	return len(rest) == 0 || rest[0] == ' ' || rest[0] == '\t'
 }
 
-var yamlLineErr = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineErr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // pendingDoc is a document whose YAML aliases add nodes when expanded: it
 // is converted only once the file's alias budget, spent in document order,
@@ -119,7 +120,7 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 	}
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		if m := yamlLineErr.FindStringSubmatch(err.Error()); m != nil {
+		if m := yamlLineErr().FindStringSubmatch(err.Error()); m != nil {
 			msg = m[2]
 		}
 		if !looksLikeManifest(c.data) {
@@ -462,7 +463,9 @@ func walkNodes(n *yaml.Node, fn func(*yaml.Node) bool) {
 
 // goTemplateAction matches Go template actions in a plain scalar, but not Argo
 // Rollouts' own `{{args.name}}` placeholders.
-var goTemplateAction = regexp.MustCompile(`\{\{-?\s*(\.|\$|include\b|template\b|if\b|range\b|with\b|end\b|toYaml\b|default\b|quote\b|printf\b)`)
+var goTemplateAction = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{-?\s*(\.|\$|include\b|template\b|if\b|range\b|with\b|end\b|toYaml\b|default\b|quote\b|printf\b)`)
+})
 
 // templateNode finds the signature of a Go template that still parsed as
 // YAML: `{{ .Values.x }}` is a flow mapping whose key is a flow mapping, and
@@ -479,7 +482,7 @@ func templateNode(n *yaml.Node) (found *yaml.Node) {
 				}
 			}
 		case yaml.ScalarNode:
-			if cur.Style == 0 && goTemplateAction.MatchString(cur.Value) {
+			if cur.Style == 0 && goTemplateAction().MatchString(cur.Value) {
 				found = cur
 			}
 		}
@@ -518,14 +521,14 @@ func describeKind(n *yaml.Node) string {
 
 // manifestKey finds an apiVersion or kind key at the start of a line, in
 // YAML or JSON form.
-var manifestKey = regexp.MustCompile(`(?m)^[ \t{,-]*["']?(apiVersion|kind)["']?[ \t]*:`)
+var manifestKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^[ \t{,-]*["']?(apiVersion|kind)["']?[ \t]*:`) })
 
 // looksLikeManifest reports whether a document's text names both apiVersion
 // and kind as keys. Findings quote a document's content (a key, an anchor)
 // only when it does: content of anything else is not echoed.
 func looksLikeManifest(data []byte) bool {
 	seen := 0
-	for _, m := range manifestKey.FindAllSubmatch(data, -1) {
+	for _, m := range manifestKey().FindAllSubmatch(data, -1) {
 		if string(m[1]) == "apiVersion" {
 			seen |= 1
 		} else {
@@ -539,11 +542,11 @@ func looksLikeManifest(data []byte) bool {
 }
 
 // quotedText is a quoted piece of a parser message ('x', "x", `x`).
-var quotedText = regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`")
+var quotedText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`") })
 
 // unquoted drops what a parser message quotes from the document (yaml.v3's
 // "unknown anchor 'x' referenced").
-func unquoted(msg string) string { return quotedText.ReplaceAllString(msg, "(…)") }
+func unquoted(msg string) string { return quotedText().ReplaceAllString(msg, "(…)") }
 
 func lineStart(file string, line int) graph.Position {
 	return graph.Position{File: file, Line: line, Column: 1, EndLine: line, EndColumn: 2}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -16,10 +17,10 @@ import (
 // Markdown turns documentation source into Markdown: \' becomes a backtick
 // and a ~~~ fence a ``` one (see rules.Doc).
 func Markdown(s string) string {
-	return tildeFence.ReplaceAllString(strings.ReplaceAll(s, `\'`, "`"), "$1```")
+	return tildeFence().ReplaceAllString(strings.ReplaceAll(s, `\'`, "`"), "$1```")
 }
 
-var tildeFence = regexp.MustCompile("(?m)^([ \t]*)~~~")
+var tildeFence = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(?m)^([ \t]*)~~~") })
 
 // Page renders the documentation page of a rule.
 func Page(r *rules.Rule) string {
@@ -168,11 +169,11 @@ func Description(r *rules.Rule) string {
 }
 
 var (
-	fencePattern    = regexp.MustCompile("^(```|~~~)")
-	linkPattern     = regexp.MustCompile(`\[([^\]]*)\]\(([^)\s]+)\)`)
-	autoLinkPattern = regexp.MustCompile(`<(https?://[^>\s]+)>`)
-	strongPattern   = regexp.MustCompile(`\*\*([^*\n]+)\*\*`)
-	emPattern       = regexp.MustCompile(`(^|[\s(])\*([^*\s][^*\n]*?)\*([\s).,:;!?]|$)`)
+	fencePattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^(```|~~~)") })
+	linkPattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]]*)\]\(([^)\s]+)\)`) })
+	autoLinkPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<(https?://[^>\s]+)>`) })
+	strongPattern   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*([^*\n]+)\*\*`) })
+	emPattern       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[\s(])\*([^*\s][^*\n]*?)\*([\s).,:;!?]|$)`) })
 )
 
 // PlainText converts the Markdown the rule docs use (paragraphs, lists,
@@ -190,7 +191,7 @@ func PlainText(md string) string {
 	inFence := ""
 	for _, line := range strings.Split(md, "\n") {
 		trimmed := strings.TrimSpace(line)
-		if m := fencePattern.FindString(trimmed); m != "" && (inFence == "" || m == inFence) {
+		if m := fencePattern().FindString(trimmed); m != "" && (inFence == "" || m == inFence) {
 			flush()
 			if inFence == "" {
 				inFence = m
@@ -234,8 +235,8 @@ func plainLine(line string) string {
 }
 
 func plainInline(s string) string {
-	s = linkPattern.ReplaceAllString(s, "$1 ($2)")
-	s = autoLinkPattern.ReplaceAllString(s, "$1")
-	s = strongPattern.ReplaceAllString(s, "$1")
-	return emPattern.ReplaceAllString(s, "$1$2$3")
+	s = linkPattern().ReplaceAllString(s, "$1 ($2)")
+	s = autoLinkPattern().ReplaceAllString(s, "$1")
+	s = strongPattern().ReplaceAllString(s, "$1")
+	return emPattern().ReplaceAllString(s, "$1$2$3")
 }

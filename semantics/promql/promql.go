@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -172,8 +173,10 @@ func (s *Substitution) replacement(q string, i int, lookup func(tag string) (Val
 }
 
 var (
-	offsetBefore   = regexp.MustCompile(`(?i)\boffset\s*$`)
-	labelListParen = regexp.MustCompile(`(?i)\b(by|without|on|ignoring|group_left|group_right)\s*$`)
+	offsetBefore   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\boffset\s*$`) })
+	labelListParen = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(by|without|on|ignoring|group_left|group_right)\s*$`)
+	})
 )
 
 // standIn returns a parseable replacement for the tag at q[at:end] outside
@@ -187,7 +190,7 @@ func standIn(q string, at, end int) string {
 		return "x"
 	}
 	before := q[:at]
-	if offsetBefore.MatchString(before) {
+	if offsetBefore().MatchString(before) {
 		return "1m"
 	}
 	switch open, prefix := innermostOpen(before); open {
@@ -196,7 +199,7 @@ func standIn(q string, at, end int) string {
 	case '{':
 		return name
 	case '(':
-		if labelListParen.MatchString(prefix) {
+		if labelListParen().MatchString(prefix) {
 			return name
 		}
 	}
