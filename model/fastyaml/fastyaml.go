@@ -125,6 +125,21 @@ func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[st
 	defer p.release()
 	clear(p.made)
 	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, made: p.made[:0], sel: sel, trusted: trusted}
+	root, good := p.document()
+	if !good {
+		return nil, false
+	}
+	m, isMap := root.(map[string]any)
+	if !isMap {
+		return nil, false
+	}
+	p.last = mapID(m)
+	return m, true
+}
+
+// document parses the whole document: its root mapping, block or flow. On a
+// tape the root is recorded there and the value returned is nil.
+func (p *parser) document() (any, bool) {
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -151,12 +166,7 @@ func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[st
 	if _, more := p.peek(); more || p.failed {
 		return nil, false
 	}
-	m, isMap := root.(map[string]any)
-	if !isMap {
-		return nil, false
-	}
-	p.last = mapID(m)
-	return m, true
+	return root, true
 }
 
 // mapID is the identity of a map (maps are not comparable).
@@ -211,6 +221,7 @@ func (p *parser) release() {
 		p.made, p.last = nil, nil // a huge document: do not keep the list
 	}
 	p.src = ""
+	p.tape = nil
 	scratch.Put(p)
 }
 
@@ -318,6 +329,9 @@ type parser struct {
 	// DecodeAcceptedFields): values not selected are skipped, not parsed.
 	trusted bool
 	skip    int // > 0 while parsing a value that is not selected
+	// tape, when set, receives the document's events (DecodeTapeShared):
+	// collections are recorded there and never built.
+	tape *Tape
 }
 
 type pair struct {

@@ -22,6 +22,7 @@ import (
 func checkChunk(t testing.TB, name string, chunk []byte, maxNodes int) bool {
 	t.Helper()
 	fast, ok := fastyaml.DecodeLimit(chunk, maxNodes)
+	checkTape(t, name, chunk, maxNodes, fast, ok)
 	if !ok {
 		if fast != nil {
 			t.Errorf("%s: declined but returned a value", name)
@@ -37,6 +38,30 @@ func checkChunk(t testing.TB, name string, chunk []byte, maxNodes int) bool {
 		t.Errorf("%s: fast and slow paths differ\nchunk:\n%s\nfast: %#v\nslow: %#v", name, chunk, fast, slow)
 	}
 	return true
+}
+
+// checkTape is the tape's contract on one chunk: DecodeTapeShared accepts
+// exactly what Decode accepts (fast and ok are Decode's result), and the
+// value the tape holds equals Decode's.
+func checkTape(t testing.TB, name string, chunk []byte, maxNodes int, fast map[string]any, ok bool) {
+	t.Helper()
+	var tape fastyaml.Tape
+	if taped := fastyaml.DecodeTapeShared(chunk, maxNodes, &tape); taped != ok {
+		t.Errorf("%s: Decode accepts: %v, DecodeTapeShared accepts: %v\n%s", name, ok, taped, chunk)
+		return
+	}
+	if !ok {
+		if len(tape.Events) != 0 {
+			t.Errorf("%s: declined but left %d events", name, len(tape.Events))
+		}
+		return
+	}
+	if end := tape.Next(0); end != len(tape.Events) {
+		t.Errorf("%s: the root ends at event %d of %d", name, end, len(tape.Events))
+	}
+	if got := tape.Value(0); !reflect.DeepEqual(got, any(fast)) {
+		t.Errorf("%s: tape and Decode differ\nchunk:\n%s\ntape:   %#v\nDecode: %#v", name, chunk, got, fast)
+	}
 }
 
 // repoFiles returns every .yaml/.yml/.json file under the repository's
