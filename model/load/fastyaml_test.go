@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
@@ -61,6 +64,51 @@ func checkTape(t testing.TB, name string, chunk []byte, maxNodes int, fast map[s
 	}
 	if got := tape.Value(0); !reflect.DeepEqual(got, any(fast)) {
 		t.Errorf("%s: tape and Decode differ\nchunk:\n%s\ntape:   %#v\nDecode: %#v", name, chunk, got, fast)
+	}
+	checkTyped(t, name, &tape, fast)
+}
+
+// tapeKinds are the kinds checkTyped decodes a document as when its own kind
+// does not decode from a tape.
+var tapeKinds = []*kinds.Kind{
+	kinds.Lookup(kinds.GroupArgo, kinds.Rollout),
+	kinds.Lookup(kinds.GroupCore, kinds.Service),
+	kinds.Lookup(kinds.GroupArgo, kinds.AnalysisTemplate),
+}
+
+// checkTyped is DecodeTape's contract on a document Decode accepted as obj:
+// it succeeds exactly when the fast path's generic route does (SchemaClean,
+// then DecodeGoFresh), and its typed object is the unstructured converter's.
+// The document is decoded as its own kind, or as each of tapeKinds.
+func checkTyped(t testing.TB, name string, tape *fastyaml.Tape, obj map[string]any) {
+	t.Helper()
+	ks := tapeKinds
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group, _, found := strings.Cut(apiVersion, "/")
+	if !found {
+		group = ""
+	}
+	if k := kinds.Lookup(group, kind); k != nil && kinds.TapeKind(kind) && k.Spec == nil && k.New != nil {
+		ks = []*kinds.Kind{k}
+	}
+	for _, k := range ks {
+		got := k.New()
+		taped := k.DecodeTape(got, tape)
+		generic := k.SchemaClean(obj) && kinds.DecodeGoFresh(k.New(), obj, "") == nil
+		if taped != generic {
+			t.Errorf("%s as %s: DecodeTape = %v, SchemaClean+DecodeGoFresh = %v\n%#v", name, k.Kind, taped, generic, obj)
+			continue
+		}
+		if !taped {
+			continue
+		}
+		want := k.New()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, want); err != nil {
+			t.Errorf("%s as %s: DecodeTape succeeded where the converter failed: %v", name, k.Kind, err)
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s as %s: DecodeTape differs from the converter:\n got %#v\nwant %#v", name, k.Kind, got, want)
+		}
 	}
 }
 
@@ -517,4 +565,26 @@ func processCPU() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// FuzzDecodeTape is FuzzFastYAML seeded with the typed kinds DecodeTape
+// decodes (Rollouts, Services, AnalysisTemplates of generated corpora, with
+// mistakes), so that its mutants exercise the typed decoder against the
+// converter (checkTyped) as much as the tape against Decode.
+func FuzzDecodeTape(f *testing.F) {
+	for _, in := range corpus.Generate(corpus.Options{Rollouts: 4, Seed: 5, MistakeRate: 0.3}) {
+		for _, c := range load.SplitDocuments(in.Data) {
+			if obj, ok := fastyaml.Decode(c); ok {
+				if kind, _ := obj["kind"].(string); kinds.TapeKind(kind) {
+					f.Add(c)
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if bytes.Count(data, []byte("\n")) > 2000 {
+			return
+		}
+		checkChunk(t, "fuzz", data, 5000)
+	})
 }

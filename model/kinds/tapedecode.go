@@ -1,0 +1,248 @@
+package kinds
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+)
+
+// TapeKind reports whether some kind named kind decodes with DecodeTape (a
+// Go type without an Istio proto spec), which tells the loader which
+// decoder to try first on a document whose kind line says kind.
+func TapeKind(kind string) bool { return tapeKinds[kind] }
+
+var tapeKinds = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range table {
+		if k.New != nil && k.Spec == nil {
+			m[k.Kind] = true
+		}
+	}
+	return m
+}()
+
+// DecodeTape fills typed, fresh from k.New, from a document recorded on t
+// (fastyaml.DecodeTapeShared), for a kind with a Go type and no proto spec.
+// It reports true only when SchemaClean would accept the document's value
+// (t.Value(0)) and DecodeGoFresh(typed, value, "") would succeed; typed then
+// equals what DecodeGoFresh makes. On false typed may be partly filled and
+// the caller decodes the document the generic way. It builds no generic map
+// but where the Go type takes generic values (interfaces, map[string]any,
+// types with their own JSON decoding), and hashes no key but the field
+// look-ups.
+func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
+	ks, ok := kindSchemas[k]
+	if !ok || ks.spec != nil || len(t.Events) == 0 {
+		return false
+	}
+	pv := reflect.ValueOf(typed)
+	if pv.Kind() != reflect.Pointer || pv.IsNil() || pv.Type() != ks.goType {
+		return false
+	}
+	s := ks.schema
+	return tapeClean(s, t, 0) && decodeTape(s, t, 0, pv.Elem()) == nil
+}
+
+// tapeClean is goClean(s, t.Value(i)) without building the value.
+func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
+	e := &t.Events[i]
+	if e.Kind == fastyaml.EvScalar && e.Val == nil {
+		return true
+	}
+	if s.custom {
+		return !s.text || e.Kind == fastyaml.EvScalar
+	}
+	switch s.kind {
+	case reflect.Struct:
+		if e.Kind != fastyaml.EvMap {
+			return false
+		}
+		for j := i + 1; j < e.End; j = t.Next(j + 1) {
+			key := t.Events[j].Key
+			if key == "<<" {
+				continue // skipped by CheckGo too
+			}
+			f, ok := s.fields[key]
+			if !ok || !tapeClean(f, t, j+1) {
+				return false
+			}
+		}
+		return true
+	case reflect.Map:
+		if e.Kind != fastyaml.EvMap {
+			return false
+		}
+		for j := i + 1; j < e.End; j = t.Next(j + 1) {
+			if !tapeClean(s.elem, t, j+1) {
+				return false
+			}
+		}
+		return true
+	case reflect.Slice, reflect.Array:
+		if s.bytes {
+			return true
+		}
+		if e.Kind != fastyaml.EvSeq {
+			return false
+		}
+		for j := i + 1; j < e.End; j = t.Next(j) {
+			if !tapeClean(s.elem, t, j) {
+				return false
+			}
+		}
+		return true
+	case reflect.Interface:
+		return true
+	}
+	if e.Kind != fastyaml.EvScalar {
+		return false // valueClasses takes no collection
+	}
+	set, ok := valueClasses(e.Val)
+	return ok && set&^s.accept == 0
+}
+
+// decodeTape is decodeGo(s, t.Value(i), dv): it decodes the collections the
+// direct way and hands everything else (scalars, and whatever takes generic
+// values or fails) to decodeGo itself with the value built, so results and
+// errors are decodeGo's.
+func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	e := &t.Events[i]
+	if e.Kind == fastyaml.EvScalar {
+		return decodeGo(s, e.Val, dv)
+	}
+	direct := false
+	switch {
+	case s.custom:
+	case s.kind == reflect.Struct:
+		direct = e.Kind == fastyaml.EvMap && s.plan.unsupported == ""
+	case s.kind == reflect.Map:
+		direct = e.Kind == fastyaml.EvMap && s.elem != nil && !isGenericMap(dv.Type())
+	case s.kind == reflect.Slice:
+		direct = e.Kind == fastyaml.EvSeq && !s.bytes
+	}
+	if !direct {
+		return decodeGo(s, t.Value(i), dv)
+	}
+	for dv.Kind() == reflect.Pointer {
+		p := reflect.New(dv.Type().Elem())
+		dv.Set(p)
+		dv = p.Elem()
+	}
+	switch s.kind {
+	case reflect.Struct:
+		return decodeTapeStruct(s.plan, t, i, dv)
+	case reflect.Map:
+		return decodeTapeMap(s, t, i, dv)
+	}
+	return decodeTapeSlice(s, t, i, dv)
+}
+
+// isGenericMap reports whether t, after pointers, is map[string]any, whose
+// elements decodeGoMap takes as they are.
+func isGenericMap(t reflect.Type) bool { return indirect(t) == genericMapType }
+
+func decodeTapeStruct(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	end := t.Events[i].End
+	for j := i + 1; j < end; j = t.Next(j + 1) {
+		v := j + 1
+		if e := &t.Events[v]; e.Kind == fastyaml.EvScalar && e.Val == nil {
+			continue // a null leaves the zero value
+		}
+		for _, f := range p.byName[t.Events[j].Key] {
+			if err := decodeTape(f.schema, t, v, fieldOf(dv, f.index)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.whole) > 0 {
+		m := t.Value(i)
+		for _, f := range p.whole {
+			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func decodeTapeMap(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	end := t.Events[i].End
+	n := 0
+	for j := i + 1; j < end; j = t.Next(j + 1) {
+		n++
+	}
+	dt := dv.Type()
+	if dt == stringMapType { // labels, annotations, selectors
+		out := make(map[string]string, n)
+		for j := i + 1; j < end; j = t.Next(j + 1) {
+			e := &t.Events[j+1]
+			switch x := e.Val.(type) {
+			case string:
+				out[t.Events[j].Key] = x
+			case nil:
+				if e.Kind != fastyaml.EvScalar {
+					return fmt.Errorf("%w: collection into string", errNotConvertible)
+				}
+				out[t.Events[j].Key] = ""
+			default:
+				return fmt.Errorf("%w: %T into string", errNotConvertible, x)
+			}
+		}
+		dv.Set(reflect.ValueOf(out))
+		return nil
+	}
+	if dt.Key().Kind() != reflect.String {
+		return fmt.Errorf("%w: map key %s", errGoDecode, dt.Key())
+	}
+	out := reflect.MakeMapWithSize(dt, n)
+	kt, et := dt.Key(), dt.Elem()
+	for j := i + 1; j < end; j = t.Next(j + 1) {
+		elem := reflect.New(et).Elem()
+		if err := decodeTape(s.elem, t, j+1, elem); err != nil {
+			return err
+		}
+		out.SetMapIndex(reflect.ValueOf(t.Events[j].Key).Convert(kt), elem)
+	}
+	dv.Set(out)
+	return nil
+}
+
+func decodeTapeSlice(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	end := t.Events[i].End
+	n := 0
+	for j := i + 1; j < end; j = t.Next(j) {
+		n++
+	}
+	dt := dv.Type()
+	if dt == stringSliceType {
+		out := make([]string, n)
+		k := 0
+		for j := i + 1; j < end; j = t.Next(j) {
+			e := &t.Events[j]
+			switch x := e.Val.(type) {
+			case string:
+				out[k] = x
+			case nil:
+				if e.Kind != fastyaml.EvScalar {
+					return fmt.Errorf("%w: collection into string", errNotConvertible)
+				}
+			default:
+				return fmt.Errorf("%w: %T into string", errNotConvertible, x)
+			}
+			k++
+		}
+		dv.Set(reflect.ValueOf(out))
+		return nil
+	}
+	out := reflect.MakeSlice(dt, n, n)
+	k := 0
+	for j := i + 1; j < end; j = t.Next(j) {
+		if err := decodeTape(s.elem, t, j, out.Index(k)); err != nil {
+			return err
+		}
+		k++
+	}
+	dv.Set(out)
+	return nil
+}
