@@ -7,15 +7,15 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
 
-// TapeKind reports whether some kind named kind decodes with DecodeTape (a
-// Go type without an Istio proto spec), which tells the loader which
-// decoder to try first on a document whose kind line says kind.
+// TapeKind reports whether some kind named kind decodes with DecodeTape,
+// which tells the loader which decoder to try first on a document whose kind
+// line says kind.
 func TapeKind(kind string) bool { return tapeKinds[kind] }
 
 var tapeKinds = func() map[string]bool {
 	m := map[string]bool{}
 	for _, k := range table {
-		if k.New != nil && k.Spec == nil {
+		if k.New != nil {
 			m[k.Kind] = true
 		}
 	}
@@ -23,17 +23,18 @@ var tapeKinds = func() map[string]bool {
 }()
 
 // DecodeTape fills typed, fresh from k.New, from a document recorded on t
-// (fastyaml.DecodeTapeShared), for a kind with a Go type and no proto spec.
-// It reports true only when SchemaClean would accept the document's value
-// (t.Value(0)) and DecodeGoFresh(typed, value, "") would succeed; typed then
-// equals what DecodeGoFresh makes. On false typed may be partly filled and
-// the caller decodes the document the generic way. It builds no generic map
-// but where the Go type takes generic values (interfaces, map[string]any,
-// types with their own JSON decoding), and hashes no key but the field
-// look-ups.
+// (fastyaml.DecodeTapeShared). It reports true only when SchemaClean would
+// accept the document's value (t.Value(0)) and the loader's direct decoders
+// would succeed on it: DecodeGoFresh(typed, value, "") for a Go kind; for a
+// kind with an Istio proto spec, a spec that is a mapping,
+// DecodeGoFresh(typed, value, "spec") and DecodeProto of the spec. typed
+// then equals what they make. On false typed may be partly filled and the
+// caller decodes the document the generic way. It builds no generic map but
+// where a type takes generic values (interfaces, map[string]any, types with
+// their own JSON decoding), and hashes no key but the field look-ups.
 func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
 	ks, ok := kindSchemas[k]
-	if !ok || ks.spec != nil || len(t.Events) == 0 {
+	if !ok || len(t.Events) == 0 {
 		return false
 	}
 	pv := reflect.ValueOf(typed)
@@ -41,7 +42,18 @@ func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
 		return false
 	}
 	s := ks.schema
-	return tapeClean(s, t, 0) && decodeTape(s, t, 0, pv.Elem()) == nil
+	if ks.spec == nil {
+		return tapeClean(s, t, 0) && decodeTape(s, t, 0, pv.Elem()) == nil
+	}
+	spec := t.Lookup(0, "spec")
+	if spec < 0 || t.Events[spec].Kind != fastyaml.EvMap || !tapeClean(s, t, 0) || !tapeProtoClean(ks.spec, t, spec) {
+		return false
+	}
+	// DecodeGoFresh skipping spec, where it needs no copy of the object.
+	if s.kind != reflect.Struct || s.custom || len(s.plan.whole) > 0 || s.plan.unsupported != "" {
+		return false
+	}
+	return decodeTapeFields(s.plan, t, 0, pv.Elem(), "spec") == nil && decodeTapeProto(k.Spec(typed), t, spec) == nil
 }
 
 // tapeClean is goClean(s, t.Value(i)) without building the value.
@@ -143,22 +155,34 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 func isGenericMap(t reflect.Type) bool { return indirect(t) == genericMapType }
 
 func decodeTapeStruct(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	if err := decodeTapeFields(p, t, i, dv, ""); err != nil {
+		return err
+	}
+	if len(p.whole) > 0 {
+		m := t.Value(i)
+		for _, f := range p.whole {
+			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeTapeFields is decodeGoFields(p, t.Value(i), dv, skip).
+func decodeTapeFields(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value, skip string) error {
 	end := t.Events[i].End
 	for j := i + 1; j < end; j = t.Next(j + 1) {
 		v := j + 1
 		if e := &t.Events[v]; e.Kind == fastyaml.EvScalar && e.Val == nil {
 			continue // a null leaves the zero value
 		}
-		for _, f := range p.byName[t.Events[j].Key] {
-			if err := decodeTape(f.schema, t, v, fieldOf(dv, f.index)); err != nil {
-				return err
-			}
+		key := t.Events[j].Key
+		if key == skip && skip != "" {
+			continue
 		}
-	}
-	if len(p.whole) > 0 {
-		m := t.Value(i)
-		for _, f := range p.whole {
-			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
+		for _, f := range p.byName[key] {
+			if err := decodeTape(f.schema, t, v, fieldOf(dv, f.index)); err != nil {
 				return err
 			}
 		}

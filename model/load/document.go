@@ -338,9 +338,9 @@ func (l *loader) fast(file string, doc int, c chunk) bool {
 	return true
 }
 
-// fastTape is fast for the kinds with a Go type and no proto spec (Rollouts,
-// Services, AnalysisTemplates), decoded from the document's events instead of
-// its generic maps: it accepts a document only where fast would, with the
+// fastTape is fast for the typed kinds (Rollouts, Services,
+// AnalysisTemplates, Istio objects), decoded from the document's events
+// instead of its generic maps: it accepts a document only where fast would, with the
 // same resource. It returns false, having changed nothing, for every other
 // document, which fast then decodes the generic way.
 func (l *loader) fastTape(file string, doc int, c chunk) bool {
@@ -358,7 +358,7 @@ func (l *loader) fastTape(file string, doc int, c chunk) bool {
 	}
 	group, version := splitAPIVersion(apiVersion)
 	k := kinds.Lookup(group, kind)
-	if k == nil || k.New == nil || k.Spec != nil || !k.SupportsVersion(version) {
+	if k == nil || k.New == nil || !k.SupportsVersion(version) {
 		return false
 	}
 	md := t.Lookup(0, "metadata")
@@ -378,6 +378,9 @@ func (l *loader) fastTape(file string, doc int, c chunk) bool {
 		Name: name, Namespace: ns, NamespaceExplicit: ns != "",
 		File: file, Doc: doc, Typed: typed, Known: true,
 	}
+	if _, vs := typed.(*kinds.VirtualServiceObject); vs {
+		res.SetWeightsSet(weightsSetOf(t))
+	}
 	if !kinds.IsNamespaced(group, kind) {
 		res.Namespace = ""
 	} else if res.Namespace == "" {
@@ -386,6 +389,35 @@ func (l *loader) fastTape(file string, doc int, c chunk) bool {
 	res.SetNode(nil, &graph.NodeSource{Data: c.data, LineOffset: c.line - 1, Item: -1, Fast: true})
 	l.resources = append(l.resources, res)
 	return true
+}
+
+// weightsSetOf is graph.WeightsSetOf of the document on t.
+func weightsSetOf(t *fastyaml.Tape) *graph.WeightsSet {
+	spec := t.Lookup(0, "spec")
+	of := func(kind graph.RouteKind) [][]bool {
+		routes := -1
+		if spec >= 0 {
+			routes = t.Lookup(spec, string(kind))
+		}
+		if routes < 0 || t.Events[routes].Kind != fastyaml.EvSeq || t.Events[routes].End == routes+1 {
+			return nil
+		}
+		var out [][]bool
+		for r := routes + 1; r < t.Events[routes].End; r = t.Next(r) {
+			var set []bool
+			if entries := t.Lookup(r, "route"); entries >= 0 && t.Events[entries].Kind == fastyaml.EvSeq {
+				for e := entries + 1; e < t.Events[entries].End; e = t.Next(e) {
+					set = append(set, t.Lookup(e, "weight") >= 0)
+				}
+			}
+			if set == nil {
+				set = []bool{}
+			}
+			out = append(out, set)
+		}
+		return out
+	}
+	return &graph.WeightsSet{HTTP: of(graph.HTTP), TLS: of(graph.TLS), TCP: of(graph.TCP)}
 }
 
 // tapes recycles the tapes of fastTape.

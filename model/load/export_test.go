@@ -6,6 +6,9 @@ import (
 	"io"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
 // ConvertNode exposes the loader's node-to-value conversion to the external
@@ -88,3 +91,6 @@ func FastRoutes(data []byte) (tape, fast bool) {
 	fast = (&loader{}).fast("f.yaml", 0, c)
 	return tape, fast
 }
+
+// TapeWeightsSet is the loader's graph.WeightsSetOf for a document on a tape.
+func TapeWeightsSet(t *fastyaml.Tape) *graph.WeightsSet { return weightsSetOf(t) }

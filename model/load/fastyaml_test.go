@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
@@ -74,12 +76,18 @@ var tapeKinds = []*kinds.Kind{
 	kinds.Lookup(kinds.GroupArgo, kinds.Rollout),
 	kinds.Lookup(kinds.GroupCore, kinds.Service),
 	kinds.Lookup(kinds.GroupArgo, kinds.AnalysisTemplate),
+	kinds.Lookup(kinds.GroupIstio, kinds.VirtualService),
+	kinds.Lookup(kinds.GroupIstio, kinds.DestinationRule),
+	kinds.Lookup(kinds.GroupIstio, kinds.Gateway),
 }
 
 // checkTyped is DecodeTape's contract on a document Decode accepted as obj:
 // it succeeds exactly when the fast path's generic route does (SchemaClean,
-// then DecodeGoFresh), and its typed object is the unstructured converter's.
-// The document is decoded as its own kind, or as each of tapeKinds.
+// then DecodeGoFresh, and for an Istio kind DecodeProto of a spec mapping),
+// with the same typed object, which is the unstructured converter's (for an
+// Istio spec: equal as a proto message). The document is decoded as its own
+// kind, or as each of tapeKinds. A VirtualService's WeightsSet read from the
+// tape is graph.WeightsSetOf's.
 func checkTyped(t testing.TB, name string, tape *fastyaml.Tape, obj map[string]any) {
 	t.Helper()
 	ks := tapeKinds
@@ -89,25 +97,44 @@ func checkTyped(t testing.TB, name string, tape *fastyaml.Tape, obj map[string]a
 	if !found {
 		group = ""
 	}
-	if k := kinds.Lookup(group, kind); k != nil && kinds.TapeKind(kind) && k.Spec == nil && k.New != nil {
+	if k := kinds.Lookup(group, kind); k != nil && kinds.TapeKind(kind) && k.New != nil {
 		ks = []*kinds.Kind{k}
 	}
 	for _, k := range ks {
 		got := k.New()
 		taped := k.DecodeTape(got, tape)
-		generic := k.SchemaClean(obj) && kinds.DecodeGoFresh(k.New(), obj, "") == nil
-		if taped != generic {
-			t.Errorf("%s as %s: DecodeTape = %v, SchemaClean+DecodeGoFresh = %v\n%#v", name, k.Kind, taped, generic, obj)
+		generic := k.New()
+		ok := k.SchemaClean(obj)
+		if k.Spec == nil {
+			ok = ok && kinds.DecodeGoFresh(generic, obj, "") == nil
+		} else {
+			spec, isMap := obj["spec"].(map[string]any)
+			ok = ok && isMap && kinds.DecodeGoFresh(generic, obj, "spec") == nil && kinds.DecodeProto(k.Spec(generic), spec) == nil
+		}
+		if taped != ok {
+			t.Errorf("%s as %s: DecodeTape = %v, the generic route = %v\n%#v", name, k.Kind, taped, ok, obj)
 			continue
 		}
 		if !taped {
 			continue
 		}
+		if !reflect.DeepEqual(got, generic) {
+			t.Errorf("%s as %s: DecodeTape differs from the generic route:\n got %#v\nwant %#v", name, k.Kind, got, generic)
+		}
 		want := k.New()
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, want); err != nil {
 			t.Errorf("%s as %s: DecodeTape succeeded where the converter failed: %v", name, k.Kind, err)
+		} else if k.Spec != nil {
+			if !proto.Equal(k.Spec(got), k.Spec(want)) {
+				t.Errorf("%s as %s: DecodeTape's spec differs from the converter's:\n got %v\nwant %v", name, k.Kind, k.Spec(got), k.Spec(want))
+			}
 		} else if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s as %s: DecodeTape differs from the converter:\n got %#v\nwant %#v", name, k.Kind, got, want)
+		}
+		if k.Kind == kinds.VirtualService {
+			if w, want := load.TapeWeightsSet(tape), graph.WeightsSetOf(obj); !reflect.DeepEqual(w, want) {
+				t.Errorf("%s: WeightsSet from the tape %+v, from the object %+v", name, w, want)
+			}
 		}
 	}
 }

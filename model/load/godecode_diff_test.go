@@ -12,6 +12,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
@@ -218,10 +219,10 @@ func BenchmarkDecodeGo(b *testing.B) {
 	})
 }
 
-// BenchmarkDecodeTape compares, on the Rollouts, Services and
-// AnalysisTemplates of a generated corpus, the fast path's two routes to a
-// typed object: generic maps (DecodeShared, SchemaClean, DecodeGoFresh,
-// Recycle) and the tape (DecodeTapeShared, DecodeTape); one op is one
+// BenchmarkDecodeTape compares, on the typed documents of a generated corpus,
+// the fast path's two routes to a typed object: generic maps (DecodeShared,
+// SchemaClean, DecodeGoFresh, DecodeProto, WeightsSetOf, Recycle) and the
+// tape (DecodeTapeShared, DecodeTape, the tape's WeightsSet); one op is one
 // document.
 func BenchmarkDecodeTape(b *testing.B) {
 	type doc struct {
@@ -249,7 +250,20 @@ func BenchmarkDecodeTape(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			d := docs[i%len(docs)]
 			obj, ok := fastyaml.DecodeShared(d.data, fastyaml.DefaultMaxNodes)
-			if !ok || !d.kind.SchemaClean(obj) || kinds.DecodeGoFresh(d.kind.New(), obj, "") != nil {
+			if !ok || !d.kind.SchemaClean(obj) {
+				b.Fatal("declined")
+			}
+			typed := d.kind.New()
+			if d.kind.Spec == nil {
+				ok = kinds.DecodeGoFresh(typed, obj, "") == nil
+			} else {
+				spec, _ := obj["spec"].(map[string]any)
+				ok = kinds.DecodeGoFresh(typed, obj, "spec") == nil && kinds.DecodeProto(d.kind.Spec(typed), spec) == nil
+				if d.kind.Kind == kinds.VirtualService {
+					graph.WeightsSetOf(obj)
+				}
+			}
+			if !ok {
 				b.Fatal("declined")
 			}
 			fastyaml.Recycle(obj)
@@ -262,6 +276,9 @@ func BenchmarkDecodeTape(b *testing.B) {
 			d := docs[i%len(docs)]
 			if !fastyaml.DecodeTapeShared(d.data, fastyaml.DefaultMaxNodes, &t) || !d.kind.DecodeTape(d.kind.New(), &t) {
 				b.Fatal("declined")
+			}
+			if d.kind.Kind == kinds.VirtualService {
+				load.TapeWeightsSet(&t)
 			}
 		}
 	})

@@ -1,0 +1,193 @@
+package kinds
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+)
+
+// tapeProtoClean is ProtoClean(md, t.Value(i)) without building the value.
+func tapeProtoClean(md protoreflect.MessageDescriptor, t *fastyaml.Tape, i int) bool {
+	e := &t.Events[i]
+	if e.Kind == fastyaml.EvScalar && e.Val == nil {
+		return true
+	}
+	if wk := wellKnown(md); wk != "" {
+		return wellKnownClean(wk, t.Value(i))
+	}
+	if e.Kind != fastyaml.EvMap {
+		return false
+	}
+	fields := md.Fields()
+	for j := i + 1; j < e.End; j = t.Next(j + 1) {
+		key := t.Events[j].Key
+		if key == "<<" {
+			continue // skipped by CheckProto too
+		}
+		fd := fields.ByJSONName(key)
+		if fd == nil || !tapeProtoFieldClean(fd, t, j+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// tapeProtoFieldClean is protoFieldClean(fd, t.Value(i)).
+func tapeProtoFieldClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) bool {
+	e := &t.Events[i]
+	switch {
+	case e.Kind == fastyaml.EvScalar && e.Val == nil:
+		return true
+	case fd.IsMap():
+		if e.Kind != fastyaml.EvMap {
+			return false
+		}
+		for j := i + 1; j < e.End; j = t.Next(j + 1) {
+			if !tapeProtoSingleClean(fd.MapValue(), t, j+1) {
+				return false
+			}
+		}
+		return true
+	case fd.IsList():
+		if e.Kind != fastyaml.EvSeq {
+			return false
+		}
+		for j := i + 1; j < e.End; j = t.Next(j) {
+			if !tapeProtoSingleClean(fd, t, j) {
+				return false
+			}
+		}
+		return true
+	}
+	return tapeProtoSingleClean(fd, t, i)
+}
+
+// tapeProtoSingleClean is protoSingleClean(fd, t.Value(i)).
+func tapeProtoSingleClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) bool {
+	e := &t.Events[i]
+	if e.Kind == fastyaml.EvScalar && e.Val == nil {
+		return true
+	}
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return tapeProtoClean(fd.Message(), t, i)
+	}
+	if e.Kind != fastyaml.EvScalar {
+		return false // valueClasses takes no collection
+	}
+	return protoSingleClean(fd, e.Val)
+}
+
+// decodeTapeProto is DecodeProto(m, t.Value(i)) for a mapping at event i.
+func decodeTapeProto(m proto.Message, t *fastyaml.Tape, i int) error {
+	if err := decodeTapeMessage(m.ProtoReflect(), t, i); err != nil {
+		return err
+	}
+	return proto.CheckInitialized(m)
+}
+
+// decodeTapeMessage is decodeMessage(m, t.Value(i)) for a mapping at event i.
+func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
+	mi := infoOf(m)
+	if mi.unsupported != "" {
+		return unsupported("%s: %s", m.Descriptor().FullName(), mi.unsupported)
+	}
+	if mi.wellKnown != "" {
+		return decodeWellKnown(m, mi.wellKnown, t.Value(i))
+	}
+	end := t.Events[i].End
+	for j := i + 1; j < end; j = t.Next(j + 1) {
+		key := t.Events[j].Key
+		kf, ok := mi.fields[key]
+		if !ok {
+			if strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]") {
+				return unsupported("extension key %q", key)
+			}
+			continue // unknown fields are allowed, as in Istio's unmarshaler
+		}
+		if kf.ambiguous {
+			return unsupported("key %q names two fields", key)
+		}
+		fd := kf.fd
+		if kf.byProtoName && t.Lookup(i, fd.JSONName()) >= 0 {
+			continue // the JSON name wins
+		}
+		raw := j + 1
+		if e := &t.Events[raw]; e.Kind == fastyaml.EvScalar && e.Val == nil {
+			continue // null leaves the field unset
+		}
+		val := m.NewField(fd)
+		var err error
+		switch {
+		case fd.IsList():
+			err = decodeTapeList(val.List(), fd, t, raw)
+		case fd.IsMap():
+			err = decodeTapeMap2(val.Map(), fd, t, raw)
+		default:
+			val, err = decodeTapeSingular(val, fd, t, raw)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		if od := fd.ContainingOneof(); od != nil {
+			if cur := m.WhichOneof(od); cur != nil && cur.Index() > fd.Index() {
+				continue
+			}
+		}
+		m.Set(fd, val)
+	}
+	return nil
+}
+
+func decodeTapeList(l protoreflect.List, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) error {
+	e := &t.Events[i]
+	if e.Kind != fastyaml.EvSeq {
+		return decodeList(l, fd, t.Value(i))
+	}
+	k := 0
+	for j := i + 1; j < e.End; j = t.Next(j) {
+		ev, err := decodeTapeSingular(l.NewElement(), fd, t, j)
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", k, err)
+		}
+		l.Append(ev)
+		k++
+	}
+	return nil
+}
+
+// decodeTapeMap2 is decodeMap (the proto one) over a tape.
+func decodeTapeMap2(mp protoreflect.Map, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) error {
+	e := &t.Events[i]
+	if e.Kind != fastyaml.EvMap {
+		return decodeMap(mp, fd, t.Value(i))
+	}
+	vfd := fd.MapValue()
+	for j := i + 1; j < e.End; j = t.Next(j + 1) {
+		key := t.Events[j].Key
+		if !utf8.ValidString(key) {
+			return unsupported("map key with invalid UTF-8")
+		}
+		ev, err := decodeTapeSingular(mp.NewValue(), vfd, t, j+1)
+		if err != nil {
+			return fmt.Errorf("[%q]: %w", key, err)
+		}
+		mp.Set(protoreflect.ValueOfString(key).MapKey(), ev)
+	}
+	return nil
+}
+
+func decodeTapeSingular(zero protoreflect.Value, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) (protoreflect.Value, error) {
+	e := &t.Events[i]
+	if fd.Kind() == protoreflect.MessageKind && e.Kind == fastyaml.EvMap {
+		if mi := infoOf(zero.Message()); mi.wellKnown == "" {
+			return zero, decodeTapeMessage(zero.Message(), t, i)
+		}
+	}
+	return decodeSingular(zero, fd, t.Value(i))
+}
