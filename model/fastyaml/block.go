@@ -85,7 +85,7 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if !keep {
 		p.skip++
 	} else if p.tape != nil && p.skip == 0 {
-		p.tape.Events = append(p.tape.Events, Event{Kind: EvKey, Key: key})
+		p.tape.Events = append(p.tape.Events, Event{Kind: EvKey, Str: key})
 	}
 	v, ok := p.blockValue(rest, 0, indent, depth, true)
 	p.sel = nil
@@ -204,9 +204,10 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.trailer(after) || !p.node() {
 			return nil, false
 		}
-		if p.skip == 0 {
+		if p.taped() {
+			p.str(s)
+		} else if p.skip == 0 {
 			v = s
-			p.scalar(v)
 		}
 	case '[', '{':
 		fv, after, ok := p.flow(t, depth+1, p.sel)
@@ -219,9 +220,10 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.node() {
 			return nil, false
 		}
-		if p.skip == 0 {
+		if p.taped() {
+			p.plainScalar(s)
+		} else if p.skip == 0 {
 			v = Plain(s)
-			p.scalar(v)
 		}
 	}
 	// Nothing more indented may follow: it would continue the scalar or be
@@ -458,7 +460,7 @@ func (p *parser) blockScalar(t string, indent int) (any, bool) {
 		return nil, true // not selected: no copy
 	}
 	if p.taped() {
-		p.scalar(string(b))
+		p.str(string(b))
 		return nil, true
 	}
 	return string(b), true

@@ -61,7 +61,7 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		if !keep {
 			p.skip++
 		} else if closer == '}' && p.tape != nil && p.skip == 0 {
-			p.tape.Events = append(p.tape.Events, Event{Kind: EvKey, Key: key})
+			p.tape.Events = append(p.tape.Events, Event{Kind: EvKey, Str: key})
 		}
 		v, rest, ok := p.flowValue(t[i:], depth, sub)
 		if !keep {
@@ -144,9 +144,9 @@ func (p *parser) flowValue(t string, depth int, sel *Fields) (any, string, bool)
 		return nil, rest, true
 	case p.taped():
 		if t[0] == '"' || t[0] == '\'' {
-			p.scalar(s)
+			p.str(s)
 		} else {
-			p.scalar(Plain(s))
+			p.plainScalar(s)
 		}
 		return nil, rest, true
 	case t[0] == '"' || t[0] == '\'':

@@ -9,18 +9,36 @@ type EventKind uint8
 // and the events of its value; a sequence is EvSeq followed by the events of
 // its items; a scalar is one EvScalar.
 const (
-	EvScalar EventKind = iota // Val holds the scalar's generic value (nil for null)
+	EvScalar EventKind = iota // Val holds the scalar's generic value: nil (null), bool, int64 or float64
+	EvString                  // Str holds the scalar's value, a string
 	EvMap                     // End is the index after the mapping's last event
 	EvSeq                     // End is the index after the sequence's last event
-	EvKey                     // Key holds the key; its value's events follow
+	EvKey                     // Str holds the key; its value's events follow
 )
 
-// Event is one step of a Tape.
+// Event is one step of a Tape. Strings are kept out of Val, where each would
+// cost an allocation.
 type Event struct {
 	Kind EventKind
 	End  int    // EvMap and EvSeq: the index of the event after the collection
-	Key  string // EvKey
-	Val  any    // EvScalar: nil, bool, int64, float64 or string, as Decode gives it
+	Str  string // EvKey, EvString
+	Val  any    // EvScalar: nil, bool, int64 or float64, as Decode gives it
+}
+
+// IsNull reports whether event i is a null scalar.
+func (t *Tape) IsNull(i int) bool {
+	e := &t.Events[i]
+	return e.Kind == EvScalar && e.Val == nil
+}
+
+// Scalar is the generic value of the scalar at event i (nil for a
+// collection).
+func (t *Tape) Scalar(i int) any {
+	e := &t.Events[i]
+	if e.Kind == EvString {
+		return e.Str
+	}
+	return e.Val
 }
 
 // Tape is a document as the events of a depth-first walk of the value Decode
@@ -52,7 +70,7 @@ func (t *Tape) Value(i int) any {
 		}
 		m := make(map[string]any, n)
 		for j := i + 1; j < e.End; j = t.Next(j + 1) {
-			m[t.Events[j].Key] = t.Value(j + 1)
+			m[t.Events[j].Str] = t.Value(j + 1)
 		}
 		return m
 	case EvSeq:
@@ -66,7 +84,7 @@ func (t *Tape) Value(i int) any {
 		}
 		return l
 	}
-	return e.Val
+	return t.Scalar(i)
 }
 
 // Lookup returns the index of the value of key in the mapping that starts at
@@ -76,7 +94,7 @@ func (t *Tape) Lookup(i int, key string) int {
 		return -1
 	}
 	for j := i + 1; j < t.Events[i].End; j = t.Next(j + 1) {
-		if t.Events[j].Key == key {
+		if t.Events[j].Str == key {
 			return j + 1
 		}
 	}
@@ -132,7 +150,27 @@ func (p *parser) close(at int) {
 // scalar records a scalar's value on the tape, if there is one.
 func (p *parser) scalar(v any) {
 	if p.tape != nil && p.skip == 0 {
+		if s, ok := v.(string); ok {
+			p.str(s)
+			return
+		}
 		p.tape.Events = append(p.tape.Events, Event{Kind: EvScalar, Val: v})
+	}
+}
+
+// str records a string scalar on the tape, if there is one.
+func (p *parser) str(s string) {
+	if p.tape != nil && p.skip == 0 {
+		p.tape.Events = append(p.tape.Events, Event{Kind: EvString, Str: s})
+	}
+}
+
+// plainScalar records a plain scalar on the tape, resolved as Plain does.
+func (p *parser) plainScalar(s string) {
+	if v, str := plainValue(s); str {
+		p.str(s)
+	} else {
+		p.scalar(v)
 	}
 }
 

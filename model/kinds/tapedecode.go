@@ -59,11 +59,11 @@ func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
 // tapeClean is goClean(s, t.Value(i)) without building the value.
 func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 	e := &t.Events[i]
-	if e.Kind == fastyaml.EvScalar && e.Val == nil {
+	if t.IsNull(i) {
 		return true
 	}
 	if s.custom {
-		return !s.text || e.Kind == fastyaml.EvScalar
+		return !s.text || e.Kind == fastyaml.EvScalar || e.Kind == fastyaml.EvString
 	}
 	switch s.kind {
 	case reflect.Struct:
@@ -71,7 +71,7 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 			return false
 		}
 		for j := i + 1; j < e.End; j = t.Next(j + 1) {
-			key := t.Events[j].Key
+			key := t.Events[j].Str
 			if key == "<<" {
 				continue // skipped by CheckGo too
 			}
@@ -107,11 +107,14 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 	case reflect.Interface:
 		return true
 	}
-	if e.Kind != fastyaml.EvScalar {
-		return false // valueClasses takes no collection
+	switch e.Kind {
+	case fastyaml.EvString:
+		return stringClasses(e.Str)&^s.accept == 0
+	case fastyaml.EvScalar:
+		set, ok := valueClasses(e.Val)
+		return ok && set&^s.accept == 0
 	}
-	set, ok := valueClasses(e.Val)
-	return ok && set&^s.accept == 0
+	return false // valueClasses takes no collection
 }
 
 // decodeTape is decodeGo(s, t.Value(i), dv): it decodes the collections the
@@ -120,8 +123,22 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 // errors are decodeGo's.
 func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	e := &t.Events[i]
-	if e.Kind == fastyaml.EvScalar {
+	switch e.Kind {
+	case fastyaml.EvScalar:
 		return decodeGo(s, e.Val, dv)
+	case fastyaml.EvString:
+		if s.kind != reflect.String || s.custom {
+			return decodeGo(s, e.Str, dv)
+		}
+		// decodeGo's own steps for a string into a string kind, without
+		// the string's allocation in an interface.
+		for dv.Kind() == reflect.Pointer {
+			p := reflect.New(dv.Type().Elem())
+			dv.Set(p)
+			dv = p.Elem()
+		}
+		dv.SetString(e.Str)
+		return nil
 	}
 	direct := false
 	switch {
@@ -174,10 +191,10 @@ func decodeTapeFields(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value, skip
 	end := t.Events[i].End
 	for j := i + 1; j < end; j = t.Next(j + 1) {
 		v := j + 1
-		if e := &t.Events[v]; e.Kind == fastyaml.EvScalar && e.Val == nil {
+		if t.IsNull(v) {
 			continue // a null leaves the zero value
 		}
-		key := t.Events[j].Key
+		key := t.Events[j].Str
 		if key == skip && skip != "" {
 			continue
 		}
@@ -200,17 +217,13 @@ func decodeTapeMap(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error
 	if dt == stringMapType { // labels, annotations, selectors
 		out := make(map[string]string, n)
 		for j := i + 1; j < end; j = t.Next(j + 1) {
-			e := &t.Events[j+1]
-			switch x := e.Val.(type) {
-			case string:
-				out[t.Events[j].Key] = x
-			case nil:
-				if e.Kind != fastyaml.EvScalar {
-					return fmt.Errorf("%w: collection into string", errNotConvertible)
-				}
-				out[t.Events[j].Key] = ""
+			switch e := &t.Events[j+1]; {
+			case e.Kind == fastyaml.EvString:
+				out[t.Events[j].Str] = e.Str
+			case t.IsNull(j + 1):
+				out[t.Events[j].Str] = ""
 			default:
-				return fmt.Errorf("%w: %T into string", errNotConvertible, x)
+				return fmt.Errorf("%w: %T into string", errNotConvertible, t.Value(j+1))
 			}
 		}
 		dv.Set(reflect.ValueOf(out))
@@ -226,7 +239,7 @@ func decodeTapeMap(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error
 		if err := decodeTape(s.elem, t, j+1, elem); err != nil {
 			return err
 		}
-		out.SetMapIndex(reflect.ValueOf(t.Events[j].Key).Convert(kt), elem)
+		out.SetMapIndex(reflect.ValueOf(t.Events[j].Str).Convert(kt), elem)
 	}
 	dv.Set(out)
 	return nil
@@ -243,16 +256,12 @@ func decodeTapeSlice(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 		out := make([]string, n)
 		k := 0
 		for j := i + 1; j < end; j = t.Next(j) {
-			e := &t.Events[j]
-			switch x := e.Val.(type) {
-			case string:
-				out[k] = x
-			case nil:
-				if e.Kind != fastyaml.EvScalar {
-					return fmt.Errorf("%w: collection into string", errNotConvertible)
-				}
+			switch e := &t.Events[j]; {
+			case e.Kind == fastyaml.EvString:
+				out[k] = e.Str
+			case t.IsNull(j):
 			default:
-				return fmt.Errorf("%w: %T into string", errNotConvertible, x)
+				return fmt.Errorf("%w: %T into string", errNotConvertible, t.Value(j))
 			}
 			k++
 		}

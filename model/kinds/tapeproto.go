@@ -14,7 +14,7 @@ import (
 // tapeProtoClean is ProtoClean(md, t.Value(i)) without building the value.
 func tapeProtoClean(md protoreflect.MessageDescriptor, t *fastyaml.Tape, i int) bool {
 	e := &t.Events[i]
-	if e.Kind == fastyaml.EvScalar && e.Val == nil {
+	if t.IsNull(i) {
 		return true
 	}
 	if wk := wellKnown(md); wk != "" {
@@ -25,7 +25,7 @@ func tapeProtoClean(md protoreflect.MessageDescriptor, t *fastyaml.Tape, i int) 
 	}
 	fields := md.Fields()
 	for j := i + 1; j < e.End; j = t.Next(j + 1) {
-		key := t.Events[j].Key
+		key := t.Events[j].Str
 		if key == "<<" {
 			continue // skipped by CheckProto too
 		}
@@ -41,7 +41,7 @@ func tapeProtoClean(md protoreflect.MessageDescriptor, t *fastyaml.Tape, i int) 
 func tapeProtoFieldClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) bool {
 	e := &t.Events[i]
 	switch {
-	case e.Kind == fastyaml.EvScalar && e.Val == nil:
+	case t.IsNull(i):
 		return true
 	case fd.IsMap():
 		if e.Kind != fastyaml.EvMap {
@@ -70,17 +70,20 @@ func tapeProtoFieldClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i in
 // tapeProtoSingleClean is protoSingleClean(fd, t.Value(i)).
 func tapeProtoSingleClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) bool {
 	e := &t.Events[i]
-	if e.Kind == fastyaml.EvScalar && e.Val == nil {
+	if t.IsNull(i) {
 		return true
 	}
 	switch fd.Kind() {
 	case protoreflect.MessageKind, protoreflect.GroupKind:
 		return tapeProtoClean(fd.Message(), t, i)
 	}
-	if e.Kind != fastyaml.EvScalar {
-		return false // valueClasses takes no collection
+	switch e.Kind {
+	case fastyaml.EvString:
+		return stringClasses(e.Str).each(func(c scalarClass) bool { return protoScalarFit(fd, c, e.Str) == fitOK })
+	case fastyaml.EvScalar:
+		return protoSingleClean(fd, e.Val)
 	}
-	return protoSingleClean(fd, e.Val)
+	return false // valueClasses takes no collection
 }
 
 // decodeTapeProto is DecodeProto(m, t.Value(i)) for a mapping at event i.
@@ -102,7 +105,7 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
 	}
 	end := t.Events[i].End
 	for j := i + 1; j < end; j = t.Next(j + 1) {
-		key := t.Events[j].Key
+		key := t.Events[j].Str
 		kf, ok := mi.fields[key]
 		if !ok {
 			if strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]") {
@@ -118,7 +121,7 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
 			continue // the JSON name wins
 		}
 		raw := j + 1
-		if e := &t.Events[raw]; e.Kind == fastyaml.EvScalar && e.Val == nil {
+		if t.IsNull(raw) {
 			continue // null leaves the field unset
 		}
 		val := m.NewField(fd)
@@ -169,7 +172,7 @@ func decodeTapeMap2(mp protoreflect.Map, fd protoreflect.FieldDescriptor, t *fas
 	}
 	vfd := fd.MapValue()
 	for j := i + 1; j < e.End; j = t.Next(j + 1) {
-		key := t.Events[j].Key
+		key := t.Events[j].Str
 		if !utf8.ValidString(key) {
 			return unsupported("map key with invalid UTF-8")
 		}
@@ -184,10 +187,18 @@ func decodeTapeMap2(mp protoreflect.Map, fd protoreflect.FieldDescriptor, t *fas
 
 func decodeTapeSingular(zero protoreflect.Value, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) (protoreflect.Value, error) {
 	e := &t.Events[i]
-	if fd.Kind() == protoreflect.MessageKind && e.Kind == fastyaml.EvMap {
+	switch {
+	case fd.Kind() == protoreflect.MessageKind && e.Kind == fastyaml.EvMap:
 		if mi := infoOf(zero.Message()); mi.wellKnown == "" {
 			return zero, decodeTapeMessage(zero.Message(), t, i)
 		}
+	case fd.Kind() == protoreflect.StringKind && e.Kind == fastyaml.EvString:
+		// decodeScalar's steps, without the string's allocation in an
+		// interface.
+		if !utf8.ValidString(e.Str) {
+			return protoreflect.Value{}, unsupported("invalid UTF-8")
+		}
+		return protoreflect.ValueOfString(e.Str), nil
 	}
 	return decodeSingular(zero, fd, t.Value(i))
 }

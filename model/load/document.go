@@ -427,11 +427,10 @@ var tapes = sync.Pool{New: func() any { return new(fastyaml.Tape) }}
 // "" (as a missing key or a value of another type reads in fast).
 func tapeString(t *fastyaml.Tape, i int, key string) string {
 	j := t.Lookup(i, key)
-	if j < 0 {
+	if j < 0 || t.Events[j].Kind != fastyaml.EvString {
 		return ""
 	}
-	s, _ := t.Events[j].Val.(string)
-	return s
+	return t.Events[j].Str
 }
 
 // kindLine is the value of a document's first `kind:` line at column 0,
