@@ -85,7 +85,7 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if !keep {
 		p.skip++
 	} else if p.tape != nil && p.skip == 0 {
-		p.tape.Events = append(p.tape.Events, Event{Kind: EvKey, Str: key})
+		p.text(EvKey, key)
 	}
 	v, ok := p.blockValue(rest, 0, indent, depth, true)
 	p.sel = nil
@@ -96,7 +96,9 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if !ok {
 		return false
 	}
-	p.pairs = append(p.pairs, pair{key, v})
+	if p.tape == nil { // a tape has the entry already
+		p.pairs = append(p.pairs, pair{key, v})
+	}
 	return true
 }
 
@@ -294,7 +296,9 @@ func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) 
 		if !ok {
 			return nil, false
 		}
-		p.items = append(p.items, v)
+		if p.tape == nil {
+			p.items = append(p.items, v)
+		}
 	}
 	if p.failed {
 		return nil, false

@@ -61,7 +61,7 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		if !keep {
 			p.skip++
 		} else if closer == '}' && p.tape != nil && p.skip == 0 {
-			p.tape.Events = append(p.tape.Events, Event{Kind: EvKey, Str: key})
+			p.text(EvKey, key)
 		}
 		v, rest, ok := p.flowValue(t[i:], depth, sub)
 		if !keep {
@@ -72,7 +72,7 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		}
 		i = len(t) - len(rest)
 		switch {
-		case !keep:
+		case !keep, p.tape != nil:
 		case closer == '}':
 			p.pairs = append(p.pairs, pair{key, v})
 		default:

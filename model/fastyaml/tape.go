@@ -1,44 +1,39 @@
 package fastyaml
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // EventKind is what one Event of a Tape records.
 type EventKind uint8
 
 // The events of a tape. A mapping is EvMap followed, for each entry, by EvKey
 // and the events of its value; a sequence is EvSeq followed by the events of
-// its items; a scalar is one EvScalar.
+// its items; a scalar is one event of a scalar kind (EvNull to EvString).
 const (
-	EvScalar EventKind = iota // Val holds the scalar's generic value: nil (null), bool, int64 or float64
-	EvString                  // Str holds the scalar's value, a string
+	EvNull   EventKind = iota // a null
+	EvBool                    // a bool (Tape.Scalar)
+	EvInt                     // an int64 (Tape.Scalar)
+	EvFloat                   // a float64 (Tape.Scalar)
+	EvString                  // a string (Tape.Str)
 	EvMap                     // End is the index after the mapping's last event
 	EvSeq                     // End is the index after the sequence's last event
-	EvKey                     // Str holds the key; its value's events follow
+	EvKey                     // Tape.Str is the key; its value's events follow
 )
 
-// Event is one step of a Tape. Strings are kept out of Val, where each would
-// cost an allocation.
+// IsScalar reports whether k is one of the scalar kinds.
+func (k EventKind) IsScalar() bool { return k < EvMap }
+
+// Event is one step of a Tape. It holds no pointer: a string is an offset
+// into the document (or into the tape's own strings), a number its bits, so
+// recording and dropping events costs the collector nothing.
 type Event struct {
 	Kind EventKind
 	End  int    // EvMap and EvSeq: the index of the event after the collection
-	Str  string // EvKey, EvString
-	Val  any    // EvScalar: nil, bool, int64 or float64, as Decode gives it
-}
-
-// IsNull reports whether event i is a null scalar.
-func (t *Tape) IsNull(i int) bool {
-	e := &t.Events[i]
-	return e.Kind == EvScalar && e.Val == nil
-}
-
-// Scalar is the generic value of the scalar at event i (nil for a
-// collection).
-func (t *Tape) Scalar(i int) any {
-	e := &t.Events[i]
-	if e.Kind == EvString {
-		return e.Str
-	}
-	return e.Val
+	off  int32  // EvKey, EvString: offset in src, or -1-index in strs
+	n    int32  // EvKey, EvString: length
+	num  uint64 // EvBool: 0 or 1; EvInt: int64 bits; EvFloat: float64 bits
 }
 
 // Tape is a document as the events of a depth-first walk of the value Decode
@@ -47,6 +42,37 @@ func (t *Tape) Scalar(i int) any {
 // Reuse one Tape for many documents: DecodeTapeShared overwrites it.
 type Tape struct {
 	Events []Event
+	src    string   // the document
+	strs   []string // strings that are not substrings of src (unescaped, folded)
+}
+
+// IsNull reports whether event i is a null scalar.
+func (t *Tape) IsNull(i int) bool { return t.Events[i].Kind == EvNull }
+
+// Str is the key of an EvKey event or the value of an EvString one.
+func (t *Tape) Str(i int) string {
+	e := &t.Events[i]
+	if e.off < 0 {
+		return t.strs[-1-int(e.off)]
+	}
+	return t.src[e.off : e.off+e.n]
+}
+
+// Scalar is the generic value of the scalar at event i, as Decode gives it
+// (nil for a null, and for a collection).
+func (t *Tape) Scalar(i int) any {
+	e := &t.Events[i]
+	switch e.Kind {
+	case EvBool:
+		return e.num != 0
+	case EvInt:
+		return int64(e.num)
+	case EvFloat:
+		return math.Float64frombits(e.num)
+	case EvString:
+		return t.Str(i)
+	}
+	return nil
 }
 
 // Next returns the index of the event after the value that starts at i.
@@ -70,7 +96,7 @@ func (t *Tape) Value(i int) any {
 		}
 		m := make(map[string]any, n)
 		for j := i + 1; j < e.End; j = t.Next(j + 1) {
-			m[t.Events[j].Str] = t.Value(j + 1)
+			m[t.Str(j)] = t.Value(j + 1)
 		}
 		return m
 	case EvSeq:
@@ -94,7 +120,7 @@ func (t *Tape) Lookup(i int, key string) int {
 		return -1
 	}
 	for j := i + 1; j < t.Events[i].End; j = t.Next(j + 1) {
-		if t.Events[j].Str == key {
+		if t.Str(j) == key {
 			return j + 1
 		}
 	}
@@ -103,8 +129,10 @@ func (t *Tape) Lookup(i int, key string) int {
 
 // Reset drops what t references, keeping its room.
 func (t *Tape) Reset() {
-	clear(t.Events)
 	t.Events = t.Events[:0]
+	clear(t.strs)
+	t.strs = t.strs[:0]
+	t.src = ""
 }
 
 // DecodeTapeShared is DecodeShared recording the document on t instead of
@@ -114,13 +142,14 @@ func (t *Tape) Reset() {
 // never modify afterwards. On false t holds nothing of use.
 func DecodeTapeShared(data []byte, maxNodes int, t *Tape) bool {
 	t.Reset()
-	if !validText(data) {
-		return false
+	if len(data) > math.MaxInt32 || !validText(data) {
+		return false // offsets are int32
 	}
 	p := scratch.Get().(*parser)
 	defer p.release()
 	clear(p.made)
-	*p = parser{src: unsafe.String(unsafe.SliceData(data), len(data)), budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, made: p.made[:0], tape: t}
+	t.src = unsafe.String(unsafe.SliceData(data), len(data))
+	*p = parser{src: t.src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, made: p.made[:0], tape: t}
 	_, ok := p.document()
 	p.last = nil
 	if !ok || len(t.Events) == 0 || t.Events[0].Kind != EvMap {
@@ -147,22 +176,46 @@ func (p *parser) close(at int) {
 	}
 }
 
-// scalar records a scalar's value on the tape, if there is one.
+// scalar records a scalar's generic value on the tape, if there is one.
 func (p *parser) scalar(v any) {
-	if p.tape != nil && p.skip == 0 {
-		if s, ok := v.(string); ok {
-			p.str(s)
-			return
-		}
-		p.tape.Events = append(p.tape.Events, Event{Kind: EvScalar, Val: v})
+	if p.tape == nil || p.skip > 0 {
+		return
 	}
+	e := Event{Kind: EvNull}
+	switch v := v.(type) {
+	case string:
+		p.str(v)
+		return
+	case bool:
+		e.Kind = EvBool
+		if v {
+			e.num = 1
+		}
+	case int64:
+		e.Kind, e.num = EvInt, uint64(v)
+	case float64:
+		e.Kind, e.num = EvFloat, math.Float64bits(v)
+	}
+	p.tape.Events = append(p.tape.Events, e)
 }
 
 // str records a string scalar on the tape, if there is one.
-func (p *parser) str(s string) {
-	if p.tape != nil && p.skip == 0 {
-		p.tape.Events = append(p.tape.Events, Event{Kind: EvString, Str: s})
+func (p *parser) str(s string) { p.text(EvString, s) }
+
+// text records a key or a string on the tape, if there is one: as its place
+// in the document when it is a part of it, else among the tape's strings.
+func (p *parser) text(k EventKind, s string) {
+	if p.tape == nil || p.skip > 0 {
+		return
 	}
+	e := Event{Kind: k, n: int32(len(s))}
+	if d := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(p.src))); len(s) > 0 && d < uintptr(len(p.src)) && d+uintptr(len(s)) <= uintptr(len(p.src)) {
+		e.off = int32(d)
+	} else if len(s) > 0 {
+		e.off = int32(-1 - len(p.tape.strs))
+		p.tape.strs = append(p.tape.strs, s)
+	}
+	p.tape.Events = append(p.tape.Events, e)
 }
 
 // plainScalar records a plain scalar on the tape, resolved as Plain does.

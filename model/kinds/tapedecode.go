@@ -63,7 +63,7 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 		return true
 	}
 	if s.custom {
-		return !s.text || e.Kind == fastyaml.EvScalar || e.Kind == fastyaml.EvString
+		return !s.text || e.Kind.IsScalar()
 	}
 	switch s.kind {
 	case reflect.Struct:
@@ -71,7 +71,7 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 			return false
 		}
 		for j := i + 1; j < e.End; j = t.Next(j + 1) {
-			key := t.Events[j].Str
+			key := t.Str(j)
 			if key == "<<" {
 				continue // skipped by CheckGo too
 			}
@@ -107,14 +107,8 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 	case reflect.Interface:
 		return true
 	}
-	switch e.Kind {
-	case fastyaml.EvString:
-		return stringClasses(e.Str)&^s.accept == 0
-	case fastyaml.EvScalar:
-		set, ok := valueClasses(e.Val)
-		return ok && set&^s.accept == 0
-	}
-	return false // valueClasses takes no collection
+	set, ok := tapeClasses(t, i)
+	return ok && set&^s.accept == 0
 }
 
 // decodeTape is decodeGo(s, t.Value(i), dv): it decodes the collections the
@@ -124,11 +118,11 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	e := &t.Events[i]
 	switch e.Kind {
-	case fastyaml.EvScalar:
-		return decodeGo(s, e.Val, dv)
+	case fastyaml.EvNull, fastyaml.EvBool, fastyaml.EvInt, fastyaml.EvFloat:
+		return decodeGo(s, t.Scalar(i), dv)
 	case fastyaml.EvString:
 		if s.kind != reflect.String || s.custom {
-			return decodeGo(s, e.Str, dv)
+			return decodeGo(s, t.Str(i), dv)
 		}
 		// decodeGo's own steps for a string into a string kind, without
 		// the string's allocation in an interface.
@@ -137,7 +131,7 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 			dv.Set(p)
 			dv = p.Elem()
 		}
-		dv.SetString(e.Str)
+		dv.SetString(t.Str(i))
 		return nil
 	}
 	direct := false
@@ -167,6 +161,18 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	return decodeTapeSlice(s, t, i, dv)
 }
 
+// tapeClasses is valueClasses(t.Scalar(i)) without the value in an
+// interface; false for a collection.
+func tapeClasses(t *fastyaml.Tape, i int) (scalarClass, bool) {
+	switch t.Events[i].Kind {
+	case fastyaml.EvString:
+		return stringClasses(t.Str(i)), true
+	case fastyaml.EvBool, fastyaml.EvInt, fastyaml.EvFloat:
+		return valueClasses(t.Scalar(i))
+	}
+	return noClass, false
+}
+
 // isGenericMap reports whether t, after pointers, is map[string]any, whose
 // elements decodeGoMap takes as they are.
 func isGenericMap(t reflect.Type) bool { return indirect(t) == genericMapType }
@@ -194,7 +200,7 @@ func decodeTapeFields(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value, skip
 		if t.IsNull(v) {
 			continue // a null leaves the zero value
 		}
-		key := t.Events[j].Str
+		key := t.Str(j)
 		if key == skip && skip != "" {
 			continue
 		}
@@ -217,11 +223,11 @@ func decodeTapeMap(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error
 	if dt == stringMapType { // labels, annotations, selectors
 		out := make(map[string]string, n)
 		for j := i + 1; j < end; j = t.Next(j + 1) {
-			switch e := &t.Events[j+1]; {
-			case e.Kind == fastyaml.EvString:
-				out[t.Events[j].Str] = e.Str
-			case t.IsNull(j + 1):
-				out[t.Events[j].Str] = ""
+			switch t.Events[j+1].Kind {
+			case fastyaml.EvString:
+				out[t.Str(j)] = t.Str(j + 1)
+			case fastyaml.EvNull:
+				out[t.Str(j)] = ""
 			default:
 				return fmt.Errorf("%w: %T into string", errNotConvertible, t.Value(j+1))
 			}
@@ -239,7 +245,7 @@ func decodeTapeMap(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error
 		if err := decodeTape(s.elem, t, j+1, elem); err != nil {
 			return err
 		}
-		out.SetMapIndex(reflect.ValueOf(t.Events[j].Str).Convert(kt), elem)
+		out.SetMapIndex(reflect.ValueOf(t.Str(j)).Convert(kt), elem)
 	}
 	dv.Set(out)
 	return nil
@@ -256,10 +262,10 @@ func decodeTapeSlice(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 		out := make([]string, n)
 		k := 0
 		for j := i + 1; j < end; j = t.Next(j) {
-			switch e := &t.Events[j]; {
-			case e.Kind == fastyaml.EvString:
-				out[k] = e.Str
-			case t.IsNull(j):
+			switch t.Events[j].Kind {
+			case fastyaml.EvString:
+				out[k] = t.Str(j)
+			case fastyaml.EvNull:
 			default:
 				return fmt.Errorf("%w: %T into string", errNotConvertible, t.Value(j))
 			}

@@ -25,7 +25,7 @@ func tapeProtoClean(md protoreflect.MessageDescriptor, t *fastyaml.Tape, i int) 
 	}
 	fields := md.Fields()
 	for j := i + 1; j < e.End; j = t.Next(j + 1) {
-		key := t.Events[j].Str
+		key := t.Str(j)
 		if key == "<<" {
 			continue // skipped by CheckProto too
 		}
@@ -79,9 +79,10 @@ func tapeProtoSingleClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i i
 	}
 	switch e.Kind {
 	case fastyaml.EvString:
-		return stringClasses(e.Str).each(func(c scalarClass) bool { return protoScalarFit(fd, c, e.Str) == fitOK })
-	case fastyaml.EvScalar:
-		return protoSingleClean(fd, e.Val)
+		text := t.Str(i)
+		return stringClasses(text).each(func(c scalarClass) bool { return protoScalarFit(fd, c, text) == fitOK })
+	case fastyaml.EvBool, fastyaml.EvInt, fastyaml.EvFloat:
+		return protoSingleClean(fd, t.Scalar(i))
 	}
 	return false // valueClasses takes no collection
 }
@@ -105,7 +106,7 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
 	}
 	end := t.Events[i].End
 	for j := i + 1; j < end; j = t.Next(j + 1) {
-		key := t.Events[j].Str
+		key := t.Str(j)
 		kf, ok := mi.fields[key]
 		if !ok {
 			if strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]") {
@@ -172,7 +173,7 @@ func decodeTapeMap2(mp protoreflect.Map, fd protoreflect.FieldDescriptor, t *fas
 	}
 	vfd := fd.MapValue()
 	for j := i + 1; j < e.End; j = t.Next(j + 1) {
-		key := t.Events[j].Str
+		key := t.Str(j)
 		if !utf8.ValidString(key) {
 			return unsupported("map key with invalid UTF-8")
 		}
@@ -195,10 +196,11 @@ func decodeTapeSingular(zero protoreflect.Value, fd protoreflect.FieldDescriptor
 	case fd.Kind() == protoreflect.StringKind && e.Kind == fastyaml.EvString:
 		// decodeScalar's steps, without the string's allocation in an
 		// interface.
-		if !utf8.ValidString(e.Str) {
+		str := t.Str(i)
+		if !utf8.ValidString(str) {
 			return protoreflect.Value{}, unsupported("invalid UTF-8")
 		}
-		return protoreflect.ValueOfString(e.Str), nil
+		return protoreflect.ValueOfString(str), nil
 	}
 	return decodeSingular(zero, fd, t.Value(i))
 }

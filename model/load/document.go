@@ -430,7 +430,7 @@ func tapeString(t *fastyaml.Tape, i int, key string) string {
 	if j < 0 || t.Events[j].Kind != fastyaml.EvString {
 		return ""
 	}
-	return t.Events[j].Str
+	return t.Str(j)
 }
 
 // kindLine is the value of a document's first `kind:` line at column 0,
