@@ -15,6 +15,10 @@
 // tags, complex and merge keys, directives, tabs, multi-line quoted scalars
 // and flow collections, Go template actions, duplicate keys and anything the
 // parser does not recognise are declined.
+//
+// DecodeTapeShared accepts the same documents but records them as a Tape of
+// events instead of building maps, for typed decoders (kinds.DecodeTape)
+// that would only read the maps once and drop them.
 package fastyaml
 
 import (

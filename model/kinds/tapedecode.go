@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -43,17 +44,111 @@ func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
 	}
 	s := ks.schema
 	if ks.spec == nil {
-		return tapeClean(s, t, 0) && decodeTape(s, t, 0, pv.Elem()) == nil
+		return cleanDecodeTape(s, t, 0, pv.Elem()) == nil
 	}
 	spec := t.Lookup(0, "spec")
-	if spec < 0 || t.Events[spec].Kind != fastyaml.EvMap || !tapeClean(s, t, 0) || !tapeProtoClean(ks.spec, t, spec) {
+	if spec < 0 || t.Events[spec].Kind != fastyaml.EvMap || !tapeProtoClean(ks.spec, t, spec) {
 		return false
 	}
 	// DecodeGoFresh skipping spec, where it needs no copy of the object.
 	if s.kind != reflect.Struct || s.custom || len(s.plan.whole) > 0 || s.plan.unsupported != "" {
 		return false
 	}
-	return decodeTapeFields(s.plan, t, 0, pv.Elem(), "spec") == nil && decodeTapeProto(k.Spec(typed), t, spec) == nil
+	return cleanDecodeFields(s, t, 0, pv.Elem(), "spec") == nil && decodeTapeProto(k.Spec(typed), t, spec) == nil
+}
+
+// errUnclean is cleanDecodeTape's error for a value tapeClean refuses.
+var errUnclean = errors.New("not clean by the strict schema walk")
+
+// cleanDecodeTape is tapeClean(s, t, i) and decodeTape(s, t, i, dv) in one
+// walk, where both walk the same collection with the same schemas (structs,
+// and lists other than []string and bytes): nil exactly when tapeClean says
+// true and decodeTape succeeds. On error dv may be partly filled.
+func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	e := &t.Events[i]
+	if e.Kind == fastyaml.EvNull {
+		return nil // clean, and decodeGo leaves the zero value
+	}
+	structs := e.Kind == fastyaml.EvMap && s.kind == reflect.Struct && s.plan.unsupported == ""
+	lists := e.Kind == fastyaml.EvSeq && s.kind == reflect.Slice && !s.bytes && indirect(dv.Type()) != stringSliceType
+	if s.custom || !structs && !lists {
+		if !tapeClean(s, t, i) {
+			return errUnclean
+		}
+		return decodeTape(s, t, i, dv)
+	}
+	for dv.Kind() == reflect.Pointer {
+		p := reflect.New(dv.Type().Elem())
+		dv.Set(p)
+		dv = p.Elem()
+	}
+	if lists {
+		n := 0
+		for j := i + 1; j < e.End; j = t.Next(j) {
+			n++
+		}
+		out := reflect.MakeSlice(dv.Type(), n, n)
+		k := 0
+		for j := i + 1; j < e.End; j = t.Next(j) {
+			if err := cleanDecodeTape(s.elem, t, j, out.Index(k)); err != nil {
+				return err
+			}
+			k++
+		}
+		dv.Set(out)
+		return nil
+	}
+	if err := cleanDecodeFields(s, t, i, dv, ""); err != nil {
+		return err
+	}
+	if len(s.plan.whole) > 0 {
+		m := t.Value(i)
+		for _, f := range s.plan.whole {
+			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// cleanDecodeFields is, for the mapping at event i, tapeClean of the struct
+// s's fields and decodeTapeFields(s.plan, t, i, dv, skip) in one walk (the
+// key skip is checked, not decoded).
+func cleanDecodeFields(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value, skip string) error {
+	end := t.Events[i].End
+	for j := i + 1; j < end; j = t.Next(j + 1) {
+		key, v := t.Str(j), j+1
+		kf := s.byKey[key]
+		switch {
+		case key == "<<": // not checked (CheckGo skips it), but decoded
+		case kf.check == nil:
+			return errUnclean
+		case key == skip && skip != "" || t.IsNull(v):
+			if !tapeClean(kf.check, t, v) {
+				return errUnclean
+			}
+			continue
+		case kf.fused:
+			if err := cleanDecodeTape(kf.check, t, v, fieldOf(dv, kf.fields[0].index)); err != nil {
+				return err
+			}
+			continue
+		default:
+			if !tapeClean(kf.check, t, v) {
+				return errUnclean
+			}
+		}
+		if t.IsNull(v) || key == skip && skip != "" {
+			continue
+		}
+		for _, f := range kf.fields {
+			if err := decodeTape(f.schema, t, v, fieldOf(dv, f.index)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // tapeClean is goClean(s, t.Value(i)) without building the value.
