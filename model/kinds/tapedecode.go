@@ -47,14 +47,16 @@ func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
 		return cleanDecodeTape(s, t, 0, pv.Elem()) == nil
 	}
 	spec := t.Lookup(0, "spec")
-	if spec < 0 || t.Events[spec].Kind != fastyaml.EvMap || !tapeProtoClean(ks.spec, t, spec) {
+	if spec < 0 || t.Events[spec].Kind != fastyaml.EvMap {
 		return false
 	}
 	// DecodeGoFresh skipping spec, where it needs no copy of the object.
 	if s.kind != reflect.Struct || s.custom || len(s.plan.whole) > 0 || s.plan.unsupported != "" {
 		return false
 	}
-	return cleanDecodeFields(s, t, 0, pv.Elem(), "spec") == nil && decodeTapeProto(k.Spec(typed), t, spec) == nil
+	// The spec's ProtoClean goes with its decoding (ks.spec is the
+	// descriptor of k.Spec's message).
+	return cleanDecodeFields(s, t, 0, pv.Elem(), "spec") == nil && decodeTapeProto(k.Spec(typed), t, spec, true) == nil
 }
 
 // errUnclean is cleanDecodeTape's error for a value tapeClean refuses.

@@ -87,27 +87,40 @@ func tapeProtoSingleClean(fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i i
 	return false // valueClasses takes no collection
 }
 
-// decodeTapeProto is DecodeProto(m, t.Value(i)) for a mapping at event i.
-func decodeTapeProto(m proto.Message, t *fastyaml.Tape, i int) error {
-	if err := decodeTapeMessage(m.ProtoReflect(), t, i); err != nil {
+// decodeTapeProto is DecodeProto(m, t.Value(i)) for a mapping at event i;
+// strict adds ProtoClean of m's descriptor, in the same walk: the error is
+// then errUnclean where ProtoClean would say false and DecodeProto succeed.
+func decodeTapeProto(m proto.Message, t *fastyaml.Tape, i int, strict bool) error {
+	if err := decodeTapeMessage(m.ProtoReflect(), t, i, strict); err != nil {
 		return err
 	}
 	return proto.CheckInitialized(m)
 }
 
-// decodeTapeMessage is decodeMessage(m, t.Value(i)) for a mapping at event i.
-func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
+// decodeTapeMessage is decodeMessage(m, t.Value(i)) for a mapping at event
+// i, and with strict tapeProtoClean(m.Descriptor(), t, i) too (see
+// decodeTapeProto).
+func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int, strict bool) error {
 	mi := infoOf(m)
 	if mi.unsupported != "" {
 		return unsupported("%s: %s", m.Descriptor().FullName(), mi.unsupported)
 	}
 	if mi.wellKnown != "" {
+		if strict && !tapeProtoClean(m.Descriptor(), t, i) {
+			return errUnclean
+		}
 		return decodeWellKnown(m, mi.wellKnown, t.Value(i))
 	}
 	end := t.Events[i].End
 	for j := i + 1; j < end; j = t.Next(j + 1) {
 		key := t.Str(j)
 		kf, ok := mi.fields[key]
+		// The strict walk takes JSON names only (Fields().ByJSONName): a key
+		// fields holds but by its proto name, or not at all, is unknown to
+		// it. An ambiguous key fails below either way.
+		if strict && key != "<<" && (!ok || kf.byProtoName && !kf.ambiguous) {
+			return errUnclean
+		}
 		if !ok {
 			if strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]") {
 				return unsupported("extension key %q", key)
@@ -125,15 +138,19 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
 		if t.IsNull(raw) {
 			continue // null leaves the field unset
 		}
+		fieldStrict := strict && key != "<<"
 		val := m.NewField(fd)
 		var err error
 		switch {
 		case fd.IsList():
-			err = decodeTapeList(val.List(), fd, t, raw)
+			err = decodeTapeList(val.List(), fd, t, raw, fieldStrict)
 		case fd.IsMap():
+			if fieldStrict && !tapeProtoFieldClean(fd, t, raw) {
+				return errUnclean
+			}
 			err = decodeTapeMap2(val.Map(), fd, t, raw)
 		default:
-			val, err = decodeTapeSingular(val, fd, t, raw)
+			val, err = decodeTapeSingular(val, fd, t, raw, fieldStrict)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
@@ -148,14 +165,17 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int) error {
 	return nil
 }
 
-func decodeTapeList(l protoreflect.List, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) error {
+func decodeTapeList(l protoreflect.List, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int, strict bool) error {
 	e := &t.Events[i]
 	if e.Kind != fastyaml.EvSeq {
+		if strict {
+			return errUnclean // tapeProtoFieldClean takes only a list
+		}
 		return decodeList(l, fd, t.Value(i))
 	}
 	k := 0
 	for j := i + 1; j < e.End; j = t.Next(j) {
-		ev, err := decodeTapeSingular(l.NewElement(), fd, t, j)
+		ev, err := decodeTapeSingular(l.NewElement(), fd, t, j, strict)
 		if err != nil {
 			return fmt.Errorf("[%d]: %w", k, err)
 		}
@@ -177,7 +197,7 @@ func decodeTapeMap2(mp protoreflect.Map, fd protoreflect.FieldDescriptor, t *fas
 		if !utf8.ValidString(key) {
 			return unsupported("map key with invalid UTF-8")
 		}
-		ev, err := decodeTapeSingular(mp.NewValue(), vfd, t, j+1)
+		ev, err := decodeTapeSingular(mp.NewValue(), vfd, t, j+1, false)
 		if err != nil {
 			return fmt.Errorf("[%q]: %w", key, err)
 		}
@@ -186,13 +206,19 @@ func decodeTapeMap2(mp protoreflect.Map, fd protoreflect.FieldDescriptor, t *fas
 	return nil
 }
 
-func decodeTapeSingular(zero protoreflect.Value, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int) (protoreflect.Value, error) {
+// decodeTapeSingular is decodeSingular(zero, fd, t.Value(i)), and with
+// strict tapeProtoSingleClean(fd, t, i) too (see decodeTapeProto).
+func decodeTapeSingular(zero protoreflect.Value, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int, strict bool) (protoreflect.Value, error) {
 	e := &t.Events[i]
-	switch {
-	case fd.Kind() == protoreflect.MessageKind && e.Kind == fastyaml.EvMap:
+	if fd.Kind() == protoreflect.MessageKind && e.Kind == fastyaml.EvMap {
 		if mi := infoOf(zero.Message()); mi.wellKnown == "" {
-			return zero, decodeTapeMessage(zero.Message(), t, i)
+			return zero, decodeTapeMessage(zero.Message(), t, i, strict)
 		}
+	}
+	if strict && !tapeProtoSingleClean(fd, t, i) {
+		return protoreflect.Value{}, errUnclean
+	}
+	switch {
 	case fd.Kind() == protoreflect.StringKind && e.Kind == fastyaml.EvString:
 		// decodeScalar's steps, without the string's allocation in an
 		// interface.
