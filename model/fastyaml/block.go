@@ -9,6 +9,7 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
+	at := p.open(EvMap)
 	mark, kmark := len(p.pairs), len(p.keys)
 	parsed := 0
 	if first != "" {
@@ -35,10 +36,12 @@ func (p *parser) mapping(indent int, first string, depth int) (map[string]any, b
 		return nil, false
 	}
 	entries := p.pairs[mark:]
-	if p.skip > 0 {
-		// A value nobody selected: parsed to move past it, never built.
+	if p.skip > 0 || p.taped() {
+		// A value nobody selected, or one on a tape: parsed to move past
+		// it, never built.
 		clear(entries)
 		p.pairs = p.pairs[:mark]
+		p.close(at)
 		return nil, true
 	}
 	m := p.newMap(len(entries))
@@ -62,8 +65,8 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if !ok {
 		return false
 	}
-	if sel != nil || p.skip > 0 {
-		p.keys = append(p.keys, key) // dropped keys are checked for duplicates too
+	if sel != nil || p.skip > 0 || p.taped() {
+		p.keys = append(p.keys, key) // dropped (or unbuilt) keys are checked for duplicates too
 	}
 	keep := true
 	if sel != nil {
@@ -81,6 +84,8 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	}
 	if !keep {
 		p.skip++
+	} else if p.tape != nil && p.skip == 0 {
+		p.text(EvKey, key)
 	}
 	v, ok := p.blockValue(rest, 0, indent, depth, true)
 	p.sel = nil
@@ -91,7 +96,9 @@ func (p *parser) entry(t string, indent, depth int, sel *Fields) bool {
 	if !ok {
 		return false
 	}
-	p.pairs = append(p.pairs, pair{key, v})
+	if p.tape == nil { // a tape has the entry already
+		p.pairs = append(p.pairs, pair{key, v})
+	}
 	return true
 }
 
@@ -199,7 +206,9 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.trailer(after) || !p.node() {
 			return nil, false
 		}
-		if p.skip == 0 {
+		if p.taped() {
+			p.str(s)
+		} else if p.skip == 0 {
 			v = s
 		}
 	case '[', '{':
@@ -213,7 +222,9 @@ func (p *parser) blockValue(rest string, restCol, indent, depth int, mapValue bo
 		if !ok || !p.node() {
 			return nil, false
 		}
-		if p.skip == 0 {
+		if p.taped() {
+			p.plainScalar(s)
+		} else if p.skip == 0 {
 			v = Plain(s)
 		}
 	}
@@ -237,6 +248,7 @@ func (p *parser) nested(indent, depth int, mapValue bool) (any, bool) {
 		if !p.node() {
 			return nil, false
 		}
+		p.scalar(nil)
 		return nil, true
 	}
 	if isEntry(l.text(p.src)) {
@@ -259,6 +271,7 @@ func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) 
 	if depth > maxDepth || !p.node() {
 		return nil, false
 	}
+	at := p.open(EvSeq)
 	mark := len(p.items)
 	for {
 		l, found := p.peek()
@@ -283,15 +296,18 @@ func (p *parser) sequence(indent int, indentless bool, depth int) ([]any, bool) 
 		if !ok {
 			return nil, false
 		}
-		p.items = append(p.items, v)
+		if p.tape == nil {
+			p.items = append(p.items, v)
+		}
 	}
 	if p.failed {
 		return nil, false
 	}
 	items := p.items[mark:]
-	if p.skip > 0 {
+	if p.skip > 0 || p.taped() {
 		clear(items)
 		p.items = p.items[:mark]
+		p.close(at)
 		return nil, true
 	}
 	out := make([]any, len(items))
@@ -446,6 +462,10 @@ func (p *parser) blockScalar(t string, indent int) (any, bool) {
 	p.pos = pos
 	if p.skip > 0 {
 		return nil, true // not selected: no copy
+	}
+	if p.taped() {
+		p.str(string(b))
+		return nil, true
 	}
 	return string(b), true
 }

@@ -15,6 +15,10 @@
 // tags, complex and merge keys, directives, tabs, multi-line quoted scalars
 // and flow collections, Go template actions, duplicate keys and anything the
 // parser does not recognise are declined.
+//
+// DecodeTapeShared accepts the same documents but records them as a Tape of
+// events instead of building maps, for typed decoders (kinds.DecodeTape)
+// that would only read the maps once and drop them.
 package fastyaml
 
 import (
@@ -123,8 +127,28 @@ func decodeTrusted(src string, sel *Fields) (obj map[string]any, ok bool) {
 func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
+	return p.decode(src, maxNodes, sel, trusted)
+}
+
+// decode is decodeWith on p.
+func (p *parser) decode(src string, maxNodes int, sel *Fields, trusted bool) (obj map[string]any, ok bool) {
 	clear(p.made)
 	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, made: p.made[:0], sel: sel, trusted: trusted}
+	root, good := p.document()
+	if !good {
+		return nil, false
+	}
+	m, isMap := root.(map[string]any)
+	if !isMap {
+		return nil, false
+	}
+	p.last = mapID(m)
+	return m, true
+}
+
+// document parses the whole document: its root mapping, block or flow. On a
+// tape the root is recorded there and the value returned is nil.
+func (p *parser) document() (any, bool) {
 	if !p.documentStart() {
 		return nil, false
 	}
@@ -151,12 +175,7 @@ func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[st
 	if _, more := p.peek(); more || p.failed {
 		return nil, false
 	}
-	m, isMap := root.(map[string]any)
-	if !isMap {
-		return nil, false
-	}
-	p.last = mapID(m)
-	return m, true
+	return root, true
 }
 
 // mapID is the identity of a map (maps are not comparable).
@@ -211,6 +230,7 @@ func (p *parser) release() {
 		p.made, p.last = nil, nil // a huge document: do not keep the list
 	}
 	p.src = ""
+	p.tape = nil
 	scratch.Put(p)
 }
 
@@ -232,18 +252,26 @@ const (
 // may be kept: they are never reused).
 func Recycle(obj map[string]any) {
 	p := scratch.Get().(*parser)
-	if p.last != nil && p.last == mapID(obj) {
-		// The parser that decoded obj (usually: the pool is per CPU) knows
-		// its maps already.
-		for _, m := range p.made {
-			p.keep(m)
-		}
-		clear(p.made)
-		p.made, p.last = p.made[:0], nil
-	} else {
-		p.recycle(obj)
-	}
+	p.recycleResult(obj)
 	scratch.Put(p)
+}
+
+// recycleResult is Recycle on p. Only the parser that decoded obj (usually
+// the one the pool gives back: it is per CPU) reuses its maps, which its
+// record of that decode (made, last) lists. Any other parser leaves them to
+// the collector: the decoding parser still holds that record until its next
+// decode, so maps another parser reused could later be handed out again
+// through it, and two documents would share a map (two mappings of one
+// document filling the same map declined it, or gave it the other's values).
+func (p *parser) recycleResult(obj map[string]any) {
+	if p.last == nil || p.last != mapID(obj) {
+		return
+	}
+	for _, m := range p.made {
+		p.keep(m)
+	}
+	clear(p.made)
+	p.made, p.last = p.made[:0], nil
 }
 
 // keep adds an unreferenced map to the free list if it is small.
@@ -251,20 +279,6 @@ func (p *parser) keep(m map[string]any) {
 	if len(m) <= smallMap && len(p.free) < maxFree {
 		clear(m)
 		p.free = append(p.free, m)
-	}
-}
-
-func (p *parser) recycle(v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for _, e := range v {
-			p.recycle(e)
-		}
-		p.keep(v)
-	case []any:
-		for _, e := range v {
-			p.recycle(e)
-		}
 	}
 }
 
@@ -318,6 +332,9 @@ type parser struct {
 	// DecodeAcceptedFields): values not selected are skipped, not parsed.
 	trusted bool
 	skip    int // > 0 while parsing a value that is not selected
+	// tape, when set, receives the document's events (DecodeTapeShared):
+	// collections are recorded there and never built.
+	tape *Tape
 }
 
 type pair struct {

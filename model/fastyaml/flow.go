@@ -11,17 +11,19 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 	if depth > maxDepth || !p.node() {
 		return nil, "", false
 	}
-	closer := byte(']')
+	closer, kind := byte(']'), EvSeq
 	if t[0] == '{' {
-		closer = '}'
+		closer, kind = '}', EvMap
 	}
 	i := 1 + skipSpaces(t[1:])
 	if i == len(t) {
 		return nil, "", false // continues on the next line
 	}
+	at := p.open(kind)
 	if t[i] == closer {
+		p.close(at)
 		switch {
-		case p.skip > 0:
+		case p.skip > 0 || p.taped():
 			return nil, t[i+1:], true
 		case closer == '}':
 			return map[string]any{}, t[i+1:], true
@@ -44,8 +46,8 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 			if i == len(t) || t[i] == ',' || t[i] == '}' || key == "<<" {
 				return nil, "", false // a key without a value
 			}
-			if sel != nil || p.skip > 0 {
-				p.keys = append(p.keys, key) // dropped keys are checked for duplicates too
+			if sel != nil || p.skip > 0 || p.taped() {
+				p.keys = append(p.keys, key) // dropped (or unbuilt) keys are checked for duplicates too
 			}
 			if sel != nil {
 				sub, keep = sel.Sub[key]
@@ -58,6 +60,8 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		}
 		if !keep {
 			p.skip++
+		} else if closer == '}' && p.tape != nil && p.skip == 0 {
+			p.text(EvKey, key)
 		}
 		v, rest, ok := p.flowValue(t[i:], depth, sub)
 		if !keep {
@@ -68,7 +72,7 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 		}
 		i = len(t) - len(rest)
 		switch {
-		case !keep:
+		case !keep, p.tape != nil:
 		case closer == '}':
 			p.pairs = append(p.pairs, pair{key, v})
 		default:
@@ -94,7 +98,8 @@ func (p *parser) flow(t string, depth int, sel *Fields) (any, string, bool) {
 	if !p.distinctKeys(kmark) {
 		return nil, "", false
 	}
-	if p.skip > 0 { // not selected: parsed, never built
+	if p.skip > 0 || p.taped() { // not selected (or on a tape): parsed, never built
+		p.close(at)
 		clear(p.items[imark:])
 		p.items = p.items[:imark]
 		clear(p.pairs[mark:])
@@ -136,6 +141,13 @@ func (p *parser) flowValue(t string, depth int, sel *Fields) (any, string, bool)
 	}
 	switch {
 	case p.skip > 0:
+		return nil, rest, true
+	case p.taped():
+		if t[0] == '"' || t[0] == '\'' {
+			p.str(s)
+		} else {
+			p.plainScalar(s)
+		}
 		return nil, rest, true
 	case t[0] == '"' || t[0] == '\'':
 		return s, rest, true

@@ -27,11 +27,11 @@ func TestRecycleReusesMapsWithoutChangingResults(t *testing.T) {
 			Recycle(got)
 		}
 	}
-	// Recycle hands the maps to a parser of the pool; decode with that same
-	// parser and see a recycled map come back.
+	// The decoding parser reuses the maps it recorded: decode and recycle
+	// on one parser and see a recycled map come back.
 	p := new(parser)
-	obj, _ := DecodeShared([]byte(docs[0]), DefaultMaxNodes)
-	p.recycle(obj)
+	obj, _ := p.decode(docs[0], DefaultMaxNodes, nil, false)
+	p.recycleResult(obj)
 	// root, metadata, labels, spec and its two ports
 	if len(p.free) != 6 {
 		t.Fatalf("recycled %d maps of the Service, want its 6 small maps", len(p.free))
@@ -46,11 +46,51 @@ func TestRecycleReusesMapsWithoutChangingResults(t *testing.T) {
 		t.Fatal("newMap did not hand out the recycled map")
 	}
 	// A map too large to be small is left to the collector.
-	wide, _ := DecodeShared([]byte(docs[2]), DefaultMaxNodes)
 	q := new(parser)
-	q.recycle(wide["data"])
-	if len(q.free) != 0 {
-		t.Fatalf("kept a map of %d entries", len(wide["data"].(map[string]any)))
+	wide, _ := q.decode(docs[2], DefaultMaxNodes, nil, false)
+	q.recycleResult(wide)
+	if len(q.free) != 2 { // root and metadata; data has 10 entries
+		t.Fatalf("kept %d maps of the wide document, want 2", len(q.free))
+	}
+}
+
+// A result recycled where its decoding parser is not (the pool gave another
+// one) is left to the collector: had that parser reused its maps, the
+// decoding parser's record of them would later hand the ones it did not
+// reuse out a second time, and two mappings would fill one map. Decodes on
+// both parsers afterwards share no map and equal fresh decodes.
+func TestRecycleOnAnotherParser(t *testing.T) {
+	big, small := "a: {x: 1}\nb: {x: 2}\nc: {x: 3}\nd: {x: 4}\n", "e: 5\n"
+	want, ok := Decode([]byte(big))
+	if !ok {
+		t.Fatal("declined")
+	}
+	a, b := new(parser), new(parser)
+	obj1, _ := a.decode(big, DefaultMaxNodes, nil, false)
+	b.recycleResult(obj1) // not b's result
+	if len(b.free) != 0 {
+		t.Fatalf("another parser kept %d maps of a result", len(b.free))
+	}
+	obj2, _ := b.decode(small, DefaultMaxNodes, nil, false)
+	a.recycleResult(obj2) // a's record is of obj1
+	ra, _ := a.decode(big, DefaultMaxNodes, nil, false)
+	rb, _ := b.decode(big, DefaultMaxNodes, nil, false)
+	seen := map[unsafe.Pointer]bool{}
+	for _, r := range []map[string]any{ra, rb} {
+		for _, v := range r {
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("decoded %v, want %v", r, want)
+			}
+			id := mapID(m)
+			if seen[id] {
+				t.Fatal("two mappings share one map")
+			}
+			seen[id] = true
+		}
+	}
+	if !reflect.DeepEqual(ra, want) || !reflect.DeepEqual(rb, want) {
+		t.Fatalf("decoded %v and %v, want %v", ra, rb, want)
 	}
 }
 

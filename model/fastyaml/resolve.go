@@ -54,20 +54,29 @@ func Scalar(tag, value string) any {
 // resolution followed by Scalar does, without yaml.v3's regexp and map
 // look-ups for the values that are obviously strings or small integers.
 func Plain(s string) any {
+	if v, str := plainValue(s); !str {
+		return v
+	}
+	return s
+}
+
+// plainValue is Plain without the allocation of a string in an interface:
+// str says the value is s itself, a string; otherwise it is v.
+func plainValue(s string) (v any, str bool) {
 	if s == "" {
-		return nil
+		return nil, false
 	}
 	switch c := s[0]; {
 	case c >= '1' && c <= '9':
 		if v, ok := smallInt(s); ok {
-			return v
+			return v, false
 		}
 	case c == '-' && len(s) > 1 && s[1] >= '1' && s[1] <= '9':
 		if v, ok := smallInt(s[1:]); ok {
-			return -v
+			return -v, false
 		}
 	case c == '0' && len(s) == 1:
-		return int64(0)
+		return int64(0), false
 	}
 	switch s[0] {
 	case '+', '-', '.', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -75,24 +84,24 @@ func Plain(s string) any {
 		// .inf/.nan here. None of them can hold a byte outside numberBytes,
 		// so anything that does is a string; the rest goes through yaml.v3.
 		if s[0] != '.' && !onlyNumberBytes(s) {
-			return s
+			return nil, true
 		}
-		return Scalar((&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag(), s)
+		return Scalar((&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag(), s), false
 	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O', '~':
 		// Only these exact spellings resolve to something other than a
 		// string (yaml.v3's resolve map; YAML 1.1 yes/no/on/off are strings).
 		switch s {
 		case "true", "True", "TRUE":
-			return true
+			return true, false
 		case "false", "False", "FALSE":
-			return false
+			return false, false
 		case "~", "null", "Null", "NULL":
-			return nil
+			return nil, false
 		}
 	}
 	// Every other first byte (and "<<", a merge tag whose value stays "<<")
 	// resolves to a string.
-	return s
+	return nil, true
 }
 
 // smallInt parses up to 18 decimal digits with no leading zero: always an

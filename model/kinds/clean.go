@@ -191,6 +191,7 @@ func isCollection(v any) bool {
 // kindSchema is what the schema walks need of a typed kind, computed once.
 type kindSchema struct {
 	goType reflect.Type
+	schema *goSchema                      // goSchemaOf(goType.Elem())
 	spec   protoreflect.MessageDescriptor // nil unless the spec is an Istio proto
 }
 
@@ -202,6 +203,7 @@ var kindSchemas = func() map[*Kind]kindSchema {
 		}
 		obj := k.New()
 		s := kindSchema{goType: reflect.TypeOf(obj)}
+		s.schema = goSchemaOf(s.goType.Elem())
 		if k.Spec != nil {
 			s.spec = k.Spec(obj).ProtoReflect().Descriptor()
 		}

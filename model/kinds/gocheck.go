@@ -31,6 +31,19 @@ type goSchema struct {
 	fields map[string]*goSchema
 	accept scalarClass // the scalars a scalar kind takes
 	plan   *goPlan     // structs: how DecodeGo fills them
+	// byKey is, for structs, fields and plan.byName side by side: what one
+	// look-up of a key gives DecodeTape's walk.
+	byKey map[string]keyFields
+}
+
+// keyFields is what a struct's key names: the schema the strict walks check
+// its value against (nil: an unknown field) and the fields DecodeGo fills.
+// fused is set when the key fills exactly one field, of that same schema, so
+// one walk of the value can both check and decode it.
+type keyFields struct {
+	check  *goSchema
+	fields []goField
+	fused  bool
 }
 
 var (
@@ -80,6 +93,16 @@ func compileGo(t reflect.Type, built map[reflect.Type]*goSchema) *goSchema {
 		addGoFields(t, s.fields, built)
 		s.plan = &goPlan{byName: map[string][]goField{}}
 		addPlanFields(t, nil, s.plan, built)
+		s.byKey = make(map[string]keyFields, len(s.fields))
+		for name, check := range s.fields {
+			fs := s.plan.byName[name]
+			s.byKey[name] = keyFields{check: check, fields: fs, fused: len(fs) == 1 && fs[0].schema == check}
+		}
+		for name, fs := range s.plan.byName {
+			if _, ok := s.byKey[name]; !ok {
+				s.byKey[name] = keyFields{fields: fs}
+			}
+		}
 	case reflect.Map:
 		s.elem = compileGo(t.Elem(), built)
 	case reflect.Slice, reflect.Array:

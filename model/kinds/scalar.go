@@ -100,10 +100,7 @@ func floatClass(f float64) scalarClass {
 func valueClasses(v any) (scalarClass, bool) {
 	switch x := v.(type) {
 	case string:
-		if yamlNonFinite(x) { // a plain .inf or .nan stays text
-			return clsString | clsOddFloat, true
-		}
-		return clsString, true
+		return stringClasses(x), true
 	case bool:
 		return clsBool, true
 	case int64: // "5", "0x5" or "5.0"
@@ -119,6 +116,14 @@ func valueClasses(v any) (scalarClass, bool) {
 		return c, true
 	}
 	return noClass, false
+}
+
+// stringClasses is valueClasses of a string.
+func stringClasses(x string) scalarClass {
+	if yamlNonFinite(x) { // a plain .inf or .nan stays text
+		return clsString | clsOddFloat
+	}
+	return clsString
 }
 
 // yamlNonFinite reports whether s, written plain, is one of YAML's spellings

@@ -6,6 +6,9 @@ import (
 	"io"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
 // ConvertNode exposes the loader's node-to-value conversion to the external
@@ -77,3 +80,17 @@ func ConvertsWithin(n *yaml.Node, budget int) bool {
 	c.value(n, 0)
 	return c.budget >= 0
 }
+
+// FastRoutes loads one chunk the fast way, as a document of a file: tape
+// says whether the typed-from-events route (fastTape) took it, fast whether
+// the fast path as a whole did (it tries that route first, then generic
+// maps).
+func FastRoutes(data []byte) (tape, fast bool) {
+	c := chunk{data: data, line: 1}
+	tape = (&loader{}).fastTape("f.yaml", 0, c)
+	fast = (&loader{}).fast("f.yaml", 0, c)
+	return tape, fast
+}
+
+// TapeWeightsSet is the loader's graph.WeightsSetOf for a document on a tape.
+func TapeWeightsSet(t *fastyaml.Tape) *graph.WeightsSet { return weightsSetOf(t) }

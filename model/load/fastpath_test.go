@@ -2,10 +2,13 @@ package load_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
@@ -77,4 +80,43 @@ func problemKeys(ps []graph.Problem) []string {
 		}
 	}
 	return out
+}
+
+// Every document of a typed kind the fast path takes takes the tape route: the generic
+// maps are left for the other kinds and the documents the tape route
+// declines, which must then be declined by the fast path as a whole too
+// (compareLoads checks that what it loads is right).
+func TestFastPathTakesTapeKindsFromTheTape(t *testing.T) {
+	inputs := repositoryInputs(t)
+	inputs = append(inputs, corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.3, Seed: 7})...)
+	inputs = append(inputs, corpus.Generate(corpus.Options{Rollouts: 60, Seed: 8, Profile: corpus.Gateways})...)
+	var taped, fastOnly int
+	for _, in := range inputs {
+		for i, c := range load.SplitDocuments(in.Data) {
+			obj, ok := fastyaml.Decode(c)
+			apiVersion, _ := obj["apiVersion"].(string)
+			kind, _ := obj["kind"].(string)
+			group, _, found := strings.Cut(apiVersion, "/")
+			if !found {
+				group = ""
+			}
+			if k := kinds.Lookup(group, kind); !ok || k == nil || k.New == nil {
+				continue
+			}
+			tape, fast := load.FastRoutes(c)
+			switch {
+			case tape && !fast:
+				t.Errorf("%s#%d: the tape route took a document the fast path declines", in.Path, i)
+			case tape:
+				taped++
+			case fast:
+				fastOnly++
+				t.Errorf("%s#%d: a %s the fast path takes was declined by the tape route:\n%s", in.Path, i, kind, c)
+			}
+		}
+	}
+	if taped < 300 {
+		t.Errorf("the comparison is too weak: %d documents from the tape", taped)
+	}
+	t.Logf("%d documents from the tape, %d from generic maps", taped, fastOnly)
 }

@@ -11,8 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
@@ -22,6 +27,7 @@ import (
 func checkChunk(t testing.TB, name string, chunk []byte, maxNodes int) bool {
 	t.Helper()
 	fast, ok := fastyaml.DecodeLimit(chunk, maxNodes)
+	checkTape(t, name, chunk, maxNodes, fast, ok)
 	if !ok {
 		if fast != nil {
 			t.Errorf("%s: declined but returned a value", name)
@@ -37,6 +43,100 @@ func checkChunk(t testing.TB, name string, chunk []byte, maxNodes int) bool {
 		t.Errorf("%s: fast and slow paths differ\nchunk:\n%s\nfast: %#v\nslow: %#v", name, chunk, fast, slow)
 	}
 	return true
+}
+
+// checkTape is the tape's contract on one chunk: DecodeTapeShared accepts
+// exactly what Decode accepts (fast and ok are Decode's result), and the
+// value the tape holds equals Decode's.
+func checkTape(t testing.TB, name string, chunk []byte, maxNodes int, fast map[string]any, ok bool) {
+	t.Helper()
+	var tape fastyaml.Tape
+	if taped := fastyaml.DecodeTapeShared(chunk, maxNodes, &tape); taped != ok {
+		t.Errorf("%s: Decode accepts: %v, DecodeTapeShared accepts: %v\n%s", name, ok, taped, chunk)
+		return
+	}
+	if !ok {
+		if len(tape.Events) != 0 {
+			t.Errorf("%s: declined but left %d events", name, len(tape.Events))
+		}
+		return
+	}
+	if end := tape.Next(0); end != len(tape.Events) {
+		t.Errorf("%s: the root ends at event %d of %d", name, end, len(tape.Events))
+	}
+	if got := tape.Value(0); !reflect.DeepEqual(got, any(fast)) {
+		t.Errorf("%s: tape and Decode differ\nchunk:\n%s\ntape:   %#v\nDecode: %#v", name, chunk, got, fast)
+	}
+	checkTyped(t, name, &tape, fast)
+}
+
+// tapeKinds are the kinds checkTyped decodes a document as when its own kind
+// does not decode from a tape.
+var tapeKinds = []*kinds.Kind{
+	kinds.Lookup(kinds.GroupArgo, kinds.Rollout),
+	kinds.Lookup(kinds.GroupCore, kinds.Service),
+	kinds.Lookup(kinds.GroupArgo, kinds.AnalysisTemplate),
+	kinds.Lookup(kinds.GroupIstio, kinds.VirtualService),
+	kinds.Lookup(kinds.GroupIstio, kinds.DestinationRule),
+	kinds.Lookup(kinds.GroupIstio, kinds.Gateway),
+}
+
+// checkTyped is DecodeTape's contract on a document Decode accepted as obj:
+// it succeeds exactly when the fast path's generic route does (SchemaClean,
+// then DecodeGoFresh, and for an Istio kind DecodeProto of a spec mapping),
+// with the same typed object, which is the unstructured converter's (for an
+// Istio spec: equal as a proto message). The document is decoded as its own
+// kind, or as each of tapeKinds. A VirtualService's WeightsSet read from the
+// tape is graph.WeightsSetOf's.
+func checkTyped(t testing.TB, name string, tape *fastyaml.Tape, obj map[string]any) {
+	t.Helper()
+	ks := tapeKinds
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	group, _, found := strings.Cut(apiVersion, "/")
+	if !found {
+		group = ""
+	}
+	if k := kinds.Lookup(group, kind); k != nil && kinds.TapeKind(kind) && k.New != nil {
+		ks = []*kinds.Kind{k}
+	}
+	for _, k := range ks {
+		got := k.New()
+		taped := k.DecodeTape(got, tape)
+		generic := k.New()
+		ok := k.SchemaClean(obj)
+		if k.Spec == nil {
+			ok = ok && kinds.DecodeGoFresh(generic, obj, "") == nil
+		} else {
+			spec, isMap := obj["spec"].(map[string]any)
+			ok = ok && isMap && kinds.DecodeGoFresh(generic, obj, "spec") == nil && kinds.DecodeProto(k.Spec(generic), spec) == nil
+		}
+		if taped != ok {
+			t.Errorf("%s as %s: DecodeTape = %v, the generic route = %v\n%#v", name, k.Kind, taped, ok, obj)
+			continue
+		}
+		if !taped {
+			continue
+		}
+		if !reflect.DeepEqual(got, generic) {
+			t.Errorf("%s as %s: DecodeTape differs from the generic route:\n got %#v\nwant %#v", name, k.Kind, got, generic)
+		}
+		want := k.New()
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj, want); err != nil {
+			t.Errorf("%s as %s: DecodeTape succeeded where the converter failed: %v", name, k.Kind, err)
+		} else if k.Spec != nil {
+			if !proto.Equal(k.Spec(got), k.Spec(want)) {
+				t.Errorf("%s as %s: DecodeTape's spec differs from the converter's:\n got %v\nwant %v", name, k.Kind, k.Spec(got), k.Spec(want))
+			}
+		} else if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s as %s: DecodeTape differs from the converter:\n got %#v\nwant %#v", name, k.Kind, got, want)
+		}
+		if k.Kind == kinds.VirtualService {
+			if w, want := load.TapeWeightsSet(tape), graph.WeightsSetOf(obj); !reflect.DeepEqual(w, want) {
+				t.Errorf("%s: WeightsSet from the tape %+v, from the object %+v", name, w, want)
+			}
+		}
+	}
 }
 
 // repoFiles returns every .yaml/.yml/.json file under the repository's
@@ -492,4 +592,26 @@ func processCPU() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// FuzzDecodeTape is FuzzFastYAML seeded with the typed kinds DecodeTape
+// decodes (Rollouts, Services, AnalysisTemplates of generated corpora, with
+// mistakes), so that its mutants exercise the typed decoder against the
+// converter (checkTyped) as much as the tape against Decode.
+func FuzzDecodeTape(f *testing.F) {
+	for _, in := range corpus.Generate(corpus.Options{Rollouts: 4, Seed: 5, MistakeRate: 0.3}) {
+		for _, c := range load.SplitDocuments(in.Data) {
+			if obj, ok := fastyaml.Decode(c); ok {
+				if kind, _ := obj["kind"].(string); kinds.TapeKind(kind) {
+					f.Add(c)
+				}
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if bytes.Count(data, []byte("\n")) > 2000 {
+			return
+		}
+		checkChunk(t, "fuzz", data, 5000)
+	})
 }

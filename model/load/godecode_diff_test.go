@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
@@ -214,5 +216,70 @@ func BenchmarkDecodeGo(b *testing.B) {
 			}
 			return kinds.DecodeGoFresh(typed, obj, skip)
 		})
+	})
+}
+
+// BenchmarkDecodeTape compares, on the typed documents of a generated corpus,
+// the fast path's two routes to a typed object: generic maps (DecodeShared,
+// SchemaClean, DecodeGoFresh, DecodeProto, WeightsSetOf, Recycle) and the
+// tape (DecodeTapeShared, DecodeTape, the tape's WeightsSet); one op is one
+// document.
+func BenchmarkDecodeTape(b *testing.B) {
+	type doc struct {
+		data []byte
+		kind *kinds.Kind
+	}
+	var docs []doc
+	for _, in := range corpus.Generate(corpus.Options{Rollouts: 200, Seed: 3}) {
+		for _, c := range load.SplitDocuments(in.Data) {
+			obj, ok := fastyaml.Decode(c)
+			kind, _ := obj["kind"].(string)
+			if !ok || !kinds.TapeKind(kind) {
+				continue
+			}
+			apiVersion, _ := obj["apiVersion"].(string)
+			group, _, _ := strings.Cut(apiVersion, "/")
+			if !strings.Contains(apiVersion, "/") {
+				group = ""
+			}
+			docs = append(docs, doc{c, kinds.Lookup(group, kind)})
+		}
+	}
+	b.Run("maps", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			d := docs[i%len(docs)]
+			obj, ok := fastyaml.DecodeShared(d.data, fastyaml.DefaultMaxNodes)
+			if !ok || !d.kind.SchemaClean(obj) {
+				b.Fatal("declined")
+			}
+			typed := d.kind.New()
+			if d.kind.Spec == nil {
+				ok = kinds.DecodeGoFresh(typed, obj, "") == nil
+			} else {
+				spec, _ := obj["spec"].(map[string]any)
+				ok = kinds.DecodeGoFresh(typed, obj, "spec") == nil && kinds.DecodeProto(d.kind.Spec(typed), spec) == nil
+				if d.kind.Kind == kinds.VirtualService {
+					graph.WeightsSetOf(obj)
+				}
+			}
+			if !ok {
+				b.Fatal("declined")
+			}
+			fastyaml.Recycle(obj)
+		}
+	})
+	b.Run("tape", func(b *testing.B) {
+		b.ReportAllocs()
+		var t fastyaml.Tape
+		for i := 0; b.Loop(); i++ {
+			d := docs[i%len(docs)]
+			if !fastyaml.DecodeTapeShared(d.data, fastyaml.DefaultMaxNodes, &t) || !d.kind.DecodeTape(d.kind.New(), &t) {
+				b.Fatal("declined")
+			}
+			if d.kind.Kind == kinds.VirtualService {
+				load.TapeWeightsSet(&t)
+			}
+		}
 	})
 }
