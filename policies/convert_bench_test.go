@@ -22,6 +22,9 @@ func BenchmarkConvert1000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := prepareBuiltin(); err != nil { // compiles them: builtin.fields is their projection
+		b.Fatal(err)
+	}
 	for _, r := range rs {
 		builtins = builtins.union(newKindSet(r.Kinds))
 	}
