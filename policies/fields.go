@@ -338,17 +338,24 @@ func allDeclaredFields() *fieldTree {
 // noFields is the empty tree, one pointer for the memos' keys.
 var noFields = &fieldTree{}
 
-// The unions and coverings inputFor asks for on every lint (every webhook
-// review) are remembered: sealed trees never change, so a pair of pointers
-// has one answer for good, and enumerating a tree's paths costs more than the
-// rest of a small lint's input. The bound is reached only by policy sets
+// The unions, coverings and selections inputFor and convert ask for on every
+// lint (every webhook review) are remembered: sealed trees never change, so a
+// pair of pointers has one answer for good, and enumerating a tree's paths
+// costs more than the rest of a small lint's input. The bound is reached only by policy sets
 // loaded again and again.
 const treeMemoMax = 1024
 
 var (
-	unions = recent.New[[2]*fieldTree, *fieldTree](treeMemoMax)
-	covers = recent.New[[2]*fieldTree, bool](treeMemoMax)
+	unions     = recent.New[[2]*fieldTree, *fieldTree](treeMemoMax)
+	covers     = recent.New[[2]*fieldTree, bool](treeMemoMax)
+	selections = recent.New[*fieldTree, *fastyaml.Fields](treeMemoMax)
 )
+
+// selectionOf is t.selection(), remembered (a selection is only read, by
+// every decode at once).
+func selectionOf(t *fieldTree) *fastyaml.Fields {
+	return selections.Get(t, t.selection)
+}
 
 // unionOf is a.union(b), remembered.
 func unionOf(a, b *fieldTree) *fieldTree {

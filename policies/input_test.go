@@ -99,3 +99,43 @@ func TestConvertSameOnAnyCPUCount(t *testing.T) {
 		t.Errorf("%d Rollouts converted, want 200", n)
 	}
 }
+
+// TestCopiedObjectsConvertedOnce: the object term of a copied resource (a
+// cluster object the webhook joins into review after review) is built once
+// for all its copies when it holds the built-in policies' fields, equal to
+// the term built afresh; whole objects are built again in each conversion,
+// not kept.
+func TestCopiedObjectsConvertedOnce(t *testing.T) {
+	if err := prepareBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	g := smallCorpus(3)
+	projected := allDeclaredFields()
+	for _, tc := range []struct {
+		fields *fieldTree
+		kept   bool
+	}{{projected, true}, {wholeObjects().seal(), false}} {
+		sel := selectionOf(tc.fields)
+		checked := 0
+		for _, r := range g.Resources {
+			if !declaredKinds().has(r.Kind) {
+				continue
+			}
+			ref := refTerm(newValueConverter(), r)
+			fresh := itemTerm(newValueConverter(), r, ref, true, tc.fields, sel).Get(ast.StringTerm("object"))
+			a, b := r.Copy(), r.Copy()
+			first := itemTerm(newValueConverter(), a, ref, true, tc.fields, sel).Get(ast.StringTerm("object"))
+			second := itemTerm(newValueConverter(), b, ref, true, tc.fields, sel).Get(ast.StringTerm("object"))
+			if !first.Equal(fresh) || !second.Equal(fresh) {
+				t.Fatalf("%s %s/%s: the copies' object terms differ from the resource's", r.Kind, r.Namespace, r.Name)
+			}
+			if (first == second) != tc.kept {
+				t.Fatalf("%s %s/%s with fields %s: the copies share one term: %v, want %v", r.Kind, r.Namespace, r.Name, tc.fields, first == second, tc.kept)
+			}
+			checked++
+		}
+		if checked == 0 {
+			t.Fatal("no object of the corpus has a declared kind")
+		}
+	}
+}

@@ -27,9 +27,8 @@ type valueConverter struct {
 
 func newValueConverter() *valueConverter { return sizedValueConverter(1 << 20) }
 
-// sizedValueConverter is a converter for about n objects: its maps start
-// small for a small graph (a webhook review's few objects), where presizing
-// them for a bundle cost more than converting.
+// sizedValueConverter is a converter for about n objects, its maps presized
+// for them (convert does not use it for a small graph: see smallGraph).
 func sizedValueConverter(n int) *valueConverter {
 	n = max(n, 1)
 	return &valueConverter{

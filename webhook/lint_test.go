@@ -230,3 +230,74 @@ func reviewed(t testing.TB, body []byte) (clusterview.Key, string, []byte, map[s
 	}
 	return clusterview.Key{Kind: rq.Kind.Kind, Namespace: rq.Namespace, Name: rq.Name}, rq.Namespace, rq.Object, obj
 }
+
+// TestReviewSeesViewChanges reviews a Rollout again and again while one of
+// its Services changes in the view: the policies' input converted for a
+// cluster object is kept with the loaded object and reused by later
+// reviews, so a review after a change must see the new version, not the
+// converted old one. RL5002 (a Service selector committing
+// rollouts-pod-template-hash) reads the Service's selector in Rego.
+func TestReviewSeesViewChanges(t *testing.T) {
+	const rollout = `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: checkout, namespace: shop}
+spec:
+  selector: {matchLabels: {app: checkout}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
+  strategy: {canary: {stableService: checkout-stable, canaryService: checkout-canary, steps: [{setWeight: 20}]}}
+`
+	service := func(name, selector string) string {
+		return `
+apiVersion: v1
+kind: Service
+metadata: {name: ` + name + `, namespace: shop}
+spec: {selector: ` + selector + `, ports: [{port: 80}]}
+`
+	}
+	clean := service("checkout-stable", "{app: checkout}")
+	hashed := service("checkout-stable", "{app: checkout, rollouts-pod-template-hash: 6f9c7b7d4}")
+	l := &Linter{Rules: all.Rules()}
+	v := clusterview.New()
+	v.Prepare = l.Prepare
+	l.View = v
+	for _, m := range []string{rollout, service("checkout-canary", "{app: checkout}")} {
+		if err := v.Set(mustObj(t, m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ro := mustObj(t, rollout)
+	raw, err := json.Marshal(ro.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := clusterview.Key{Kind: clusterview.KindRollout, Namespace: "shop", Name: "checkout"}
+	rl5002 := func() []string {
+		t.Helper()
+		res, err := l.Lint(context.Background(), self, "shop", raw, ro.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range res.Findings {
+			if f.RuleID == "RL5002" {
+				got = append(got, where(f))
+			}
+		}
+		return got
+	}
+	onStable := []string{"Service shop/checkout-stable spec.selector.rollouts-pod-template-hash"}
+	for i, step := range []struct {
+		svc  string
+		want []string
+	}{{clean, nil}, {hashed, onStable}, {clean, nil}, {hashed, onStable}} {
+		if err := v.Set(mustObj(t, step.svc)); err != nil {
+			t.Fatal(err)
+		}
+		for review := range 3 { // the first converts the new version, the others reuse it
+			if got := rl5002(); !reflect.DeepEqual(got, step.want) {
+				t.Fatalf("version %d of the Service, review %d: RL5002 findings %q, want %q", i, review, got, step.want)
+			}
+		}
+	}
+}

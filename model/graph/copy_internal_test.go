@@ -9,7 +9,7 @@ import (
 // is revisited: a field it does not carry would be lost in every review
 // that joins a cluster object loaded once.
 func TestCopyCoversEveryField(t *testing.T) {
-	const known = "APIVersion Group Version Kind Namespace Name NamespaceExplicit File Doc object Typed Known DecodeFailed index weights mu node src positions"
+	const known = "APIVersion Group Version Kind Namespace Name NamespaceExplicit File Doc object Typed Known DecodeFailed index weights mu node src positions derived"
 	var got string
 	rt := reflect.TypeFor[Resource]()
 	for i := range rt.NumField() {
@@ -49,5 +49,37 @@ func TestCopySharesPositions(t *testing.T) {
 	}
 	if b.Kind != r.Kind || b.Name != r.Name || b.File != r.File || b.index != 0 {
 		t.Fatalf("copy identity: %+v", b)
+	}
+}
+
+// TestCopySharesDerived: a value derived once is derived for the original
+// and every copy; a resource never copied derives it on every call, and the
+// bound on the keys holds.
+func TestCopySharesDerived(t *testing.T) {
+	calls := 0
+	derive := func() any { calls++; return calls }
+	lone := &Resource{Kind: "Service", Name: "a"}
+	lone.Derived("k", derive)
+	lone.Derived("k", derive)
+	if calls != 2 {
+		t.Fatalf("a resource never copied derived %d times in 2 calls, want 2", calls)
+	}
+	calls = 0
+	r := &Resource{Kind: "Service", Name: "a"}
+	a, b := r.Copy(), r.Copy()
+	c := a.Copy()
+	for _, x := range []*Resource{a, b, c, r} {
+		if got := x.Derived("k", derive); got != 1 {
+			t.Fatalf("derived %v, want the first value, 1", got)
+		}
+	}
+	if got := b.Derived("other", derive); got != 2 || calls != 2 {
+		t.Fatalf("another key: %v after %d calls, want 2 after 2", got, calls)
+	}
+	for i := range 3 * maxDerived {
+		a.Derived(i, derive)
+	}
+	if n := len(r.derived.m); n > maxDerived {
+		t.Fatalf("%d derived values kept, bound %d", n, maxDerived)
 	}
 }

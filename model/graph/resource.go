@@ -65,6 +65,9 @@ type Resource struct {
 	// its copies, which hold the same document: a copy then does not parse
 	// the document again for a finding an earlier copy positioned.
 	positions *posMemo
+	// derived, when set (by Copy), holds what was computed from the
+	// document for the resource and its copies (see Derived).
+	derived *derivedMemo
 }
 
 // posMemo is the positions of the paths of one document found so far.
@@ -142,6 +145,10 @@ func (r *Resource) Copy() *Resource {
 		r.positions = &posMemo{m: map[string]Position{}}
 	}
 	positions := r.positions
+	if r.derived == nil {
+		r.derived = &derivedMemo{}
+	}
+	derived := r.derived
 	r.mu.Unlock()
 	if src != nil {
 		node = nil
@@ -152,7 +159,51 @@ func (r *Resource) Copy() *Resource {
 		File: r.File, Doc: r.Doc,
 		object: r.object, Typed: r.Typed, Known: r.Known, DecodeFailed: r.DecodeFailed,
 		weights: r.weights, node: node, src: src, positions: positions,
+		derived: derived,
 	}
+}
+
+// derivedMemo is what was derived from one document, by key.
+type derivedMemo struct {
+	mu sync.Mutex
+	m  map[any]any
+}
+
+// maxDerived bounds a document's derived values: a key stands for one way of
+// deriving (one policy set's field selection), and only reloading the
+// policies again and again makes new ones.
+const maxDerived = 8
+
+// Derived returns what fn derives from the resource's document for key. For
+// a resource that has been copied, it is derived once for the resource and
+// all its copies (the webhook joins copies of a cluster object into every
+// review it takes part in, and converts it to policy input in each); for
+// any other resource fn is called every time (its graph derives it once).
+// fn must depend on the document and key alone, and what it returns must
+// never be modified; callers racing on a key may both call fn, and the first
+// value stored is kept.
+func (r *Resource) Derived(key any, fn func() any) any {
+	d := r.derived
+	if d == nil {
+		return fn()
+	}
+	d.mu.Lock()
+	v, ok := d.m[key]
+	d.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = fn()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := d.m[key]; ok {
+		return old
+	}
+	if d.m == nil || len(d.m) >= maxDerived {
+		d.m = map[any]any{}
+	}
+	d.m[key] = v
+	return v
 }
 
 // SetObject sets the generic form of the document, which the resource then
