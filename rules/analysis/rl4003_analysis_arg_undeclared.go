@@ -111,7 +111,7 @@ func tagsResolve(data []byte, declared map[string]bool) bool {
 		}
 		tag := data[start : start+j]
 		for _, c := range tag {
-			if !(c == ' ' || c == '-' || c == '_' || c == '.' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			if !plainTagByte(c) {
 				return false
 			}
 		}
@@ -121,6 +121,16 @@ func tagsResolve(data []byte, declared map[string]bool) bool {
 		}
 		off = start + j + 2
 	}
+}
+
+// plainTagByte reports whether c may be part of a tag tagsResolve reads as
+// written: a letter, a digit, a space, '-', '_' or '.'.
+func plainTagByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return c == ' ' || c == '-' || c == '_' || c == '.'
 }
 
 // nearest returns the declared arg closest to name, if it is close.

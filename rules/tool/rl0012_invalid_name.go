@@ -120,16 +120,20 @@ func isSubdomain(s string) bool {
 // labelAt matches one label of any length: lower-case alphanumerics and
 // '-', starting (with a letter when letterFirst) and ending alphanumeric.
 func labelAt(s string, letterFirst bool) bool {
-	if s == "" || s[len(s)-1] == '-' || letterFirst && !('a' <= s[0] && s[0] <= 'z') || s[0] == '-' {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' || letterFirst && !isLower(s[0]) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-') {
+		if c := s[i]; !isLower(c) && !isDigit(c) && c != '-' {
 			return false
 		}
 	}
 	return true
 }
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // invalidNameMessage says what is wrong with a name: the characters that are
 // not ASCII (with their Unicode names) and the ASCII name it imitates when

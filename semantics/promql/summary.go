@@ -102,7 +102,7 @@ func SummarizeSubstitution(s *Substitution) *Summary {
 		}
 		m := &out.Matchers[k]
 		raw := s.Query[m.ValueStart+1 : m.ValueEnd-1]
-		if m.Type != labels.MatchEqual && m.Type != labels.MatchNotEqual || m.Name == labels.MetricName ||
+		if m.Type != labels.MatchEqual && m.Type != labels.MatchNotEqual || m.Name == metricNameLabel ||
 			strings.IndexByte(string(shape[m.ValueStart+1:m.ValueEnd-1]), '\\') >= 0 {
 			return Summarize(s.Query)
 		}
@@ -110,6 +110,9 @@ func SummarizeSubstitution(s *Substitution) *Summary {
 	}
 	return out
 }
+
+// metricNameLabel is the label a metric name is stored under.
+const metricNameLabel = "__name__"
 
 // plainValue reports whether v is printable ASCII without quotes or
 // backslashes: text that cannot end or escape out of a quoted string.
