@@ -204,12 +204,18 @@ func (x *References) DestinationRuleUsers(dr *Resource) []*RolloutRefs { return 
 func (x *References) TemplateUsers(t *Resource) []TemplateUse { return x.templateUsers[t] }
 
 func resolve(g *Graph) *References {
+	// Sized for the usual bundle: a Rollout with its own Services,
+	// DestinationRule, route and template, so they do not grow step by step.
+	n := len(g.OfKind(kinds.Rollout))
 	x := &References{
-		byRollout:     map[*Resource]*RolloutRefs{},
-		routeUsers:    map[RouteKey][]RouteUse{},
-		serviceUsers:  map[*Resource][]*RolloutRefs{},
-		drUsers:       map[*Resource][]*RolloutRefs{},
-		templateUsers: map[*Resource][]TemplateUse{},
+		byRollout:     make(map[*Resource]*RolloutRefs, n),
+		routeUsers:    make(map[RouteKey][]RouteUse, n),
+		serviceUsers:  make(map[*Resource][]*RolloutRefs, 2*n),
+		drUsers:       make(map[*Resource][]*RolloutRefs, n),
+		templateUsers: make(map[*Resource][]TemplateUse, n),
+	}
+	if n > 0 {
+		x.Rollouts = make([]*RolloutRefs, 0, n)
 	}
 	for _, r := range g.OfKind(kinds.Rollout) {
 		ro := r.Rollout()
