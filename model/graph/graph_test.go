@@ -341,3 +341,13 @@ func TestMemoKeys(t *testing.T) {
 		t.Errorf("computed %d times, want once", calls.Load())
 	}
 }
+
+// TestAppendFQDNIsFQDN checks the lookups' allocation-free FQDN against FQDN.
+func TestAppendFQDNIsFQDN(t *testing.T) {
+	for _, host := range []string{"", "*", ".", "reviews", "reviews.", "reviews.shop", "reviews.shop.", "reviews.shop.svc",
+		"reviews.shop.svc.", "reviews.shop.svc.cluster.local", "*.shop.svc.cluster.local", "a.b.c", "example.com", "*.example.com"} {
+		if got, want := string(graph.AppendFQDN(nil, host, "ns")), graph.FQDN(host, "ns"); got != want {
+			t.Errorf("appendFQDN(%q) = %q, FQDN = %q", host, got, want)
+		}
+	}
+}

@@ -81,14 +81,42 @@ func FQDN(host, ns string) string {
 		}
 		return ServiceFQDN(host, ns)
 	case 1:
-		parts := strings.SplitN(host, ".", 2)
-		return ServiceFQDN(parts[0], parts[1])
+		name, namespace, _ := strings.Cut(host, ".")
+		return ServiceFQDN(name, namespace)
 	case 2:
 		if strings.HasSuffix(host, ".svc") {
 			return host + "." + ClusterDomain
 		}
 	}
 	return host
+}
+
+// appendFQDN appends FQDN(host, ns) to dst: the host indexes look names up
+// with it in a buffer on the caller's stack, which a map index reads without
+// making a string.
+func appendFQDN(dst []byte, host, ns string) []byte {
+	host = strings.TrimSuffix(host, ".")
+	switch strings.Count(host, ".") {
+	case 0:
+		if host == "*" || host == "" {
+			return append(dst, host...)
+		}
+		return appendServiceFQDN(dst, host, ns)
+	case 1:
+		name, namespace, _ := strings.Cut(host, ".")
+		return appendServiceFQDN(dst, name, namespace)
+	case 2:
+		if strings.HasSuffix(host, ".svc") {
+			return append(append(append(dst, host...), '.'), ClusterDomain...)
+		}
+	}
+	return append(dst, host...)
+}
+
+func appendServiceFQDN(dst []byte, name, namespace string) []byte {
+	dst = append(append(dst, name...), '.')
+	dst = append(append(dst, namespace...), ".svc."...)
+	return append(dst, ClusterDomain...)
 }
 
 // ShortHost cuts a host at its first dot, the way Argo Rollouts compares a
@@ -103,7 +131,8 @@ func ShortHost(host string) string {
 // ServiceForHost resolves a destination host written in namespace ns to a
 // Service of the bundle, or nil.
 func (g *Graph) ServiceForHost(host, ns string) *Resource {
-	return g.hostIdx.services[FQDN(host, ns)]
+	var buf [128]byte
+	return g.hostIdx.services[string(appendFQDN(buf[:0], host, ns))]
 }
 
 // ServiceEntriesForHost returns the ServiceEntries that declare host.
@@ -114,11 +143,13 @@ func (g *Graph) ServiceEntriesForHost(host string) []*Resource {
 // DestinationRulesForHost returns the DestinationRules whose host is the same
 // service as host written in namespace ns.
 func (g *Graph) DestinationRulesForHost(host, ns string) []*Resource {
-	return g.hostIdx.destRules[FQDN(host, ns)]
+	var buf [128]byte
+	return g.hostIdx.destRules[string(appendFQDN(buf[:0], host, ns))]
 }
 
 // VirtualServicesForHost returns the VirtualServices listing host (written in
 // namespace ns) in spec.hosts.
 func (g *Graph) VirtualServicesForHost(host, ns string) []*Resource {
-	return g.hostIdx.virtualSvcs[FQDN(host, ns)]
+	var buf [128]byte
+	return g.hostIdx.virtualSvcs[string(appendFQDN(buf[:0], host, ns))]
 }

@@ -204,12 +204,18 @@ func (x *References) DestinationRuleUsers(dr *Resource) []*RolloutRefs { return 
 func (x *References) TemplateUsers(t *Resource) []TemplateUse { return x.templateUsers[t] }
 
 func resolve(g *Graph) *References {
+	// Sized for the usual bundle: a Rollout with its own Services,
+	// DestinationRule, route and template, so they do not grow step by step.
+	n := len(g.OfKind(kinds.Rollout))
 	x := &References{
-		byRollout:     map[*Resource]*RolloutRefs{},
-		routeUsers:    map[RouteKey][]RouteUse{},
-		serviceUsers:  map[*Resource][]*RolloutRefs{},
-		drUsers:       map[*Resource][]*RolloutRefs{},
-		templateUsers: map[*Resource][]TemplateUse{},
+		byRollout:     make(map[*Resource]*RolloutRefs, n),
+		routeUsers:    make(map[RouteKey][]RouteUse, n),
+		serviceUsers:  make(map[*Resource][]*RolloutRefs, 2*n),
+		drUsers:       make(map[*Resource][]*RolloutRefs, n),
+		templateUsers: make(map[*Resource][]TemplateUse, n),
+	}
+	if n > 0 {
+		x.Rollouts = make([]*RolloutRefs, 0, n)
 	}
 	for _, r := range g.OfKind(kinds.Rollout) {
 		ro := r.Rollout()
@@ -294,14 +300,14 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 		name, vsNS := SplitNamespacedName(v.Name, ns)
 		ref := VSRef{Ref: v.Name, Name: name, Namespace: vsNS, Path: path + ".name", Target: g.Get(kinds.VirtualService, vsNS, name)}
 		var spec *networkingv1.VirtualService
-		var present map[RouteKind]bool
+		var present func(RouteKind) bool
 		if ref.Target != nil {
 			if o := ref.Target.VirtualService(); o != nil {
 				spec = &o.Spec
-				present = map[RouteKind]bool{}
-				for _, k := range []RouteKind{HTTP, TLS, TCP} {
-					present[k] = RouteCount(spec, k) > 0 || ref.Target.Exists("spec."+string(k))
-				}
+				// Asked only for a kind the Rollout names routes of: Exists
+				// decodes the document again.
+				t := ref.Target
+				present = func(k RouteKind) bool { return RouteCount(spec, k) > 0 || t.Exists("spec."+string(k)) }
 			}
 		}
 		ref.Routes = resolveRoutes(v, path, spec, present)
@@ -328,8 +334,8 @@ func resolveTraffic(g *Graph, rr *RolloutRefs) {
 // Argo Rollouts: named http routes by name; with no names, the only route or
 // the first unnamed one; tls/tcp routes by port (and SNI hosts), or the first
 // route when none are listed.
-func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkingv1.VirtualService, present map[RouteKind]bool) []RouteRef {
-	absent := func(k RouteKind) bool { return spec != nil && !present[k] }
+func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkingv1.VirtualService, present func(RouteKind) bool) []RouteRef {
+	absent := func(k RouteKind) bool { return spec != nil && !present(k) }
 	var out []RouteRef
 	var http []*networkingv1.HTTPRoute
 	var tls []*networkingv1.TLSRoute

@@ -125,6 +125,17 @@ func (r *Resource) WithObjectFields(sel *fastyaml.Fields, fn func(obj map[string
 	}
 }
 
+// FastSource returns the document text ObjectFields decodes again on each
+// call, or nil when the object is kept or was not decoded by the fast
+// decoder. A rule that looks for something rare in the object can scan it
+// first and skip the decode when it cannot be there.
+func (r *Resource) FastSource() []byte {
+	if r.object != nil || r.src == nil || !r.src.Fast {
+		return nil
+	}
+	return r.src.Data
+}
+
 // SetWeightsSet records a VirtualService's WeightsSet (the loader does, from
 // the generic object it decodes).
 func (r *Resource) SetWeightsSet(w *WeightsSet) { r.weights = w }

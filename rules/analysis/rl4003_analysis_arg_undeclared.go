@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -53,6 +54,9 @@ spec:
 			for _, a := range spec.Args {
 				declared[a.Name] = true
 			}
+			if data := t.FastSource(); data != nil && tagsResolve(data, declared) {
+				return // every tag of the document names a declared arg
+			}
 			t.WithObjectFields(metricsField, func(obj map[string]any) {
 				generic, _ := obj["spec"].(map[string]any)
 				metrics, ok := generic["metrics"]
@@ -82,6 +86,51 @@ spec:
 		})
 		return nil
 	},
+}
+
+// tagsResolve reports whether every `{{...}}` of a fast-decoded document's
+// text is `{{args.<declared>}}` on one line in plain characters, so that no
+// string of its object holds a tag RL4003 reports, without decoding it. The
+// fast decoder takes a scalar's text as written but for folding line breaks
+// (into spaces or newlines), a doubled quote in single quotes and backslash
+// escapes: in a text without backslashes every `{{` of a decoded string is a
+// `{{` of the text, followed by the same plain characters up to the same `}}`.
+func tagsResolve(data []byte, declared map[string]bool) bool {
+	if bytes.IndexByte(data, '\\') >= 0 {
+		return false
+	}
+	for off := 0; ; {
+		i := bytes.Index(data[off:], []byte("{{"))
+		if i < 0 {
+			return true
+		}
+		start := off + i + 2
+		j := bytes.Index(data[start:], []byte("}}"))
+		if j < 0 {
+			return false
+		}
+		tag := data[start : start+j]
+		for _, c := range tag {
+			if !plainTagByte(c) {
+				return false
+			}
+		}
+		arg, ok := bytes.CutPrefix(bytes.TrimSpace(tag), []byte("args."))
+		if !ok || !declared[string(arg)] {
+			return false
+		}
+		off = start + j + 2
+	}
+}
+
+// plainTagByte reports whether c may be part of a tag tagsResolve reads as
+// written: a letter, a digit, a space, '-', '_' or '.'.
+func plainTagByte(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return c == ' ' || c == '-' || c == '_' || c == '.'
 }
 
 // nearest returns the declared arg closest to name, if it is close.

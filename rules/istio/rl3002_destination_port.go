@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -122,7 +124,7 @@ func destinationPorts(g *graph.Graph, host, ns string, wildcards map[string]*gra
 		}
 		out := make([]servicePort, 0, len(s.Spec.Ports))
 		for _, sp := range s.Spec.Ports {
-			out = append(out, servicePort{number: int64(sp.Port), name: sp.Name, target: int64(sp.TargetPort.IntValue())})
+			out = append(out, servicePort{number: int64(sp.Port), name: sp.Name, target: int64(targetPortNumber(sp.TargetPort))})
 		}
 		return svc, out
 	}
@@ -139,6 +141,15 @@ func destinationPorts(g *graph.Graph, host, ns string, wildcards map[string]*gra
 		out = append(out, servicePort{number: int64(sp.GetNumber()), name: sp.GetName(), target: int64(sp.GetTargetPort())})
 	}
 	return ses[0], out
+}
+
+// targetPortNumber is tp.IntValue() without its failed parse of a port name
+// (an error allocated for every "http"): a name that cannot be a number is 0.
+func targetPortNumber(tp intstr.IntOrString) int {
+	if tp.Type == intstr.String && (tp.StrVal == "" || !strings.ContainsAny(tp.StrVal[:1], "+-0123456789")) {
+		return 0
+	}
+	return tp.IntValue()
 }
 
 // findPort returns the port numbered n, or nil.

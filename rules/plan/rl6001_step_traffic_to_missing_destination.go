@@ -59,12 +59,44 @@ spec:
 			serviceNS[ns] = true
 		}
 		for _, rr := range p.Graph.Refs().Rollouts {
+			if !mayMiss(p.Graph, rr, serviceNS) {
+				continue // no destination the plan can route to is missing
+			}
 			if pl := aplan.StatesOf(p.Graph, rr); pl != nil {
 				checkMissing(p, pl, serviceNS)
 			}
 		}
 		return nil
 	},
+}
+
+// mayMiss reports whether a destination of a route the Rollout manages, as
+// committed, is missing. A plan's routes are these routes, their
+// destinations kept or deleted with new weights, plus the experiments' (whose
+// Services Argo creates), and missing reads neither the weight nor the
+// state: when no committed destination is missing, playing the plan out
+// finds nothing.
+func mayMiss(g *graph.Graph, rr *graph.RolloutRefs, serviceNS map[string]bool) bool {
+	for _, vs := range rr.VirtualServices {
+		if vs.Target == nil || vs.Target.VirtualService() == nil {
+			continue
+		}
+		spec := &vs.Target.VirtualService().Spec
+		key := aplan.Object{Kind: "VirtualService", Namespace: vs.Target.Namespace, Name: vs.Target.Name}
+		for _, rt := range vs.Routes {
+			if rt.Index < 0 {
+				continue
+			}
+			route := aplan.RouteState{VS: key, Kind: rt.Kind, Index: rt.Index}
+			for j, d := range graph.RouteDestinations(spec, rt.Kind, rt.Index) {
+				dest := aplan.Destination{Host: d.Host, Subset: d.Subset, Role: aplan.RoleStable, Index: j}
+				if why, _ := missing(g, route, dest, serviceNS); why != "" {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 func checkMissing(p *rules.Pass, pl *aplan.Plan, serviceNS map[string]bool) {
@@ -93,7 +125,7 @@ func checkMissing(p *rules.Pass, pl *aplan.Plan, serviceNS map[string]bool) {
 				if !first || s.Phase != aplan.PhaseStep || reported[k] {
 					continue
 				}
-				why, related := missing(p.Graph, pl, rt, d, serviceNS)
+				why, related := missing(p.Graph, rt, d, serviceNS)
 				if why == "" {
 					continue
 				}
@@ -147,25 +179,27 @@ func stepField(pl *aplan.Plan, s aplan.State) string {
 
 // missing says why a destination has no cluster, or "" when it exists (or
 // when the bundle cannot tell: its DestinationRules or Services live elsewhere).
-func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destination, serviceNS map[string]bool) (string, []rules.Related) {
+// The related locations are built only for a missing one.
+func missing(g *graph.Graph, rt aplan.RouteState, d aplan.Destination, serviceNS map[string]bool) (string, []rules.Related) {
 	if d.Role == aplan.RoleExperiment {
 		return "", nil // experiment Services are created by Argo at run time
 	}
-	vs := g.Get(kinds.VirtualService, rt.VS.Namespace, rt.VS.Name)
-	var related []rules.Related
-	if vs != nil && d.Index >= 0 {
+	inVS := func() []rules.Related {
+		vs := g.Get(kinds.VirtualService, rt.VS.Namespace, rt.VS.Name)
+		if vs == nil || d.Index < 0 {
+			return nil
+		}
 		field := "host"
 		if d.Subset != "" {
 			field = "subset"
 		}
-		related = append(related, rules.RelatedAt(vs, fmt.Sprintf("spec.%s[%d].route[%d].destination.%s", rt.Kind, rt.Index, d.Index, field), "the destination in the VirtualService"))
+		return []rules.Related{rules.RelatedAt(vs, fmt.Sprintf("spec.%s[%d].route[%d].destination.%s", rt.Kind, rt.Index, d.Index, field), "the destination in the VirtualService")}
 	}
 	if d.Subset != "" {
 		drs := g.DestinationRulesForHost(d.Host, rt.VS.Namespace)
 		if len(drs) == 0 {
 			return "", nil
 		}
-		var names []string
 		for _, r := range drs {
 			dr := r.DestinationRule()
 			if dr == nil {
@@ -176,6 +210,10 @@ func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destin
 					return "", nil
 				}
 			}
+		}
+		related := inVS()
+		names := make([]string, 0, len(drs))
+		for _, r := range drs {
 			names = append(names, r.Namespace+"/"+r.Name)
 			related = append(related, rules.RelatedAt(r, "spec.subsets", "DestinationRule for the host, without the subset"))
 		}
@@ -189,5 +227,5 @@ func missing(g *graph.Graph, pl *aplan.Plan, rt aplan.RouteState, d aplan.Destin
 	if !serviceNS[ns] || g.ServiceForHost(fqdn, ns) != nil || len(g.ServiceEntriesForHost(fqdn)) > 0 || len(g.ServiceEntriesForHost(d.Host)) > 0 {
 		return "", nil
 	}
-	return fmt.Sprintf("no Service in namespace %s provides the host", ns), related
+	return fmt.Sprintf("no Service in namespace %s provides the host", ns), inVS()
 }

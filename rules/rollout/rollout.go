@@ -30,9 +30,26 @@ func eachStep(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout, i 
 			return
 		}
 		for i := range c.Steps {
-			fn(r, ro, i, &c.Steps[i], graph.Index(stepsPath, i))
+			fn(r, ro, i, &c.Steps[i], stepPath(i))
 		}
 	})
+}
+
+// stepPaths are the first steps' field paths, which every step rule names
+// for every Rollout: built once, not once per step per rule.
+var stepPaths = func() (out [32]string) {
+	for i := range out {
+		out[i] = graph.Index(stepsPath, i)
+	}
+	return out
+}()
+
+// stepPath is graph.Index(stepsPath, i).
+func stepPath(i int) string {
+	if i < len(stepPaths) {
+		return stepPaths[i]
+	}
+	return graph.Index(stepsPath, i)
 }
 
 // later returns, of two field paths, the one written later in the file first,

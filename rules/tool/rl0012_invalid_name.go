@@ -57,7 +57,7 @@ func runInvalidName(p *rules.Pass) error {
 				p.ReportDetail(r, "metadata.name", msg, detail)
 			}
 		}
-		if r.NamespaceExplicit && r.Namespace != "" {
+		if r.NamespaceExplicit && r.Namespace != "" && !isLabel(r.Namespace, false) {
 			if msgs := validation.IsDNS1123Label(r.Namespace); len(msgs) > 0 {
 				msg, detail := invalidNameMessage("namespace", r.Namespace, msgs,
 					func(_, _, s string) []string { return validation.IsDNS1123Label(s) }, r)
@@ -68,18 +68,72 @@ func runInvalidName(p *rules.Pass) error {
 	return nil
 }
 
-// nameErrors validates a name as the API server does for the kind.
+// nameErrors validates a name as the API server does for the kind. A name
+// the scanners below accept has no errors; the validation's regular
+// expressions are asked only about the others, for their messages.
 func nameErrors(group, kind, name string) []string {
 	switch {
 	case group == "" && kind == "Service":
+		if isLabel(name, true) {
+			return nil
+		}
 		return validation.IsDNS1035Label(name)
 	case group == "" && kind == "Namespace":
+		if isLabel(name, false) {
+			return nil
+		}
 		return validation.IsDNS1123Label(name)
 	case group == "rbac.authorization.k8s.io":
 		return content.IsPathSegmentName(name)
 	}
+	if isSubdomain(name) {
+		return nil
+	}
 	return validation.IsDNS1123Subdomain(name)
 }
+
+// isLabel reports whether s is a DNS label of at most 63 bytes: an RFC 1123
+// label ([a-z0-9]([-a-z0-9]*[a-z0-9])?) or, when letterFirst, an RFC 1035 one
+// ([a-z]([-a-z0-9]*[a-z0-9])?), as IsDNS1123Label and IsDNS1035Label accept.
+func isLabel(s string, letterFirst bool) bool {
+	return len(s) <= validation.DNS1123LabelMaxLength && labelAt(s, letterFirst)
+}
+
+// isSubdomain reports whether s is an RFC 1123 subdomain of at most 253
+// bytes: labels joined by dots, as IsDNS1123Subdomain accepts.
+func isSubdomain(s string) bool {
+	if len(s) > validation.DNS1123SubdomainMaxLength {
+		return false
+	}
+	for {
+		label, rest, more := strings.Cut(s, ".")
+		if !labelAt(label, false) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		s = rest
+	}
+}
+
+// labelAt matches one label of any length: lower-case alphanumerics and
+// '-', starting (with a letter when letterFirst) and ending alphanumeric.
+func labelAt(s string, letterFirst bool) bool {
+	if s == "" || s[0] == '-' || s[len(s)-1] == '-' || letterFirst && !isLower(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isLower(c) && !isDigit(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // invalidNameMessage says what is wrong with a name: the characters that are
 // not ASCII (with their Unicode names) and the ASCII name it imitates when

@@ -87,7 +87,7 @@ spec:
 		seen := map[string]bool{}
 		for _, rr := range p.Graph.Refs().Rollouts {
 			tags := imageTags(rr)
-			for _, ls := range rolloutLabelSets(rr) {
+			for _, ls := range rolloutLabelSets(p.Graph, rr) {
 				for _, k := range sortedKeys(ls.Labels) {
 					v := ls.Labels[k]
 					why := ""

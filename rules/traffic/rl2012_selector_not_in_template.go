@@ -40,7 +40,7 @@ spec:
 			if !known {
 				continue // workloadRef to a Deployment outside the bundle
 			}
-			for _, ls := range rolloutLabelSets(rr) {
+			for _, ls := range rolloutLabelSets(p.Graph, rr) {
 				for _, k := range sortedKeys(ls.Labels) {
 					if k == hashLabel {
 						continue

@@ -43,7 +43,7 @@ spec:
 		x := g.Refs()
 		seen := map[string]bool{}
 		for _, rr := range x.Rollouts {
-			for _, ls := range rolloutLabelSets(rr) {
+			for _, ls := range rolloutLabelSets(g, rr) {
 				sel := ls.Labels
 				owners := map[*graph.Resource]bool{rr.Rollout: true}
 				if ls.Res.Kind == "DestinationRule" {

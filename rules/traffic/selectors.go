@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,17 +40,38 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
+// labelSetsMemo holds every Rollout's label sets, which three rules walk.
+// Read only.
+var labelSetsMemo = graph.NewMemo[map[*graph.RolloutRefs][]labelSet]("traffic.labelSets")
+
 // rolloutLabelSets returns the Service selectors of a Rollout's Services and
-// the labels of the stable and canary subsets of its managed DestinationRule.
-func rolloutLabelSets(rr *graph.RolloutRefs) []labelSet {
+// the labels of the stable and canary subsets of its managed DestinationRule,
+// listed once per lint for every Rollout of g. The slice is shared: do not
+// modify it.
+func rolloutLabelSets(g *graph.Graph, rr *graph.RolloutRefs) []labelSet {
+	all := labelSetsMemo.Get(g, func() map[*graph.RolloutRefs][]labelSet {
+		rollouts := g.Refs().Rollouts
+		m := make(map[*graph.RolloutRefs][]labelSet, len(rollouts))
+		for _, rr := range rollouts {
+			m[rr] = labelSets(rr)
+		}
+		return m
+	})
+	if ls, ok := all[rr]; ok {
+		return ls
+	}
+	return labelSets(rr) // not one of g's Rollouts
+}
+
+// labelSets lists rolloutLabelSets' sets of one Rollout.
+func labelSets(rr *graph.RolloutRefs) []labelSet {
 	var out []labelSet
-	seen := map[*graph.Resource]bool{}
 	for _, s := range rr.Services {
 		svc := s.Target
-		if svc == nil || seen[svc] || svc.Service() == nil {
+		// A Rollout has a handful of Services: a scan, not a set.
+		if svc == nil || slices.ContainsFunc(out, func(ls labelSet) bool { return ls.Res == svc }) || svc.Service() == nil {
 			continue
 		}
-		seen[svc] = true
 		out = append(out, labelSet{Res: svc, Path: "spec.selector", Labels: svc.Service().Spec.Selector, Namespace: svc.Namespace, role: string(s.Role)})
 	}
 	if dr := rr.DestinationRule; dr != nil && dr.Target != nil && dr.Target.DestinationRule() != nil {

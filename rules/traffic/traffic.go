@@ -72,10 +72,22 @@ func vsSpec(r *graph.Resource) *networkingv1.VirtualService {
 	return nil
 }
 
+// managedRoutesMemo lists every managed route with its destinations once per
+// lint for the four rules that walk them. Read only.
+var managedRoutesMemo = graph.NewMemo[[]managedRoute]("traffic.managedRoutes")
+
 // eachManagedRoute calls fn for every existing route every Rollout manages, in
-// bundle order.
+// bundle order. The Dests are shared: fn must not modify them.
 func eachManagedRoute(p *rules.Pass, fn func(m managedRoute)) {
-	for _, rr := range p.Graph.Refs().Rollouts {
+	for _, m := range managedRoutesMemo.Get(p.Graph, func() []managedRoute { return managedRoutes(p.Graph) }) {
+		fn(m)
+	}
+}
+
+// managedRoutes lists eachManagedRoute's routes.
+func managedRoutes(g *graph.Graph) []managedRoute {
+	var out []managedRoute
+	for _, rr := range g.Refs().Rollouts {
 		for i := range rr.VirtualServices {
 			vs := &rr.VirtualServices[i]
 			spec := vsSpec(vs.Target)
@@ -87,10 +99,11 @@ func eachManagedRoute(p *rules.Pass, fn func(m managedRoute)) {
 				if rt.Index < 0 {
 					continue
 				}
-				fn(managedRoute{Refs: rr, VS: vs, Route: rt, Spec: spec, Dests: graph.RouteDestinations(spec, rt.Kind, rt.Index)})
+				out = append(out, managedRoute{Refs: rr, VS: vs, Route: rt, Spec: spec, Dests: graph.RouteDestinations(spec, rt.Kind, rt.Index)})
 			}
 		}
 	}
+	return out
 }
 
 // role is what Argo does with a destination of a managed route.

@@ -435,7 +435,7 @@ func queriesOf(t *graph.Resource, run *Run, lookup func(string) (promql.Value, b
 		q.Sub = promql.Substitute(p.Query, lookup)
 		// Shared with every query of the same text (a template reviewed
 		// again, Rollouts passing the same arguments): read only.
-		sum := promql.Summarize(q.Sub.Query)
+		sum := promql.SummarizeSubstitution(q.Sub)
 		q.Type, q.Err, q.Matchers = sum.Type, sum.Err, sum.Matchers
 		out = append(out, q)
 	}

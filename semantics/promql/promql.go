@@ -85,6 +85,9 @@ func Placeholders(q string) []Placeholder {
 type segment struct {
 	newStart, origStart, newLen, origLen int
 	ph                                   *Placeholder // non-nil for a substituted tag
+	// literal is set for a tag inside a quoted string replaced by the
+	// value a lookup gave, verbatim (see SummarizeSubstitution).
+	literal bool
 }
 
 // Substitution is a query with its placeholders replaced.
@@ -133,7 +136,8 @@ func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
 			b.WriteString(q[prev:ph.Start])
 		}
 		text := texts[i]
-		s.segs = append(s.segs, segment{newStart: b.Len(), origStart: ph.Start, newLen: len(text), origLen: ph.End - ph.Start, ph: ph})
+		literal := ph.InString && s.Values[i] != (Value{}) && !s.Values[i].Runtime
+		s.segs = append(s.segs, segment{newStart: b.Len(), origStart: ph.Start, newLen: len(text), origLen: ph.End - ph.Start, ph: ph, literal: literal})
 		b.WriteString(text)
 		prev = ph.End
 	}

@@ -69,3 +69,63 @@ func TestSummarizeConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSummarizeSubstitutionIsSummarize checks the shared parse of queries
+// that differ in their quoted argument values against parsing each text as
+// written, over templates that put the values where they may and may not
+// share a parse (regular expressions, __name__, escapes, function strings,
+// comments) and values that could end a string or change a regexp.
+func TestSummarizeSubstitutionIsSummarize(t *testing.T) {
+	templates := []string{
+		`sum(rate(istio_requests_total{destination_service_name="{{args.a}}",response_code!~"5.."}[2m])) / sum(rate(istio_requests_total{destination_service_name="{{args.a}}"}[2m]))`,
+		`up{job="{{args.a}}-{{args.b}}", env!='{{args.b}}'}`,
+		"up{job=`{{args.a}}`}",
+		`up{job=~"{{args.a}}"}`,
+		`up{job=~"[{{args.a}}]"}`,
+		`up{job!~"(?{{args.a}})x"}`,
+		`{__name__="{{args.a}}"}`,
+		`{"{{args.a}}"}`,
+		`up{job="\t{{args.a}}"}`,
+		`up{job="{{args.a}}"} # "{{args.b}}"`,
+		`label_replace(up, "{{args.a}}", "$1", "job", "(.*)")`,
+		`count_values("{{args.a}}", up{a="{{args.b}}"})`,
+		`up{job="{{args.a}}"}[{{args.b}}]`,
+		`up{job="{{args.a}}"} offset {{args.b}}`,
+		`up{job="{{args.a}}"`,
+		`sum by ({{args.b}}) (up{job="{{args.a}}"})`,
+		`up{job="{{args.a}}", {{args.b}}="x"}`,
+		`{job="{{args.a}}"}`,
+		`{job!="{{args.a}}"}`,
+	}
+	values := []string{"", "x", "svc-00001", "5m", "a.b", "z-a", "i)", `a"b`, `a'b`, "a`b", `a\b`, "a\nb", "é", "{{", "}", " ", "job", "1"}
+	for _, tmpl := range templates {
+		for _, a := range values {
+			for _, b := range []string{"", "svc-2", "1m", `"`, "le"} {
+				vals := map[string]Value{"args.a": {Text: a}, "args.b": {Text: b}}
+				sub := Substitute(tmpl, func(tag string) (Value, bool) { v, ok := vals[tag]; return v, ok })
+				got := SummarizeSubstitution(sub)
+				want := summarize(sub.Query)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("SummarizeSubstitution(%q) = %+v, want %+v", sub.Query, *got, *want)
+				}
+			}
+		}
+	}
+}
+
+// TestSummarizeSubstitutionSharesTheParse checks that Rollouts passing
+// different service names to one template cost one parse.
+func TestSummarizeSubstitutionSharesTheParse(t *testing.T) {
+	const tmpl = `sum(rate(requests_total{service="{{args.svc}}",code!~"5.."}[1m]))`
+	for i := 0; i < 20; i++ {
+		svc := fmt.Sprintf("shared-shape-%02d", i)
+		sub := Substitute(tmpl, func(string) (Value, bool) { return Value{Text: svc}, true })
+		s := SummarizeSubstitution(sub)
+		if s.Err != nil || len(s.Matchers) != 2 || s.Matchers[0].Value != svc {
+			t.Fatalf("SummarizeSubstitution(%q) = %+v", sub.Query, s)
+		}
+		if summaries.Has(sub.Query) {
+			t.Fatalf("%q was parsed as written, not by its shape", sub.Query)
+		}
+	}
+}

@@ -35,8 +35,9 @@ type Effective struct {
 	Host string
 	// Rules are the DestinationRules merged at that level, in load order.
 	Rules []*graph.Resource
-	// subsets maps a subset name to the first rule defining it.
-	subsets map[string]*graph.Resource
+	// defs are the merged rules, in the order of Rules: Subset scans their
+	// subset names (a handful) instead of a map built for every lookup.
+	defs []*destRule
 }
 
 // Found reports whether any DestinationRule applies.
@@ -44,7 +45,14 @@ func (e Effective) Found() bool { return len(e.Rules) > 0 }
 
 // Subset returns the DestinationRule that defines the subset for this
 // client, or nil.
-func (e Effective) Subset(name string) *graph.Resource { return e.subsets[name] }
+func (e Effective) Subset(name string) *graph.Resource {
+	for _, d := range e.defs {
+		if slices.Contains(d.subsets, name) {
+			return d.res
+		}
+	}
+	return nil
+}
 
 // Has reports whether r is one of the applying rules.
 func (e Effective) Has(r *graph.Resource) bool { return slices.Contains(e.Rules, r) }
@@ -166,7 +174,7 @@ func (m *Model) pick(host string, ns string, in, keep func(*destRule) bool) Effe
 			}
 		}
 	}
-	e := Effective{Host: match, subsets: map[string]*graph.Resource{}}
+	e := Effective{Host: match}
 	for _, d := range list {
 		if in(d) && (keep == nil || keep(d)) {
 			e.add(d)
@@ -186,11 +194,7 @@ func anyIn(ds []*destRule, in func(*destRule) bool) bool {
 
 func (e *Effective) add(d *destRule) {
 	e.Rules = append(e.Rules, d.res)
-	for _, s := range d.subsets {
-		if _, dup := e.subsets[s]; !dup {
-			e.subsets[s] = d.res
-		}
-	}
+	e.defs = append(e.defs, d)
 }
 
 // DestinationRuleExport is where a DestinationRule can apply: its exportTo,

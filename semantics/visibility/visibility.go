@@ -97,11 +97,14 @@ var models = graph.NewMemo[*Model]("visibility.Of")
 func Of(g *graph.Graph) *Model { return models.Get(g, func() *Model { return build(g) }) }
 
 func build(g *graph.Graph) *Model {
-	m := &Model{g: g, services: map[string][]*Service{}, byNS: map[string][]*Service{},
-		drByHost: map[string][]*destRule{}, drIndex: map[string]*nsRules{}, vsByHost: map[string][]*graph.Resource{}, sidecarsFrom: map[string][]string{},
-		destinationOf: map[string][]*graph.Resource{},
+	// Sized for a bundle's usual one host per Service, DestinationRule and
+	// VirtualService, so they do not grow step by step.
+	svcs, drs, vss := len(g.OfKind(kinds.Service)), len(g.OfKind(kinds.DestinationRule)), len(g.OfKind(kinds.VirtualService))
+	m := &Model{g: g, services: make(map[string][]*Service, svcs), byNS: map[string][]*Service{},
+		drByHost: make(map[string][]*destRule, drs), drIndex: map[string]*nsRules{}, vsByHost: make(map[string][]*graph.Resource, vss), sidecarsFrom: map[string][]string{},
+		destinationOf: make(map[string][]*graph.Resource, vss),
 		sidecars:      map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
-		named: map[string]bool{}, vsHosts: map[*graph.Resource][]string{}}
+		named: map[string]bool{}, vsHosts: make(map[*graph.Resource][]string, vss)}
 	m.Mesh = readMesh(g)
 	m.named[m.Mesh.RootNamespace] = true
 	for _, r := range g.Resources {
