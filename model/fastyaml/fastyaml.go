@@ -123,6 +123,11 @@ func decodeTrusted(src string, sel *Fields) (obj map[string]any, ok bool) {
 func decodeWith(src string, maxNodes int, sel *Fields, trusted bool) (obj map[string]any, ok bool) {
 	p := scratch.Get().(*parser)
 	defer p.release()
+	return p.decode(src, maxNodes, sel, trusted)
+}
+
+// decode is decodeWith on p.
+func (p *parser) decode(src string, maxNodes int, sel *Fields, trusted bool) (obj map[string]any, ok bool) {
 	clear(p.made)
 	*p = parser{src: src, budget: maxNodes, pairs: p.pairs[:0], items: p.items[:0], keys: p.keys[:0], buf: p.buf[:0], free: p.free, made: p.made[:0], sel: sel, trusted: trusted}
 	if !p.documentStart() {
@@ -232,6 +237,12 @@ const (
 // may be kept: they are never reused).
 func Recycle(obj map[string]any) {
 	p := scratch.Get().(*parser)
+	p.recycleResult(obj)
+	scratch.Put(p)
+}
+
+// recycleResult is Recycle on p.
+func (p *parser) recycleResult(obj map[string]any) {
 	if p.last != nil && p.last == mapID(obj) {
 		// The parser that decoded obj (usually: the pool is per CPU) knows
 		// its maps already.
@@ -241,9 +252,17 @@ func Recycle(obj map[string]any) {
 		clear(p.made)
 		p.made, p.last = p.made[:0], nil
 	} else {
-		p.recycle(obj)
+		// Not decoded here, or not last: every map but the root. The
+		// parser that decoded obj may still name its root as its last
+		// result; were the root reused as another result's root, Recycle
+		// of that result on that parser would take its stale record of
+		// obj's maps (handed out here) for the new result's and hand them
+		// out again, to documents decoded while others still use them. A
+		// root that is never reused keeps the record from matching.
+		for _, e := range obj {
+			p.recycle(e)
+		}
 	}
-	scratch.Put(p)
 }
 
 // keep adds an unreferenced map to the free list if it is small.
