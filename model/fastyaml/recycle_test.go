@@ -136,3 +136,52 @@ func TestDecodeRecordsTheMapsOfItsResult(t *testing.T) {
 	}
 	t.Fatal("never got the decoding parser back from the pool")
 }
+
+// A result recycled by another parser than the one that decoded it (the
+// goroutine moved to another CPU in between, or another goroutine took the
+// decoding parser from the pool) must not let the decoding parser hand out
+// the result's maps later: its record of them is stale. The decoding
+// parser still names the result's root as its last result, so if that root
+// were reused as the root of another result, Recycle of that result on the
+// decoding parser took the stale record for the result's maps, and two
+// parsers handed out the same maps: two live documents sharing a map, which
+// a webhook's concurrent reviews then write and iterate at once ("fatal
+// error: concurrent map iteration and map write").
+func TestRecycleOnAnotherParserLeavesNoStaleRecord(t *testing.T) {
+	docA := "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  labels: {app: web}\nspec:\n  ports:\n  - {port: 80, name: http}\n"
+	docB := "a: 1\n" // a result whose only map is its root
+	docC := "metadata:\n  labels: {x: c}\nspec: {c: 1}\n"
+	docD := "metadata:\n  labels: {y: d}\nspec: {d: 2}\n"
+	decode := func(p *parser, doc string) map[string]any {
+		t.Helper()
+		obj, ok := p.decode(doc, DefaultMaxNodes, nil, false)
+		if !ok {
+			t.Fatalf("declined %q", doc)
+		}
+		return obj
+	}
+	dec, other := new(parser), new(parser)
+	a := decode(dec, docA)
+	other.recycleResult(a) // recycled elsewhere: dec's record of a's maps is stale
+	b := decode(other, docB)
+	dec.recycleResult(b) // on the parser that decoded a, not b
+	// The two parsers' free lists must not share a map.
+	seen := map[unsafe.Pointer]bool{}
+	for _, m := range other.free {
+		seen[mapID(m)] = true
+	}
+	for _, m := range dec.free {
+		if seen[mapID(m)] {
+			t.Fatal("two parsers hold the same recycled map")
+		}
+	}
+	// And so documents decoded on each do not share one.
+	c := decode(dec, docC)
+	wantC, _ := DecodeLimit([]byte(docC), DefaultMaxNodes)
+	for range 4 {
+		other.decode(docD, DefaultMaxNodes, nil, false)
+	}
+	if !reflect.DeepEqual(c, wantC) {
+		t.Fatalf("a document changed when another was decoded: %v, want %v", c, wantC)
+	}
+}
