@@ -154,16 +154,21 @@ func decodeMessage(m protoreflect.Message, v map[string]any) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
-		if od := fd.ContainingOneof(); od != nil {
-			// jsonpb sets fields in declaration order, so of two members of
-			// one oneof the later-declared one wins.
-			if cur := m.WhichOneof(od); cur != nil && cur.Index() > fd.Index() {
-				continue
-			}
-		}
-		m.Set(fd, val)
+		setField(m, fd, val)
 	}
 	return nil
+}
+
+// setField sets a decoded field as jsonpb would: it sets fields in
+// declaration order, so of two members of one oneof the later-declared one
+// wins whatever the order in the document.
+func setField(m protoreflect.Message, fd protoreflect.FieldDescriptor, val protoreflect.Value) {
+	if od := fd.ContainingOneof(); od != nil {
+		if cur := m.WhichOneof(od); cur != nil && cur.Index() > fd.Index() {
+			return
+		}
+	}
+	m.Set(fd, val)
 }
 
 func decodeList(l protoreflect.List, fd protoreflect.FieldDescriptor, raw any) error {

@@ -155,12 +155,7 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int, strict b
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
-		if od := fd.ContainingOneof(); od != nil {
-			if cur := m.WhichOneof(od); cur != nil && cur.Index() > fd.Index() {
-				continue
-			}
-		}
-		m.Set(fd, val)
+		setField(m, fd, val)
 	}
 	return nil
 }
