@@ -48,7 +48,7 @@ func goClean(s *goSchema, v any) bool {
 			if k == "<<" {
 				continue // skipped by CheckGo too
 			}
-			f, ok := s.fields[k]
+			f, ok := s.body().fields[k]
 			if !ok || !goClean(f, x) {
 				return false
 			}
@@ -60,7 +60,7 @@ func goClean(s *goSchema, v any) bool {
 			return false
 		}
 		for _, x := range m {
-			if !goClean(s.elem, x) {
+			if !goClean(s.body().elem, x) {
 				return false
 			}
 		}
@@ -74,7 +74,7 @@ func goClean(s *goSchema, v any) bool {
 			return false
 		}
 		for _, x := range l {
-			if !goClean(s.elem, x) {
+			if !goClean(s.body().elem, x) {
 				return false
 			}
 		}

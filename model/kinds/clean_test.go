@@ -65,7 +65,7 @@ func TestRecursiveTypeConcurrentFirstUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if goSchemaOf(typ).fields["next"] != goSchemaOf(typ) {
+	if goSchemaOf(typ).body().fields["next"] != goSchemaOf(typ) {
 		t.Error("the recursive field does not point back at its own schema")
 	}
 }

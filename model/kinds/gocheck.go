@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,21 +20,54 @@ var (
 )
 
 // goSchema is a Go type compiled for the schema walks: what its JSON decoding
-// accepts, with the field table of structs (inline structs flattened). It is
-// built once per root type and shared by CheckGo and GoClean.
+// accepts, with the field table of structs (inline structs flattened). There
+// is one per Go type, shared by CheckGo, GoClean, DecodeGo and DecodeTape.
+// What a node says of its own type is set when it is made; what it says of
+// the types below it (the body) is compiled on first use, so a process pays
+// only for the part of a type graph its documents reach (a Rollout's graph is
+// some 470 types, most of which a small bundle never touches).
 type goSchema struct {
 	name   string       // the Go type name, for messages
 	kind   reflect.Kind // after dereferencing pointers
 	custom bool         // the type decodes its own JSON: anything goes...
 	text   bool         // ...except, for text types, a collection
 	bytes  bool         // []byte: base64 text, not a list
-	elem   *goSchema    // maps, slices and arrays
+	accept scalarClass  // the scalars a scalar kind takes
+
+	reg   *goRegistry  // where the body's nodes come from
+	typ   reflect.Type // the type the body is compiled from
+	ready atomic.Bool  // lazy is compiled; decoders run on every CPU
+	mu    sync.Mutex   // held while lazy is compiled
+	lazy  goBody
+}
+
+// goBody is the part of a goSchema that refers to other schemas.
+type goBody struct {
+	elem   *goSchema // maps, slices and arrays
 	fields map[string]*goSchema
-	accept scalarClass // the scalars a scalar kind takes
-	plan   *goPlan     // structs: how DecodeGo fills them
+	plan   *goPlan // structs: how DecodeGo fills them
 	// byKey is, for structs, fields and plan.byName side by side: what one
 	// look-up of a key gives DecodeTape's walk.
 	byKey map[string]keyFields
+}
+
+// body returns s's body, compiling it on first use. Compiling it only makes
+// the nodes of the types it names, never their bodies, so no compilation waits
+// for another and recursive types need no care.
+func (s *goSchema) body() *goBody {
+	if !s.ready.Load() { // the walks' hot path: one load, no closure
+		s.compileOnce()
+	}
+	return &s.lazy
+}
+
+func (s *goSchema) compileOnce() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.ready.Load() {
+		s.compileBody()
+		s.ready.Store(true)
+	}
 }
 
 // keyFields is what a struct's key names: the schema the strict walks check
@@ -46,80 +80,84 @@ type keyFields struct {
 	fused  bool
 }
 
-var (
-	goSchemas   sync.Map // reflect.Type → *goSchema, complete graphs only
-	goSchemasMu sync.Mutex
-)
+// goRegistry holds the one node of each type (pointers dereferenced):
+// reflect.Type → *goSchema. Nodes are compared by identity (keyFields.fused).
+type goRegistry struct{ nodes sync.Map }
 
-// goSchemaOf returns the compiled schema of t, building it on first use.
-func goSchemaOf(t reflect.Type) *goSchema {
-	if s, ok := goSchemas.Load(t); ok {
+// goSchemas is the process's registry; tests make fresh ones.
+var goSchemas goRegistry
+
+// goSchemaOf returns the schema node of t, making it on first use; its body
+// is compiled when a walk first needs it.
+func goSchemaOf(t reflect.Type) *goSchema { return goSchemas.of(t) }
+
+func (r *goRegistry) of(t reflect.Type) *goSchema {
+	if s, ok := r.nodes.Load(t); ok {
 		return s.(*goSchema)
 	}
-	goSchemasMu.Lock()
-	defer goSchemasMu.Unlock()
-	if s, ok := goSchemas.Load(t); ok {
-		return s.(*goSchema)
+	it := indirect(t)
+	if it != t {
+		if s, ok := r.nodes.Load(it); ok {
+			return s.(*goSchema)
+		}
 	}
-	// Recursive types refer back to schemas still being built, so nothing is
-	// published before the whole graph is done.
-	built := map[reflect.Type]*goSchema{}
-	s := compileGo(t, built)
-	for bt, bs := range built {
-		goSchemas.LoadOrStore(bt, bs)
-	}
-	goSchemas.Store(t, s)
-	return s
+	s, _ := r.nodes.LoadOrStore(it, newGoSchema(r, it))
+	return s.(*goSchema)
 }
 
-func compileGo(t reflect.Type, built map[reflect.Type]*goSchema) *goSchema {
-	t = indirect(t)
-	if s, ok := built[t]; ok {
-		return s
-	}
-	if s, ok := goSchemas.Load(t); ok {
-		return s.(*goSchema)
-	}
-	s := &goSchema{name: t.Name(), kind: t.Kind()}
-	built[t] = s
+// newGoSchema makes the node of t, a type that is not a pointer, without its
+// body.
+func newGoSchema(r *goRegistry, t reflect.Type) *goSchema {
+	s := &goSchema{name: t.Name(), kind: t.Kind(), reg: r, typ: t}
 	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || t.Implements(jsonUnmarshaler) {
 		s.custom = true
 		s.text = reflect.PointerTo(t).Implements(textUnmarshaler)
 		return s
 	}
 	switch t.Kind() {
-	case reflect.Struct:
-		s.fields = map[string]*goSchema{}
-		addGoFields(t, s.fields, built)
-		s.plan = &goPlan{byName: map[string][]goField{}}
-		addPlanFields(t, nil, s.plan, built)
-		s.byKey = make(map[string]keyFields, len(s.fields))
-		for name, check := range s.fields {
-			fs := s.plan.byName[name]
-			s.byKey[name] = keyFields{check: check, fields: fs, fused: len(fs) == 1 && fs[0].schema == check}
-		}
-		for name, fs := range s.plan.byName {
-			if _, ok := s.byKey[name]; !ok {
-				s.byKey[name] = keyFields{fields: fs}
-			}
-		}
-	case reflect.Map:
-		s.elem = compileGo(t.Elem(), built)
+	case reflect.Struct, reflect.Map:
 	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
-			s.bytes = true
-		} else {
-			s.elem = compileGo(t.Elem(), built)
-		}
+		s.bytes = t.Elem().Kind() == reflect.Uint8
 	default:
 		s.accept = goAccepts(t.Kind())
 	}
 	return s
 }
 
+// compileBody fills s.lazy; only compileOnce calls it.
+func (s *goSchema) compileBody() {
+	if s.custom {
+		return
+	}
+	t, b := s.typ, &s.lazy
+	switch t.Kind() {
+	case reflect.Struct:
+		b.fields = map[string]*goSchema{}
+		addGoFields(s.reg, t, b.fields)
+		b.plan = &goPlan{byName: map[string][]goField{}}
+		addPlanFields(s.reg, t, nil, b.plan)
+		b.byKey = make(map[string]keyFields, len(b.fields))
+		for name, check := range b.fields {
+			fs := b.plan.byName[name]
+			b.byKey[name] = keyFields{check: check, fields: fs, fused: len(fs) == 1 && fs[0].schema == check}
+		}
+		for name, fs := range b.plan.byName {
+			if _, ok := b.byKey[name]; !ok {
+				b.byKey[name] = keyFields{fields: fs}
+			}
+		}
+	case reflect.Map:
+		b.elem = s.reg.of(t.Elem())
+	case reflect.Slice, reflect.Array:
+		if !s.bytes {
+			b.elem = s.reg.of(t.Elem())
+		}
+	}
+}
+
 // addGoFields adds the JSON fields of struct t to fields, flattening inline
 // and untagged embedded structs; the first of two same-named fields wins.
-func addGoFields(t reflect.Type, fields map[string]*goSchema, built map[reflect.Type]*goSchema) {
+func addGoFields(r *goRegistry, t reflect.Type, fields map[string]*goSchema) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -128,7 +166,7 @@ func addGoFields(t reflect.Type, fields map[string]*goSchema, built map[reflect.
 		}
 		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
 			if et := indirect(f.Type); et.Kind() == reflect.Struct {
-				addGoFields(et, fields, built)
+				addGoFields(r, et, fields)
 				continue
 			}
 		}
@@ -139,7 +177,7 @@ func addGoFields(t reflect.Type, fields map[string]*goSchema, built map[reflect.
 			name = f.Name
 		}
 		if _, dup := fields[name]; !dup {
-			fields[name] = compileGo(f.Type, built)
+			fields[name] = r.of(f.Type)
 		}
 	}
 }
@@ -205,10 +243,10 @@ func checkGo(s *goSchema, n *yaml.Node, p fieldPath, report func(FieldProblem)) 
 				continue
 			}
 			child := p.key(k.Value)
-			fs, ok := s.fields[k.Value]
+			fs, ok := s.body().fields[k.Value]
 			if !ok {
 				hint := ""
-				if sug := suggestName(k.Value, s.fields); sug != "" {
+				if sug := suggestName(k.Value, s.body().fields); sug != "" {
 					hint = fmt.Sprintf(" (did you mean %q?)", sug)
 				}
 				report(FieldProblem{Path: child.String(), Node: k, Unknown: true,
@@ -225,7 +263,7 @@ func checkGo(s *goSchema, n *yaml.Node, p fieldPath, report func(FieldProblem)) 
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			child := p.key(n.Content[i].Value)
-			checkGo(s.elem, n.Content[i+1], child, report)
+			checkGo(s.body().elem, n.Content[i+1], child, report)
 		}
 	case reflect.Slice, reflect.Array:
 		if s.bytes { // []byte is base64 text
@@ -238,7 +276,7 @@ func checkGo(s *goSchema, n *yaml.Node, p fieldPath, report func(FieldProblem)) 
 		}
 		for i, c := range n.Content {
 			child := p.at(i)
-			checkGo(s.elem, c, child, report)
+			checkGo(s.body().elem, c, child, report)
 		}
 	case reflect.Interface:
 		return

@@ -44,7 +44,7 @@ type goField struct {
 }
 
 // addPlanFields adds the fields of struct t, at index prefix, to p.
-func addPlanFields(t reflect.Type, prefix []int, p *goPlan, built map[reflect.Type]*goSchema) {
+func addPlanFields(r *goRegistry, t reflect.Type, prefix []int, p *goPlan) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		index := append(slices.Clip(prefix), i)
@@ -59,10 +59,10 @@ func addPlanFields(t reflect.Type, prefix []int, p *goPlan, built map[reflect.Ty
 			p.unsupported = fmt.Sprintf("field %s.%s: tag %q", t, f.Name, f.Tag.Get("json"))
 			continue
 		}
-		fs := compileGo(f.Type, built)
+		fs := r.of(f.Type)
 		switch {
 		case whole && f.Type.Kind() == reflect.Struct && !fs.custom:
-			addPlanFields(f.Type, index, p, built)
+			addPlanFields(r, f.Type, index, p)
 		case whole:
 			p.whole = append(p.whole, goField{index: index, schema: fs})
 		default:
@@ -135,7 +135,7 @@ func DecodeGoFresh(typed any, obj map[string]any, skip string) error {
 	dv := pv.Elem()
 	s := goSchemaOf(dv.Type())
 	_, has := obj[skip]
-	if has && (s.kind != reflect.Struct || s.custom || len(s.plan.whole) > 0 || dv.Kind() == reflect.Pointer) {
+	if has && (s.kind != reflect.Struct || s.custom || len(s.body().plan.whole) > 0 || dv.Kind() == reflect.Pointer) {
 		// Something here would read obj as a whole: give it obj without skip.
 		rest := make(map[string]any, len(obj))
 		for k, v := range obj {
@@ -148,10 +148,10 @@ func DecodeGoFresh(typed any, obj map[string]any, skip string) error {
 	if !has {
 		return decodeGo(s, obj, dv)
 	}
-	if s.plan.unsupported != "" {
-		return fmt.Errorf("%w: %s", errGoDecode, s.plan.unsupported)
+	if s.body().plan.unsupported != "" {
+		return fmt.Errorf("%w: %s", errGoDecode, s.body().plan.unsupported)
 	}
-	return decodeGoFields(s.plan, obj, dv, skip)
+	return decodeGoFields(s.body().plan, obj, dv, skip)
 }
 
 var (
@@ -205,7 +205,7 @@ func decodeGo(s *goSchema, v any, dv reflect.Value) error {
 		if !ok {
 			return fmt.Errorf("%w: %T into struct %s", errNotConvertible, v, dv.Type())
 		}
-		return decodeGoStruct(s.plan, m, dv)
+		return decodeGoStruct(s.body().plan, m, dv)
 	case reflect.Map:
 		return decodeGoMap(s, v, dv)
 	}
@@ -315,7 +315,7 @@ func decodeGoMap(s *goSchema, v any, dv reflect.Value) error {
 	kt, et := dt.Key(), dt.Elem()
 	for k, x := range m {
 		elem := reflect.New(et).Elem()
-		if err := decodeGo(s.elem, x, elem); err != nil {
+		if err := decodeGo(s.body().elem, x, elem); err != nil {
 			return err
 		}
 		out.SetMapIndex(reflect.ValueOf(k).Convert(kt), elem)
@@ -368,7 +368,7 @@ func decodeGoSlice(s *goSchema, v any, dv reflect.Value) error {
 	}
 	out := reflect.MakeSlice(dt, len(l), len(l))
 	for i, x := range l {
-		if err := decodeGo(s.elem, x, out.Index(i)); err != nil {
+		if err := decodeGo(s.body().elem, x, out.Index(i)); err != nil {
 			return err
 		}
 	}

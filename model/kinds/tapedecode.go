@@ -51,7 +51,7 @@ func (k *Kind) DecodeTape(typed any, t *fastyaml.Tape) bool {
 		return false
 	}
 	// DecodeGoFresh skipping spec, where it needs no copy of the object.
-	if s.kind != reflect.Struct || s.custom || len(s.plan.whole) > 0 || s.plan.unsupported != "" {
+	if s.kind != reflect.Struct || s.custom || len(s.body().plan.whole) > 0 || s.body().plan.unsupported != "" {
 		return false
 	}
 	// The spec's ProtoClean goes with its decoding (ks.spec is the
@@ -71,7 +71,7 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 	if e.Kind == fastyaml.EvNull {
 		return nil // clean, and decodeGo leaves the zero value
 	}
-	structs := e.Kind == fastyaml.EvMap && s.kind == reflect.Struct && s.plan.unsupported == ""
+	structs := e.Kind == fastyaml.EvMap && s.kind == reflect.Struct && s.body().plan.unsupported == ""
 	lists := e.Kind == fastyaml.EvSeq && s.kind == reflect.Slice && !s.bytes && indirect(dv.Type()) != stringSliceType
 	if s.custom || !structs && !lists {
 		if !tapeClean(s, t, i) {
@@ -92,7 +92,7 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 		out := reflect.MakeSlice(dv.Type(), n, n)
 		k := 0
 		for j := i + 1; j < e.End; j = t.Next(j) {
-			if err := cleanDecodeTape(s.elem, t, j, out.Index(k)); err != nil {
+			if err := cleanDecodeTape(s.body().elem, t, j, out.Index(k)); err != nil {
 				return err
 			}
 			k++
@@ -103,9 +103,9 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 	if err := cleanDecodeFields(s, t, i, dv, ""); err != nil {
 		return err
 	}
-	if len(s.plan.whole) > 0 {
+	if len(s.body().plan.whole) > 0 {
 		m := t.Value(i)
-		for _, f := range s.plan.whole {
+		for _, f := range s.body().plan.whole {
 			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
 				return err
 			}
@@ -115,13 +115,13 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 }
 
 // cleanDecodeFields is, for the mapping at event i, tapeClean of the struct
-// s's fields and decodeTapeFields(s.plan, t, i, dv, skip) in one walk (the
+// s's fields and decodeTapeFields of its plan in one walk (the
 // key skip is checked, not decoded).
 func cleanDecodeFields(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value, skip string) error {
 	end := t.Events[i].End
 	for j := i + 1; j < end; j = t.Next(j + 1) {
 		key, v := t.Str(j), j+1
-		kf := s.byKey[key]
+		kf := s.body().byKey[key]
 		switch {
 		case key == "<<": // not checked (CheckGo skips it), but decoded
 		case kf.check == nil:
@@ -172,7 +172,7 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 			if key == "<<" {
 				continue // skipped by CheckGo too
 			}
-			f, ok := s.fields[key]
+			f, ok := s.body().fields[key]
 			if !ok || !tapeClean(f, t, j+1) {
 				return false
 			}
@@ -183,7 +183,7 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 			return false
 		}
 		for j := i + 1; j < e.End; j = t.Next(j + 1) {
-			if !tapeClean(s.elem, t, j+1) {
+			if !tapeClean(s.body().elem, t, j+1) {
 				return false
 			}
 		}
@@ -196,7 +196,7 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 			return false
 		}
 		for j := i + 1; j < e.End; j = t.Next(j) {
-			if !tapeClean(s.elem, t, j) {
+			if !tapeClean(s.body().elem, t, j) {
 				return false
 			}
 		}
@@ -235,9 +235,9 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	switch {
 	case s.custom:
 	case s.kind == reflect.Struct:
-		direct = e.Kind == fastyaml.EvMap && s.plan.unsupported == ""
+		direct = e.Kind == fastyaml.EvMap && s.body().plan.unsupported == ""
 	case s.kind == reflect.Map:
-		direct = e.Kind == fastyaml.EvMap && s.elem != nil && !isGenericMap(dv.Type())
+		direct = e.Kind == fastyaml.EvMap && s.body().elem != nil && !isGenericMap(dv.Type())
 	case s.kind == reflect.Slice:
 		direct = e.Kind == fastyaml.EvSeq && !s.bytes
 	}
@@ -251,7 +251,7 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	}
 	switch s.kind {
 	case reflect.Struct:
-		return decodeTapeStruct(s.plan, t, i, dv)
+		return decodeTapeStruct(s.body().plan, t, i, dv)
 	case reflect.Map:
 		return decodeTapeMap(s, t, i, dv)
 	}
@@ -339,7 +339,7 @@ func decodeTapeMap(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error
 	kt, et := dt.Key(), dt.Elem()
 	for j := i + 1; j < end; j = t.Next(j + 1) {
 		elem := reflect.New(et).Elem()
-		if err := decodeTape(s.elem, t, j+1, elem); err != nil {
+		if err := decodeTape(s.body().elem, t, j+1, elem); err != nil {
 			return err
 		}
 		out.SetMapIndex(reflect.ValueOf(t.Str(j)).Convert(kt), elem)
@@ -374,7 +374,7 @@ func decodeTapeSlice(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 	out := reflect.MakeSlice(dt, n, n)
 	k := 0
 	for j := i + 1; j < end; j = t.Next(j) {
-		if err := decodeTape(s.elem, t, j, out.Index(k)); err != nil {
+		if err := decodeTape(s.body().elem, t, j, out.Index(k)); err != nil {
 			return err
 		}
 		k++
