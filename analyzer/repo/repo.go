@@ -158,7 +158,7 @@ func lint(paths []string, opts Options) (*Report, error) {
 	if root == "" && len(paths) > 0 {
 		root = FindRoot(paths[0])
 	}
-	uopts := units.Options{RepoRoot: root, Exclude: opts.Load.Exclude, FollowSymlinks: opts.Load.FollowSymlinks}
+	uopts := units.Options{RepoRoot: root, Exclude: opts.Load.Exclude, FollowSymlinks: opts.Load.FollowSymlinks, Limits: opts.Render.Limits}
 	var selected []*units.Unit
 	var reported map[string]bool // nil: everything
 	var loose []string

@@ -84,6 +84,10 @@ func (r *Renderer) Render(u *units.Unit) *Result {
 				continue
 			}
 			res.Files = append(res.Files, f)
+			if in, ok := u.Inputs[f]; ok { // read by discovery, with these limits
+				res.Inputs = append(res.Inputs, in)
+				continue
+			}
 			in, err := load.ReadFile(f, load.Options{Limits: r.opts.Limits})
 			if err != nil {
 				res.fail(graph.Position{File: f, Line: 1, Column: 1, EndLine: 1, EndColumn: 2}, "%v", err)

@@ -248,3 +248,37 @@ spec:
 		}
 	}
 }
+
+// TestDirectoryUnitRendersWhatDiscoveryRead checks that a directory unit is
+// rendered from the bytes discovery read (Unit.Inputs), not from a second
+// read of the file, and that a file discovery did not keep is read.
+func TestDirectoryUnitRendersWhatDiscoveryRead(t *testing.T) {
+	const first = "apiVersion: v1\nkind: Service\nmetadata: {name: first}\n"
+	dir := writeTree(t, map[string]string{"raw/a.yaml": first, "raw/b.yaml": first})
+	set, err := units.Discover([]string{dir}, units.Options{RepoRoot: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Units) != 1 || set.Units[0].Kind != units.Directory {
+		t.Fatalf("units %v, want one directory unit", set.Units)
+	}
+	u := set.Units[0]
+	a, b := filepath.Join(dir, "raw", "a.yaml"), filepath.Join(dir, "raw", "b.yaml")
+	delete(u.Inputs, b)
+	const second = "apiVersion: v1\nkind: Service\nmetadata: {name: second}\n"
+	for _, f := range []string{a, b} {
+		if err := os.WriteFile(f, []byte(second), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]string{}
+	for _, in := range New(Options{}).Render(u).Inputs {
+		got[in.Path] = string(in.Data)
+	}
+	if got[a] != first {
+		t.Errorf("a.yaml rendered as %q, want the bytes discovery read", got[a])
+	}
+	if got[b] != second {
+		t.Errorf("b.yaml rendered as %q, want the file as it is now", got[b])
+	}
+}

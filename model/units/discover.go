@@ -27,6 +27,10 @@ type Options struct {
 	// FollowSymlinks follows symlinks that leave the walked tree
 	// (--follow-symlinks); without it they are skipped, as a lint skips them.
 	FollowSymlinks bool
+	// Limits are the renderer's: manifests are read as the loader reads
+	// them (load.ReadFile), so the bytes read to find Applications are the
+	// ones a directory unit is rendered from (Unit.Inputs).
+	Limits load.Limits
 }
 
 // dirInfo is what one directory of the tree holds.
@@ -174,14 +178,18 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 		}
 	}
 	// Applications, from every manifest file outside charts and kustomizations.
+	read := map[string]load.Input{} // what directory units may keep (Unit.Inputs)
 	for _, d := range order {
 		if inChart(d) {
 			continue
 		}
 		for _, f := range dirs[d].manifests {
-			data, err := os.ReadFile(f)
+			in, data, keep, err := readManifest(f, opts.Limits)
 			if err != nil {
-				return nil, fmt.Errorf("reading %s: %w", f, err)
+				return nil, err
+			}
+			if keep {
+				read[f] = in
 			}
 			set.Applications = append(set.Applications, applicationsIn(f, data)...)
 		}
@@ -231,6 +239,22 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 			set.Units = append(set.Units, &Unit{Kind: Directory, Dir: d, Files: files, Group: "plain"})
 		}
 	}
+	// Directory units keep the bytes read above, so the render does not
+	// read their files again; the bytes of files no directory unit loads
+	// are dropped with read.
+	for _, u := range set.Units {
+		if u.Kind != Directory {
+			continue
+		}
+		for _, f := range u.Files {
+			if in, ok := read[f]; ok {
+				if u.Inputs == nil {
+					u.Inputs = make(map[string]load.Input, len(u.Files))
+				}
+				u.Inputs[f] = in
+			}
+		}
+	}
 	// Ownership, for files given alone.
 	for _, u := range set.Units {
 		for _, f := range ownedFiles(u, dirs, kusts, inChart) {
@@ -242,6 +266,33 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 	}
 	set.sort()
 	return set, nil
+}
+
+// readManifest reads a manifest file as the loader does (load.ReadFile: no
+// more than the file-size limit, whose RL0005 finding the loader reports)
+// and returns what a directory unit may keep (keep false: nothing, the
+// render reads the file again and reports what the loader says of it) with
+// the bytes to find Applications in: the same bytes or, for a file the loader
+// does not read whole (over the limit) or at all, the whole file, as
+// discovery has always searched it.
+func readManifest(f string, limits load.Limits) (in load.Input, data []byte, keep bool, err error) {
+	in, lerr := load.ReadFile(f, load.Options{Limits: limits})
+	if lerr == nil && int64(len(in.Data)) <= maxFileBytes(limits) {
+		return in, in.Data, true, nil
+	}
+	data, err = os.ReadFile(f)
+	if err != nil {
+		return load.Input{}, nil, false, fmt.Errorf("reading %s: %w", f, err)
+	}
+	return in, data, lerr == nil, nil
+}
+
+// maxFileBytes is the file-size limit limits set.
+func maxFileBytes(limits load.Limits) int64 {
+	if limits.MaxFileBytes > 0 {
+		return limits.MaxFileBytes
+	}
+	return load.DefaultMaxFileBytes
 }
 
 func appendUnique(us []*Unit, u *Unit) []*Unit {

@@ -38,6 +38,9 @@ type Unit struct {
 	// Skipped are the files of Files that must not be read (a pipe, a
 	// symlink out of the tree), with the reason: each is an RL0011 finding.
 	Skipped map[string]load.Entry
+	// Inputs are the files of Files discovery read (load.ReadFile, with
+	// Options.Limits), so rendering the unit does not read them again.
+	Inputs map[string]load.Input
 	// App is the Argo CD Application that deploys the unit, or nil. Its
 	// source options (helm values, kustomize overrides, directory
 	// recurse/include/exclude) shape the render.

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
 func writeTree(t *testing.T, files map[string]string) string {
@@ -118,6 +120,49 @@ func TestIsRemote(t *testing.T) {
 	for _, p := range []string{"../base", "rollout.yaml", "overlays/prod"} {
 		if IsRemote(p) {
 			t.Errorf("IsRemote(%q) = true", p)
+		}
+	}
+}
+
+// TestDirectoryUnitsKeepWhatDiscoveryRead checks that a directory unit
+// carries the bytes discovery read to find Applications, as the loader reads
+// them: a file over the size limit as far as the loader reads it (one byte
+// past the limit, which makes its RL0005), while an Application beyond the
+// limit is still found; files of other units are not kept.
+func TestDirectoryUnitsKeepWhatDiscoveryRead(t *testing.T) {
+	const limit = 200
+	app := "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: late}\nspec: {source: {path: raw}}\n"
+	big := manifest + "---\n# " + strings.Repeat("x", limit) + "\n---\n" + app
+	dir := writeTree(t, map[string]string{
+		"raw/a.yaml":              manifest,
+		"raw/big.yaml":            big,
+		"base/kustomization.yaml": "resources: [svc.yaml]\n",
+		"base/svc.yaml":           manifest,
+	})
+	set, err := Discover([]string{dir}, Options{RepoRoot: dir, Limits: load.Limits{MaxFileBytes: limit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Applications) != 1 || set.Applications[0].Name != "late" {
+		t.Errorf("Applications %v, want the one past the size limit", set.Applications)
+	}
+	kept := map[string]string{}
+	for _, u := range set.Units {
+		for f, in := range u.Inputs {
+			if u.Kind != Directory {
+				t.Errorf("a %s unit keeps %s", u.Kind, f)
+			}
+			r, _ := filepath.Rel(dir, f)
+			kept[filepath.ToSlash(r)] = string(in.Data)
+		}
+	}
+	want := map[string]string{"raw/a.yaml": manifest, "raw/big.yaml": big[:limit+1]}
+	if len(kept) != len(want) {
+		t.Errorf("kept %d files, want %d: %v", len(kept), len(want), kept)
+	}
+	for f, data := range want {
+		if kept[f] != data {
+			t.Errorf("%s kept as %q, want %q", f, kept[f], data)
 		}
 	}
 }
