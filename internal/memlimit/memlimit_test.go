@@ -149,6 +149,70 @@ func TestStartRaisesGOGCWhileTheHeapIsSmall(t *testing.T) {
 	}
 }
 
+func TestStartLoadsALargeBundleAtStartupGOGC(t *testing.T) {
+	restore(t)
+	for _, v := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Setenv(v, "")
+		if err := os.Unsetenv(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Enable()
+	Start()
+	medium := make([]byte, 2*SmallHeap)
+	for i := range medium {
+		medium[i] = byte(i)
+	}
+	waitGOGC(t, 100, "past SmallHeap live")
+	// A live heap that gets a limit of its own (LiveFactor times it is
+	// above Default) loads at the startup GOGC again.
+	big := make([]byte, int(math.Ceil(Default/LiveFactor)))
+	for i := range big {
+		big[i] = byte(i)
+	}
+	waitGOGC(t, StartupGCPercent, "once the bundle is sure to get a limit of its own")
+	runtime.KeepAlive(medium)
+	runtime.KeepAlive(big)
+}
+
+func TestStartUnderGOMEMLIMITLoadsAtTheDefault(t *testing.T) {
+	restore(t)
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOMEMLIMIT", "64GiB")
+	Enable()
+	Start()
+	big := make([]byte, int(math.Ceil(Default/LiveFactor))+2*SmallHeap)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	waitGOGC(t, 100, "with GOMEMLIMIT set, whatever the live heap")
+	for range 3 {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // the finalizer runs on its own goroutine
+	}
+	runtime.KeepAlive(big)
+	if p := gcPercent(); p != 100 {
+		t.Errorf("GOGC %d under GOMEMLIMIT, want 100", p)
+	}
+}
+
+// waitGOGC collects until Start's watch (a finalizer, on its own goroutine)
+// has set GOGC to want, or fails after 5 s.
+func waitGOGC(t *testing.T, want int, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for gcPercent() != want && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if p := gcPercent(); p != want {
+		t.Fatalf("GOGC %d, want %d %s", p, want, what)
+	}
+}
+
 func TestStartLeavesAChosenGOGC(t *testing.T) {
 	restore(t)
 	before := debug.SetGCPercent(100)

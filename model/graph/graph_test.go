@@ -351,3 +351,45 @@ func TestAppendFQDNIsFQDN(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedRouteKeys(t *testing.T) {
+	rollout := func(name, vs string) string {
+		return `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: ` + name + `}
+spec:
+  strategy:
+    canary:
+      trafficRouting:
+        istio:
+          virtualService: {name: ` + vs + `, routes: [main]}
+---
+`
+	}
+	vs := func(name string) string {
+		return `apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: ` + name + `}
+spec:
+  hosts: [` + name + `]
+  http:
+  - name: main
+    route: [{destination: {host: ` + name + `}}]
+---
+`
+	}
+	g := load.Inputs([]load.Input{{Path: "b.yaml", Data: []byte(rollout("a", "shared") + rollout("b", "shared") + rollout("c", "own") + vs("shared") + vs("own"))}}, load.Options{Namespace: "shop"})
+	x := g.Refs()
+	var want []graph.RouteKey
+	for _, k := range x.RouteKeys() {
+		if len(x.RouteUsers(k)) > 1 {
+			want = append(want, k)
+		}
+	}
+	if len(want) != 1 || want[0].VS.Name != "shared" || len(x.RouteKeys()) != 2 {
+		t.Fatalf("RouteKeys %v, shared %v: want two routes, one shared", x.RouteKeys(), want)
+	}
+	if got := x.SharedRouteKeys(); !reflect.DeepEqual(got, want) {
+		t.Errorf("SharedRouteKeys() = %v, want %v", got, want)
+	}
+}

@@ -178,6 +178,27 @@ func (x *References) RouteKeys() []RouteKey {
 	for k := range x.routeUsers {
 		keys = append(keys, k)
 	}
+	sortRouteKeys(keys)
+	return keys
+}
+
+// SharedRouteKeys returns the routes more than one Rollout use manages,
+// sorted as RouteKeys: a rule about shared routes need not sort (or visit)
+// the many routes a single Rollout manages.
+func (x *References) SharedRouteKeys() []RouteKey {
+	var keys []RouteKey
+	for k, users := range x.routeUsers {
+		if len(users) > 1 {
+			keys = append(keys, k)
+		}
+	}
+	sortRouteKeys(keys)
+	return keys
+}
+
+// sortRouteKeys sorts keys by VirtualService (namespace, name), kind and
+// index.
+func sortRouteKeys(keys []RouteKey) {
 	sort.Slice(keys, func(i, j int) bool {
 		a, b := keys[i], keys[j]
 		if a.VS != b.VS {
@@ -191,7 +212,6 @@ func (x *References) RouteKeys() []RouteKey {
 		}
 		return a.Index < b.Index
 	})
-	return keys
 }
 
 // ServiceUsers returns the Rollouts that reference a Service.

@@ -44,7 +44,7 @@ trafficRouting:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		x := p.Graph.Refs()
-		for _, k := range x.RouteKeys() {
+		for _, k := range x.SharedRouteKeys() { // a route one Rollout use manages is not shared
 			users := x.RouteUsers(k)
 			owners := map[graph.ObjectKey]bool{} // a Rollout defined twice is not sharing
 			for _, u := range users {
