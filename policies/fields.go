@@ -29,6 +29,15 @@ type fieldTree struct {
 	// merged[k] is sub[k] ∪ any, for the keys of sub when any is set: the
 	// fields of a mapping entry named both ways.
 	merged map[string]*fieldTree
+	// keys lists sub's entries (seal makes it): the converter visits them
+	// for every object, and ranging over a slice costs less than over a map.
+	keys []fieldKey
+}
+
+// fieldKey is one entry of a tree's sub.
+type fieldKey struct {
+	key string
+	sub *fieldTree
 }
 
 // step is one step of a field path: a mapping key, or any key or index.
@@ -105,6 +114,10 @@ func (t *fieldTree) seal() *fieldTree {
 		return t
 	}
 	t.merged = nil
+	t.keys = make([]fieldKey, 0, len(t.sub))
+	for k, sub := range t.sub {
+		t.keys = append(t.keys, fieldKey{k, sub})
+	}
 	if t.any != nil {
 		t.any.seal()
 		if len(t.sub) > 0 {
