@@ -30,10 +30,11 @@ import (
 // input does not outlive the lint, and each webhook request's graph takes its
 // input with it).
 type bundleInput struct {
-	once   sync.Once
-	kset   kindSet    // the kinds whose objects are converted
-	fields *fieldTree // the fields of those objects that are converted
-	conv   *converted
+	once      sync.Once
+	kset      kindSet    // the kinds whose objects are converted
+	fields    *fieldTree // the fields of those objects that are converted
+	templates bool       // whether the Rollouts' analysis templates are converted
+	conv      *converted
 }
 
 // converted holds the parts of the input. The items, refs and references are
@@ -61,26 +62,29 @@ type graphInputs struct {
 }
 
 // inputFor returns the converted input for g with the objects of at least
-// the kinds need, with at least the fields given, converting it on first use.
-// A conversion covers every kind and field the policies loaded so far need
-// (declaredKinds, allDeclaredFields), so all the policies of a lint share one.
-// Callers racing on the same graph wait for one conversion.
-func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
+// the kinds need, with at least the fields given, and with the Rollouts'
+// analysis templates if templates is set, converting it on first use. A
+// conversion covers every kind and field the policies loaded so far need
+// (declaredKinds, allDeclaredFields, declaredTemplates), so all the policies
+// of a lint share one. Callers racing on the same graph wait for one
+// conversion.
+func inputFor(g *graph.Graph, need kindSet, fields *fieldTree, templates bool) *bundleInput {
 	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {
-		if e.kset.covers(need) && coversOf(e.fields, fields) {
+		if e.kset.covers(need) && coversOf(e.fields, fields) && (e.templates || !templates) {
 			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields)}
+		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields),
+			templates: declaredTemplates.Load() || templates}
 		gi.ins = append(gi.ins, in)
 	}
 	gi.mu.Unlock()
-	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields) })
+	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields, in.templates) })
 	return in
 }
 
@@ -119,11 +123,13 @@ func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 // convert builds the bundle part of the input. Only the objects of the kinds
 // in ks are converted (the bulk of the work), and of those only the fields
 // in fields; the items of other kinds keep their ref, apiVersion and file.
+// The Rollouts' references hold their analysis templates only if templates
+// is set.
 // The refs, then the items and the Rollouts' references, are built on every
 // CPU, each goroutine with its own converter (string terms are shared within
 // a goroutine's work, which is what matters for memory), and placed by index,
 // so the input does not depend on the number of CPUs.
-func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
+func convert(g *graph.Graph, ks kindSet, fields *fieldTree, templates bool) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -165,7 +171,7 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	rolloutRefs := g.Refs().Rollouts
 	rollouts := make([]*ast.Term, len(rolloutRefs))
 	each(len(rolloutRefs), 32, func(vc *valueConverter, i int) {
-		c := converter{g: g, refs: refs, vc: vc}
+		c := converter{g: g, refs: refs, vc: vc, templates: templates}
 		rollouts[i] = c.rolloutTerm(rolloutRefs[i])
 	})
 
@@ -301,6 +307,10 @@ type converter struct {
 	g    *graph.Graph
 	refs []*ast.Term
 	vc   *valueConverter // shares the terms of repeated strings (names, paths)
+	// templates is whether a Rollout's references hold its analysis
+	// templates: no built-in policy reads them, and they are a tenth of the
+	// references' objects.
+	templates bool
 }
 
 // ref returns the shared ref term of a resource, or nil.
@@ -362,17 +372,21 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 			field(kTarget, c.ref(d.Target)), field(kStableSubset, c.str(d.StableSubset)),
 			field(kCanarySubset, c.str(d.CanarySubset)), field(kAdditionalSubsets, c.strs(d.AdditionalSubsets)))
 	}
-	tpls := make([]*ast.Term, len(rr.Templates))
-	for i, t := range rr.Templates {
-		tpls[i] = c.obj(field(kName, c.str(t.Name)), field(kCluster, ast.InternedTerm(t.Cluster)), field(kUse, c.str(string(t.Use))),
-			field(kStep, c.num(t.Step)), field(kPath, c.str(t.Path)), field(kTarget, c.ref(t.Target)))
+	var templates *ast.Term // absent when no policy compiled reads it
+	if c.templates {
+		tpls := make([]*ast.Term, len(rr.Templates))
+		for i, t := range rr.Templates {
+			tpls[i] = c.obj(field(kName, c.str(t.Name)), field(kCluster, ast.InternedTerm(t.Cluster)), field(kUse, c.str(string(t.Use))),
+				field(kStep, c.num(t.Step)), field(kPath, c.str(t.Path)), field(kTarget, c.ref(t.Target)))
+		}
+		templates = arrayTerm(tpls)
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
 	return c.obj(field(kRollout, c.ref(rr.Rollout)), field(kStrategy, c.str(strategy)), field(kServices, arrayTerm(svcs)),
-		field(kVirtualServices, arrayTerm(vss)), field(kDestinationRule, dr), field(kTemplates, arrayTerm(tpls)))
+		field(kVirtualServices, arrayTerm(vss)), field(kDestinationRule, dr), field(kTemplates, templates))
 }
 
 // routeTerm exports one managed route with its destinations classified as
