@@ -72,7 +72,10 @@ type policy struct {
 	// fields is the object fields the policy's input must hold (whole
 	// objects for a user policy, see readFields).
 	fields *fieldTree
-	query  rego.PreparedEvalQuery
+	// templates is whether the policy's input must hold the Rollouts'
+	// analysis templates (always for a user policy, see readsTemplates).
+	templates bool
+	query     rego.PreparedEvalQuery
 	// requires is custom.requires: a bundle that fails it is not evaluated
 	// (see requirement).
 	requires requirement
@@ -168,13 +171,16 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 		return nil, err
 	}
 	out := &compiled{compiler: c, policies: pols, fields: wholeObjects()}
+	templates := true
 	if source == rules.SourceRego {
 		out.fields = readFields(nonTestModules(mods))
+		templates = readsTemplates(nonTestModules(mods))
 	}
 	declareFields(out.fields)
+	declareTemplates(templates)
 	for _, p := range pols {
 		declareKinds(p.input)
-		p.fields = out.fields
+		p.fields, p.templates = out.fields, templates
 		if err := p.prepareQuery(c); err != nil {
 			return nil, err
 		}

@@ -29,20 +29,21 @@ func BenchmarkConvert1000(b *testing.B) {
 		builtins = builtins.union(newKindSet(r.Kinds))
 	}
 	for _, bc := range []struct {
-		name   string
-		kinds  kindSet
-		fields *fieldTree
+		name      string
+		kinds     kindSet
+		fields    *fieldTree
+		templates bool
 	}{
-		{"builtin-kinds", builtins, builtin.fields},                   // what a lint with the built-in policies converts
-		{"builtin-kinds-whole", builtins, wholeObjects()},             // the same kinds, whole objects
-		{"all-kinds", newKindSet([]string{AllKinds}), wholeObjects()}, // a user policy (every kind, whole objects)
+		{"builtin-kinds", builtins, builtin.fields, builtin.templates},      // what a lint with the built-in policies converts
+		{"builtin-kinds-whole", builtins, wholeObjects(), true},             // the same kinds, whole objects
+		{"all-kinds", newKindSet([]string{AllKinds}), wholeObjects(), true}, // a user policy (every kind, whole objects)
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var cpu time.Duration
 			for b.Loop() {
 				c0 := processCPU()
-				convert(g, bc.kinds, bc.fields)
+				convert(g, bc.kinds, bc.fields, bc.templates)
 				cpu += processCPU() - c0
 			}
 			// CPU time is steadier than wall time on a shared machine.
@@ -77,6 +78,6 @@ func BenchmarkConvertSmall(b *testing.B) {
 	ks, fields := declaredKinds(), allDeclaredFields()
 	b.ReportAllocs()
 	for b.Loop() {
-		convert(g, ks, fields)
+		convert(g, ks, fields, declaredTemplates.Load())
 	}
 }

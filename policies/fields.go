@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -29,6 +30,15 @@ type fieldTree struct {
 	// merged[k] is sub[k] ∪ any, for the keys of sub when any is set: the
 	// fields of a mapping entry named both ways.
 	merged map[string]*fieldTree
+	// keys lists sub's entries (seal makes it): the converter visits them
+	// for every object, and ranging over a slice costs less than over a map.
+	keys []fieldKey
+}
+
+// fieldKey is one entry of a tree's sub.
+type fieldKey struct {
+	key string
+	sub *fieldTree
 }
 
 // step is one step of a field path: a mapping key, or any key or index.
@@ -105,6 +115,10 @@ func (t *fieldTree) seal() *fieldTree {
 		return t
 	}
 	t.merged = nil
+	t.keys = make([]fieldKey, 0, len(t.sub))
+	for k, sub := range t.sub {
+		t.keys = append(t.keys, fieldKey{k, sub})
+	}
 	if t.any != nil {
 		t.any.seal()
 		if len(t.sub) > 0 {
@@ -303,6 +317,36 @@ func constPath(t *ast.Term) ([]string, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// readsTemplates reports whether the modules may read the Rollouts' analysis
+// templates (input.rollouts[_].templates): whether any of their terms is the
+// string "templates", as a reference's key (rr.templates) or an argument
+// (object.get(rr, "templates", [])). Like readFields it sees names, not
+// data flow, so it is applied to the built-in policies only (none reads the
+// templates); a user policy's input always holds them.
+func readsTemplates(mods []*ast.Module) bool {
+	found := false
+	for _, m := range mods {
+		ast.WalkTerms(m, func(x *ast.Term) bool {
+			if s, ok := x.Value.(ast.String); ok && s == "templates" {
+				found = true
+			}
+			return found
+		})
+	}
+	return found
+}
+
+// declaredTemplates is whether a policy compiled in this process reads the
+// Rollouts' analysis templates, like declaredFields.
+var declaredTemplates atomic.Bool
+
+// declareTemplates records that a compiled policy set reads the templates.
+func declareTemplates(reads bool) {
+	if reads {
+		declaredTemplates.Store(true)
+	}
 }
 
 // declaredFields is the union of the fields the policies compiled in this

@@ -130,10 +130,10 @@ func TestFieldTreeAny(t *testing.T) {
 
 // seedInput converts g with the given kinds and fields and puts the
 // conversion first in g's memo, so the policies of the next lint use it.
-func seedInput(g *graph.Graph, ks kindSet, f *fieldTree) *bundleInput {
+func seedInput(g *graph.Graph, ks kindSet, f *fieldTree, templates bool) *bundleInput {
 	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
-	in := &bundleInput{kset: ks, fields: f}
-	in.once.Do(func() { in.conv = convert(g, ks, f) })
+	in := &bundleInput{kset: ks, fields: f, templates: templates}
+	in.once.Do(func() { in.conv = convert(g, ks, f, templates) })
 	gi.mu.Lock()
 	gi.ins = append([]*bundleInput{in}, gi.ins...)
 	gi.mu.Unlock()
@@ -185,8 +185,8 @@ func TestProjectedInputSameFindings(t *testing.T) {
 	for name, build := range bundles {
 		for _, argocd := range []bool{false, true} {
 			whole, projected := build(), build()
-			seedInput(whole, ks, wholeObjects())
-			in := seedInput(projected, ks, builtin.fields)
+			seedInput(whole, ks, wholeObjects(), true)
+			in := seedInput(projected, ks, builtin.fields, builtin.templates)
 			before := Conversions()
 			w, p := findings(whole, argocd), findings(projected, argocd)
 			if n := Conversions() - before; n != 0 {
@@ -278,5 +278,45 @@ func TestFieldTreeSelection(t *testing.T) {
 	}
 	if http, ok := sel.Sub["spec"].Sub["http"]; !ok || http != nil {
 		t.Errorf("%s: want spec.http whole, got %+v", routes, http)
+	}
+}
+
+// TestReadsTemplates: a module that names the Rollouts' templates, as a key
+// or an argument, reads them; the built-in policies do not, so a lint with
+// them alone leaves the templates out of input.rollouts.
+func TestReadsTemplates(t *testing.T) {
+	for src, want := range map[string]bool{
+		"a if { some rr in input.rollouts; count(rr.templates) > 0 }":                    true,
+		`b if { some rr in input.rollouts; count(object.get(rr, "templates", [])) > 0 }`: true,
+		"c if { some rr in input.rollouts; rr.services[0].target }":                      false,
+	} {
+		mods, err := parse([]Source{{Name: "p.rego", Text: "package p\n\n" + src + "\n"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readsTemplates(nonTestModules(mods)); got != want {
+			t.Errorf("%s: reads templates %v, want %v", src, got, want)
+		}
+	}
+	if _, err := LoadBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareBuiltin(); err != nil {
+		t.Fatal(err)
+	}
+	if builtin.templates {
+		t.Error("a built-in policy reads the Rollouts' templates: TestProjectedInputSameFindings shows whether leaving them out was safe")
+	}
+
+	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: 2, Seed: 3}), load.Options{})
+	for _, with := range []bool{false, true} {
+		rr := convert(g, newKindSet([]string{AllKinds}), wholeObjects(), with).rollouts.Value.(*ast.Array).Elem(0)
+		tpls := rr.Value.(ast.Object).Get(ast.StringTerm("templates"))
+		if (tpls != nil) != with {
+			t.Errorf("converted with templates %v: templates %v", with, tpls)
+		}
+		if with && (tpls == nil || tpls.Value.(*ast.Array).Len() == 0) {
+			t.Errorf("the corpus's first Rollout has no templates converted: %v", tpls)
+		}
 	}
 }

@@ -30,10 +30,11 @@ import (
 // input does not outlive the lint, and each webhook request's graph takes its
 // input with it).
 type bundleInput struct {
-	once   sync.Once
-	kset   kindSet    // the kinds whose objects are converted
-	fields *fieldTree // the fields of those objects that are converted
-	conv   *converted
+	once      sync.Once
+	kset      kindSet    // the kinds whose objects are converted
+	fields    *fieldTree // the fields of those objects that are converted
+	templates bool       // whether the Rollouts' analysis templates are converted
+	conv      *converted
 }
 
 // converted holds the parts of the input. The items, refs and references are
@@ -61,26 +62,29 @@ type graphInputs struct {
 }
 
 // inputFor returns the converted input for g with the objects of at least
-// the kinds need, with at least the fields given, converting it on first use.
-// A conversion covers every kind and field the policies loaded so far need
-// (declaredKinds, allDeclaredFields), so all the policies of a lint share one.
-// Callers racing on the same graph wait for one conversion.
-func inputFor(g *graph.Graph, need kindSet, fields *fieldTree) *bundleInput {
+// the kinds need, with at least the fields given, and with the Rollouts'
+// analysis templates if templates is set, converting it on first use. A
+// conversion covers every kind and field the policies loaded so far need
+// (declaredKinds, allDeclaredFields, declaredTemplates), so all the policies
+// of a lint share one. Callers racing on the same graph wait for one
+// conversion.
+func inputFor(g *graph.Graph, need kindSet, fields *fieldTree, templates bool) *bundleInput {
 	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {
-		if e.kset.covers(need) && coversOf(e.fields, fields) {
+		if e.kset.covers(need) && coversOf(e.fields, fields) && (e.templates || !templates) {
 			in = e
 			break
 		}
 	}
 	if in == nil {
-		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields)}
+		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields),
+			templates: declaredTemplates.Load() || templates}
 		gi.ins = append(gi.ins, in)
 	}
 	gi.mu.Unlock()
-	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields) })
+	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields, in.templates) })
 	return in
 }
 
@@ -119,11 +123,13 @@ func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 // convert builds the bundle part of the input. Only the objects of the kinds
 // in ks are converted (the bulk of the work), and of those only the fields
 // in fields; the items of other kinds keep their ref, apiVersion and file.
+// The Rollouts' references hold their analysis templates only if templates
+// is set.
 // The refs, then the items and the Rollouts' references, are built on every
 // CPU, each goroutine with its own converter (string terms are shared within
 // a goroutine's work, which is what matters for memory), and placed by index,
 // so the input does not depend on the number of CPUs.
-func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
+func convert(g *graph.Graph, ks kindSet, fields *fieldTree, templates bool) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -165,7 +171,7 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree) *converted {
 	rolloutRefs := g.Refs().Rollouts
 	rollouts := make([]*ast.Term, len(rolloutRefs))
 	each(len(rolloutRefs), 32, func(vc *valueConverter, i int) {
-		c := converter{g: g, refs: refs, vc: vc}
+		c := converter{g: g, refs: refs, vc: vc, templates: templates}
 		rollouts[i] = c.rolloutTerm(rolloutRefs[i])
 	})
 
@@ -208,9 +214,9 @@ const smallGraph = 64
 func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree, sel *fastyaml.Fields) *ast.Term {
 	if !withObject {
 		return ast.ObjectTerm(
-			[2]*ast.Term{key("ref"), ref},
-			[2]*ast.Term{key("apiVersion"), vc.str(r.APIVersion)},
-			[2]*ast.Term{key("file"), vc.str(r.File)},
+			[2]*ast.Term{kRef, ref},
+			[2]*ast.Term{kAPIVersion, vc.str(r.APIVersion)},
+			[2]*ast.Term{kFile, vc.str(r.File)},
 		)
 	}
 	var obj *ast.Term
@@ -222,10 +228,10 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 		obj, _ = r.Derived(objectTermKey{fields}, func() any { return objectTerm(vc, r, fields, sel) }).(*ast.Term)
 	}
 	return ast.ObjectTerm(
-		[2]*ast.Term{key("ref"), ref},
-		[2]*ast.Term{key("apiVersion"), vc.str(r.APIVersion)},
-		[2]*ast.Term{key("file"), vc.str(r.File)},
-		[2]*ast.Term{key("object"), obj},
+		[2]*ast.Term{kRef, ref},
+		[2]*ast.Term{kAPIVersion, vc.str(r.APIVersion)},
+		[2]*ast.Term{kFile, vc.str(r.File)},
+		[2]*ast.Term{kObject, obj},
 	)
 }
 
@@ -252,42 +258,59 @@ func objectTerm(vc *valueConverter, r *graph.Resource, fields *fieldTree, sel *f
 
 func refTerm(vc *valueConverter, r *graph.Resource) *ast.Term {
 	return ast.ObjectTerm(
-		[2]*ast.Term{key("kind"), vc.str(r.Kind)},
-		[2]*ast.Term{key("namespace"), vc.str(r.Namespace)},
-		[2]*ast.Term{key("name"), vc.str(r.Name)},
-		[2]*ast.Term{key("index"), ast.IntNumberTerm(r.Index())},
+		[2]*ast.Term{kKind, vc.str(r.Kind)},
+		[2]*ast.Term{kNamespace, vc.str(r.Namespace)},
+		[2]*ast.Term{kName, vc.str(r.Name)},
+		[2]*ast.Term{kIndex, ast.IntNumberTerm(r.Index())},
 	)
 }
 
-// keyTerms holds one immutable term per field name of the input's own
-// structure, so the thousands of refs and references share them.
-var keyTerms = func() map[string]*ast.Term {
-	m := map[string]*ast.Term{}
-	for _, k := range []string{
-		"ref", "apiVersion", "file", "object", "kind", "namespace", "name", "index",
-		"rollout", "strategy", "services", "virtualServices", "destinationRule", "templates",
-		"role", "path", "target", "routes", "stableSubset", "canarySubset", "additionalSubsets",
-		"cluster", "use", "step", "implicit", "vsPath", "destinations", "host", "subset",
-		"weight", "weightSet",
-	} {
-		m[k] = ast.StringTerm(k)
-	}
-	return m
-}()
-
-// key returns the shared term of a field name (a new one for names not in keyTerms).
-func key(k string) *ast.Term {
-	if t, ok := keyTerms[k]; ok {
-		return t
-	}
-	return ast.StringTerm(k)
-}
+// The field names of the input's own structure, one immutable term each, so
+// the thousands of refs and references share them. They are named directly:
+// looking each up by name cost a map lookup per field.
+var (
+	kRef               = ast.StringTerm("ref")
+	kAPIVersion        = ast.StringTerm("apiVersion")
+	kFile              = ast.StringTerm("file")
+	kObject            = ast.StringTerm("object")
+	kKind              = ast.StringTerm("kind")
+	kNamespace         = ast.StringTerm("namespace")
+	kName              = ast.StringTerm("name")
+	kIndex             = ast.StringTerm("index")
+	kRollout           = ast.StringTerm("rollout")
+	kStrategy          = ast.StringTerm("strategy")
+	kServices          = ast.StringTerm("services")
+	kVirtualServices   = ast.StringTerm("virtualServices")
+	kDestinationRule   = ast.StringTerm("destinationRule")
+	kTemplates         = ast.StringTerm("templates")
+	kRole              = ast.StringTerm("role")
+	kPath              = ast.StringTerm("path")
+	kTarget            = ast.StringTerm("target")
+	kRoutes            = ast.StringTerm("routes")
+	kStableSubset      = ast.StringTerm("stableSubset")
+	kCanarySubset      = ast.StringTerm("canarySubset")
+	kAdditionalSubsets = ast.StringTerm("additionalSubsets")
+	kCluster           = ast.StringTerm("cluster")
+	kUse               = ast.StringTerm("use")
+	kStep              = ast.StringTerm("step")
+	kImplicit          = ast.StringTerm("implicit")
+	kVSPath            = ast.StringTerm("vsPath")
+	kDestinations      = ast.StringTerm("destinations")
+	kHost              = ast.StringTerm("host")
+	kSubset            = ast.StringTerm("subset")
+	kWeight            = ast.StringTerm("weight")
+	kWeightSet         = ast.StringTerm("weightSet")
+)
 
 // converter builds the reference part of the input, reusing the resources' ref terms.
 type converter struct {
 	g    *graph.Graph
 	refs []*ast.Term
 	vc   *valueConverter // shares the terms of repeated strings (names, paths)
+	// templates is whether a Rollout's references hold its analysis
+	// templates: no built-in policy reads them, and they are a tenth of the
+	// references' objects.
+	templates bool
 }
 
 // ref returns the shared ref term of a resource, or nil.
@@ -307,11 +330,11 @@ func (c *converter) strs(v []string) *ast.Term {
 	for j, s := range v {
 		ts[j] = c.vc.str(s)
 	}
-	return ast.ArrayTerm(ts...)
+	return arrayTerm(ts)
 }
 
 // field is one entry of an object the converter builds.
-func field(k string, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{key(k), v} }
+func field(k, v *ast.Term) [2]*ast.Term { return [2]*ast.Term{k, v} }
 
 // obj builds an object term, leaving out the fields whose value is nil so
 // Rego sees an absent field rather than null. The fields are typed terms,
@@ -330,8 +353,8 @@ func (c *converter) obj(fields ...[2]*ast.Term) *ast.Term {
 func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	svcs := make([]*ast.Term, len(rr.Services))
 	for i, s := range rr.Services {
-		svcs[i] = c.obj(field("role", c.str(string(s.Role))), field("name", c.str(s.Name)), field("path", c.str(s.Path)),
-			field("target", c.ref(s.Target)))
+		svcs[i] = c.obj(field(kRole, c.str(string(s.Role))), field(kName, c.str(s.Name)), field(kPath, c.str(s.Path)),
+			field(kTarget, c.ref(s.Target)))
 	}
 	vss := make([]*ast.Term, len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
@@ -340,26 +363,30 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 		for j := range vs.Routes {
 			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
-		vss[i] = c.obj(field("ref", c.str(vs.Ref)), field("name", c.str(vs.Name)), field("namespace", c.str(vs.Namespace)),
-			field("path", c.str(vs.Path)), field("target", c.ref(vs.Target)), field("routes", ast.ArrayTerm(routes...)))
+		vss[i] = c.obj(field(kRef, c.str(vs.Ref)), field(kName, c.str(vs.Name)), field(kNamespace, c.str(vs.Namespace)),
+			field(kPath, c.str(vs.Path)), field(kTarget, c.ref(vs.Target)), field(kRoutes, arrayTerm(routes)))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
-		dr = c.obj(field("name", c.str(d.Name)), field("namespace", c.str(d.Namespace)), field("path", c.str(d.Path)),
-			field("target", c.ref(d.Target)), field("stableSubset", c.str(d.StableSubset)),
-			field("canarySubset", c.str(d.CanarySubset)), field("additionalSubsets", c.strs(d.AdditionalSubsets)))
+		dr = c.obj(field(kName, c.str(d.Name)), field(kNamespace, c.str(d.Namespace)), field(kPath, c.str(d.Path)),
+			field(kTarget, c.ref(d.Target)), field(kStableSubset, c.str(d.StableSubset)),
+			field(kCanarySubset, c.str(d.CanarySubset)), field(kAdditionalSubsets, c.strs(d.AdditionalSubsets)))
 	}
-	tpls := make([]*ast.Term, len(rr.Templates))
-	for i, t := range rr.Templates {
-		tpls[i] = c.obj(field("name", c.str(t.Name)), field("cluster", ast.InternedTerm(t.Cluster)), field("use", c.str(string(t.Use))),
-			field("step", c.num(t.Step)), field("path", c.str(t.Path)), field("target", c.ref(t.Target)))
+	var templates *ast.Term // absent when no policy compiled reads it
+	if c.templates {
+		tpls := make([]*ast.Term, len(rr.Templates))
+		for i, t := range rr.Templates {
+			tpls[i] = c.obj(field(kName, c.str(t.Name)), field(kCluster, ast.InternedTerm(t.Cluster)), field(kUse, c.str(string(t.Use))),
+				field(kStep, c.num(t.Step)), field(kPath, c.str(t.Path)), field(kTarget, c.ref(t.Target)))
+		}
+		templates = arrayTerm(tpls)
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return c.obj(field("rollout", c.ref(rr.Rollout)), field("strategy", c.str(strategy)), field("services", ast.ArrayTerm(svcs...)),
-		field("virtualServices", ast.ArrayTerm(vss...)), field("destinationRule", dr), field("templates", ast.ArrayTerm(tpls...)))
+	return c.obj(field(kRollout, c.ref(rr.Rollout)), field(kStrategy, c.str(strategy)), field(kServices, arrayTerm(svcs)),
+		field(kVirtualServices, arrayTerm(vss)), field(kDestinationRule, dr), field(kTemplates, templates))
 }
 
 // routeTerm exports one managed route with its destinations classified as
@@ -369,21 +396,69 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 	var dests []*ast.Term
 	var vsPath *ast.Term // absent for a route not found in the VirtualService
 	if rt.Index >= 0 && vs.Target != nil {
-		p := rt.VSPath()
-		if p != "" {
-			vsPath = c.str(p)
-		}
+		paths := c.vc.routePaths(rt)
+		vsPath = paths.route
 		weightSet := routeWeightsSet(vs.Target, rt)
-		for j, d := range routeDestinations(vs.Target, rt) {
-			dests = append(dests, c.obj(field("index", c.num(j)), field("path", c.str(graph.Index(p+".route", j))),
-				field("host", c.str(d.host)), field("subset", c.str(d.subset)), field("weight", c.num(int(d.weight))),
-				field("weightSet", ast.InternedTerm(j < len(weightSet) && weightSet[j])),
-				field("role", c.str(destinationRole(c.g, rr, vs.Target.Namespace, d)))))
+		ds := routeDestinations(vs.Target, rt)
+		dests = make([]*ast.Term, 0, len(ds))
+		for j, d := range ds {
+			dests = append(dests, c.obj(field(kIndex, c.num(j)), field(kPath, paths.destination(c.vc, j)),
+				field(kHost, c.str(d.host)), field(kSubset, c.str(d.subset)), field(kWeight, c.num(int(d.weight))),
+				field(kWeightSet, ast.InternedTerm(j < len(weightSet) && weightSet[j])),
+				field(kRole, c.str(destinationRole(c.g, rr, vs.Target.Namespace, d)))))
 		}
 	}
-	return c.obj(field("kind", c.str(string(rt.Kind))), field("name", c.str(rt.Name)), field("path", c.str(rt.Path)),
-		field("implicit", ast.InternedTerm(rt.Implicit)), field("index", c.num(rt.Index)), field("vsPath", vsPath),
-		field("destinations", ast.ArrayTerm(dests...)))
+	return c.obj(field(kKind, c.str(string(rt.Kind))), field(kName, c.str(rt.Name)), field(kPath, c.str(rt.Path)),
+		field(kImplicit, ast.InternedTerm(rt.Implicit)), field(kIndex, c.num(rt.Index)), field(kVSPath, vsPath),
+		field(kDestinations, arrayTerm(dests)))
+}
+
+// routeKey names a route of a VirtualService: spec.<kind>[index].
+type routeKey struct {
+	kind  graph.RouteKind
+	index int
+}
+
+// routePathTerms are the path terms of a route and of its destinations, the
+// same in every VirtualService: a converter builds them once, not a string
+// concatenation per destination.
+type routePathTerms struct {
+	route        *ast.Term   // spec.http[0]
+	base         string      // spec.http[0].route
+	destinations []*ast.Term // spec.http[0].route[j], as far as asked for
+}
+
+// routePaths returns the path terms of rt's route in its VirtualService.
+func (c *valueConverter) routePaths(rt *graph.RouteRef) *routePathTerms {
+	k := routeKey{rt.Kind, rt.Index}
+	if p := c.routes[k]; p != nil {
+		return p
+	}
+	if c.routes == nil {
+		c.routes = map[routeKey]*routePathTerms{}
+	}
+	path := rt.VSPath()
+	p := &routePathTerms{route: c.str(path), base: path + ".route"}
+	c.routes[k] = p
+	return p
+}
+
+// destination returns the path term of the route's j-th destination.
+func (p *routePathTerms) destination(c *valueConverter, j int) *ast.Term {
+	for len(p.destinations) <= j {
+		p.destinations = append(p.destinations, c.str(graph.Index(p.base, len(p.destinations))))
+	}
+	return p.destinations[j]
+}
+
+// arrayTerm is ast.ArrayTerm, sharing OPA's empty array term: most lists of
+// the references (additional subsets, a route's destinations when it is not
+// found) are empty, and an array term costs two allocations.
+func arrayTerm(ts []*ast.Term) *ast.Term {
+	if len(ts) == 0 {
+		return ast.InternedEmptyArray
+	}
+	return ast.ArrayTerm(ts...)
 }
 
 // routeWeightsSet reports, for each entry of a VirtualService route's

@@ -58,6 +58,7 @@ var builtin struct {
 	// fields and error below.
 	mu         sync.Mutex
 	fields     *fieldTree // the union of the compiled sets' fields
+	templates  bool       // whether a compiled set reads the Rollouts' templates
 	compileErr error
 }
 
@@ -203,10 +204,13 @@ func compileBuiltinSet(want func(*policy) bool) error {
 		return err
 	}
 	fields := readFields(nonTestModules(mods))
+	templates := readsTemplates(nonTestModules(mods))
 	declareFields(fields)
+	declareTemplates(templates)
+	builtin.templates = builtin.templates || templates
 	for _, p := range todo {
 		declareKinds(p.input)
-		p.fields = fields
+		p.fields, p.templates = fields, templates
 		if err := p.prepareQuery(c); err != nil {
 			builtin.compileErr = err
 			return err

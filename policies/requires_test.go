@@ -328,8 +328,8 @@ func TestLazyBuiltinSameFindingsAsFullCompile(t *testing.T) {
 					t.Fatalf("%s is not in the full compile", p.rule.ID)
 				}
 				lazyG, refG := build(), build()
-				seedInput(lazyG, p.input, p.fields)
-				seedInput(refG, every, wholeObjects())
+				seedInput(lazyG, p.input, p.fields, p.templates)
+				seedInput(refG, every, wholeObjects(), true)
 				got := policyFindings(t, p, lazyG, globals, true)
 				want := policyFindings(t, q, refG, globals, false)
 				if !slices.Equal(got, want) {

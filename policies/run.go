@@ -57,7 +57,7 @@ func (p *policy) evaluate(pass *rules.Pass) error {
 		}
 		bound = uint64(q.Value())
 	}
-	in := inputFor(pass.Graph, p.input, p.fields).value(pass.Globals, pass.Mode)
+	in := inputFor(pass.Graph, p.input, p.fields, p.templates).value(pass.Globals, pass.Mode)
 	rs, err := p.eval(pass.Context(), in, timeout, bound, false)
 	if errors.Is(err, errOverMemory) {
 		// Evaluations running beside it were stopped too, since the heap

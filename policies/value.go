@@ -21,8 +21,9 @@ type valueConverter struct {
 	// composites maps the identity of a built object or array (objectHash,
 	// arrayHash) to its shared term.
 	composites map[uint64]*ast.Term
-	pairs      [][2]*ast.Term // scratch stack of object entries being built
-	elems      []*ast.Term    // scratch stack of array elements being built
+	pairs      [][2]*ast.Term               // scratch stack of object entries being built
+	elems      []*ast.Term                  // scratch stack of array elements being built
+	routes     map[routeKey]*routePathTerms // see routePaths
 }
 
 func newValueConverter() *valueConverter { return sizedValueConverter(1 << 20) }
@@ -216,9 +217,9 @@ func (c *valueConverter) termFields(x any, f *fieldTree) (*ast.Term, error) {
 				}
 			}
 		} else {
-			for k, sub := range f.sub {
-				if e, ok := v[k]; ok {
-					if err := add(k, e, sub); err != nil {
+			for _, fk := range f.keys {
+				if e, ok := v[fk.key]; ok {
+					if err := add(fk.key, e, fk.sub); err != nil {
 						return nil, err
 					}
 				}
