@@ -97,19 +97,15 @@ var fitted atomic.Bool
 var mu sync.Mutex
 
 // liveHeap is the heap the last collection found live, in bytes.
-func liveHeap() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
+func liveHeap() uint64 { return readBytes("/gc/heap/live:bytes") }
 
 // heapObjects is what the heap's objects occupy now, live or not yet freed:
 // at least the live heap.
-func heapObjects() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+func heapObjects() uint64 { return readBytes("/memory/classes/heap/objects:bytes") }
+
+// readBytes reads one of the runtime's byte metrics; 0 if it is unknown.
+func readBytes(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0

@@ -65,12 +65,7 @@ func TestFitFollowsTheLiveHeap(t *testing.T) {
 
 func TestFitRaisesGOGCUnderTheLimit(t *testing.T) {
 	restore(t)
-	for _, v := range []string{"GOGC", "GOMEMLIMIT"} {
-		t.Setenv(v, "")
-		if err := os.Unsetenv(v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unsetEnv(t, "GOGC", "GOMEMLIMIT")
 	Enable()
 	Start()
 	debug.SetGCPercent(100) // as Start's watch leaves a large bundle's loading
@@ -119,10 +114,7 @@ func TestStartRaisesGOGCWhileTheHeapIsSmall(t *testing.T) {
 	restore(t)
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
-	t.Setenv("GOGC", "")
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
+	unsetEnv(t, "GOGC")
 	Start() // not enabled: nothing
 	if p := gcPercent(); p != 100 {
 		t.Fatalf("Start without Enable set GOGC %d", p)
@@ -151,12 +143,7 @@ func TestStartRaisesGOGCWhileTheHeapIsSmall(t *testing.T) {
 
 func TestStartLoadsALargeBundleAtStartupGOGC(t *testing.T) {
 	restore(t)
-	for _, v := range []string{"GOGC", "GOMEMLIMIT"} {
-		t.Setenv(v, "")
-		if err := os.Unsetenv(v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	unsetEnv(t, "GOGC", "GOMEMLIMIT")
 	Enable()
 	Start()
 	medium := make([]byte, 2*SmallHeap)
@@ -177,10 +164,7 @@ func TestStartLoadsALargeBundleAtStartupGOGC(t *testing.T) {
 
 func TestStartUnderGOMEMLIMITLoadsAtTheDefault(t *testing.T) {
 	restore(t)
-	t.Setenv("GOGC", "")
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
+	unsetEnv(t, "GOGC")
 	t.Setenv("GOMEMLIMIT", "64GiB")
 	Enable()
 	Start()
@@ -248,10 +232,7 @@ func TestHeadroomPercent(t *testing.T) {
 func TestHeadroomFollowsTheLiveHeapAndStops(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
-	t.Setenv("GOGC", "")
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
+	unsetEnv(t, "GOGC")
 	const h = 256 << 20
 	stop := Headroom(h)
 	waitFor := func(ok func(p int) bool, what string) {
@@ -299,10 +280,7 @@ func TestHeadroomLeavesAChosenGOGC(t *testing.T) {
 func TestStartupRaisesGOGCUntilEndStartup(t *testing.T) {
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before); raised.Store(false) })
-	t.Setenv("GOGC", "")
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
+	unsetEnv(t, "GOGC")
 	Startup()
 	if p := gcPercent(); p != StartupGCPercent {
 		t.Fatalf("after Startup GOGC is %d, want %d", p, StartupGCPercent)
@@ -321,5 +299,16 @@ func TestStartupLeavesAChosenGOGC(t *testing.T) {
 	EndStartup()
 	if p := gcPercent(); p != 50 {
 		t.Errorf("Startup and EndStartup changed GOGC to %d although GOGC is set", p)
+	}
+}
+
+// unsetEnv unsets the variables for the test, restoring them after it.
+func unsetEnv(t *testing.T, vars ...string) {
+	t.Helper()
+	for _, v := range vars {
+		t.Setenv(v, "")
+		if err := os.Unsetenv(v); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
