@@ -123,14 +123,11 @@ func decodeMessage(m protoreflect.Message, v map[string]any) error {
 	}
 	for key, raw := range v {
 		kf, ok := mi.fields[key]
-		if !ok {
-			if strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]") {
-				return unsupported("extension key %q", key)
+		if use, err := usableKey(key, kf, ok); !use {
+			if err != nil {
+				return err
 			}
-			continue // unknown fields are allowed, as in Istio's unmarshaler
-		}
-		if kf.ambiguous {
-			return unsupported("key %q names two fields", key)
+			continue
 		}
 		fd := kf.fd
 		if kf.byProtoName {
@@ -535,4 +532,20 @@ func kindOf(raw any) string {
 		return fmt.Sprintf("the number %v", t)
 	}
 	return fmt.Sprintf("a %T", raw)
+}
+
+// usableKey says whether a key of a message, looked up in its field table
+// (kf, ok), names one field to decode; an unknown key is skipped, as Istio's
+// unmarshaler skips it, and an extension key or one naming two fields is an
+// error.
+func usableKey(key string, kf keyField, ok bool) (bool, error) {
+	switch {
+	case !ok && strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]"):
+		return false, unsupported("extension key %q", key)
+	case !ok:
+		return false, nil
+	case kf.ambiguous:
+		return false, unsupported("key %q names two fields", key)
+	}
+	return true, nil
 }

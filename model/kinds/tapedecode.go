@@ -103,15 +103,7 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 	if err := cleanDecodeFields(s, t, i, dv, ""); err != nil {
 		return err
 	}
-	if len(s.body().plan.whole) > 0 {
-		m := t.Value(i)
-		for _, f := range s.body().plan.whole {
-			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return decodeTapeWhole(s.body().plan, t, i, dv)
 }
 
 // cleanDecodeFields is, for the mapping at event i, tapeClean of the struct
@@ -278,12 +270,19 @@ func decodeTapeStruct(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value) erro
 	if err := decodeTapeFields(p, t, i, dv, ""); err != nil {
 		return err
 	}
-	if len(p.whole) > 0 {
-		m := t.Value(i)
-		for _, f := range p.whole {
-			if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
-				return err
-			}
+	return decodeTapeWhole(p, t, i, dv)
+}
+
+// decodeTapeWhole fills the fields of p that take the whole mapping at event
+// i (inline maps), from its generic value.
+func decodeTapeWhole(p *goPlan, t *fastyaml.Tape, i int, dv reflect.Value) error {
+	if len(p.whole) == 0 {
+		return nil
+	}
+	m := t.Value(i)
+	for _, f := range p.whole {
+		if err := decodeGo(f.schema, m, fieldOf(dv, f.index)); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package kinds
 
 import (
 	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
@@ -121,14 +120,11 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int, strict b
 		if strict && key != "<<" && (!ok || kf.byProtoName && !kf.ambiguous) {
 			return errUnclean
 		}
-		if !ok {
-			if strings.HasPrefix(key, "[") && strings.HasSuffix(key, "]") {
-				return unsupported("extension key %q", key)
+		if use, err := usableKey(key, kf, ok); !use {
+			if err != nil {
+				return err
 			}
-			continue // unknown fields are allowed, as in Istio's unmarshaler
-		}
-		if kf.ambiguous {
-			return unsupported("key %q names two fields", key)
+			continue
 		}
 		fd := kf.fd
 		if kf.byProtoName && t.Lookup(i, fd.JSONName()) >= 0 {
