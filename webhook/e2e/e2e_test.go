@@ -145,6 +145,16 @@ func TestWebhookBehindRealAPIServer(t *testing.T) {
 				t.Fatalf("Rollout naming a VirtualService that does not exist yet must be admitted: %v", err)
 			}
 		}
+		// The webhook sees the Rollouts through its informers, a moment
+		// after the API server stored them: dry-run the VirtualService until
+		// its review sees both (or 10 s pass), then create it.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, _, err := apply(sharedVirtualService, true); err != nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		_, _, err := apply(sharedVirtualService, false)
 		if err == nil || !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), id) {
 			t.Fatalf("want the VirtualService denied with %s, got %v", id, err)
