@@ -75,7 +75,10 @@ type policy struct {
 	// templates is whether the policy's input must hold the Rollouts'
 	// analysis templates (always for a user policy, see readsTemplates).
 	templates bool
-	query     rego.PreparedEvalQuery
+	// parts is the per-object parts of the input the policy reads (all of
+	// them for a user policy, see readsParts).
+	parts inputParts
+	query rego.PreparedEvalQuery
 	// requires is custom.requires: a bundle that fails it is not evaluated
 	// (see requirement).
 	requires requirement
@@ -171,16 +174,18 @@ func compile(srcs []Source, source rules.Source) (*compiled, error) {
 		return nil, err
 	}
 	out := &compiled{compiler: c, policies: pols, fields: wholeObjects()}
-	templates := true
+	templates, parts := true, allParts
 	if source == rules.SourceRego {
 		out.fields = readFields(nonTestModules(mods))
 		templates = readsTemplates(nonTestModules(mods))
+		parts = readsParts(nonTestModules(mods))
 	}
 	declareFields(out.fields)
 	declareTemplates(templates)
+	declareParts(parts)
 	for _, p := range pols {
 		declareKinds(p.input)
-		p.fields, p.templates = out.fields, templates
+		p.fields, p.templates, p.parts = out.fields, templates, parts
 		if err := p.prepareQuery(c); err != nil {
 			return nil, err
 		}

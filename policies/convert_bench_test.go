@@ -33,17 +33,19 @@ func BenchmarkConvert1000(b *testing.B) {
 		kinds     kindSet
 		fields    *fieldTree
 		templates bool
+		parts     inputParts
 	}{
-		{"builtin-kinds", builtins, builtin.fields, builtin.templates},      // what a lint with the built-in policies converts
-		{"builtin-kinds-whole", builtins, wholeObjects(), true},             // the same kinds, whole objects
-		{"all-kinds", newKindSet([]string{AllKinds}), wholeObjects(), true}, // a user policy (every kind, whole objects)
+		{"builtin-kinds", builtins, builtin.fields, builtin.templates, builtin.parts},  // what a lint with the built-in policies converts
+		{"builtin-kinds-items", builtins, builtin.fields, builtin.templates, allParts}, // the same with every item built
+		{"builtin-kinds-whole", builtins, wholeObjects(), true, allParts},              // the same kinds, whole objects
+		{"all-kinds", newKindSet([]string{AllKinds}), wholeObjects(), true, allParts},  // a user policy (every kind, whole objects)
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var cpu time.Duration
 			for b.Loop() {
 				c0 := processCPU()
-				convert(g, bc.kinds, bc.fields, bc.templates)
+				convert(g, bc.kinds, bc.fields, bc.templates, bc.parts)
 				cpu += processCPU() - c0
 			}
 			// CPU time is steadier than wall time on a shared machine.
@@ -78,6 +80,6 @@ func BenchmarkConvertSmall(b *testing.B) {
 	ks, fields := declaredKinds(), allDeclaredFields()
 	b.ReportAllocs()
 	for b.Loop() {
-		convert(g, ks, fields, declaredTemplates.Load())
+		convert(g, ks, fields, declaredTemplates.Load(), allDeclaredParts())
 	}
 }

@@ -132,8 +132,8 @@ func TestFieldTreeAny(t *testing.T) {
 // conversion first in g's memo, so the policies of the next lint use it.
 func seedInput(g *graph.Graph, ks kindSet, f *fieldTree, templates bool) *bundleInput {
 	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
-	in := &bundleInput{kset: ks, fields: f, templates: templates}
-	in.once.Do(func() { in.conv = convert(g, ks, f, templates) })
+	in := &bundleInput{kset: ks, fields: f, templates: templates, parts: allParts}
+	in.once.Do(func() { in.conv = convert(g, ks, f, templates, allParts) })
 	gi.mu.Lock()
 	gi.ins = append([]*bundleInput{in}, gi.ins...)
 	gi.mu.Unlock()
@@ -315,7 +315,7 @@ func TestReadsTemplates(t *testing.T) {
 
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: 2, Seed: 3}), load.Options{})
 	for _, with := range []bool{false, true} {
-		rr := convert(g, newKindSet([]string{AllKinds}), wholeObjects(), with).rollouts.Value.(*ast.Array).Elem(0)
+		rr := convert(g, newKindSet([]string{AllKinds}), wholeObjects(), with, allParts).rollouts.Value.(*ast.Array).Elem(0)
 		tpls := rr.Value.(ast.Object).Get(ast.StringTerm("templates"))
 		if (tpls != nil) != with {
 			t.Errorf("converted with templates %v: templates %v", with, tpls)

@@ -32,8 +32,8 @@ func FuzzRegoInput(f *testing.F) {
 	every := newKindSet([]string{AllKinds})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := load.Inputs([]load.Input{{Path: "f.yaml", Data: data}}, load.Options{Limits: load.Limits{MaxAliasNodes: 20000}})
-		whole := inputFor(g, every, wholeObjects(), true).value(rules.Globals{IstioVersion: "1.28"}, rules.ModeCLI)
-		_ = inputFor(g, every, builtin.fields, builtin.templates).value(rules.Globals{}, rules.ModeWebhook)
+		whole := inputFor(g, every, wholeObjects(), true, allParts).value(rules.Globals{IstioVersion: "1.28"}, rules.ModeCLI)
+		_ = inputFor(g, every, builtin.fields, builtin.templates, builtin.parts).value(rules.Globals{}, rules.ModeWebhook)
 		obj, ok := whole.(ast.Object)
 		if !ok {
 			t.Fatalf("input is %T", whole)

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/open-policy-agent/opa/v1/ast"
 
@@ -34,6 +35,7 @@ type bundleInput struct {
 	kset      kindSet    // the kinds whose objects are converted
 	fields    *fieldTree // the fields of those objects that are converted
 	templates bool       // whether the Rollouts' analysis templates are converted
+	parts     inputParts // the per-object parts that are built (the others' items on demand)
 	conv      *converted
 }
 
@@ -43,11 +45,61 @@ type bundleInput struct {
 // value), so only the entries a policy looks up are ever turned into OPA
 // objects, and building them costs a map insert instead of an OPA object
 // insert (a hash of the key per entry).
+//
+// Without the per-object parts (parts 0), a resource's ref is built when a
+// Rollout's references name it, and its item when a policy looks it up
+// (rolloutlint.resource): each at most once, by whichever goroutine gets
+// there first, with the same value whichever it is.
 type converted struct {
-	resources *ast.Term      // array of items, in load order
-	kinds     map[string]any // kind → array value of that kind's items
-	objects   map[string]any // kind → namespace → name → first item value
+	resources *ast.Term      // array of items, in load order (partResources)
+	kinds     map[string]any // kind → array value of that kind's items (partKinds)
+	objects   map[string]any // kind → namespace → name → first item value (partObjects)
 	rollouts  *ast.Term      // array of resolved references
+
+	g      *graph.Graph
+	ks     kindSet
+	fields *fieldTree
+	sel    *fastyaml.Fields
+	refs   []atomic.Pointer[ast.Term] // by load-order index
+	items  []atomic.Pointer[ast.Term]
+	// mu guards vc, the converter of the items built on demand (during
+	// evaluations, which may run at once).
+	mu sync.Mutex
+	vc *valueConverter
+}
+
+// len is the number of resources.
+func (c *converted) len() int { return len(c.refs) }
+
+// ref returns resource i's ref term, building it with vc if it is not yet.
+func (c *converted) ref(vc *valueConverter, i int) *ast.Term {
+	if t := c.refs[i].Load(); t != nil {
+		return t
+	}
+	t := refTerm(vc, c.g.Resources[i])
+	if c.refs[i].CompareAndSwap(nil, t) {
+		return t
+	}
+	return c.refs[i].Load()
+}
+
+// item returns resource i's item, building it if it is not yet.
+func (c *converted) item(i int) *ast.Term {
+	if t := c.items[i].Load(); t != nil {
+		return t
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.items[i].Load(); t != nil {
+		return t
+	}
+	if c.vc == nil {
+		c.vc = &valueConverter{strings: map[string]*ast.Term{}, numbers: map[int64]*ast.Term{}, composites: map[uint64]*ast.Term{}}
+	}
+	r := c.g.Resources[i]
+	t := itemTerm(c.vc, r, c.ref(c.vc, i), c.ks.has(r.Kind), c.fields, c.sel)
+	c.items[i].Store(t)
+	return t
 }
 
 // graphInputsMemo holds a graph's converted inputs.
@@ -62,29 +114,30 @@ type graphInputs struct {
 }
 
 // inputFor returns the converted input for g with the objects of at least
-// the kinds need, with at least the fields given, and with the Rollouts'
-// analysis templates if templates is set, converting it on first use. A
-// conversion covers every kind and field the policies loaded so far need
-// (declaredKinds, allDeclaredFields, declaredTemplates), so all the policies
-// of a lint share one. Callers racing on the same graph wait for one
-// conversion.
-func inputFor(g *graph.Graph, need kindSet, fields *fieldTree, templates bool) *bundleInput {
+// the kinds need, with at least the fields given, with the Rollouts'
+// analysis templates if templates is set, and with at least the per-object
+// parts given, converting it on first use. A conversion covers every kind,
+// field and part the policies loaded so far need (declaredKinds,
+// allDeclaredFields, declaredTemplates, allDeclaredParts), so all the
+// policies of a lint share one. Callers racing on the same graph wait for
+// one conversion.
+func inputFor(g *graph.Graph, need kindSet, fields *fieldTree, templates bool, parts inputParts) *bundleInput {
 	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
 	gi.mu.Lock()
 	var in *bundleInput
 	for _, e := range gi.ins {
-		if e.kset.covers(need) && coversOf(e.fields, fields) && (e.templates || !templates) {
+		if e.kset.covers(need) && coversOf(e.fields, fields) && (e.templates || !templates) && e.parts.covers(parts) {
 			in = e
 			break
 		}
 	}
 	if in == nil {
 		in = &bundleInput{kset: declaredKinds().union(need), fields: unionOf(allDeclaredFields(), fields),
-			templates: declaredTemplates.Load() || templates}
+			templates: declaredTemplates.Load() || templates, parts: allDeclaredParts() | parts}
 		gi.ins = append(gi.ins, in)
 	}
 	gi.mu.Unlock()
-	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields, in.templates) })
+	in.once.Do(func() { in.conv = convert(g, in.kset, in.fields, in.templates, in.parts) })
 	return in
 }
 
@@ -105,31 +158,42 @@ var conversions struct {
 // object converts it whole, and the input's arrays hold terms only: OPA hashes
 // an array's elements when it builds the array, which would convert a lazy
 // element at once.
+//
+// The parts the policies do not read (inputParts) are left out.
 func (in *bundleInput) value(globals rules.Globals, mode rules.Mode) ast.Value {
 	c := in.conv
-	return ast.LazyObject(map[string]any{
-		"resources": c.resources.Value,
-		"kinds":     c.kinds,
-		"objects":   c.objects,
-		"rollouts":  c.rollouts.Value,
+	root := map[string]any{
+		"rollouts": c.rollouts.Value,
 		"globals": ast.NewObject(
 			[2]*ast.Term{ast.StringTerm("argocd"), ast.BooleanTerm(globals.ArgoCD)},
 			[2]*ast.Term{ast.StringTerm("istioVersion"), ast.StringTerm(globals.IstioVersion)},
 			[2]*ast.Term{ast.StringTerm("mode"), ast.StringTerm(string(mode))},
 		),
-	})
+	}
+	if c.resources != nil {
+		root["resources"] = c.resources.Value
+	}
+	if c.kinds != nil {
+		root["kinds"] = c.kinds
+	}
+	if c.objects != nil {
+		root["objects"] = c.objects
+	}
+	return ast.LazyObject(root)
 }
 
 // convert builds the bundle part of the input. Only the objects of the kinds
 // in ks are converted (the bulk of the work), and of those only the fields
 // in fields; the items of other kinds keep their ref, apiVersion and file.
 // The Rollouts' references hold their analysis templates only if templates
-// is set.
+// is set. The per-object parts are built if parts names any of them (all
+// three then: they share the items); without them, refs and items are built
+// on demand (see converted).
 // The refs, then the items and the Rollouts' references, are built on every
 // CPU, each goroutine with its own converter (string terms are shared within
 // a goroutine's work, which is what matters for memory), and placed by index,
 // so the input does not depend on the number of CPUs.
-func convert(g *graph.Graph, ks kindSet, fields *fieldTree, templates bool) *converted {
+func convert(g *graph.Graph, ks kindSet, fields *fieldTree, templates bool, parts inputParts) *converted {
 	conversions.Lock()
 	conversions.n++
 	conversions.Unlock()
@@ -158,27 +222,34 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree, templates bool) *con
 		}
 		parallel.ForWith(n, minPerWorker, newVC, fn)
 	}
-	refs := make([]*ast.Term, len(g.Resources))
-	each(len(g.Resources), 256, func(vc *valueConverter, i int) {
-		refs[i] = refTerm(vc, g.Resources[i])
-	})
-	items := make([]*ast.Term, len(g.Resources))
-	sel := selectionOf(fields)
-	each(len(g.Resources), 64, func(vc *valueConverter, i int) {
-		r := g.Resources[i]
-		items[i] = itemTerm(vc, r, refs[i], ks.has(r.Kind), fields, sel)
-	})
+	out := &converted{g: g, ks: ks, fields: fields, sel: selectionOf(fields),
+		refs: make([]atomic.Pointer[ast.Term], len(g.Resources)), items: make([]atomic.Pointer[ast.Term], len(g.Resources))}
+	if parts != 0 {
+		each(len(g.Resources), 256, func(vc *valueConverter, i int) {
+			out.refs[i].Store(refTerm(vc, g.Resources[i]))
+		})
+		each(len(g.Resources), 64, func(vc *valueConverter, i int) {
+			r := g.Resources[i]
+			out.items[i].Store(itemTerm(vc, r, out.refs[i].Load(), ks.has(r.Kind), fields, out.sel))
+		})
+	}
 	rolloutRefs := g.Refs().Rollouts
 	rollouts := make([]*ast.Term, len(rolloutRefs))
 	each(len(rolloutRefs), 32, func(vc *valueConverter, i int) {
-		c := converter{g: g, refs: refs, vc: vc, templates: templates}
+		c := converter{g: g, in: out, vc: vc, templates: templates}
 		rollouts[i] = c.rolloutTerm(rolloutRefs[i])
 	})
+	out.rollouts = ast.ArrayTerm(rollouts...)
+	if parts == 0 {
+		return out
+	}
 
+	items := make([]*ast.Term, len(g.Resources))
 	byKind := map[string][]*ast.Term{}
 	objects := map[string]any{}
 	for i, r := range g.Resources {
-		item := items[i]
+		item := out.items[i].Load()
+		items[i] = item
 		byKind[r.Kind] = append(byKind[r.Kind], item)
 		byNS, _ := objects[r.Kind].(map[string]any)
 		if byNS == nil {
@@ -198,12 +269,8 @@ func convert(g *graph.Graph, ks kindSet, fields *fieldTree, templates bool) *con
 	for k, ts := range byKind {
 		kinds[k] = ast.NewArray(ts...)
 	}
-	return &converted{
-		resources: ast.ArrayTerm(items...),
-		kinds:     kinds,
-		objects:   objects,
-		rollouts:  ast.ArrayTerm(rollouts...),
-	}
+	out.resources, out.kinds, out.objects = ast.ArrayTerm(items...), kinds, objects
+	return out
 }
 
 // smallGraph is the size below which a graph is converted on one goroutine
@@ -304,9 +371,9 @@ var (
 
 // converter builds the reference part of the input, reusing the resources' ref terms.
 type converter struct {
-	g    *graph.Graph
-	refs []*ast.Term
-	vc   *valueConverter // shares the terms of repeated strings (names, paths)
+	g  *graph.Graph
+	in *converted      // the resources' refs
+	vc *valueConverter // shares the terms of repeated strings (names, paths)
 	// templates is whether a Rollout's references hold its analysis
 	// templates: no built-in policy reads them, and they are a tenth of the
 	// references' objects.
@@ -318,7 +385,7 @@ func (c *converter) ref(r *graph.Resource) *ast.Term {
 	if r == nil {
 		return nil
 	}
-	return c.refs[r.Index()]
+	return c.in.ref(c.vc, r.Index())
 }
 
 // str, num and strs return the shared terms of values; a bool's term is

@@ -31,7 +31,7 @@ func TestInputReleasedWithGraph(t *testing.T) {
 	released := func() weak.Pointer[bundleInput] {
 		g := smallCorpus(1)
 		analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI})
-		return weak.Make(inputFor(g, kindSet{}, &fieldTree{}, false))
+		return weak.Make(inputFor(g, kindSet{}, &fieldTree{}, false, 0))
 	}()
 	for range 3 {
 		runtime.GC()
@@ -86,7 +86,7 @@ func TestConvertSameOnAnyCPUCount(t *testing.T) {
 	in := corpus.Generate(corpus.Options{Rollouts: 200, MistakeRate: 0.3, Seed: 8})
 	conv := func(procs int) *converted {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		return convert(load.Inputs(in, load.Options{}), newKindSet([]string{AllKinds}), wholeObjects(), true)
+		return convert(load.Inputs(in, load.Options{}), newKindSet([]string{AllKinds}), wholeObjects(), true, allParts)
 	}
 	one, four := conv(1), conv(4)
 	if one.resources.Value.Compare(four.resources.Value) != 0 {

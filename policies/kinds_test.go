@@ -152,7 +152,7 @@ func TestInputHoldsOnlyDeclaredKindsObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ast.JSON(convert(g, newKindSet([]string{"Rollout", "Service"}), wholeObjects(), true).resources.Value)
+	v, err := ast.JSON(convert(g, newKindSet([]string{"Rollout", "Service"}), wholeObjects(), true, allParts).resources.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ast.JSON(convert(g, newKindSet([]string{AllKinds}), wholeObjects(), true).rollouts.Value)
+	v, err := ast.JSON(convert(g, newKindSet([]string{AllKinds}), wholeObjects(), true, allParts).rollouts.Value)
 	if err != nil {
 		t.Fatal(err)
 	}

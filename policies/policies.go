@@ -59,6 +59,7 @@ var builtin struct {
 	mu         sync.Mutex
 	fields     *fieldTree // the union of the compiled sets' fields
 	templates  bool       // whether a compiled set reads the Rollouts' templates
+	parts      inputParts // the per-object parts the compiled sets read
 	compileErr error
 }
 
@@ -205,12 +206,15 @@ func compileBuiltinSet(want func(*policy) bool) error {
 	}
 	fields := readFields(nonTestModules(mods))
 	templates := readsTemplates(nonTestModules(mods))
+	parts := readsParts(nonTestModules(mods))
 	declareFields(fields)
 	declareTemplates(templates)
+	declareParts(parts)
 	builtin.templates = builtin.templates || templates
+	builtin.parts |= parts
 	for _, p := range todo {
 		declareKinds(p.input)
-		p.fields, p.templates = fields, templates
+		p.fields, p.templates, p.parts = fields, templates, parts
 		if err := p.prepareQuery(c); err != nil {
 			builtin.compileErr = err
 			return err

@@ -57,12 +57,15 @@ func (p *policy) evaluate(pass *rules.Pass) error {
 		}
 		bound = uint64(q.Value())
 	}
-	in := inputFor(pass.Graph, p.input, p.fields, p.templates).value(pass.Globals, pass.Mode)
-	rs, err := p.eval(pass.Context(), in, timeout, bound, false)
+	bi := inputFor(pass.Graph, p.input, p.fields, p.templates, p.parts)
+	in := bi.value(pass.Globals, pass.Mode)
+	// rolloutlint.resource builds the items of this input from its conversion.
+	ctx := context.WithValue(pass.Context(), evalInputKey{}, &evalInput{root: in, bundle: bi.conv})
+	rs, err := p.eval(ctx, in, timeout, bound, false)
 	if errors.Is(err, errOverMemory) {
 		// Evaluations running beside it were stopped too, since the heap
 		// cannot tell whose memory it is: run it again alone.
-		rs, err = p.eval(pass.Context(), in, timeout, bound, true)
+		rs, err = p.eval(ctx, in, timeout, bound, true)
 	}
 	if err != nil {
 		return err

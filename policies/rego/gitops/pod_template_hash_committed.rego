@@ -37,7 +37,8 @@ import data.rolloutlint.lib
 violation contains v if {
 	some rr in input.rollouts
 	some svc in rr.services
-	hash := input.resources[svc.target.index].object.spec.selector["rollouts-pod-template-hash"]
+	item := lib.resource(svc.target)
+	hash := item.object.spec.selector["rollouts-pod-template-hash"]
 	v := {
 		"msg": sprintf(
 			"Service %s (the %s of Rollout %s) commits selector %s=%v",
@@ -54,7 +55,7 @@ violation contains v if {
 violation contains v if {
 	some rr in input.rollouts
 	dr := rr.destinationRule
-	item := input.resources[dr.target.index]
+	item := lib.resource(dr.target)
 
 	# Each field in its own reference, so that only these are converted
 	# (see policies/fields.go).

@@ -14,8 +14,10 @@ resources(kind) := object.get(input.kinds, kind, [])
 # get returns the item with that identity (undefined when absent).
 get(kind, ns, name) := input.objects[kind][ns][name]
 
-# resource returns the item a ref designates.
-resource(ref) := input.resources[ref.index]
+# resource returns the item a ref designates, input.resources[ref.index]: on
+# a lint's input it builds that item alone, so a policy that only follows
+# refs does not make the whole list (policies/parts.go).
+resource(ref) := rolloutlint.resource(input, ref.index)
 
 # key appends a mapping key to a field path, quoting it like graph.Key does.
 key(base, k) := sprintf("%s[%q]", [base, k]) if {
