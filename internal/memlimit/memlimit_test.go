@@ -110,56 +110,36 @@ func gcPercent() int {
 	return p
 }
 
-func TestStartRaisesGOGCWhileTheHeapIsSmall(t *testing.T) {
+func TestStartRaisesGOGCWhileLoading(t *testing.T) {
 	restore(t)
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
-	unsetEnv(t, "GOGC")
+	unsetEnv(t, "GOGC", "GOMEMLIMIT")
 	Start() // not enabled: nothing
 	if p := gcPercent(); p != 100 {
 		t.Fatalf("Start without Enable set GOGC %d", p)
 	}
 	Enable()
 	Start()
-	runtime.GC() // a small heap: the watch keeps the startup GOGC
-	runtime.GC()
 	if p := gcPercent(); p != StartupGCPercent {
-		t.Fatalf("GOGC %d with a small heap, want %d", p, StartupGCPercent)
+		t.Fatalf("GOGC %d after Start, want %d", p, StartupGCPercent)
 	}
-	big := make([]byte, 2*SmallHeap)
-	for i := range big {
-		big[i] = byte(i)
+	// A bundle of any size loads at the startup GOGC: Fit sets what the
+	// rules run under.
+	for _, n := range []int{2 * SmallHeap, int(math.Ceil(Default / LiveFactor))} {
+		live := make([]byte, n)
+		for i := range live {
+			live[i] = byte(i)
+		}
+		for range 3 {
+			runtime.GC()
+			time.Sleep(time.Millisecond) // a finalizer would run on its own goroutine
+		}
+		runtime.KeepAlive(live)
+		if p := gcPercent(); p != StartupGCPercent {
+			t.Errorf("GOGC %d with %d bytes live, want %d", p, n, StartupGCPercent)
+		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for gcPercent() != 100 && time.Now().Before(deadline) {
-		runtime.GC() // the finalizer runs after the collection, on its own goroutine
-		time.Sleep(time.Millisecond)
-	}
-	runtime.KeepAlive(big)
-	if p := gcPercent(); p != 100 {
-		t.Errorf("GOGC %d with %d bytes live, want the default 100", p, len(big))
-	}
-}
-
-func TestStartLoadsALargeBundleAtStartupGOGC(t *testing.T) {
-	restore(t)
-	unsetEnv(t, "GOGC", "GOMEMLIMIT")
-	Enable()
-	Start()
-	medium := make([]byte, 2*SmallHeap)
-	for i := range medium {
-		medium[i] = byte(i)
-	}
-	waitGOGC(t, 100, "past SmallHeap live")
-	// A live heap that gets a limit of its own (LiveFactor times it is
-	// above Default) loads at the startup GOGC again.
-	big := make([]byte, int(math.Ceil(Default/LiveFactor)))
-	for i := range big {
-		big[i] = byte(i)
-	}
-	waitGOGC(t, StartupGCPercent, "once the bundle is sure to get a limit of its own")
-	runtime.KeepAlive(medium)
-	runtime.KeepAlive(big)
 }
 
 func TestStartUnderGOMEMLIMITLoadsAtTheDefault(t *testing.T) {
