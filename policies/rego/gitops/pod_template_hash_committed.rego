@@ -37,7 +37,7 @@ import data.rolloutlint.lib
 violation contains v if {
 	some rr in input.rollouts
 	some svc in rr.services
-	item := lib.resource(svc.target)
+	item := rolloutlint.resource(input, svc.target.index)
 	hash := item.object.spec.selector["rollouts-pod-template-hash"]
 	v := {
 		"msg": sprintf(
@@ -55,7 +55,7 @@ violation contains v if {
 violation contains v if {
 	some rr in input.rollouts
 	dr := rr.destinationRule
-	item := lib.resource(dr.target)
+	item := rolloutlint.resource(input, dr.target.index)
 
 	# Each field in its own reference, so that only these are converted
 	# (see policies/fields.go).
