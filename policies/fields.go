@@ -245,30 +245,14 @@ func readFields(mods []*ast.Module) *fieldTree {
 	t := &fieldTree{}
 	// First the object.get calls, whose path argument extends the reference.
 	getPaths := map[*ast.Term][]string{}
-	noteCall := func(op ast.Ref, args []*ast.Term) {
+	eachCall(mods, func(op ast.Ref, args []*ast.Term) {
 		if op.String() != ast.ObjectGet.Name || len(args) < 2 {
 			return
 		}
 		if p, ok := constPath(args[1]); ok {
 			getPaths[args[0]] = p
 		}
-	}
-	for _, m := range mods {
-		ast.WalkExprs(m, func(e *ast.Expr) bool {
-			if e.IsCall() {
-				noteCall(e.Operator(), e.Operands())
-			}
-			return false
-		})
-		ast.WalkTerms(m, func(x *ast.Term) bool {
-			if c, ok := x.Value.(ast.Call); ok {
-				if op, ok := c[0].Value.(ast.Ref); ok {
-					noteCall(op, c[1:])
-				}
-			}
-			return false
-		})
-	}
+	})
 	for _, m := range mods {
 		ast.WalkTerms(m, func(x *ast.Term) bool {
 			r, ok := x.Value.(ast.Ref)
@@ -297,6 +281,28 @@ func readFields(mods []*ast.Module) *fieldTree {
 		})
 	}
 	return t.seal()
+}
+
+// eachCall calls fn with the operator and arguments of every call in the
+// modules: call expressions (`f(x)` as a statement) and call terms (`y :=
+// f(x)`, a call nested in another).
+func eachCall(mods []*ast.Module, fn func(op ast.Ref, args []*ast.Term)) {
+	for _, m := range mods {
+		ast.WalkExprs(m, func(e *ast.Expr) bool {
+			if e.IsCall() {
+				fn(e.Operator(), e.Operands())
+			}
+			return false
+		})
+		ast.WalkTerms(m, func(x *ast.Term) bool {
+			if c, ok := x.Value.(ast.Call); ok {
+				if op, ok := c[0].Value.(ast.Ref); ok {
+					fn(op, c[1:])
+				}
+			}
+			return false
+		})
+	}
 }
 
 // constPath returns the keys of object.get's path argument when they are

@@ -158,34 +158,8 @@ func TestProjectedInputSameFindings(t *testing.T) {
 	for _, r := range rs {
 		ks = ks.union(newKindSet(r.Kinds))
 	}
-	bundles := map[string]func() *graph.Graph{
-		"corpus": func() *graph.Graph {
-			return load.Inputs(corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.5, Seed: 11}), load.Options{})
-		},
-	}
-	dirs, _ := filepath.Glob("../testdata/rules/RL5*")
-	dirs = append(dirs, "../examples/checkout")
-	for _, dir := range dirs {
-		bundles[dir] = func() *graph.Graph {
-			g, err := load.Paths([]string{dir}, load.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-	}
-	findings := func(g *graph.Graph, argocd bool) []string {
-		res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI, Globals: rules.Globals{ArgoCD: argocd}})
-		var out []string
-		for _, d := range res.Diagnostics {
-			b, err := json.Marshal(d)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, string(b))
-		}
-		return out
-	}
+	bundles := policyBundles(t)
+	findings := func(g *graph.Graph, argocd bool) []string { return findingsOf(t, g, rs, argocd) }
 	total := 0
 	for name, build := range bundles {
 		for _, argocd := range []bool{false, true} {
@@ -210,6 +184,45 @@ func TestProjectedInputSameFindings(t *testing.T) {
 	if total == 0 {
 		t.Fatal("no findings at all: the comparison shows nothing")
 	}
+}
+
+// policyBundles builds, afresh on each call, the bundles the input tests
+// compare findings on: a corpus with many mistakes, the RL5xxx rules' test
+// data and the bundled example.
+func policyBundles(t *testing.T) map[string]func() *graph.Graph {
+	t.Helper()
+	bundles := map[string]func() *graph.Graph{
+		"corpus": func() *graph.Graph {
+			return load.Inputs(corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.5, Seed: 11}), load.Options{})
+		},
+	}
+	dirs, _ := filepath.Glob("../testdata/rules/RL5*")
+	dirs = append(dirs, "../examples/checkout")
+	for _, dir := range dirs {
+		bundles[dir] = func() *graph.Graph {
+			g, err := load.Paths([]string{dir}, load.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		}
+	}
+	return bundles
+}
+
+// findingsOf lints g with rs and returns the findings as JSON lines.
+func findingsOf(t *testing.T, g *graph.Graph, rs []*rules.Rule, argocd bool) []string {
+	t.Helper()
+	res := analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI, Globals: rules.Globals{ArgoCD: argocd}})
+	var out []string
+	for _, d := range res.Diagnostics {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
 }
 
 // checkProjected checks a Rollout's converted object holds spec.replicas

@@ -37,27 +37,11 @@ func (p inputParts) covers(o inputParts) bool { return p&o == o }
 // user policy's input always holds every part.
 func readsParts(mods []*ast.Module) inputParts {
 	lazy := map[*ast.Term]bool{} // the input arguments of rolloutlint.resource calls
-	note := func(op ast.Ref, args []*ast.Term) {
+	eachCall(mods, func(op ast.Ref, args []*ast.Term) {
 		if op.String() == resourceBuiltin.Name && len(args) > 0 {
 			lazy[args[0]] = true
 		}
-	}
-	for _, m := range mods {
-		ast.WalkExprs(m, func(e *ast.Expr) bool {
-			if e.IsCall() {
-				note(e.Operator(), e.Operands())
-			}
-			return false
-		})
-		ast.WalkTerms(m, func(x *ast.Term) bool {
-			if c, ok := x.Value.(ast.Call); ok {
-				if op, ok := c[0].Value.(ast.Ref); ok {
-					note(op, c[1:])
-				}
-			}
-			return false
-		})
-	}
+	})
 	var parts inputParts
 	for _, m := range mods {
 		ast.WalkTerms(m, func(x *ast.Term) bool {

@@ -3,7 +3,6 @@ package policies
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,10 +10,7 @@ import (
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/rego"
 
-	"github.com/rolloutlint/rolloutlint/analyzer"
-	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/graph"
-	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -90,22 +86,7 @@ func TestLazyItemsSameFindings(t *testing.T) {
 	if err := prepareBuiltin(); err != nil {
 		t.Fatal(err)
 	}
-	bundles := map[string]func() *graph.Graph{
-		"corpus": func() *graph.Graph {
-			return load.Inputs(corpus.Generate(corpus.Options{Rollouts: 60, MistakeRate: 0.5, Seed: 11}), load.Options{})
-		},
-	}
-	dirs, _ := filepath.Glob("../testdata/rules/RL5*")
-	dirs = append(dirs, "../examples/checkout")
-	for _, dir := range dirs {
-		bundles[dir] = func() *graph.Graph {
-			g, err := load.Paths([]string{dir}, load.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		}
-	}
+	bundles := policyBundles(t)
 	lazyPolicies, lazyBuilt, total := 0, 0, 0
 	for _, p := range builtin.policies {
 		_, mods, err := compileBuiltin([]*policy{p})
@@ -125,16 +106,7 @@ func TestLazyItemsSameFindings(t *testing.T) {
 					defer func() { p.parts = saved }()
 					g := build()
 					in := seedInputParts(g, p.input, builtin.fields, builtin.templates, parts)
-					res := analyzer.Run(g, analyzer.Options{Rules: []*rules.Rule{p.rule}, Mode: rules.ModeCLI, Globals: rules.Globals{ArgoCD: argocd}})
-					var out []string
-					for _, d := range res.Diagnostics {
-						b, err := json.Marshal(d)
-						if err != nil {
-							t.Fatal(err)
-						}
-						out = append(out, string(b))
-					}
-					return out, in
+					return findingsOf(t, g, []*rules.Rule{p.rule}, argocd), in
 				}
 				all, _ := run(allParts)
 				got, in := run(parts)
