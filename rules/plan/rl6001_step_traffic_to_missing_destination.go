@@ -223,7 +223,8 @@ func missing(g *graph.Graph, rt aplan.RouteState, d aplan.Destination, serviceNS
 	if !strings.HasSuffix(fqdn, ".svc."+graph.ClusterDomain) {
 		return "", nil
 	}
-	ns := strings.Split(fqdn, ".")[1]
+	_, rest, _ := strings.Cut(fqdn, ".")
+	ns, _, _ := strings.Cut(rest, ".") // the second label: name.ns.svc.<domain>
 	if !serviceNS[ns] || g.ServiceForHost(fqdn, ns) != nil || len(g.ServiceEntriesForHost(fqdn)) > 0 || len(g.ServiceEntriesForHost(d.Host)) > 0 {
 		return "", nil
 	}
