@@ -140,6 +140,18 @@ func intValue(v *intstr.IntOrString) (int, bool) {
 	return v.IntValue(), true
 }
 
+// oneProvider reports whether a metric sets exactly one provider: len(providers(mp)) == 1.
+func oneProvider(mp *v1alpha1.MetricProvider) bool {
+	n := len(mp.Plugin)
+	for _, on := range [...]bool{mp.Prometheus != nil, mp.Kayenta != nil, mp.Web != nil, mp.Datadog != nil, mp.Wavefront != nil,
+		mp.NewRelic != nil, mp.Job != nil, mp.CloudWatch != nil, mp.Graphite != nil, mp.Influxdb != nil, mp.SkyWalking != nil} {
+		if on {
+			n++
+		}
+	}
+	return n == 1
+}
+
 // providers names the providers a metric sets, in a stable order.
 func providers(mp *v1alpha1.MetricProvider) []string {
 	var out []string

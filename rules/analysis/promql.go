@@ -9,7 +9,7 @@ import (
 
 // queryPos is the position of a byte range of a query as written.
 func queryPos(g *graph.Graph, q *analysisrun.Query, start, end int) graph.Position {
-	return g.PosInScalar(q.Template, q.Path, start, end)
+	return g.PosInScalar(q.Template, q.Path(), start, end)
 }
 
 // parsedPos maps a byte range of the substituted query to the query as written.

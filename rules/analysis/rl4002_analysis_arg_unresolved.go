@@ -46,8 +46,8 @@ steps:
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, run := range analysisrun.Of(p.Graph).Runs {
-			for _, name := range run.ArgNames {
-				a := run.Args[name]
+			for i := range run.Args {
+				a, name := &run.Args[i], run.Args[i].Name
 				if a.Resolved {
 					continue
 				}
@@ -57,7 +57,7 @@ steps:
 				}
 				rel := []rules.Related{trigger(run, "passes no value for args."+name)}
 				rel = append(rel, unresolvedUses(p.Graph, run, name)...)
-				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".name", Message: msg, Related: rel,
+				c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath() + ".name", Message: msg, Related: rel,
 					Detail: fmt.Sprintf("Argo Rollouts fails with \"args.%s was not resolved\".", name)})
 			}
 		}
@@ -87,7 +87,7 @@ func unresolvedUses(g *graph.Graph, run *analysisrun.Run, name string) []rules.R
 	for _, q := range run.Queries {
 		for _, ph := range q.Sub.Unresolved {
 			if ph.Arg == name {
-				pos := g.PosInScalar(q.Template, q.Path, ph.Start, ph.End)
+				pos := g.PosInScalar(q.Template, q.Path(), ph.Start, ph.End)
 				out = append(out, rules.Related{File: pos.File, Line: pos.Line, Column: pos.Column,
 					Message: fmt.Sprintf("{{%s}} stays unresolved in metric %s", ph.Tag, q.Metric.Name)})
 				break
@@ -104,7 +104,7 @@ func similarArg(run *analysisrun.Run, name string) string {
 		return ""
 	}
 	for _, ra := range run.Templates[0].Args {
-		if _, declared := run.Args[ra.Name]; !declared && similar(ra.Name, name) {
+		if run.Arg(ra.Name) == nil && similar(ra.Name, name) {
 			return ra.Name
 		}
 	}

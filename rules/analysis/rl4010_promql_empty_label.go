@@ -54,7 +54,7 @@ steps:
 			}
 			phs := q.Sub.PlaceholdersIn(m.ValueStart, m.ValueEnd)
 			if len(phs) == 0 {
-				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Severity: rules.Warning,
+				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(), Severity: rules.Warning,
 					Pos:     parsedPos(p.Graph, q, m.ValueStart, m.ValueEnd),
 					Message: fmt.Sprintf("metric %s: matcher %s%s\"\" selects only series without the label", q.Metric.Name, m.Name, m.Op()),
 					Detail:  fmt.Sprintf("Only %s series without a %s label match it. Drop the matcher or give it a value.", metricOf(m), m.Name)})
@@ -65,7 +65,7 @@ steps:
 			}
 			for _, i := range phs {
 				ph := q.Sub.Placeholders[i]
-				a := q.Run.Args[ph.Arg]
+				a := q.Run.Arg(ph.Arg)
 				if a == nil {
 					continue
 				}
@@ -73,15 +73,15 @@ steps:
 				if a.FromRollout && a.Source != "" {
 					from = "The arg takes " + a.Source + ". "
 				}
-				d := rules.Diagnostic{Resource: q.Template, Path: q.Path,
+				d := rules.Diagnostic{Resource: q.Template, Path: q.Path(),
 					Pos:     queryPos(p.Graph, q, ph.Start, ph.End),
 					Message: fmt.Sprintf("metric %s: {{%s}} is empty for Rollout %s, so the analysis sees no data", q.Metric.Name, ph.Tag, q.Run.Refs.Rollout.Name),
 					Detail: fmt.Sprintf("%sThe matcher becomes %s%s\"\" and selects only %s series without a %s label.",
 						from, m.Name, m.Op(), metricOf(m), m.Name)}
 				if a.FromRollout {
-					d.Related = append(d.Related, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath, q.Run.Describe()+" passes an empty "+ph.Arg))
+					d.Related = append(d.Related, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath(), q.Run.Describe()+" passes an empty "+ph.Arg))
 				} else {
-					d.Related = append(d.Related, rules.RelatedAt(a.Template, a.DeclPath, "the empty default of "+ph.Arg), trigger(q.Run, ""))
+					d.Related = append(d.Related, rules.RelatedAt(a.Template, a.DeclPath(), "the empty default of "+ph.Arg), trigger(q.Run, ""))
 				}
 				c.add(d)
 			}

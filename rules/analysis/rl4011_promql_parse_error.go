@@ -45,8 +45,8 @@ query: |
 				ph := q.Sub.Placeholders[i]
 				if q.Run != nil && q.Sub.Values[i].Text != "" {
 					detail += fmt.Sprintf("The query is invalid after substituting {{%s}} = %q for Rollout %s. ", ph.Tag, q.Sub.Values[i].Text, q.Run.Refs.Rollout.Name)
-					if a := q.Run.Args[ph.Arg]; a != nil && a.FromRollout {
-						rel = append(rel, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath, "the value"))
+					if a := q.Run.Arg(ph.Arg); a != nil && a.FromRollout {
+						rel = append(rel, rules.RelatedAt(q.Run.Refs.Rollout, a.RolloutPath(), "the value"))
 					}
 				}
 			}
@@ -55,7 +55,7 @@ query: |
 			}
 			// "unexpected end of input" points past the text: show its last character.
 			off := min(q.Err.Offset, len(strings.TrimRight(q.Sub.Query, " \t\r\n"))-1)
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Message: msg, Detail: strings.TrimSpace(detail), Related: rel,
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(), Message: msg, Detail: strings.TrimSpace(detail), Related: rel,
 				Pos: parsedPos(p.Graph, q, max(off, 0), max(off, 0)+1)})
 		}
 		c.flush()

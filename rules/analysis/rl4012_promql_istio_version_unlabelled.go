@@ -62,7 +62,7 @@ spec:
 				return
 			}
 			ro := q.Run.Refs.Rollout
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, m.Start, m.End),
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(), Pos: parsedPos(p.Graph, q, m.Start, m.End),
 				Message: fmt.Sprintf("metric %s: %s%s%q never matches the pods of Rollout %s", q.Metric.Name, m.Name, m.Op(), m.Value, ro.Name),
 				Detail:  "They have no version label, so Istio reports destination_version=\"unknown\" for stable and canary alike.",
 				Related: []rules.Related{rules.RelatedAt(ro, "spec.template.metadata.labels", "the pod labels, without version"), trigger(q.Run, "")}})

@@ -52,7 +52,7 @@ query: |
 			default:
 				return
 			}
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, m.Start, m.End), Message: msg, Detail: detail,
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(), Pos: parsedPos(p.Graph, q, m.Start, m.End), Message: msg, Detail: detail,
 				Related: related(q, "")})
 		})
 		c.flush()

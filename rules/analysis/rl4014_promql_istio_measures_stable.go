@@ -96,7 +96,7 @@ canaryService: app-canary
 					canary.Name, q.Run.Describe())
 				what = "the active Service"
 			}
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, hit.Start, hit.End),
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(), Pos: parsedPos(p.Graph, q, hit.Start, hit.End),
 				Message: msg,
 				Detail:  detail,
 				Related: []rules.Related{rules.RelatedAt(ro, stable.Path, what), trigger(q.Run, "")}})

@@ -53,7 +53,7 @@ query: |
 			}
 			ro := q.Run.Refs.Rollout
 			dr := q.Run.Refs.DestinationRule
-			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path, Pos: parsedPos(p.Graph, q, svc.Start, svc.End),
+			c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(), Pos: parsedPos(p.Graph, q, svc.Start, svc.End),
 				Message: fmt.Sprintf("metric %s: %s=%q selects both subsets (%s and %s) of DestinationRule %s", q.Metric.Name, svc.Name, svc.Value, dr.StableSubset, dr.CanarySubset, dr.Name),
 				Detail: fmt.Sprintf("Rollout %s splits traffic by subset and nothing in the query picks the canary pods, so %s measures stable and canary together.",
 					ro.Name, q.Run.Describe()),

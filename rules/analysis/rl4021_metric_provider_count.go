@@ -38,6 +38,9 @@ metrics:
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i := range spec.Metrics {
 				m := &spec.Metrics[i]
+				if oneProvider(&m.Provider) {
+					continue // the common case: no names to list
+				}
 				mp := graph.Index("spec.metrics", i)
 				names := providers(&m.Provider)
 				switch {

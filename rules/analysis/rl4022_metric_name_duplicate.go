@@ -36,6 +36,9 @@ name unique across the templates an analysis runs together.`,
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+			if len(spec.Metrics) < 2 {
+				return
+			}
 			first := map[string]int{}
 			for i, m := range spec.Metrics {
 				if j, ok := first[m.Name]; ok {
@@ -57,28 +60,34 @@ name unique across the templates an analysis runs together.`,
 }
 
 func acrossTemplates(c *collector, run *analysisrun.Run) {
+	ts := run.DistinctTemplates()
+	if len(ts) < 2 {
+		return // a name used twice in one template is the per-template check's
+	}
 	type owner struct {
-		t    *graph.Resource
-		path string
+		t      *graph.Resource
+		metric int
 	}
 	seen := map[string]owner{}
-	for _, t := range run.DistinctTemplates() {
+	for _, t := range ts {
 		local := map[string]bool{}
 		for i, m := range t.AnalysisTemplateSpec().Metrics {
-			path := graph.Index("spec.metrics", i) + ".name"
 			if o, ok := seen[m.Name]; ok && o.t != t {
-				c.add(rules.Diagnostic{Resource: t, Path: path,
+				c.add(rules.Diagnostic{Resource: t, Path: metricNamePath(i),
 					Message: fmt.Sprintf("metric name %q is also used by %s", m.Name, templateName(o.t)),
 					Detail: fmt.Sprintf("%s runs it together with %s; Argo Rollouts fails with \"two metrics have the same name\".",
 						run.Describe(), templateName(t)),
-					Related: []rules.Related{rules.RelatedAt(o.t, o.path, "the other metric"), trigger(run, "runs both templates")}})
+					Related: []rules.Related{rules.RelatedAt(o.t, metricNamePath(o.metric), "the other metric"), trigger(run, "runs both templates")}})
 			}
 			if !local[m.Name] {
 				local[m.Name] = true
 				if _, ok := seen[m.Name]; !ok {
-					seen[m.Name] = owner{t, path}
+					seen[m.Name] = owner{t, i}
 				}
 			}
 		}
 	}
 }
+
+// metricNamePath is spec.metrics[i].name.
+func metricNamePath(i int) string { return graph.Index("spec.metrics", i) + ".name" }

@@ -36,11 +36,21 @@ successCondition: len(result) > 0 && result[0] < 0.05
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
+		// Templates copied for every Rollout repeat a few conditions: each
+		// text is matched once.
+		unguarded := map[string][]int{}
 		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i, m := range spec.Metrics {
 				for _, f := range []struct{ name, cond string }{{"successCondition", m.SuccessCondition}, {"failureCondition", m.FailureCondition}} {
-					loc := resultIndex.FindStringIndex(f.cond)
-					if loc == nil || lenGuard.MatchString(f.cond) || strings.Contains(f.cond, "default(") {
+					if f.cond == "" {
+						continue
+					}
+					loc, ok := unguarded[f.cond]
+					if !ok {
+						loc = unguardedIndex(f.cond)
+						unguarded[f.cond] = loc
+					}
+					if loc == nil {
 						continue
 					}
 					path := graph.Index("spec.metrics", i) + "." + f.name
@@ -52,4 +62,14 @@ successCondition: len(result) > 0 && result[0] < 0.05
 		})
 		return nil
 	},
+}
+
+// unguardedIndex returns where cond indexes result without a length check
+// or default, nil when it does not.
+func unguardedIndex(cond string) []int {
+	loc := resultIndex.FindStringIndex(cond)
+	if loc == nil || lenGuard.MatchString(cond) || strings.Contains(cond, "default(") {
+		return nil
+	}
+	return loc
 }

@@ -65,7 +65,7 @@ successCondition: len(result) > 0 && result[0] < 0.02
 			case parser.ValueTypeScalar:
 				result = condition.Scalar
 			default:
-				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path,
+				c.add(rules.Diagnostic{Resource: q.Template, Path: q.Path(),
 					Message: fmt.Sprintf("metric %s: the query returns a %s, which the Prometheus provider does not support", q.Metric.Name, typ),
 					Detail:  "Argo Rollouts' Prometheus provider fails with \"Prometheus metric type not supported\".",
 					Related: users(p.Graph, q.Template)})
@@ -82,7 +82,7 @@ successCondition: len(result) > 0 && result[0] < 0.02
 					compiled[k] = err
 				}
 				if err != nil {
-					c.add(rules.Diagnostic{Resource: q.Template, Path: q.MetricPath + "." + f.field,
+					c.add(rules.Diagnostic{Resource: q.Template, Path: q.MetricPath() + "." + f.field,
 						Message: fmt.Sprintf("metric %s: %s %q cannot evaluate the %s the query returns", q.Metric.Name, f.field, f.cond, q.Type),
 						Detail: fmt.Sprintf("Every measurement would error: %s. Here result is %s.",
 							firstLine(err.Error()), shapeName(vector)),

@@ -58,11 +58,11 @@ analysis:
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		for _, run := range analysisrun.Of(p.Graph).Runs {
-			for _, name := range run.ArgNames {
-				a := run.Args[name]
+			for i := range run.Args {
+				a, name := &run.Args[i], run.Args[i].Name
 				switch {
 				case a.FieldRefDefault:
-					c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath + ".valueFrom.fieldRef",
+					c.add(rules.Diagnostic{Resource: a.Template, Path: a.DeclPath() + ".valueFrom.fieldRef",
 						Message: fmt.Sprintf("args.%s of %s defaults to valueFrom.fieldRef, never resolved in a template", name, templateName(a.Template)),
 						Detail: fmt.Sprintf("Argo Rollouts resolves only secretKeyRef there, and %s passes no value for it: the run fails (argument %q was not supplied).",
 							run.Describe(), name),
@@ -75,7 +75,7 @@ analysis:
 					if (run.Use == graph.UseStep || run.Use == graph.UseExperiment) && strings.HasPrefix(a.Source, "metadata") {
 						outcome = "Argo Rollouts' validation rejects it: the Rollout is InvalidSpec and runs no step."
 					}
-					c.add(rules.Diagnostic{Resource: run.Refs.Rollout, Path: a.RolloutPath + ".valueFrom.fieldRef.fieldPath",
+					c.add(rules.Diagnostic{Resource: run.Refs.Rollout, Path: a.RolloutPath() + ".valueFrom.fieldRef.fieldPath",
 						Message: fmt.Sprintf("arg %s of %s: %s", name, run.Describe(), a.Problem), Detail: outcome})
 				}
 			}

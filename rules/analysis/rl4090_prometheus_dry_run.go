@@ -100,7 +100,7 @@ func dryRun(p *rules.Pass) error {
 		if q.Run != nil {
 			rel = []rules.Related{rules.RelatedAt(q.Run.Refs.Rollout, q.Run.TriggerPath(), q.Run.Describe()+" runs this query")}
 		}
-		key := q.Template.File + "\x00" + q.Path + "\x00" + msg + "\x00" + detail
+		key := q.Template.File + "\x00" + q.Path() + "\x00" + msg + "\x00" + detail
 		if i, dup := seen[key]; dup { // the same query from another step of the Rollout
 			out[i].Related = append(out[i].Related, rel...)
 			continue
@@ -115,8 +115,8 @@ func dryRun(p *rules.Pass) error {
 			st.shape++
 		}
 		out = append(out, rules.Diagnostic{
-			Resource: q.Template, Path: q.Path, Message: msg, Detail: detail, Related: rel,
-			Pos: g.PosInScalar(q.Template, q.Path, firstText(q.Sub.Original), lineEnd(q.Sub.Original)),
+			Resource: q.Template, Path: q.Path(), Message: msg, Detail: detail, Related: rel,
+			Pos: g.PosInScalar(q.Template, q.Path(), firstText(q.Sub.Original), lineEnd(q.Sub.Original)),
 		})
 	}
 	for _, d := range out {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	networkingv1 "istio.io/api/networking/v1"
+
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -88,8 +90,8 @@ func mayMiss(g *graph.Graph, rr *graph.RolloutRefs, serviceNS map[string]bool) b
 				continue
 			}
 			route := aplan.RouteState{VS: key, Kind: rt.Kind, Index: rt.Index}
-			for j, d := range graph.RouteDestinations(spec, rt.Kind, rt.Index) {
-				dest := aplan.Destination{Host: d.Host, Subset: d.Subset, Role: aplan.RoleStable, Index: j}
+			var buf [8]aplan.Destination // a route's few destinations: no allocation
+			for _, dest := range committedDests(buf[:], spec, rt.Kind, rt.Index) {
 				if why, _ := missing(g, route, dest, serviceNS); why != "" {
 					return true
 				}
@@ -97,6 +99,34 @@ func mayMiss(g *graph.Graph, rr *graph.RolloutRefs, serviceNS map[string]bool) b
 		}
 	}
 	return false
+}
+
+// committedDests returns the destinations of route index of a kind as
+// committed, in the stable role, indexed as graph.RouteDestinations lists
+// them, in buf's array while they fit.
+func committedDests(buf []aplan.Destination, spec *networkingv1.VirtualService, kind graph.RouteKind, index int) []aplan.Destination {
+	if index < 0 || index >= graph.RouteCount(spec, kind) {
+		return nil
+	}
+	dst := buf[:0]
+	add := func(d *networkingv1.Destination) {
+		dst = append(dst, aplan.Destination{Host: d.GetHost(), Subset: d.GetSubset(), Role: aplan.RoleStable, Index: len(dst)})
+	}
+	switch kind {
+	case graph.HTTP:
+		for _, r := range spec.GetHttp()[index].GetRoute() {
+			add(r.GetDestination())
+		}
+	case graph.TLS:
+		for _, r := range spec.GetTls()[index].GetRoute() {
+			add(r.GetDestination())
+		}
+	case graph.TCP:
+		for _, r := range spec.GetTcp()[index].GetRoute() {
+			add(r.GetDestination())
+		}
+	}
+	return dst
 }
 
 func checkMissing(p *rules.Pass, pl *aplan.Plan, serviceNS map[string]bool) {
@@ -223,7 +253,8 @@ func missing(g *graph.Graph, rt aplan.RouteState, d aplan.Destination, serviceNS
 	if !strings.HasSuffix(fqdn, ".svc."+graph.ClusterDomain) {
 		return "", nil
 	}
-	ns := strings.Split(fqdn, ".")[1]
+	_, rest, _ := strings.Cut(fqdn, ".")
+	ns, _, _ := strings.Cut(rest, ".") // the second label: name.ns.svc.<domain>
 	if !serviceNS[ns] || g.ServiceForHost(fqdn, ns) != nil || len(g.ServiceEntriesForHost(fqdn)) > 0 || len(g.ServiceEntriesForHost(d.Host)) > 0 {
 		return "", nil
 	}

@@ -36,7 +36,8 @@ The Rollout becomes \'InvalidSpec\' and does not progress.`,
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
-			var exclusive []string
+			var buf [4]string // the four exclusive actions: no allocation
+			exclusive := buf[:0]
 			if s.SetWeight != nil {
 				exclusive = append(exclusive, "setWeight")
 			}

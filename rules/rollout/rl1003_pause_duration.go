@@ -39,13 +39,24 @@ the indefinite pause that waits for \'kubectl argo rollouts promote\'. That case
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
+		// Rollouts repeat a few duration texts: each is parsed once.
+		parsed := map[string]int32{}
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.Pause == nil || s.Pause.Duration == nil {
 				return
 			}
 			d := s.Pause.Duration
-			at := path + ".pause.duration"
-			secs := s.Pause.DurationSeconds()
+			secs, ok := d.IntVal, d.Type != intstr.String
+			if !ok {
+				if secs, ok = parsed[d.StrVal]; !ok {
+					secs = s.Pause.DurationSeconds()
+					parsed[d.StrVal] = secs
+				}
+			}
+			if secs > 0 {
+				return
+			}
+			at := path + ".pause.duration" // only for a finding
 			switch {
 			case d.Type == intstr.String && secs < 0 && !isNegativeNumber(d.StrVal):
 				p.ReportDetail(r, at, fmt.Sprintf("step %d: pause duration %q is not a number of seconds or a Go duration", i, d.StrVal),

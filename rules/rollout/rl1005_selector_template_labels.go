@@ -67,6 +67,9 @@ spec:
 					"It would select every pod of the namespace; Argo Rollouts rejects it.")
 				return
 			}
+			if len(sel.MatchExpressions) == 0 && plainMatch(sel.MatchLabels, ro.Spec.Template.Labels) {
+				return // valid and matching: no selector to build
+			}
 			s, err := metav1.LabelSelectorAsSelector(sel)
 			if err != nil {
 				p.Report(r, "spec.selector", fmt.Sprintf("spec.selector of Rollout %s is invalid: %v", ro.Name, err))
@@ -88,6 +91,38 @@ spec:
 		})
 		return nil
 	},
+}
+
+// plainMatch reports whether every matchLabels entry is one the template
+// labels have, and key and value are plain label text (plainLabel), which
+// LabelSelectorAsSelector accepts: the selector then matches the template
+// without being built. Anything else is left to LabelSelectorAsSelector.
+func plainMatch(ml, tl map[string]string) bool {
+	for k, v := range ml {
+		if t, ok := tl[k]; !ok || t != v || !plainLabel(k) || !plainLabel(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainLabel reports whether s is 1 to 63 letters, digits, '-', '_' or '.',
+// starting and ending with a letter or digit: a valid label name without
+// prefix and a valid label value.
+func plainLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // firstMismatch returns the first (sorted) matchLabels key whose value the

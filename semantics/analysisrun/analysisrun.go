@@ -9,6 +9,7 @@ package analysisrun
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,12 +31,15 @@ type Arg struct {
 	// Resolved is false when neither the Rollout nor a template gives a value.
 	Resolved bool
 	// Template and DeclPath locate the first declaration (spec.args[i]).
-	Template *graph.Resource
-	DeclPath string
+	Template  *graph.Resource
+	declIndex int
 	// FromRollout is set when the Rollout supplies the value; RolloutPath
 	// is then its field path (…args[i]).
-	FromRollout bool
-	RolloutPath string
+	FromRollout  bool
+	argsPath     string
+	rolloutIndex int
+	// declValue is set when the merged declaration has a `value`.
+	declValue bool
 	// Source says where a Rollout-supplied valueFrom value comes from, for
 	// messages ("metadata.labels['team'] of the Rollout object, which has no
 	// such label"); "" for a plain value.
@@ -50,6 +54,19 @@ type Arg struct {
 	FieldRefDefault bool
 }
 
+// DeclPath is the field path of the declaration, spec.args[i]: built only
+// for a finding, not for every argument of every run.
+func (a *Arg) DeclPath() string { return graph.Index("spec.args", a.declIndex) }
+
+// RolloutPath is the field path of the Rollout's value (…args[i]) when
+// FromRollout is set.
+func (a *Arg) RolloutPath() string {
+	if !a.FromRollout {
+		return ""
+	}
+	return graph.Index(a.argsPath, a.rolloutIndex)
+}
+
 // Run is one AnalysisRun a Rollout starts.
 type Run struct {
 	Refs *graph.RolloutRefs
@@ -60,25 +77,64 @@ type Run struct {
 	// Templates are the references of this analysis, in order (Target nil
 	// when the template is not in the bundle).
 	Templates []*graph.TemplateRef
-	// Args are the merged arguments by name; ArgNames lists them in
-	// declaration order.
-	Args     map[string]*Arg
-	ArgNames []string
+	// Args are the merged arguments in declaration order, one per name (Arg
+	// finds one by name).
+	Args []Arg
+	// byName indexes Args when there are many; a run has a few, which a
+	// scan finds faster than a map.
+	byName map[string]int
 	// Queries are the Prometheus queries this run sends.
 	Queries []*Query
+	// targets are the distinct templates with a spec (DistinctTemplates).
+	targets []*graph.Resource
+}
+
+// manyArgs is the length of a list (arguments, template references) from
+// which a map indexes it; shorter ones are scanned.
+const manyArgs = 8
+
+// Arg returns the merged argument of that name, nil when no template of the
+// run declares it.
+func (r *Run) Arg(name string) *Arg {
+	if r.byName != nil {
+		if i, ok := r.byName[name]; ok {
+			return &r.Args[i]
+		}
+		return nil
+	}
+	for i := range r.Args {
+		if r.Args[i].Name == name {
+			return &r.Args[i]
+		}
+	}
+	return nil
 }
 
 // DistinctTemplates returns the run's templates that are in the bundle, each
-// once, in reference order.
-func (r *Run) DistinctTemplates() []*graph.Resource {
+// once, in reference order. The slice is shared: read only.
+func (r *Run) DistinctTemplates() []*graph.Resource { return r.targets }
+
+// distinctTargets lists the referenced templates that are in the bundle and
+// have a spec, each once, in reference order.
+func distinctTargets(refs []*graph.TemplateRef) []*graph.Resource {
 	var out []*graph.Resource
-	seen := map[*graph.Resource]bool{}
-	for _, ref := range r.Templates {
+	var seen map[*graph.Resource]bool // only for long lists: a scan is cheaper
+	if len(refs) > manyArgs {
+		seen = map[*graph.Resource]bool{}
+	}
+	for _, ref := range refs {
 		t := ref.Target
-		if t == nil || seen[t] || t.AnalysisTemplateSpec() == nil {
+		if t == nil || t.AnalysisTemplateSpec() == nil {
 			continue
 		}
-		seen[t] = true
+		if seen != nil {
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+		} else if slices.Contains(out, t) {
+			continue
+		}
 		out = append(out, t)
 	}
 	return out
@@ -114,7 +170,7 @@ func (r *Run) Lookup(tag string) (promql.Value, bool) {
 	if !ok {
 		return promql.Value{}, false
 	}
-	a := r.Args[name]
+	a := r.Arg(name)
 	if a == nil || !a.Resolved {
 		return promql.Value{}, false
 	}
@@ -127,9 +183,8 @@ type Query struct {
 	Run      *Run // nil for a template without users
 	Template *graph.Resource
 	Metric   *v1alpha1.Metric
-	// MetricPath is spec.metrics[i]; Path is the query's field path.
-	MetricPath, Path string
-	Sub              *promql.Substitution
+	metric   int // the index of Metric in spec.metrics
+	Sub      *promql.Substitution
 	// Type is the value type of the parsed query (vector, scalar, …), ""
 	// when it does not parse. The syntax tree itself is not kept: every
 	// query of the bundle stays in memory until the lint ends, and the rules
@@ -142,6 +197,12 @@ type Query struct {
 	// query of the same text: read only.
 	Matchers []promql.Matcher
 }
+
+// MetricPath is the field path of the metric, spec.metrics[i].
+func (q *Query) MetricPath() string { return graph.Index("spec.metrics", q.metric) }
+
+// Path is the field path of the query: built only for a finding.
+func (q *Query) Path() string { return q.MetricPath() + ".provider.prometheus.query" }
 
 // Parsed reports whether the query, placeholders substituted, is valid PromQL.
 func (q *Query) Parsed() bool { return q.Type != "" }
@@ -165,17 +226,13 @@ func Of(g *graph.Graph) *Analysis {
 // of the cost), and the results are joined in Rollout order.
 func build(g *graph.Graph) *Analysis {
 	rollouts := g.Refs().Rollouts
+	phs := placeholdersOf(g)
 	byRollout := make([][]*Run, len(rollouts))
 	parallel.For(len(rollouts), 32, func(i int) {
 		runs := runsOf(rollouts[i])
 		for _, run := range runs {
-			seen := map[*graph.Resource]bool{}
-			for _, t := range run.Templates {
-				if t.Target == nil || seen[t.Target] {
-					continue
-				}
-				seen[t.Target] = true
-				run.Queries = append(run.Queries, queriesOf(t.Target, run, run.Lookup)...)
+			for _, t := range run.targets {
+				run.Queries = queriesOf(run.Queries, t, run, run.Lookup, phs)
 			}
 		}
 		byRollout[i] = runs
@@ -204,7 +261,7 @@ func build(g *graph.Graph) *Analysis {
 		}
 	}
 	alone := make([][]*Query, len(unused))
-	parallel.For(len(unused), 32, func(i int) { alone[i] = queriesOf(unused[i], nil, defaultsLookup(unused[i])) })
+	parallel.For(len(unused), 32, func(i int) { alone[i] = queriesOf(nil, unused[i], nil, defaultsLookup(unused[i]), phs) })
 	for _, qs := range alone {
 		a.Queries = append(a.Queries, qs...)
 	}
@@ -227,6 +284,7 @@ func runsOf(rr *graph.RolloutRefs) []*Run {
 		run.Templates = append(run.Templates, t)
 	}
 	for _, run := range out {
+		run.targets = distinctTargets(run.Templates)
 		mergeArgs(run)
 	}
 	return out
@@ -238,25 +296,21 @@ func runsOf(rr *graph.RolloutRefs) []*Run {
 // value, the last one when a name repeats. Rollout args no template declares
 // are ignored, as Argo ignores them.
 func mergeArgs(run *Run) {
-	run.Args = map[string]*Arg{}
-	seen := map[*graph.Resource]bool{}
-	hasValue := map[string]bool{} // the merged declaration has a `value`
-	for _, t := range run.Templates {
-		if t.Target == nil || seen[t.Target] {
-			continue
-		}
-		spec := t.Target.AnalysisTemplateSpec()
-		if spec == nil {
-			continue
-		}
-		seen[t.Target] = true
-		for i, ta := range spec.Args {
-			_, dup := run.Args[ta.Name]
-			if dup && hasValue[ta.Name] {
+	n := 0
+	for _, t := range run.targets {
+		n += len(t.AnalysisTemplateSpec().Args)
+	}
+	run.Args = make([]Arg, 0, n)
+	if n > manyArgs {
+		run.byName = make(map[string]int, n)
+	}
+	for _, t := range run.targets {
+		for i, ta := range t.AnalysisTemplateSpec().Args {
+			prev := run.Arg(ta.Name)
+			if prev != nil && prev.declValue {
 				continue // a declaration with a value is never replaced
 			}
-			a := &Arg{Name: ta.Name, Template: t.Target, DeclPath: graph.Index("spec.args", i)}
-			hasValue[ta.Name] = ta.Value != nil
+			a := Arg{Name: ta.Name, Template: t, declIndex: i, declValue: ta.Value != nil}
 			switch {
 			case ta.Value != nil:
 				a.Value, a.Resolved = promql.Value{Text: *ta.Value}, true
@@ -264,21 +318,25 @@ func mergeArgs(run *Run) {
 				a.Value, a.Resolved = promql.Value{Runtime: true}, true
 				a.FieldRefDefault = ta.ValueFrom.SecretKeyRef == nil && ta.ValueFrom.FieldRef != nil
 			}
-			run.Args[ta.Name] = a
-			if !dup {
-				run.ArgNames = append(run.ArgNames, ta.Name)
+			if prev != nil {
+				*prev = a // keeps its place in declaration order
+				continue
 			}
+			if run.byName != nil {
+				run.byName[ta.Name] = len(run.Args)
+			}
+			run.Args = append(run.Args, a)
 		}
 	}
 	// Each Rollout arg overwrites in turn, so the last of duplicate names wins.
 	for i, ra := range run.Templates[0].Args {
-		a := run.Args[ra.Name]
+		a := run.Arg(ra.Name)
 		if a == nil {
 			continue
 		}
 		a.Value, a.Source, a.Problem = rolloutValue(run.Refs.Rollout, run.Refs.Spec, ra)
 		a.Resolved, a.FieldRefDefault = true, false
-		a.FromRollout, a.RolloutPath = true, graph.Index(run.ArgsPath, i)
+		a.FromRollout, a.argsPath, a.rolloutIndex = true, run.ArgsPath, i
 	}
 }
 
@@ -418,21 +476,51 @@ func defaultsLookup(t *graph.Resource) func(string) (promql.Value, bool) {
 	}
 }
 
-func queriesOf(t *graph.Resource, run *Run, lookup func(string) (promql.Value, bool)) []*Query {
+// queryPlaceholders holds the placeholders of every template query text of
+// a bundle: Rollouts run copies of one template, so a lint sees a few texts
+// many times over. It is filled before the parallel work and only read by it.
+type queryPlaceholders map[string][]promql.Placeholder
+
+// placeholdersOf finds the placeholders of every query text of g once.
+func placeholdersOf(g *graph.Graph) queryPlaceholders {
+	phs := queryPlaceholders{}
+	for _, kind := range []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun} {
+		for _, t := range g.OfKind(kind) {
+			spec := t.AnalysisTemplateSpec()
+			if spec == nil {
+				continue
+			}
+			for i := range spec.Metrics {
+				if p := spec.Metrics[i].Provider.Prometheus; p != nil {
+					if _, ok := phs[p.Query]; !ok {
+						phs[p.Query] = promql.Placeholders(p.Query)
+					}
+				}
+			}
+		}
+	}
+	return phs
+}
+
+// queriesOf appends to out the Prometheus queries of template t as run (nil
+// for a template alone) sends them.
+func queriesOf(out []*Query, t *graph.Resource, run *Run, lookup func(string) (promql.Value, bool), phs queryPlaceholders) []*Query {
 	spec := t.AnalysisTemplateSpec()
 	if spec == nil {
-		return nil
+		return out
 	}
-	var out []*Query
 	for i := range spec.Metrics {
 		m := &spec.Metrics[i]
 		p := m.Provider.Prometheus
 		if p == nil || strings.TrimSpace(p.Query) == "" {
 			continue
 		}
-		mp := graph.Index("spec.metrics", i)
-		q := &Query{Run: run, Template: t, Metric: m, MetricPath: mp, Path: mp + ".provider.prometheus.query"}
-		q.Sub = promql.Substitute(p.Query, lookup)
+		q := &Query{Run: run, Template: t, Metric: m, metric: i}
+		if ph, ok := phs[p.Query]; ok {
+			q.Sub = promql.SubstitutePlaceholders(p.Query, ph, lookup)
+		} else {
+			q.Sub = promql.Substitute(p.Query, lookup)
+		}
 		// Shared with every query of the same text (a template reviewed
 		// again, Rollouts passing the same arguments): read only.
 		sum := promql.SummarizeSubstitution(q.Sub)

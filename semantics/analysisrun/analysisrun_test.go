@@ -103,7 +103,7 @@ func TestRunsAndArgs(t *testing.T) {
 		{step, "hash", false, "", false, false},
 	}
 	for _, w := range want {
-		got := w.run.Args[w.name]
+		got := w.run.Arg(w.name)
 		if got == nil {
 			t.Errorf("%s: no arg %s", w.run.Describe(), w.name)
 			continue
@@ -112,13 +112,13 @@ func TestRunsAndArgs(t *testing.T) {
 			t.Errorf("%s: arg %s = %+v, want resolved=%v text=%q runtime=%v fromRollout=%v", w.run.Describe(), w.name, got, w.resolved, w.text, w.runtime, w.rollout)
 		}
 	}
-	if got := step.Args["svc"].Template.Name; got != "health" {
+	if got := step.Arg("svc").Template.Name; got != "health" {
 		t.Errorf("step run: svc declared by %s", got)
 	}
-	if bg.Args["svc"].Template.Name != "latency" {
-		t.Errorf("background run: the latency default should replace health's valueless svc, got %s", bg.Args["svc"].Template.Name)
+	if bg.Arg("svc").Template.Name != "latency" {
+		t.Errorf("background run: the latency default should replace health's valueless svc, got %s", bg.Arg("svc").Template.Name)
 	}
-	if _, ok := bg.Args["unknown"]; ok {
+	if bg.Arg("unknown") != nil {
 		t.Error("a Rollout arg no template declares is ignored, as Argo ignores it")
 	}
 	// Queries: health per run (2) + latency in the background run (1).
@@ -143,10 +143,14 @@ func TestBuildSameOnAnyCPUCount(t *testing.T) {
 		a := analysisrun.Of(load.Inputs(in, load.Options{}))
 		var b strings.Builder
 		for _, r := range a.Runs {
-			fmt.Fprintf(&b, "run %s %v: %d queries\n", r.Describe(), r.ArgNames, len(r.Queries))
+			fmt.Fprintf(&b, "run %s [", r.Describe())
+			for _, a := range r.Args {
+				fmt.Fprintf(&b, " %s=%+v/%v", a.Name, a.Value, a.Resolved)
+			}
+			fmt.Fprintf(&b, "]: %d queries\n", len(r.Queries))
 		}
 		for _, q := range a.Queries {
-			fmt.Fprintf(&b, "%s %s %q %s %v\n", q.Template.Name, q.Path, q.Sub.Query, q.Type, q.Err != nil)
+			fmt.Fprintf(&b, "%s %s %q %s %v\n", q.Template.Name, q.Path(), q.Sub.Query, q.Type, q.Err != nil)
 		}
 		return b.String()
 	}

@@ -114,12 +114,25 @@ const standInRuntime = "runtime-value"
 // becomes a stand-in of the kind the context needs (a duration inside `[...]`
 // or after `offset`, a number elsewhere) so that the rest of the query parses.
 func Substitute(q string, lookup func(tag string) (Value, bool)) *Substitution {
-	s := &Substitution{Original: q, Placeholders: Placeholders(q)}
+	return SubstitutePlaceholders(q, Placeholders(q), lookup)
+}
+
+// SubstitutePlaceholders is Substitute with q's placeholders already found
+// (phs is Placeholders(q)), for callers that substitute the same text many
+// times: a lint sees every Rollout's copy of a template query. The result
+// shares phs, which nobody may modify.
+func SubstitutePlaceholders(q string, phs []Placeholder, lookup func(tag string) (Value, bool)) *Substitution {
+	s := &Substitution{Original: q, Placeholders: phs}
 	s.Values = make([]Value, len(s.Placeholders))
 	// Every query of a bundle is kept until the lint ends, so the text and the
 	// segments are sized exactly: the replacement texts first, then one pass
 	// writes them.
-	texts := make([]string, len(s.Placeholders))
+	var buf [8]string // a query's few tags: no allocation
+	texts := buf[:0]
+	if len(s.Placeholders) > len(buf) {
+		texts = make([]string, 0, len(s.Placeholders))
+	}
+	texts = texts[:len(s.Placeholders)]
 	size := len(q)
 	for i := range s.Placeholders {
 		texts[i] = s.replacement(q, i, lookup)

@@ -1,9 +1,10 @@
 package promql
 
 import (
+	"bytes"
 	"errors"
 	"slices"
-	"strings"
+	"unsafe"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -67,14 +68,17 @@ func Summarize(q string) *Summary {
 // matcher cannot fail, and it matches the empty string the same way for
 // every non-empty value. The type is then the same and the matchers differ
 // only in the replaced values. Anything else is parsed as written.
-func SummarizeSubstitution(s *Substitution) *Summary {
+//
+// The Summary is returned by value (its Matchers may be shared: read only),
+// so a caller that copies its fields out allocates nothing for it.
+func SummarizeSubstitution(s *Substitution) Summary {
 	var shape []byte
 	for _, sg := range s.segs {
 		if !sg.literal || sg.newLen == 0 {
 			continue
 		}
 		if !plainValue(s.Query[sg.newStart : sg.newStart+sg.newLen]) {
-			return Summarize(s.Query)
+			return *Summarize(s.Query)
 		}
 		if shape == nil {
 			shape = []byte(s.Query)
@@ -84,13 +88,14 @@ func SummarizeSubstitution(s *Substitution) *Summary {
 		}
 	}
 	if shape == nil {
-		return Summarize(s.Query)
+		return *Summarize(s.Query)
 	}
-	sum := Summarize(string(shape))
+	// shape is not written to from here on: the cache may keep it as its key.
+	sum := Summarize(unsafe.String(unsafe.SliceData(shape), len(shape)))
 	if sum.Err != nil {
-		return Summarize(s.Query)
+		return *Summarize(s.Query)
 	}
-	out := &Summary{Type: sum.Type, Matchers: slices.Clone(sum.Matchers)}
+	out := Summary{Type: sum.Type, Matchers: slices.Clone(sum.Matchers)}
 	for _, sg := range s.segs {
 		if !sg.literal || sg.newLen == 0 {
 			continue
@@ -98,13 +103,13 @@ func SummarizeSubstitution(s *Substitution) *Summary {
 		start, end := sg.newStart, sg.newStart+sg.newLen
 		k := slices.IndexFunc(out.Matchers, func(m Matcher) bool { return m.ValueStart < start && end < m.ValueEnd })
 		if k < 0 {
-			return Summarize(s.Query)
+			return *Summarize(s.Query)
 		}
 		m := &out.Matchers[k]
 		raw := s.Query[m.ValueStart+1 : m.ValueEnd-1]
 		if m.Type != labels.MatchEqual && m.Type != labels.MatchNotEqual || m.Name == metricNameLabel ||
-			strings.IndexByte(string(shape[m.ValueStart+1:m.ValueEnd-1]), '\\') >= 0 {
-			return Summarize(s.Query)
+			bytes.IndexByte(shape[m.ValueStart+1:m.ValueEnd-1], '\\') >= 0 {
+			return *Summarize(s.Query)
 		}
 		m.Value = raw
 	}

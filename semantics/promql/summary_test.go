@@ -105,8 +105,8 @@ func TestSummarizeSubstitutionIsSummarize(t *testing.T) {
 				sub := Substitute(tmpl, func(tag string) (Value, bool) { v, ok := vals[tag]; return v, ok })
 				got := SummarizeSubstitution(sub)
 				want := summarize(sub.Query)
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("SummarizeSubstitution(%q) = %+v, want %+v", sub.Query, *got, *want)
+				if !reflect.DeepEqual(got, *want) {
+					t.Errorf("SummarizeSubstitution(%q) = %+v, want %+v", sub.Query, got, *want)
 				}
 			}
 		}
