@@ -96,35 +96,92 @@ type SubsetUse struct {
 // SubsetUses returns every destination and mirror of a VirtualService that
 // names a subset, in document order.
 func SubsetUses(vs *networkingv1.VirtualService) []SubsetUse {
-	var out []SubsetUse
-	add := func(d *networkingv1.Destination, path string) {
+	refs := SubsetRefs(vs)
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]SubsetUse, len(refs))
+	for i, u := range refs {
+		out[i] = SubsetUse{Host: u.Host, Subset: u.Subset, Path: u.Path()}
+	}
+	return out
+}
+
+// SubsetRef is a SubsetUse whose field path is built only when asked for:
+// rules that find nothing never need it.
+type SubsetRef struct {
+	Host   string
+	Subset string
+
+	kind       RouteKind
+	route, idx int
+	field      subsetField
+}
+
+// subsetField says which entry of a route names the subset.
+type subsetField uint8
+
+const (
+	subsetRoute   subsetField = iota // route[idx].destination
+	subsetMirror                     // mirror
+	subsetMirrors                    // mirrors[idx].destination
+)
+
+// Path is the field path of the subset value, as in SubsetUse.
+func (u SubsetRef) Path() string {
+	p := Index("spec."+string(u.kind), u.route)
+	switch u.field {
+	case subsetMirror:
+		return p + ".mirror.subset"
+	case subsetMirrors:
+		return Index(p+".mirrors", u.idx) + ".destination.subset"
+	}
+	return Index(p+".route", u.idx) + ".destination.subset"
+}
+
+// SubsetRefs returns the uses SubsetUses returns, in the same order, with
+// their paths left to SubsetRef.Path. It allocates once, nothing when the
+// VirtualService names no subset.
+func SubsetRefs(vs *networkingv1.VirtualService) []SubsetRef {
+	n := 0
+	eachSubsetRef(vs, func(SubsetRef) { n++ })
+	if n == 0 {
+		return nil
+	}
+	out := make([]SubsetRef, 0, n)
+	eachSubsetRef(vs, func(u SubsetRef) { out = append(out, u) })
+	return out
+}
+
+// eachSubsetRef calls fn for each destination and mirror naming a subset,
+// in document order.
+func eachSubsetRef(vs *networkingv1.VirtualService, fn func(SubsetRef)) {
+	add := func(d *networkingv1.Destination, kind RouteKind, route, idx int, field subsetField) {
 		if d.GetSubset() != "" {
-			out = append(out, SubsetUse{Host: d.GetHost(), Subset: d.GetSubset(), Path: path + ".subset"})
+			fn(SubsetRef{Host: d.GetHost(), Subset: d.GetSubset(), kind: kind, route: route, idx: idx, field: field})
 		}
 	}
 	for i, r := range vs.GetHttp() {
-		p := Index("spec.http", i)
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), Index(p+".route", j)+".destination")
+			add(d.GetDestination(), HTTP, i, j, subsetRoute)
 		}
 		if r.GetMirror() != nil {
-			add(r.GetMirror(), p+".mirror")
+			add(r.GetMirror(), HTTP, i, 0, subsetMirror)
 		}
 		for j, m := range r.GetMirrors() {
-			add(m.GetDestination(), Index(p+".mirrors", j)+".destination")
+			add(m.GetDestination(), HTTP, i, j, subsetMirrors)
 		}
 	}
 	for i, r := range vs.GetTls() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), Index(Index("spec.tls", i)+".route", j)+".destination")
+			add(d.GetDestination(), TLS, i, j, subsetRoute)
 		}
 	}
 	for i, r := range vs.GetTcp() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), Index(Index("spec.tcp", i)+".route", j)+".destination")
+			add(d.GetDestination(), TCP, i, j, subsetRoute)
 		}
 	}
-	return out
 }
 
 // WeightsSet records which entries of each VirtualService route's `route`

@@ -30,6 +30,9 @@ type destination struct {
 	// Split is true when the destination's route sends traffic to more than
 	// one destination (a weighted split, for example one Argo manages).
 	Split bool
+	// FQDN is graph.FQDN of the host in the VirtualService's namespace,
+	// resolved once for the rules that compare hosts.
+	FQDN string
 }
 
 // HostPath is the field path of the destination's host.
@@ -74,7 +77,7 @@ func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destinat
 	var out []destination
 	add := func(d *networkingv1.Destination, path, route string, mirror, split bool) {
 		if d != nil {
-			out = append(out, destination{VS: r, Dest: d, Path: path, Route: route, Mirror: mirror, Split: split})
+			out = append(out, destination{VS: r, Dest: d, Path: path, Route: route, Mirror: mirror, Split: split, FQDN: graph.FQDN(d.GetHost(), r.Namespace)})
 		}
 	}
 	for i, h := range vs.GetHttp() {
@@ -297,26 +300,35 @@ func quoteList(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// routeEntry is one http/tls/tcp route with its weighted destinations.
+// routeEntry is one http/tls/tcp route with its weighted destinations. Its
+// name and path are built only for a finding.
 type routeEntry struct {
-	kind  graph.RouteKind
-	index int
-	name  string
-	path  string
-	dests []graph.Destination
+	kind     graph.RouteKind
+	index    int
+	httpName string // the http route's name, "" for others
+	dests    []graph.Destination
 }
+
+// name names the route for messages (routeName).
+func (e routeEntry) name() string { return routeName(string(e.kind), e.index, e.httpName) }
+
+// path is the route's field path, e.g. spec.http[0].
+func (e routeEntry) path() string { return graph.Index("spec."+string(e.kind), e.index) }
 
 // routes lists a VirtualService's http, tls and tcp routes in order.
 func routes(vs *networkingVS) []routeEntry {
-	var out []routeEntry
+	n := len(vs.GetHttp()) + len(vs.GetTls()) + len(vs.GetTcp())
+	if n == 0 {
+		return nil
+	}
+	out := make([]routeEntry, 0, n)
 	for _, kind := range []graph.RouteKind{graph.HTTP, graph.TLS, graph.TCP} {
 		for i := 0; i < graph.RouteCount(vs, kind); i++ {
 			name := ""
 			if kind == graph.HTTP {
 				name = vs.GetHttp()[i].GetName()
 			}
-			out = append(out, routeEntry{kind: kind, index: i, name: routeName(string(kind), i, name),
-				path: graph.Index("spec."+string(kind), i), dests: graph.RouteDestinations(vs, kind, i)})
+			out = append(out, routeEntry{kind: kind, index: i, httpName: name, dests: graph.RouteDestinations(vs, kind, i)})
 		}
 	}
 	return out

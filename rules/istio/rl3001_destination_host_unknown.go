@@ -60,7 +60,7 @@ spec:
 				if host == "" || host == "*" {
 					continue
 				}
-				fqdn := graph.FQDN(host, r.Namespace)
+				fqdn := d.FQDN
 				if g.ServiceForHost(host, r.Namespace) != nil || len(serviceEntriesFor(g, host, fqdn, wildcards)) > 0 {
 					continue
 				}

@@ -75,8 +75,7 @@ spec:
 			}
 			for _, d := range destinationsOf(g, r, vs) {
 				if d.Dest.GetSubset() != "" && !d.Mirror {
-					fq := graph.FQDN(d.Dest.GetHost(), r.Namespace)
-					subsetDests[fq] = append(subsetDests[fq], d)
+					subsetDests[d.FQDN] = append(subsetDests[d.FQDN], d)
 				}
 			}
 		})
@@ -93,8 +92,7 @@ spec:
 					continue
 				}
 				host := d.Dest.GetHost()
-				fq := graph.FQDN(host, r.Namespace)
-				if md, ok := otherSubsetDest(subsetDests[fq], r); ok {
+				if md, ok := otherSubsetDest(subsetDests[d.FQDN], r); ok {
 					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the subset split of mesh VirtualService %s", d.Route, objectName(r), objectName(md.VS)),
 						fmt.Sprintf("It goes from gateways %s to host %q without a subset, while mesh VirtualService %s splits %q by subset (%q in %s).%s",
 							strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route, managedBy(managers, md.VS)),

@@ -100,8 +100,11 @@ type workload struct {
 	res    *graph.Resource
 	path   string            // field path of the template labels
 	labels map[string]string // template labels
-	extra  map[string]bool   // "k=v" labels a controller adds to some of its pods
+	extra  map[podLabel]bool // labels a controller adds to some of its pods
 }
+
+// podLabel is one pod label, k=v.
+type podLabel struct{ key, value string }
 
 // carries reports whether some pod of the workload can have label k=v.
 func (w *workload) carries(k, v string) bool {
@@ -111,11 +114,11 @@ func (w *workload) carries(k, v string) bool {
 	if got, ok := w.labels[k]; ok && got == v {
 		return true
 	}
-	return w.extra[k+"="+v]
+	return w.extra[podLabel{k, v}]
 }
 
 // workloadIndex finds workloads by namespace and one template label.
-type workloadIndex map[string]map[string][]*workload
+type workloadIndex map[string]map[podLabel][]*workload
 
 // indexWorkloads reads every workload's pod template labels once.
 func indexWorkloads(g *graph.Graph) workloadIndex {
@@ -126,7 +129,6 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 			if ro := r.Rollout(); ro != nil {
 				// The typed Rollout is at hand; its generic form would be decoded again.
 				w.labels = ro.Spec.Template.Labels
-				w.extra = map[string]bool{}
 				var metas []*v1alpha1.PodTemplateMetadata
 				if c := ro.Spec.Strategy.Canary; c != nil {
 					metas = append(metas, c.CanaryMetadata, c.StableMetadata)
@@ -137,18 +139,24 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 				for _, m := range metas {
 					if m != nil {
 						for k, v := range m.Labels {
-							w.extra[k+"="+v] = true
+							if w.extra == nil {
+								w.extra = map[podLabel]bool{}
+							}
+							w.extra[podLabel{k, v}] = true
 						}
 					}
 				}
 			} else {
 				w.labels = stringMap(r.Object(), "spec", "template", "metadata", "labels")
 			}
-			if idx[r.Namespace] == nil {
-				idx[r.Namespace] = map[string][]*workload{}
+			nsIdx := idx[r.Namespace]
+			if nsIdx == nil {
+				nsIdx = map[podLabel][]*workload{}
+				idx[r.Namespace] = nsIdx
 			}
 			for k, v := range w.labels {
-				idx[r.Namespace][k+"="+v] = append(idx[r.Namespace][k+"="+v], w)
+				l := podLabel{k, v}
+				nsIdx[l] = append(nsIdx[l], w)
 			}
 		}
 	}
@@ -162,7 +170,7 @@ func (idx workloadIndex) selected(ns string, sel map[string]string) []*workload 
 	var cands []*workload
 	first := true
 	for k, v := range sel {
-		if l := idx[ns][k+"="+v]; first || len(l) < len(cands) {
+		if l := idx[ns][podLabel{k, v}]; first || len(l) < len(cands) {
 			cands, first = l, false
 		}
 	}

@@ -64,8 +64,8 @@ Fix: give every destination an explicit weight and make them sum to 100.`,
 					sum += int64(d.Weight)
 				}
 				if sum == 0 {
-					p.ReportDiag(rules.Diagnostic{Resource: r, Path: e.path + ".route", Severity: rules.Error,
-						Message: fmt.Sprintf("%s of VirtualService %s has %d destinations and every weight is 0 or unset", e.name, objectName(r), len(e.dests)),
+					p.ReportDiag(rules.Diagnostic{Resource: r, Path: e.path() + ".route", Severity: rules.Error,
+						Message: fmt.Sprintf("%s of VirtualService %s has %d destinations and every weight is 0 or unset", e.name(), objectName(r), len(e.dests)),
 						Detail:  "Istio rejects the VirtualService (total destination weight = 0)."})
 					continue
 				}
@@ -75,7 +75,7 @@ Fix: give every destination an explicit weight and make them sum to 100.`,
 				for _, d := range e.dests {
 					parts = append(parts, fmt.Sprintf("%s %d → %.4g%%", destLabel(d), d.Weight, float64(d.Weight)*100/float64(sum)))
 				}
-				p.ReportDetail(r, e.dests[0].WeightPath(), fmt.Sprintf("weights of %s in VirtualService %s sum to %d, not 100", e.name, objectName(r), sum),
+				p.ReportDetail(r, e.dests[0].WeightPath(), fmt.Sprintf("weights of %s in VirtualService %s sum to %d, not 100", e.name(), objectName(r), sum),
 					fmt.Sprintf("Istio rescales them, so the split is %s. Make them sum to 100.", strings.Join(parts, ", ")))
 			}
 		})

@@ -2,6 +2,7 @@ package istio
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
@@ -55,18 +56,35 @@ Fix: keep one entry per destination.`,
 				if len(e.dests) < 2 {
 					continue
 				}
-				first := make(map[key]graph.Destination, len(e.dests))
-				for _, d := range e.dests {
+				var first map[key]graph.Destination
+				if len(e.dests) > pairwiseDests {
+					first = make(map[key]graph.Destination, len(e.dests))
+				}
+				for j, d := range e.dests {
 					if d.Host == "" {
 						continue
 					}
-					k := key{graph.FQDN(d.Host, r.Namespace), d.Subset, d.Port}
-					prev, dup := first[k]
+					var prev graph.Destination
+					dup := false
+					if first == nil {
+						// A few destinations: the first earlier one with the
+						// same key, compared without building FQDNs.
+						for _, q := range e.dests[:j] {
+							if q.Host != "" && q.Subset == d.Subset && q.Port == d.Port && sameFQDN(q.Host, d.Host, r.Namespace) {
+								prev, dup = q, true
+								break
+							}
+						}
+					} else {
+						k := key{graph.FQDN(d.Host, r.Namespace), d.Subset, d.Port}
+						if prev, dup = first[k]; !dup {
+							first[k] = d
+						}
+					}
 					if !dup {
-						first[k] = d
 						continue
 					}
-					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("%s of VirtualService %s lists destination %s twice (weights %d and %d)", e.name, objectName(r), destLabel(d), prev.Weight, d.Weight),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("%s of VirtualService %s lists destination %s twice (weights %d and %d)", e.name(), objectName(r), destLabel(d), prev.Weight, d.Weight),
 						"Both entries feed the same cluster, so its share is their sum.",
 						rules.RelatedAt(r, prev.HostPath(), "first entry for "+destLabel(prev)))
 				}
@@ -74,4 +92,20 @@ Fix: keep one entry per destination.`,
 		})
 		return nil
 	},
+}
+
+// pairwiseDests is how many destinations a route may have for RL3010 to
+// compare them pairwise rather than through a map.
+const pairwiseDests = 8
+
+// sameFQDN reports whether graph.FQDN(a, ns) == graph.FQDN(b, ns), building
+// the names only when a or b has a dot (distinct bare names never match).
+func sameFQDN(a, b, ns string) bool {
+	if a == b {
+		return true
+	}
+	if !strings.Contains(a, ".") && !strings.Contains(b, ".") {
+		return false
+	}
+	return graph.FQDN(a, ns) == graph.FQDN(b, ns)
 }

@@ -74,26 +74,45 @@ spec:
 			if len(dests) == 0 {
 				return
 			}
+			// Consecutive destinations often share a host (subsets of one
+			// Service): its places are resolved once for the run.
+			var places []visibility.Place
+			placesOf := ""
 			for _, d := range dests {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {
 					continue
 				}
-				fq := visibility.IstioFQDN(host, r.Namespace)
+				// visibility.IstioFQDN: a bare name expands as d.FQDN did.
+				fq := host
+				if !strings.Contains(host, ".") {
+					fq = d.FQDN
+				}
 				svcs := m.Services(fq)
 				if len(svcs) == 0 {
 					continue // RL3001
 				}
-				places := m.Places(r, fq)
+				if places == nil || placesOf != fq {
+					places, placesOf = m.Places(r, fq), fq
+				}
 				var sidecars, gateways, passing []string
 				assumed, total, missing := false, 0, 0
-				for _, w := range places {
+				for i, w := range places {
 					total++
 					if m.ServiceFor(fq, w) != nil {
-						if w.Gateway == nil {
+						if missing > 0 && w.Gateway == nil {
 							passing = append(passing, w.Namespace)
 						}
 						continue
+					}
+					if missing == 0 {
+						// The sidecar places before the first missing one
+						// all pass; passing is listed only for a finding.
+						for _, q := range places[:i] {
+							if q.Gateway == nil {
+								passing = append(passing, q.Namespace)
+							}
+						}
 					}
 					missing++
 					if w.Gateway == nil {

@@ -72,16 +72,25 @@ spec:
 	Run: func(p *rules.Pass) error {
 		m := visibility.Of(p.Graph)
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
-			uses := graph.SubsetUses(vs)
+			uses := graph.SubsetRefs(vs)
 			if len(uses) == 0 {
 				return
 			}
-			for _, u := range uses {
-				fq := visibility.IstioFQDN(u.Host, r.Namespace)
-				places := m.Places(r, fq)
+			// A route's subsets usually share one host (stable and canary):
+			// its name and places are resolved once for the run of uses.
+			var host, fq string
+			var places []visibility.Place
+			placesOf := ""
+			for k, u := range uses {
+				if k == 0 || u.Host != host {
+					host, fq = u.Host, visibility.IstioFQDN(u.Host, r.Namespace)
+				}
 				definers := m.SubsetDefiners(fq, u.Subset)
 				if len(definers) == 0 {
 					continue // RL2006
+				}
+				if places == nil || placesOf != fq {
+					places, placesOf = m.Places(r, fq), fq
 				}
 				groups := map[string][]string{} // reason → place labels
 				var order []string
@@ -89,13 +98,22 @@ spec:
 				relSeen := map[*graph.Resource]bool{}
 				missing := 0
 				var passing []string
-				for _, pl := range places {
+				for i, pl := range places {
 					e := m.DestinationRuleAt(fq, pl)
 					if e.Subset(u.Subset) != nil {
-						if pl.Gateway == nil {
+						if missing > 0 && pl.Gateway == nil {
 							passing = append(passing, pl.Namespace)
 						}
 						continue
+					}
+					if missing == 0 {
+						// The sidecar places before the first missing one
+						// all pass; passing is listed only for a finding.
+						for _, q := range places[:i] {
+							if q.Gateway == nil {
+								passing = append(passing, q.Namespace)
+							}
+						}
 					}
 					missing++
 					var reason string
@@ -148,7 +166,7 @@ spec:
 				if missing < len(places) {
 					sev = rules.Warning
 				}
-				p.ReportDiag(rules.Diagnostic{Resource: r, Path: u.Path, Severity: sev, Related: rel,
+				p.ReportDiag(rules.Diagnostic{Resource: r, Path: u.Path(), Severity: sev, Related: rel,
 					Message: fmt.Sprintf("subset %q of host %q in VirtualService %s is not defined where the route is applied", u.Subset, u.Host, objectName(r)),
 					Detail: fmt.Sprintf("It is defined by %s, but %s: those proxies have no such cluster and the requests get 503 NC.",
 						strings.Join(defs, ", "), strings.Join(parts, "; "))})

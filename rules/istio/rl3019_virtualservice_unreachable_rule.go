@@ -87,10 +87,16 @@ http:
 type routeList struct {
 	kind   string
 	routes []routematch.Route
-	names  []string
+	vs     *networkingVS // for the http routes' names
 }
 
-func (l routeList) name(i int) string { return l.names[i] }
+// name names route i for messages (routeName), built only for a finding.
+func (l routeList) name(i int) string {
+	if l.kind == "http" {
+		return routeName("http", i, l.vs.GetHttp()[i].GetName())
+	}
+	return routeName(l.kind, i, "")
+}
 
 func (l routeList) path(i int) string { return graph.Index("spec."+l.kind, i) }
 
@@ -100,34 +106,31 @@ func (l routeList) matchPath(i, j int) string { return graph.Index(l.path(i)+".m
 func vsRouteLists(vs *networkingVS) []routeList {
 	var out []routeList
 	if len(vs.GetHttp()) > 0 {
-		l := routeList{kind: "http"}
+		l := routeList{kind: "http", vs: vs, routes: make([]routematch.Route, 0, len(vs.GetHttp()))}
 		for i, h := range vs.GetHttp() {
 			l.routes = append(l.routes, routematch.Route{Matches: h.GetMatch(), ID: i})
-			l.names = append(l.names, routeName("http", i, h.GetName()))
 		}
 		out = append(out, l)
 	}
 	if len(vs.GetTls()) > 0 {
-		l := routeList{kind: "tls"}
+		l := routeList{kind: "tls", routes: make([]routematch.Route, 0, len(vs.GetTls()))}
 		for i, t := range vs.GetTls() {
 			m := make([]proto.Message, 0, len(t.GetMatch()))
 			for _, x := range t.GetMatch() {
 				m = append(m, x)
 			}
 			l.routes = append(l.routes, routematch.Route{L4: m, ID: i})
-			l.names = append(l.names, routeName("tls", i, ""))
 		}
 		out = append(out, l)
 	}
 	if len(vs.GetTcp()) > 0 {
-		l := routeList{kind: "tcp"}
+		l := routeList{kind: "tcp", routes: make([]routematch.Route, 0, len(vs.GetTcp()))}
 		for i, t := range vs.GetTcp() {
 			m := make([]proto.Message, 0, len(t.GetMatch()))
 			for _, x := range t.GetMatch() {
 				m = append(m, x)
 			}
 			l.routes = append(l.routes, routematch.Route{L4: m, ID: i})
-			l.names = append(l.names, routeName("tcp", i, ""))
 		}
 		out = append(out, l)
 	}

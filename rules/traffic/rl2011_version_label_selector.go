@@ -88,6 +88,18 @@ spec:
 		for _, rr := range p.Graph.Refs().Rollouts {
 			tags := imageTags(rr)
 			for _, ls := range rolloutLabelSets(p.Graph, rr) {
+				// Most label sets pin nothing: they are checked before their
+				// keys are sorted for the findings.
+				pins := false
+				for k, v := range ls.Labels {
+					if keys[k] || tags[v] && v != "latest" || versionValue.MatchString(v) {
+						pins = true
+						break
+					}
+				}
+				if !pins {
+					continue
+				}
 				for _, k := range sortedKeys(ls.Labels) {
 					v := ls.Labels[k]
 					why := ""

@@ -41,7 +41,11 @@ spec:
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		x := g.Refs()
-		seen := map[string]bool{}
+		type setKey struct {
+			res  *graph.Resource
+			path string
+		}
+		seen := map[setKey]bool{}
 		for _, rr := range x.Rollouts {
 			for _, ls := range rolloutLabelSets(g, rr) {
 				sel := ls.Labels
@@ -66,7 +70,7 @@ spec:
 						owners[o.Rollout] = true // sharing itself is SharedService's finding
 					}
 				}
-				key := fmt.Sprintf("%p %s", ls.Res, ls.Path)
+				key := setKey{ls.Res, ls.Path}
 				if seen[key] || len(sel) == 0 {
 					continue
 				}

@@ -78,17 +78,26 @@ spec:
 			}
 			var found []*shadow
 			byKey := map[string]*shadow{}
-			seen := map[string]bool{}
+			// Places are told apart as placeText tells them, without
+			// rendering the text of places that turn out fine.
+			type placeKey struct {
+				gwNamespace, gwName, namespace string
+				sidecars                       bool
+			}
+			seen := map[placeKey]bool{}
 			for _, vs := range rr.VirtualServices {
 				if vs.Target == nil {
 					continue
 				}
 				for _, pl := range m.Places(vs.Target, host) {
-					label := placeText(pl)
-					if seen[label] {
+					key := placeKey{namespace: pl.Namespace, sidecars: pl.Gateway == nil}
+					if pl.Gateway != nil {
+						key.gwNamespace, key.gwName = pl.Gateway.Namespace, pl.Gateway.Name
+					}
+					if seen[key] {
 						continue
 					}
-					seen[label] = true
+					seen[key] = true
 					e := m.DestinationRuleAt(host, pl)
 					if !e.Found() || e.Has(dr.Target) {
 						continue
@@ -105,7 +114,7 @@ spec:
 						byKey[k] = sh
 						found = append(found, sh)
 					}
-					sh.places = append(sh.places, label)
+					sh.places = append(sh.places, placeText(pl))
 				}
 			}
 			for _, sh := range found {

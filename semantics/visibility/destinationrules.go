@@ -13,6 +13,20 @@ type destRule struct {
 	exportTo []string // as written
 	selector bool     // has a workloadSelector
 	subsets  []string
+	// alone back the Effective slices of this rule merged alone (the usual
+	// case), shared by every lookup so that it allocates nothing; their
+	// capacity is their length, so an append by a reader copies.
+	alone struct {
+		rules [1]*graph.Resource
+		defs  [1]*destRule
+	}
+}
+
+// newDestRule indexes a DestinationRule; the model is read-only once built.
+func newDestRule(res *graph.Resource, host string, exportTo []string, selector bool) *destRule {
+	d := &destRule{res: res, host: host, exportTo: exportTo, selector: selector}
+	d.alone.rules[0], d.alone.defs[0] = res, d
+	return d
 }
 
 // Level says where the DestinationRule that applies to a client was found.
@@ -193,6 +207,10 @@ func anyIn(ds []*destRule, in func(*destRule) bool) bool {
 }
 
 func (e *Effective) add(d *destRule) {
+	if len(e.defs) == 0 {
+		e.Rules, e.defs = d.alone.rules[:], d.alone.defs[:]
+		return
+	}
 	e.Rules = append(e.Rules, d.res)
 	e.defs = append(e.defs, d)
 }

@@ -132,8 +132,13 @@ func exportSet(exportTo []string, own string, def []string) Set {
 	return s
 }
 
+// sortedKeys lists the keys of m, sorted, with room for one more (callers
+// often append Other).
 func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
+	if len(m) == 0 {
+		return []string{} // empty, as before, and allocation-free
+	}
+	out := make([]string, 0, len(m)+1)
 	for k := range m {
 		out = append(out, k)
 	}

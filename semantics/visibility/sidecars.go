@@ -202,7 +202,7 @@ func (m *Model) GatewayProxies(gw *graph.Resource) Proxies {
 	if p, ok := m.gwProxies[gw]; ok {
 		return p
 	}
-	return m.gatewayProxies(gw, indexWorkloads(m.g))
+	return m.gatewayProxies(gw, indexWorkloads(m.g, selectorLabels(gw)))
 }
 
 func (m *Model) gatewayProxies(gw *graph.Resource, idx workloadIndex) Proxies {
@@ -219,7 +219,7 @@ func (m *Model) gatewayProxies(gw *graph.Resource, idx workloadIndex) Proxies {
 	var cands []*workload
 	first := true
 	for k, v := range sel {
-		if l := idx[k+"="+v]; first || len(l) < len(cands) {
+		if l := idx[label{k, v}]; first || len(l) < len(cands) {
 			cands, first = l, false
 		}
 	}
@@ -248,13 +248,42 @@ type workload struct {
 	labels map[string]string
 }
 
-// workloadIndex finds workloads by one pod template label ("k=v").
-type workloadIndex map[string][]*workload
+// label is one pod template label.
+type label struct{ key, value string }
+
+// workloadIndex finds workloads by one pod template label.
+type workloadIndex map[label][]*workload
+
+// selectorLabels lists the labels of the Istio Gateways' selectors: the only
+// ones gatewayProxies looks workloads up by.
+func selectorLabels(gws ...*graph.Resource) map[label]bool {
+	out := map[label]bool{}
+	for _, gw := range gws {
+		if o := gw.Gateway(); o != nil && gw.Group != kinds.GroupGatewayAPI {
+			for k, v := range o.Spec.GetSelector() {
+				out[label{k, v}] = true
+			}
+		}
+	}
+	return out
+}
 
 // indexWorkloads reads every workload's pod template labels once, in load
-// order of kinds and objects.
-func indexWorkloads(g *graph.Graph) workloadIndex {
+// order of kinds and objects, and indexes the workloads by those of their
+// labels that are wanted (indexing them all would cost an entry per label
+// of every workload for the few that gateway selectors name).
+func indexWorkloads(g *graph.Graph, wanted map[label]bool) workloadIndex {
 	idx := workloadIndex{}
+	if len(wanted) == 0 {
+		return idx
+	}
+	// Selectors usually name one or two labels: a workload is then checked
+	// by looking those up among its labels, not each of its labels up
+	// among them.
+	list := make([]label, 0, len(wanted))
+	for l := range wanted {
+		list = append(list, l)
+	}
 	for _, kind := range gatewayWorkloadKinds {
 		for _, r := range g.OfKind(kind) {
 			var labels map[string]string
@@ -267,9 +296,25 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 			} else {
 				labels = templateLabels(r)
 			}
-			w := &workload{res: r, labels: labels}
+			var w *workload
+			add := func(l label) {
+				if w == nil {
+					w = &workload{res: r, labels: labels}
+				}
+				idx[l] = append(idx[l], w)
+			}
+			if len(list) <= len(labels) {
+				for _, l := range list {
+					if v, ok := labels[l.key]; ok && v == l.value {
+						add(l)
+					}
+				}
+				continue
+			}
 			for k, v := range labels {
-				idx[k+"="+v] = append(idx[k+"="+v], w)
+				if l := (label{k, v}); wanted[l] {
+					add(l)
+				}
 			}
 		}
 	}
@@ -398,27 +443,53 @@ type Place struct {
 // the proxies of its bound Istio Gateways in the namespaces it is visible
 // in.
 func (m *Model) Places(r *graph.Resource, hosts ...string) []Place {
+	vs := r.VirtualService()
+	if vs == nil {
+		return nil
+	}
 	var out []Place
 	if MeshBound(r) {
-		for _, ns := range m.Candidates(r, hosts...) {
+		cands := m.Candidates(r, hosts...)
+		out = make([]Place, 0, len(cands)+len(vs.Spec.GetGateways()))
+		for _, ns := range cands {
 			if m.Applies(r, ns) {
 				out = append(out, Place{Namespace: ns})
 			}
 		}
 	}
-	export := m.VirtualServiceExport(r)
-	for _, gr := range m.Gateways(r) {
-		if gr.Istio == nil {
+	var export Set
+	exportRead := false
+	// The gateways as Gateways resolves them, without the field paths.
+	for _, ref := range vs.Spec.GetGateways() {
+		if ref == "mesh" || ref == "" {
 			continue
 		}
-		px := m.GatewayProxies(gr.Istio)
+		gw := m.istioGateway(ResolveGatewayName(ref, r.Namespace))
+		if gw == nil {
+			continue
+		}
+		if !exportRead {
+			export, exportRead = m.VirtualServiceExport(r), true
+		}
+		px := m.GatewayProxies(gw)
 		for _, ns := range px.Namespaces {
 			if export.Has(ns) {
-				out = append(out, Place{Namespace: ns, Gateway: gr.Istio, Assumed: px.Assumed})
+				out = append(out, Place{Namespace: ns, Gateway: gw, Assumed: px.Assumed})
 			}
 		}
 	}
 	return out
+}
+
+// istioGateway returns the first Istio Gateway of the bundle named ns/name,
+// or nil (GatewayRef.Istio).
+func (m *Model) istioGateway(ns, name string) *graph.Resource {
+	for _, gw := range m.g.All(kinds.Gateway, ns, name) {
+		if gw.Group == kinds.GroupIstio {
+			return gw
+		}
+	}
+	return nil
 }
 
 // ServiceFor returns the service of host a place's proxies route to: for

@@ -156,9 +156,12 @@ func build(g *graph.Graph) *Model {
 			continue
 		}
 		m.nameAll(o.Spec.GetExportTo())
-		d := &destRule{res: r, host: IstioFQDN(o.Spec.GetHost(), r.Namespace), exportTo: o.Spec.GetExportTo(), selector: o.Spec.GetWorkloadSelector() != nil}
-		for _, s := range o.Spec.GetSubsets() {
-			d.subsets = append(d.subsets, s.GetName())
+		d := newDestRule(r, IstioFQDN(o.Spec.GetHost(), r.Namespace), o.Spec.GetExportTo(), o.Spec.GetWorkloadSelector() != nil)
+		if ss := o.Spec.GetSubsets(); len(ss) > 0 {
+			d.subsets = make([]string, 0, len(ss))
+			for _, s := range ss {
+				d.subsets = append(d.subsets, s.GetName())
+			}
 		}
 		if wildcarded(d.host) {
 			m.drWild = append(m.drWild, d)
@@ -191,12 +194,12 @@ func build(g *graph.Graph) *Model {
 			}
 			m.vsHosts[r] = hosts
 			if MeshBound(r) {
-				for _, d := range vsDestinationHosts(vs) {
+				eachDestinationHost(vs, func(d string) {
 					fq := IstioFQDN(d, r.Namespace)
 					if !slices.Contains(m.destinationOf[fq], r) {
 						m.destinationOf[fq] = append(m.destinationOf[fq], r)
 					}
-				}
+				})
 			}
 		}
 	}
@@ -204,7 +207,7 @@ func build(g *graph.Graph) *Model {
 	// Gateways are few: their proxies are located once here, so that the
 	// model is read-only once built (rules read it concurrently).
 	if gws := g.OfKind(kinds.Gateway); len(gws) > 0 {
-		idx := indexWorkloads(g)
+		idx := indexWorkloads(g, selectorLabels(gws...))
 		for _, r := range gws {
 			m.gwProxies[r] = m.gatewayProxies(r, idx)
 		}
@@ -381,8 +384,9 @@ func (m *Model) Candidates(r *graph.Resource, hosts ...string) []string {
 			set[ns] = true
 		}
 	}
-	addAll(m.VirtualServiceExport(r).Members())
-	addAll(m.VirtualServiceExport(r).Except())
+	export := m.VirtualServiceExport(r)
+	addAll(export.Members())
+	addAll(export.Except())
 	addAll(m.sidecarsFrom[r.Namespace])
 	addAll(m.wildSidecars)
 	for _, h := range hosts {
@@ -404,11 +408,16 @@ func (m *Model) Candidates(r *graph.Resource, hosts ...string) []string {
 	return append(out, Other)
 }
 
-// rulesFor returns the DestinationRules whose host covers host.
+// rulesFor returns the DestinationRules whose host covers host. The slice
+// may be the model's own: do not modify it.
 func (m *Model) rulesFor(host string) []*destRule {
-	out := append([]*destRule(nil), m.drByHost[host]...)
+	out := m.drByHost[host]
+	copied := false
 	for _, d := range m.drWild {
 		if SubsetOf(host, d.host) {
+			if !copied {
+				out, copied = append([]*destRule(nil), out...), true
+			}
 			out = append(out, d)
 		}
 	}
@@ -566,29 +575,28 @@ func (m *Model) NamespacesWhere(pred func(ns string) bool, candidates ...string)
 	return out
 }
 
-// vsDestinationHosts lists the hosts a VirtualService routes and mirrors to.
-func vsDestinationHosts(vs *kinds.VirtualServiceObject) []string {
-	var out []string
+// eachDestinationHost calls fn with each host a VirtualService routes and
+// mirrors to, in document order.
+func eachDestinationHost(vs *kinds.VirtualServiceObject, fn func(host string)) {
 	for _, h := range vs.Spec.GetHttp() {
 		for _, d := range h.GetRoute() {
-			out = append(out, d.GetDestination().GetHost())
+			fn(d.GetDestination().GetHost())
 		}
 		if mi := h.GetMirror(); mi != nil {
-			out = append(out, mi.GetHost())
+			fn(mi.GetHost())
 		}
 		for _, mi := range h.GetMirrors() {
-			out = append(out, mi.GetDestination().GetHost())
+			fn(mi.GetDestination().GetHost())
 		}
 	}
 	for _, t := range vs.Spec.GetTls() {
 		for _, d := range t.GetRoute() {
-			out = append(out, d.GetDestination().GetHost())
+			fn(d.GetDestination().GetHost())
 		}
 	}
 	for _, t := range vs.Spec.GetTcp() {
 		for _, d := range t.GetRoute() {
-			out = append(out, d.GetDestination().GetHost())
+			fn(d.GetDestination().GetHost())
 		}
 	}
-	return out
 }
