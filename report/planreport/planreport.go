@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
@@ -316,7 +317,7 @@ func JSON(w io.Writer, doc *Document) error {
 // stepLabel names a state for tables.
 func stepLabel(s plan.State) string {
 	if s.Step >= 0 {
-		return fmt.Sprintf("step %d", s.Step)
+		return "step " + strconv.Itoa(s.Step)
 	}
 	return string(s.Phase)
 }
@@ -330,7 +331,7 @@ func weights(s plan.State) string {
 	for _, rt := range s.Routes {
 		name := rt.Name
 		if name == "" {
-			name = fmt.Sprintf("%s[%d]", rt.Kind, rt.Index)
+			name = string(rt.Kind) + "[" + strconv.Itoa(rt.Index) + "]"
 		}
 		var ws []string
 		for _, d := range rt.Dests {
@@ -338,7 +339,7 @@ func weights(s plan.State) string {
 			if d.Clamped {
 				mark = "!"
 			}
-			ws = append(ws, fmt.Sprintf("%c%d%s", roleLetter(d.Role), d.Weight, mark))
+			ws = append(ws, string(rune(roleLetter(d.Role)))+strconv.FormatInt(int64(d.Weight), 10)+mark)
 		}
 		parts = append(parts, name+" "+strings.Join(ws, " "))
 	}
@@ -363,7 +364,7 @@ func roleLetter(r plan.Role) byte {
 }
 
 func writeText(w plan.Write) string {
-	return fmt.Sprintf("%s %s: %s → %s", w.Object, w.Field, w.Old, w.New)
+	return w.Object.String() + " " + w.Field + ": " + w.Old + " → " + w.New
 }
 
 func types(ts []xds.Type) string {
