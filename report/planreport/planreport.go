@@ -157,7 +157,7 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			return nil
 		}
 	case "json":
-		var opening []byte
+		var opening, item []byte
 		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
 			sep := ",\n    "
 			if i == 0 {
@@ -173,13 +173,14 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			if _, err := bw.WriteString(sep); err != nil {
 				return err
 			}
-			// MarshalIndent with the prefix of an element of the
-			// top-level "rollouts" array writes what the Encoder's
+			// Indented with the prefix of an element of the top-level
+			// "rollouts" array, the Rollout is what the Encoder's
 			// indentation of the whole document writes there.
-			item, err := json.MarshalIndent(r, "    ", "  ")
+			compact, err := json.Marshal(r)
 			if err != nil {
 				return err
 			}
+			item = indentJSON(item[:0], compact, "    ", "  ")
 			_, err = bw.Write(item)
 			return err
 		}
@@ -229,6 +230,62 @@ func jsonOpening(doc *Document) ([]byte, error) {
 		return nil, fmt.Errorf("plan JSON: unexpected document shape")
 	}
 	return b[:len(b)-len(tail)], nil
+}
+
+// indentJSON appends src, compact JSON as json.Marshal writes it, indented
+// the way json.Indent indents it (empty objects and arrays stay on one
+// line), in one pass: the plan JSON of a large bundle is hundreds of
+// megabytes, and json.MarshalIndent's general reformatting costs as much
+// as the marshalling.
+func indentJSON(dst, src []byte, prefix, indent string) []byte {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++ // the escaped character
+				}
+				j++
+			}
+			if j >= len(src) {
+				j = len(src) - 1
+			}
+			dst = append(dst, src[i:j+1]...)
+			i = j
+			continue
+		case '{', '[':
+			dst = append(dst, c)
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				dst = append(dst, src[i+1])
+				i++
+				continue
+			}
+			depth++
+		case '}', ']':
+			depth--
+		case ',':
+			dst = append(dst, c)
+		case ':':
+			dst = append(dst, ':', ' ')
+			continue
+		default:
+			dst = append(dst, c)
+			continue
+		}
+		// A new line, at the depth of what follows.
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		for range depth {
+			dst = append(dst, indent...)
+		}
+		if c == '}' || c == ']' {
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // notInBundle lists the Services, VirtualServices, DestinationRule and
