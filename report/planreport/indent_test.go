@@ -31,6 +31,11 @@ func TestIndentJSON(t *testing.T) {
 		42,
 		nil,
 	}
+	deep := any(1)
+	for range 40 { // deeper than indentJSON's ready-made indentation
+		deep = []any{map[string]any{"d": deep}}
+	}
+	values = append(values, deep)
 	for _, prefix := range []string{"", "    "} {
 		for i, v := range values {
 			compact, err := json.Marshal(v)

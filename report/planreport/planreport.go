@@ -238,52 +238,60 @@ func jsonOpening(doc *Document) ([]byte, error) {
 // megabytes, and json.MarshalIndent's general reformatting costs as much
 // as the marshalling.
 func indentJSON(dst, src []byte, prefix, indent string) []byte {
+	// nl is a line break with the indentation of a deep enough level:
+	// the break to depth d is its first 1+len(prefix)+d*len(indent) bytes.
+	nl := make([]byte, 0, 1+len(prefix)+16*len(indent))
+	nl = append(append(nl, '\n'), prefix...)
+	for range 16 {
+		nl = append(nl, indent...)
+	}
 	depth := 0
+	newline := func() {
+		n := 1 + len(prefix) + depth*len(indent)
+		for n > len(nl) {
+			nl = append(nl, indent...)
+		}
+		dst = append(dst, nl[:n]...)
+	}
+	start := 0 // the bytes from start to i are copied as they are
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		switch c {
 		case '"':
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++ // the escaped character
+			i++
+			for i < len(src) && src[i] != '"' {
+				if src[i] == '\\' {
+					i++ // the escaped character
 				}
-				j++
+				i++
 			}
-			if j >= len(src) {
-				j = len(src) - 1
-			}
-			dst = append(dst, src[i:j+1]...)
-			i = j
 			continue
 		case '{', '[':
-			dst = append(dst, c)
 			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
-				dst = append(dst, src[i+1])
-				i++
+				i++ // an empty object or array stays on one line
 				continue
 			}
+			dst = append(dst, src[start:i+1]...)
 			depth++
+			newline()
 		case '}', ']':
+			dst = append(dst, src[start:i]...)
 			depth--
+			newline()
+			dst = append(dst, c)
 		case ',':
-			dst = append(dst, c)
+			dst = append(dst, src[start:i+1]...)
+			newline()
 		case ':':
-			dst = append(dst, ':', ' ')
-			continue
+			dst = append(dst, src[start:i+1]...)
+			dst = append(dst, ' ')
 		default:
-			dst = append(dst, c)
 			continue
 		}
-		// A new line, at the depth of what follows.
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
-			dst = append(dst, indent...)
-		}
-		if c == '}' || c == ']' {
-			dst = append(dst, c)
-		}
+		start = i + 1
+	}
+	if start < len(src) {
+		dst = append(dst, src[start:]...)
 	}
 	return dst
 }
