@@ -158,6 +158,8 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 		}
 	case "json":
 		var opening, item []byte
+		var compact bytes.Buffer
+		enc := json.NewEncoder(&compact)
 		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
 			sep := ",\n    "
 			if i == 0 {
@@ -176,12 +178,14 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			// Indented with the prefix of an element of the top-level
 			// "rollouts" array, the Rollout is what the Encoder's
 			// indentation of the whole document writes there.
-			compact, err := json.Marshal(r)
-			if err != nil {
+			// An Encoder writes what Marshal returns, and a newline, into
+			// a buffer reused from Rollout to Rollout.
+			compact.Reset()
+			if err := enc.Encode(r); err != nil {
 				return err
 			}
-			item = indentJSON(item[:0], compact, "    ", "  ")
-			_, err = bw.Write(item)
+			item = indentJSON(item[:0], bytes.TrimSuffix(compact.Bytes(), []byte("\n")), "    ", "  ")
+			_, err := bw.Write(item)
 			return err
 		}
 		end = func(bw *bufio.Writer, doc *Document, n int) error {
