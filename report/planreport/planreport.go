@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
@@ -156,7 +157,9 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			return nil
 		}
 	case "json":
-		var opening []byte
+		var opening, item []byte
+		var compact bytes.Buffer
+		enc := json.NewEncoder(&compact)
 		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
 			sep := ",\n    "
 			if i == 0 {
@@ -172,14 +175,17 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			if _, err := bw.WriteString(sep); err != nil {
 				return err
 			}
-			// MarshalIndent with the prefix of an element of the
-			// top-level "rollouts" array writes what the Encoder's
+			// Indented with the prefix of an element of the top-level
+			// "rollouts" array, the Rollout is what the Encoder's
 			// indentation of the whole document writes there.
-			item, err := json.MarshalIndent(r, "    ", "  ")
-			if err != nil {
+			// An Encoder writes what Marshal returns, and a newline, into
+			// a buffer reused from Rollout to Rollout.
+			compact.Reset()
+			if err := enc.Encode(r); err != nil {
 				return err
 			}
-			_, err = bw.Write(item)
+			item = indentJSON(item[:0], bytes.TrimSuffix(compact.Bytes(), []byte("\n")), "    ", "  ")
+			_, err := bw.Write(item)
 			return err
 		}
 		end = func(bw *bufio.Writer, doc *Document, n int) error {
@@ -228,6 +234,70 @@ func jsonOpening(doc *Document) ([]byte, error) {
 		return nil, fmt.Errorf("plan JSON: unexpected document shape")
 	}
 	return b[:len(b)-len(tail)], nil
+}
+
+// indentJSON appends src, compact JSON as json.Marshal writes it, indented
+// the way json.Indent indents it (empty objects and arrays stay on one
+// line), in one pass: the plan JSON of a large bundle is hundreds of
+// megabytes, and json.MarshalIndent's general reformatting costs as much
+// as the marshalling.
+func indentJSON(dst, src []byte, prefix, indent string) []byte {
+	// nl is a line break with the indentation of a deep enough level:
+	// the break to depth d is its first 1+len(prefix)+d*len(indent) bytes.
+	nl := make([]byte, 0, 1+len(prefix)+16*len(indent))
+	nl = append(append(nl, '\n'), prefix...)
+	for range 16 {
+		nl = append(nl, indent...)
+	}
+	depth := 0
+	newline := func() {
+		n := 1 + len(prefix) + depth*len(indent)
+		for n > len(nl) {
+			nl = append(nl, indent...)
+		}
+		dst = append(dst, nl[:n]...)
+	}
+	start := 0 // the bytes from start to i are copied as they are
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch c {
+		case '"':
+			i++
+			for i < len(src) && src[i] != '"' {
+				if src[i] == '\\' {
+					i++ // the escaped character
+				}
+				i++
+			}
+			continue
+		case '{', '[':
+			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
+				i++ // an empty object or array stays on one line
+				continue
+			}
+			dst = append(dst, src[start:i+1]...)
+			depth++
+			newline()
+		case '}', ']':
+			dst = append(dst, src[start:i]...)
+			depth--
+			newline()
+			dst = append(dst, c)
+		case ',':
+			dst = append(dst, src[start:i+1]...)
+			newline()
+		case ':':
+			dst = append(dst, src[start:i+1]...)
+			dst = append(dst, ' ')
+		default:
+			continue
+		}
+		start = i + 1
+	}
+	if start < len(src) {
+		dst = append(dst, src[start:]...)
+	}
+	return dst
 }
 
 // notInBundle lists the Services, VirtualServices, DestinationRule and
@@ -316,7 +386,7 @@ func JSON(w io.Writer, doc *Document) error {
 // stepLabel names a state for tables.
 func stepLabel(s plan.State) string {
 	if s.Step >= 0 {
-		return fmt.Sprintf("step %d", s.Step)
+		return "step " + strconv.Itoa(s.Step)
 	}
 	return string(s.Phase)
 }
@@ -330,7 +400,7 @@ func weights(s plan.State) string {
 	for _, rt := range s.Routes {
 		name := rt.Name
 		if name == "" {
-			name = fmt.Sprintf("%s[%d]", rt.Kind, rt.Index)
+			name = string(rt.Kind) + "[" + strconv.Itoa(rt.Index) + "]"
 		}
 		var ws []string
 		for _, d := range rt.Dests {
@@ -338,7 +408,7 @@ func weights(s plan.State) string {
 			if d.Clamped {
 				mark = "!"
 			}
-			ws = append(ws, fmt.Sprintf("%c%d%s", roleLetter(d.Role), d.Weight, mark))
+			ws = append(ws, string(rune(roleLetter(d.Role)))+strconv.FormatInt(int64(d.Weight), 10)+mark)
 		}
 		parts = append(parts, name+" "+strings.Join(ws, " "))
 	}
@@ -363,7 +433,7 @@ func roleLetter(r plan.Role) byte {
 }
 
 func writeText(w plan.Write) string {
-	return fmt.Sprintf("%s %s: %s → %s", w.Object, w.Field, w.Old, w.New)
+	return w.Object.String() + " " + w.Field + ": " + w.Old + " → " + w.New
 }
 
 func types(ts []xds.Type) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -78,8 +79,10 @@ func liveCanary(l *plan.Live) string {
 }
 
 func state(b *bytes.Buffer, s *State) {
-	prefix := fmt.Sprintf("%-10s %-40s %-7s ", stepLabel(s.State), clip(s.Action, 40),
-		fmt.Sprintf("%d/%d", s.StableReplicas, s.CanaryReplicas))
+	// The text builders below write what fmt's %s, %d and %-Ns (padding
+	// counted in runes) would, without its reflection.
+	prefix := padRunes(stepLabel(s.State), 10) + " " + padRunes(clip(s.Action, 40), 40) + " " +
+		padRunes(strconv.FormatInt(int64(s.StableReplicas), 10)+"/"+strconv.FormatInt(int64(s.CanaryReplicas), 10), 7) + " "
 	// Weights wrap route by route under their own column.
 	pad := strings.Repeat(" ", len(prefix))
 	cur := prefix
@@ -96,24 +99,32 @@ func state(b *bytes.Buffer, s *State) {
 	}
 	b.WriteString(cur + "\n")
 	for _, w := range s.Writes {
-		line(b, "           ", fmt.Sprintf("write b%d %s", w.Batch, writeText(w)))
+		line(b, "           ", "write b"+strconv.Itoa(w.Batch)+" "+writeText(w))
 	}
 	for _, p := range s.Pushes {
-		head := fmt.Sprintf("push %d %s, changes %s", p.Window, p.Class, types(p.Effective))
+		head := "push " + strconv.Itoa(p.Window) + " " + string(p.Class) + ", changes " + types(p.Effective)
 		if p.Merged {
-			head += fmt.Sprintf(" (debounce merged %d keys)", len(p.Keys))
+			head += " (debounce merged " + strconv.Itoa(len(p.Keys)) + " keys)"
 		}
 		line(b, "           ", head)
-		line(b, "             ", fmt.Sprintf("sent: sidecars %s; gateways %s", types(p.SidecarTypes), types(p.GatewayTypes)))
+		line(b, "             ", "sent: sidecars "+types(p.SidecarTypes)+"; gateways "+types(p.GatewayTypes))
 		line(b, "             ", "keys: "+strings.Join(p.Keys, " "))
 		line(b, "             ", "scope: "+p.Scope.String())
 	}
 	if len(s.PushesIfLate) > 0 {
 		line(b, "           ", "possible: if the EndpointSlice update lands after the debounce window:")
 		for _, p := range s.PushesIfLate {
-			line(b, "             ", fmt.Sprintf("push %d %s, changes %s; keys: %s", p.Window, p.Class, types(p.Effective), strings.Join(p.Keys, " ")))
+			line(b, "             ", "push "+strconv.Itoa(p.Window)+" "+string(p.Class)+", changes "+types(p.Effective)+"; keys: "+strings.Join(p.Keys, " "))
 		}
 	}
+}
+
+// padRunes is fmt's %-ns of s: s padded with spaces to n runes.
+func padRunes(s string, n int) string {
+	if k := n - utf8.RuneCountInString(s); k > 0 {
+		return s + strings.Repeat(" ", k)
+	}
+	return s
 }
 
 // clip shortens s to n runes with an ellipsis.
@@ -136,26 +147,60 @@ func line(b *bytes.Buffer, indent, text string) {
 		b.WriteByte('\n')
 		return
 	}
-	cur := indent
-	for _, word := range strings.Fields(text) {
-		for utf8.RuneCountInString(indent+"  "+word) > Width {
-			r := []rune(word)
-			cut := Width - utf8.RuneCountInString(indent) - 2
-			if strings.TrimSpace(cur) != "" {
-				b.WriteString(cur + "\n")
+	// The line being filled goes straight into b, but its indent only
+	// once a word follows: a line of indent alone is dropped before a cut
+	// word. cont says the indent is a continuation's (two more spaces),
+	// curN is the line's length in runes and blank that it has no word.
+	indentN := utf8.RuneCountInString(indent)
+	indentBlank := strings.TrimSpace(indent) == ""
+	cont, curN, blank := false, indentN, indentBlank
+	started := false // the indent of the current line is written
+	start := func() {
+		if !started {
+			b.WriteString(indent)
+			if cont {
+				b.WriteString("  ")
 			}
-			b.WriteString(indent + "  " + string(r[:cut]) + "\n")
-			cur, word = indent+"  ", string(r[cut:])
+			started = true
 		}
-		sep := " "
-		if strings.TrimSpace(cur) == "" {
-			sep = ""
-		}
-		if utf8.RuneCountInString(cur)+len(sep)+utf8.RuneCountInString(word) > Width {
-			b.WriteString(cur + "\n")
-			cur, sep = indent+"  ", ""
-		}
-		cur += sep + word
 	}
-	b.WriteString(cur + "\n")
+	newline := func() {
+		start()
+		b.WriteByte('\n')
+		cont, curN, blank, started = true, indentN+2, indentBlank, false
+	}
+	for word := range strings.FieldsSeq(text) {
+		wordN := utf8.RuneCountInString(word)
+		for indentN+2+wordN > Width {
+			r := []rune(word)
+			cut := Width - indentN - 2
+			if !blank {
+				newline()
+			}
+			b.WriteString(indent)
+			b.WriteString("  ")
+			b.WriteString(string(r[:cut]))
+			b.WriteByte('\n')
+			cont, curN, blank, started = true, indentN+2, indentBlank, false
+			word = string(r[cut:])
+			wordN = utf8.RuneCountInString(word)
+		}
+		sep := 1
+		if blank {
+			sep = 0
+		}
+		if curN+sep+wordN > Width {
+			newline()
+			sep = 0
+		}
+		start()
+		if sep == 1 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(word)
+		curN += sep + wordN
+		blank = false
+	}
+	start()
+	b.WriteByte('\n')
 }

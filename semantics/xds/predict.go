@@ -1,9 +1,7 @@
 package xds
 
 import (
-	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -74,7 +72,7 @@ const (
 // is pushed, the types generated, and its EDS, from the updates it depends
 // on. full tells the generators the push is full (CDS, LDS and RDS run).
 func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, eds EDSMode) {
-	set := map[Type]bool{}
+	var set typeSet
 	pushFull := false
 	for _, pt := range p.parts {
 		pushFull = pushFull || pt.row.Full
@@ -91,9 +89,7 @@ func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, 
 		if kind == Gateway {
 			ts = row.Gateway
 		}
-		for _, t := range ts {
-			set[t] = true
-		}
+		set.addAll(ts)
 		full = full || row.Full
 		if row.EDS != EDSNone {
 			anyEDS = true
@@ -106,11 +102,12 @@ func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, 
 		return false, typeLists[0], EDSNone
 	}
 	if !full {
-		set = map[Type]bool{EDS: true}
+		set = typeSet{mask: edsBit}
 	}
 	if kept && full && blocks {
 		// An Endpoints key of a host it cannot see: every watched CLA.
-		anyEDS, set[EDS] = true, true
+		anyEDS = true
+		set.mask |= edsBit
 	}
 	eds = EDSNone
 	switch {
@@ -120,9 +117,9 @@ func (p *Push) ForProxy(kind ProxyKind, ns string) (reached bool, types []Type, 
 		eds = EDSPartial
 	}
 	if !anyEDS {
-		delete(set, EDS)
+		set.mask &^= edsBit
 	}
-	return true, typeList(set), eds
+	return true, set.list(), eds
 }
 
 // Reaches reports whether the scope holds a proxy of a kind in a namespace.
@@ -210,15 +207,22 @@ func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
 // writes. When a selector write's EndpointSlice update would land in a
 // window of its own if it came late, IfLate holds that prediction.
 func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write) StatePushes {
-	late := sim.clone()
-	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false)}
-	for _, w := range writes {
-		if w.Kind == plan.WriteServiceSelector {
-			alt := m.windows(sc, late, writes, true)
-			if !samePushes(alt, sp.Pushes) {
-				sp.IfLate = alt
-			}
+	selector := false
+	for i := range writes {
+		if writes[i].Kind == plan.WriteServiceSelector {
+			selector = true
 			break
+		}
+	}
+	var late *endpointsSim
+	if selector {
+		late = sim.clone() // only the late prediction replays the writes
+	}
+	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false)}
+	if selector {
+		alt := m.windows(sc, late, writes, true)
+		if !samePushes(alt, sp.Pushes) {
+			sp.IfLate = alt
 		}
 	}
 	return sp
@@ -251,6 +255,19 @@ type windowEvent struct {
 	obj   *plan.Write // in the state's writes: a copy per event would cost ~170 bytes each
 }
 
+// slot is one debounce window of a state: a batch and a stage.
+type slot struct {
+	batch int
+	stage Stage
+}
+
+// slotEvents are the updates of one window. A state has a handful of
+// windows, so a slice searched linearly beats a map.
+type slotEvents struct {
+	slot
+	evs []windowEvent
+}
+
 // windows groups the writes of one state into debounce windows and merges
 // each window into one push. Writes of one batch (one reconcile) are API
 // calls made back to back and share a window; the EndpointSlice update that
@@ -258,44 +275,54 @@ type windowEvent struct {
 // pods turning ready and terminated pods being deleted come seconds later,
 // each in a window of its own (reference §9 "Debounce prediction").
 func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late bool) []Push {
-	type slot struct {
-		batch int
-		stage Stage
-	}
-	windows := map[slot][]windowEvent{}
+	var windows []slotEvents
 	add := func(b int, we windowEvent) {
 		st := we.ev.Stage
 		if st == StageSlice && !late {
 			st = StageWrite
 		}
-		windows[slot{b, st}] = append(windows[slot{b, st}], we)
+		k := slot{b, st}
+		for i := range windows {
+			if windows[i].slot == k {
+				windows[i].evs = append(windows[i].evs, we)
+				return
+			}
+		}
+		windows = append(windows, slotEvents{slot: k, evs: []windowEvent{we}})
 	}
 	// Hosts whose selector a batch writes: with a late slice, their pod
 	// changes of that batch are late as well.
-	lateHost := map[slotHost]bool{}
+	var lateHost map[slotHost]bool
 	// Hosts a batch creates: their first EndpointSlice creates the host's
 	// endpoint shard, keyed as the Service's creation (conformance:
 	// experiment), so not-ready pods joining it add no update of their own.
-	created := map[slotHost]bool{}
+	var created map[slotHost]bool
 	for _, w := range writes {
 		if late && w.Kind == plan.WriteServiceSelector {
 			for _, h := range w.Hosts {
+				if lateHost == nil {
+					lateHost = map[slotHost]bool{}
+				}
 				lateHost[slotHost{w.Batch, h}] = true
 			}
 		}
 		if w.Kind == plan.WriteServiceCreate {
 			for _, h := range w.Hosts {
+				if created == nil {
+					created = map[slotHost]bool{}
+				}
 				created[slotHost{w.Batch, h}] = true
 			}
 		}
 	}
-	for i, w := range writes {
-		ch := m.change(w)
+	for i := range writes {
+		w := &writes[i]
+		ch := m.change(*w)
 		if ch == nil {
 			continue
 		}
 		for _, ev := range ch.Events {
-			we := windowEvent{write: i, ev: ev, cite: ch.Cite, obj: &writes[i]}
+			we := windowEvent{write: i, ev: ev, cite: ch.Cite, obj: w}
 			if ev.Kind == KindServiceEntry || ev.Kind == KindEndpoints || ev.Kind == KindServiceCreated {
 				we.hosts = w.Hosts
 				if len(we.hosts) == 0 {
@@ -304,7 +331,12 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 			}
 			add(w.Batch, we)
 		}
-		for _, e := range sim.apply(w) {
+		evs := sim.apply(*w)
+		if len(evs) == 0 {
+			continue
+		}
+		hosts := make([]string, len(evs)) // one backing array for the events' one-host lists
+		for j, e := range evs {
 			row := m.endpoint(e.change, sc.WorkloadEntryHost(e.host))
 			if row == nil || row.None {
 				continue
@@ -317,24 +349,24 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 				// lands with the selector's late slice (conformance: pingpong).
 				e.stage = StageSlice
 			}
-			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: []string{e.host}, obj: &writes[i]})
+			hosts[j] = e.host
+			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: hosts[j : j+1 : j+1], obj: w})
 		}
 	}
-	slots := make([]slot, 0, len(windows))
-	for s := range windows {
-		slots = append(slots, s)
-	}
-	sort.Slice(slots, func(i, j int) bool {
-		if slots[i].batch != slots[j].batch {
-			return slots[i].batch < slots[j].batch
+	slices.SortFunc(windows, func(a, b slotEvents) int {
+		if a.batch != b.batch {
+			return a.batch - b.batch
 		}
-		return slots[i].stage < slots[j].stage
+		return int(a.stage) - int(b.stage)
 	})
-	var out []Push
-	for n, s := range slots {
-		x := m.merge(sc, windows[s])
+	out := make([]Push, 0, len(windows))
+	for n, s := range windows {
+		x := m.merge(sc, s.evs)
 		x.Window, x.Async, x.Stage = n+1, s.stage != StageWrite, s.stage.String()
 		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -342,86 +374,76 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 // merge folds one window's updates into a push (reference §5 PushRequest.Merge).
 func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	var (
-		x                    Push
-		full, anyEDS, blocks bool
-		keys                 = map[string]bool{}
-		writes               = map[int]bool{}
-		side, gw, eff        = map[Type]bool{}, map[Type]bool{}, map[Type]bool{}
-		cites                = map[string]bool{}
+		x             Push
+		full, anyEDS  bool
+		side, gw, eff typeSet
 	)
-	var scope *Scope
+	// Keys, writes and cites are collected with repeats, then sorted and
+	// compacted: a window has a few updates, so this beats sets.
+	keys := make([]string, 0, len(evs))
+	writes := make([]int, 0, len(evs))
+	cites := make([]string, 0, 2*len(evs))
+	x.parts = make([]part, 0, len(evs))
+	var scope Scope
 	for _, we := range evs {
 		kr := m.kind(we.ev.Kind)
 		if kr == nil {
 			continue
 		}
-		writes[we.write] = true
+		writes = append(writes, we.write)
 		keyKind := kr.Kind
 		if kr.KeyKind != "" {
 			keyKind = kr.KeyKind
 		}
 		switch we.ev.Kind {
 		case KindVirtualService, KindDestinationRule:
-			keys[fmt.Sprintf("%s/%s/%s", keyKind, we.obj.Object.Namespace, we.obj.Object.Name)] = true
+			keys = append(keys, string(keyKind)+"/"+we.obj.Object.Namespace+"/"+we.obj.Object.Name)
 			if we.ev.Kind == KindVirtualService && m.DelegateRootKeys {
 				for _, p := range sc.Parents(we.obj.Resource) {
-					keys[fmt.Sprintf("%s/%s/%s", keyKind, p.Namespace, p.Name)] = true
+					keys = append(keys, string(keyKind)+"/"+p.Namespace+"/"+p.Name)
 				}
 			}
 		default:
 			for _, h := range we.hosts {
-				keys[FQDNKey(keyKind, h)] = true
+				keys = append(keys, FQDNKey(keyKind, h))
 			}
 		}
 		full = full || kr.Full
 		if kr.EDS != EDSNone {
 			anyEDS = true
 		}
-		if kr.EDS == EDSAll || kr.BlocksPartialEDS {
-			blocks = true
-		}
-		for _, t := range kr.Sidecar {
-			side[t] = true
-		}
-		for _, t := range kr.Gateway {
-			gw[t] = true
-		}
-		for _, t := range we.ev.Effective {
-			eff[t] = true
-		}
-		cites[shortCite(kr.Cite)] = true
+		side.addAll(kr.Sidecar)
+		gw.addAll(kr.Gateway)
+		eff.addAll(we.ev.Effective)
+		cites = append(cites, shortCite(kr.Cite))
 		if we.cite != "" {
-			cites[shortCite(we.cite)] = true
+			cites = append(cites, shortCite(we.cite))
 		}
 		var s Scope
 		switch we.ev.Kind {
-		case KindVirtualService, KindDestinationRule:
-			s = sc.For(we.ev.Kind, *we.obj, kr.AllGateways)
+		case KindVirtualService:
+			s = sc.virtualService(we.obj.Resource, kr.AllGateways)
+		case KindDestinationRule:
+			s = sc.destinationRule(we.obj.Resource, kr.AllGateways)
 		default:
-			s = sc.For(we.ev.Kind, plan.Write{Hosts: we.hosts}, kr.AllGateways)
+			s = sc.hosts(we.hosts)
 		}
 		pt := part{row: kr, scope: s}
 		if kr.KeyKind != "" && !kr.KeyOnly {
 			pt.asFull = m.kind(kr.KeyKind)
 		}
-		x.parts = append(x.parts, pt)
-		if scope == nil {
-			scope = &s
+		if len(x.parts) == 0 {
+			scope = s
 		} else {
-			u := scope.Union(s)
-			scope = &u
+			scope = scope.Union(s)
 		}
+		x.parts = append(x.parts, pt)
 	}
-	_ = blocks
 	if full {
 		for _, pt := range x.parts {
 			if pt.asFull != nil {
-				for _, t := range pt.asFull.Sidecar {
-					side[t] = true
-				}
-				for _, t := range pt.asFull.Gateway {
-					gw[t] = true
-				}
+				side.addAll(pt.asFull.Sidecar)
+				gw.addAll(pt.asFull.Gateway)
 			}
 		}
 	}
@@ -429,11 +451,12 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	// when some proxy gets only the updated hosts' CLAs.
 	x.EDS = x.probeEDS()
 	if !anyEDS {
-		delete(side, EDS)
-		delete(gw, EDS)
+		side.mask &^= edsBit
+		gw.mask &^= edsBit
 	}
+	x.Keys = sortedUnique(keys)
 	switch {
-	case len(keys) == 0:
+	case len(x.Keys) == 0:
 		x.Class = ClassNone
 	case m.NoFullSplit && full:
 		x.Class = ClassConfig
@@ -448,56 +471,66 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	}
 	if !full {
 		// Incremental pushes never regenerate CDS, LDS or RDS (reference §2.2-2.4: !req.Full → false).
-		side, gw = map[Type]bool{EDS: true}, map[Type]bool{EDS: true}
+		side, gw = typeSet{mask: edsBit}, typeSet{mask: edsBit}
 	}
-	x.Keys = sortedKeys(keys)
 	x.Merged = len(x.Keys) > 1
-	for w := range writes {
-		x.Writes = append(x.Writes, w)
+	if len(writes) > 0 {
+		slices.Sort(writes)
+		x.Writes = slices.Clip(slices.Compact(writes))
 	}
-	sort.Ints(x.Writes)
-	x.SidecarTypes, x.GatewayTypes, x.Effective = typeList(side), typeList(gw), typeList(eff)
-	if scope != nil {
-		x.Scope = *scope
-	}
+	x.SidecarTypes, x.GatewayTypes, x.Effective = side.list(), gw.list(), eff.list()
+	x.Scope = scope
 	if x.Scope.SidecarNamespaces == nil {
 		x.Scope.SidecarNamespaces = []string{} // JSON: always a list
 	}
-	for c := range cites {
-		x.Cites = append(x.Cites, c)
+	if len(cites) > 0 {
+		x.Cites = sortedUnique(cites)
 	}
-	sort.Strings(x.Cites)
 	return x
+}
+
+// sortedUnique sorts l and drops repeats, in place.
+func sortedUnique(l []string) []string {
+	slices.Sort(l)
+	return slices.Clip(slices.Compact(l))
 }
 
 // probeEDS is the push's EDS over the proxies its scopes name: partial when
 // one gets only the updated hosts, all when one gets every watched cluster.
+// The verdict does not depend on the order of the probes, and probing a
+// namespace twice changes nothing, so it stops at the first partial one.
 func (p *Push) probeEDS() EDSMode {
 	const other = "\x00other" // a namespace no scope names
-	gwNS, scNS := map[string]bool{other: true, RootNamespace: true}, map[string]bool{other: true}
-	for _, pt := range p.parts {
-		for _, n := range pt.scope.GatewayNamespaces {
-			gwNS[n] = true
-		}
-		for _, n := range pt.scope.SidecarNamespaces {
-			scNS[n] = true
-		}
-		for _, n := range pt.scope.SidecarExcept {
-			scNS[n] = true
-		}
-	}
 	best := EDSNone
-	probe := func(k ProxyKind, ns string) {
+	probe := func(k ProxyKind, ns string) bool {
 		if _, _, e := p.ForProxy(k, ns); e == EDSPartial || e == EDSAll && best == EDSNone {
 			best = e
 		}
+		return best == EDSPartial
 	}
-	for n := range gwNS {
-		probe(Gateway, n)
+	if probe(Gateway, other) || probe(Gateway, RootNamespace) {
+		return best
 	}
-	for n := range scNS {
-		if n != "*" {
-			probe(Sidecar, n)
+	for _, pt := range p.parts {
+		for _, n := range pt.scope.GatewayNamespaces {
+			if probe(Gateway, n) {
+				return best
+			}
+		}
+	}
+	if probe(Sidecar, other) {
+		return best
+	}
+	for _, pt := range p.parts {
+		for _, n := range pt.scope.SidecarNamespaces {
+			if n != "*" && probe(Sidecar, n) {
+				return best
+			}
+		}
+		for _, n := range pt.scope.SidecarExcept {
+			if n != "*" && probe(Sidecar, n) {
+				return best
+			}
 		}
 	}
 	return best
@@ -510,15 +543,6 @@ func shortCite(c string) string {
 		return c[:i]
 	}
 	return c
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // typeList returns the types of m in push order. A prediction keeps three
@@ -539,6 +563,60 @@ func typeList(m map[Type]bool) []Type {
 		mask |= 1 << i
 	}
 	return typeLists[mask]
+}
+
+// typeSet is a set of xDS types: the four known ones as a bitmask of their
+// typeOrder positions, any other in a map of its own.
+type typeSet struct {
+	mask  uint8
+	other map[Type]bool
+}
+
+// edsBit is EDS in a typeSet's mask.
+const edsBit = 1 << 1
+
+// typeBit is a known type's bit in a typeSet's mask (typeOrder), 0 for
+// another type.
+func typeBit(t Type) uint8 {
+	switch t {
+	case CDS:
+		return 1 << 0
+	case EDS:
+		return edsBit
+	case LDS:
+		return 1 << 2
+	case RDS:
+		return 1 << 3
+	}
+	return 0
+}
+
+func (s *typeSet) addAll(ts []Type) {
+	for _, t := range ts {
+		if b := typeBit(t); b != 0 {
+			s.mask |= b
+			continue
+		}
+		if s.other == nil {
+			s.other = map[Type]bool{}
+		}
+		s.other[t] = true
+	}
+}
+
+// list is typeList of the set: a shared list unless a type is unknown.
+func (s typeSet) list() []Type {
+	if len(s.other) == 0 {
+		return typeLists[s.mask]
+	}
+	m := map[Type]bool{}
+	for t := range s.other {
+		m[t] = true
+	}
+	for _, t := range typeLists[s.mask] {
+		m[t] = true
+	}
+	return typeList(m)
 }
 
 // typeLists holds every list of the four xDS types in push order, by the

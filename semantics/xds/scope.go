@@ -2,7 +2,6 @@ package xds
 
 import (
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -71,31 +70,45 @@ type Scoper struct {
 	// seHosts are hosts of ServiceEntries whose endpoints are selected pods
 	// (workloadSelector), with no Kubernetes Service of that name.
 	seHosts map[string]bool
-	// sets caches the sidecar namespace sets per VirtualService,
-	// DestinationRule and host: a plan asks for the same objects at every
-	// step, and the Scoper is shared by concurrent predictions.
-	sets sync.Map // setKey → visibility.Set
+	// scopes caches the sidecar scopes of VirtualServices and
+	// DestinationRules and the whole scopes of hosts: a plan asks for the
+	// same objects at every step, and the Scoper is shared by concurrent
+	// predictions. A map under a lock, not a sync.Map, so that a lookup
+	// boxes nothing.
+	mu     sync.RWMutex
+	scopes map[setKey]Scope
 }
 
-// setKey names one cached sidecar set: the object (nil for a host) and the
-// host.
+// setKey names one cached scope: the object (nil for a host) and the host.
 type setKey struct {
 	r    *graph.Resource
 	host string
 }
 
-func (s *Scoper) cached(k setKey, compute func() visibility.Set) visibility.Set {
-	if v, ok := s.sets.Load(k); ok {
-		return v.(visibility.Set)
+// cached returns the scope under k, computing it the first time. Cached
+// scopes are shared: their lists must not be modified (Union makes new ones).
+func (s *Scoper) cached(k setKey, compute func() Scope) Scope {
+	s.mu.RLock()
+	v, ok := s.scopes[k]
+	s.mu.RUnlock()
+	if ok {
+		return v
 	}
-	v, _ := s.sets.LoadOrStore(k, compute())
-	return v.(visibility.Set)
+	v = compute()
+	s.mu.Lock()
+	if old, ok := s.scopes[k]; ok {
+		v = old
+	} else {
+		s.scopes[k] = v
+	}
+	s.mu.Unlock()
+	return v
 }
 
 // NewScoper indexes the delegates and workload-selecting ServiceEntries of
 // a graph; visibility comes from the graph's visibility model.
 func NewScoper(g *graph.Graph) *Scoper {
-	s := &Scoper{g: g, m: visibility.Of(g), parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}}
+	s := &Scoper{g: g, m: visibility.Of(g), parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}, scopes: map[setKey]Scope{}}
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		se, _ := r.Typed.(*kinds.ServiceEntryObject)
 		if se == nil || se.Spec.GetWorkloadSelector() == nil {
@@ -136,21 +149,20 @@ func (s *Scoper) For(kind ConfigKind, w plan.Write, allGateways bool) Scope {
 	case KindDestinationRule:
 		return s.destinationRule(w.Resource, allGateways)
 	default:
-		var out *Scope
-		for _, h := range w.Hosts {
-			sc := s.Host(h)
-			if out == nil {
-				out = &sc
-			} else {
-				u := out.Union(sc)
-				out = &u
-			}
-		}
-		if out == nil {
-			return Scope{}
-		}
-		return *out
+		return s.hosts(w.Hosts)
 	}
+}
+
+// hosts is the union of the hosts' scopes.
+func (s *Scoper) hosts(hs []string) Scope {
+	if len(hs) == 0 {
+		return Scope{}
+	}
+	out := s.Host(hs[0])
+	for _, h := range hs[1:] {
+		out = out.Union(s.Host(h))
+	}
+	return out
 }
 
 // MeshBound reports whether a VirtualService applies to sidecars: no gateways
@@ -207,7 +219,7 @@ func (s *Scoper) virtualService(r *graph.Resource, allGateways bool) Scope {
 	}
 	// The sidecars whose scope imports the VirtualService (push_context.go
 	// initVirtualServices, virtualservice.go SelectVirtualServices).
-	return withSidecars(out, s.cached(setKey{r: r}, func() visibility.Set { return s.m.SidecarNamespaces(r) }))
+	return withSidecarsOf(out, s.cached(setKey{r: r}, func() Scope { return withSidecars(Scope{}, s.m.SidecarNamespaces(r)) }))
 }
 
 func (s *Scoper) destinationRule(r *graph.Resource, allGateways bool) Scope {
@@ -220,32 +232,39 @@ func (s *Scoper) destinationRule(r *graph.Resource, allGateways bool) Scope {
 	// A sidecar depends on the rule when its scope holds the host and the
 	// rule is the one that applies to the host for its namespace
 	// (sidecar.go selectDestinationRules, push_context.go destinationRule).
-	return withSidecars(out, s.cached(setKey{r: r, host: host}, func() visibility.Set {
-		return s.m.NamespacesWhere(func(ns string) bool {
+	return withSidecarsOf(out, s.cached(setKey{r: r, host: host}, func() Scope {
+		return withSidecars(Scope{}, s.m.NamespacesWhere(func(ns string) bool {
 			if !s.m.HostInScope(ns, host) {
 				return false
 			}
 			return s.m.DestinationRule(host, ns, s.m.ServiceNamespace(host, ns)).Has(r)
-		}, s.m.HostCandidates(host, r.Namespace)...)
+		}, s.m.HostCandidates(host, r.Namespace)...))
 	}))
 }
 
 // Host is S(host) of reference §9: sidecars and gateways that can see a
-// service through its exportTo and the Sidecars' egress hosts.
+// service through its exportTo and the Sidecars' egress hosts. The scope is
+// computed once per host and shared: its lists must not be modified.
 func (s *Scoper) Host(fqdn string) Scope {
-	out := Scope{}
-	exp := visibility.Everywhere()
-	if svcs := s.m.ServicesOrAssumed(fqdn); len(svcs) > 0 {
-		exp = svcs[0].Export
-	}
-	if exp.IsAll() {
-		out.AllGateways = true
-	} else {
-		out.GatewayNamespaces = exp.Members()
-	}
-	return withSidecars(out, s.cached(setKey{host: fqdn}, func() visibility.Set {
-		return s.m.NamespacesWhere(func(ns string) bool { return s.m.HostInScope(ns, fqdn) }, s.m.HostCandidates(fqdn)...)
-	}))
+	return s.cached(setKey{host: fqdn}, func() Scope {
+		out := Scope{}
+		exp := visibility.Everywhere()
+		if svcs := s.m.ServicesOrAssumed(fqdn); len(svcs) > 0 {
+			exp = svcs[0].Export
+		}
+		if exp.IsAll() {
+			out.AllGateways = true
+		} else {
+			out.GatewayNamespaces = exp.Members()
+		}
+		return withSidecars(out, s.m.NamespacesWhere(func(ns string) bool { return s.m.HostInScope(ns, fqdn) }, s.m.HostCandidates(fqdn)...))
+	})
+}
+
+// withSidecarsOf is sc with the sidecar namespaces of o.
+func withSidecarsOf(sc Scope, o Scope) Scope {
+	sc.SidecarNamespaces, sc.SidecarExcept = o.SidecarNamespaces, o.SidecarExcept
+	return sc
 }
 
 func withSidecars(sc Scope, set visibility.Set) Scope {
@@ -303,17 +322,11 @@ func contains(l []string, s string) bool {
 }
 
 func unionStrings(a, b []string) []string {
-	set := map[string]bool{}
-	for _, x := range a {
-		set[x] = true
-	}
-	for _, x := range b {
-		set[x] = true
-	}
-	if len(set) == 0 {
+	if len(a)+len(b) == 0 {
 		return nil
 	}
-	out := sortedKeys(set)
-	sort.Strings(out)
-	return out
+	out := make([]string, 0, len(a)+len(b))
+	out = append(append(out, a...), b...)
+	slices.Sort(out)
+	return slices.Clip(slices.Compact(out))
 }
