@@ -128,16 +128,11 @@ func TestFieldTreeAny(t *testing.T) {
 	}
 }
 
-// seedInput converts g with the given kinds and fields and puts the
-// conversion first in g's memo, so the policies of the next lint use it.
+// seedInput converts g with the given kinds and fields, every item built,
+// and puts the conversion first in g's memo, so the policies of the next
+// lint use it.
 func seedInput(g *graph.Graph, ks kindSet, f *fieldTree, templates bool) *bundleInput {
-	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
-	in := &bundleInput{kset: ks, fields: f, templates: templates, parts: allParts}
-	in.once.Do(func() { in.conv = convert(g, ks, f, templates, allParts) })
-	gi.mu.Lock()
-	gi.ins = append([]*bundleInput{in}, gi.ins...)
-	gi.mu.Unlock()
-	return in
+	return seedInputParts(g, ks, f, templates, allParts)
 }
 
 // TestProjectedInputSameFindings lints bundles twice with the built-in

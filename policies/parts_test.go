@@ -138,7 +138,8 @@ func TestLazyItemsSameFindings(t *testing.T) {
 	}
 }
 
-// seedInputParts is seedInput with the given parts.
+// seedInputParts converts g with the given kinds, fields and parts and puts
+// the conversion first in g's memo, so the policies of the next lint use it.
 func seedInputParts(g *graph.Graph, ks kindSet, f *fieldTree, templates bool, parts inputParts) *bundleInput {
 	gi := graphInputsMemo.Get(g, func() *graphInputs { return &graphInputs{} })
 	in := &bundleInput{kset: ks, fields: f, templates: templates, parts: parts}
