@@ -89,15 +89,14 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 		for j := i + 1; j < e.End; j = t.Next(j) {
 			n++
 		}
-		out := reflect.MakeSlice(dv.Type(), n, n)
+		newSlice(dv, n)
 		k := 0
 		for j := i + 1; j < e.End; j = t.Next(j) {
-			if err := cleanDecodeTape(s.body().elem, t, j, out.Index(k)); err != nil {
+			if err := cleanDecodeTape(s.body().elem, t, j, dv.Index(k)); err != nil {
 				return err
 			}
 			k++
 		}
-		dv.Set(out)
 		return nil
 	}
 	if err := cleanDecodeFields(s, t, i, dv, ""); err != nil {
@@ -367,17 +366,30 @@ func decodeTapeSlice(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 			}
 			k++
 		}
-		dv.Set(reflect.ValueOf(out))
+		*dv.Addr().Interface().(*[]string) = out // no boxed slice header, as reflect.ValueOf(out) has
 		return nil
 	}
-	out := reflect.MakeSlice(dt, n, n)
+	newSlice(dv, n)
 	k := 0
 	for j := i + 1; j < end; j = t.Next(j) {
-		if err := decodeTape(s.body().elem, t, j, out.Index(k)); err != nil {
+		if err := decodeTape(s.body().elem, t, j, dv.Index(k)); err != nil {
 			return err
 		}
 		k++
 	}
-	dv.Set(out)
 	return nil
+}
+
+// newSlice sets dv, a settable slice, to a new zero slice of length and
+// capacity n, as dv.Set(reflect.MakeSlice(dv.Type(), n, n)) does, in one
+// allocation: MakeSlice also allocates the slice header it returns. The
+// capacity stays n, so appending to the decoded slice always copies it.
+func newSlice(dv reflect.Value, n int) {
+	if n == 0 || !dv.IsNil() {
+		dv.Set(reflect.MakeSlice(dv.Type(), n, n)) // an empty slice is not nil
+		return
+	}
+	dv.Grow(n) // from nil: a new zeroed array, at least n long
+	dv.SetLen(n)
+	dv.SetCap(n)
 }

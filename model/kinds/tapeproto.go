@@ -307,8 +307,9 @@ func directFieldOf(m protoreflect.Message, fd protoreflect.FieldDescriptor) *dir
 			if f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() != reflect.Pointer || f.Type.Elem().Elem().Kind() != reflect.Struct {
 				return nil
 			}
+			// Well-known messages have JSON forms of their own.
 			elem, ok := reflect.New(f.Type.Elem().Elem()).Interface().(proto.Message)
-			if !ok || elem.ProtoReflect().Descriptor().FullName() != fd.Message().FullName() {
+			if !ok || elem.ProtoReflect().Descriptor().FullName() != fd.Message().FullName() || wellKnown(fd.Message()) != "" {
 				return nil
 			}
 		}
@@ -338,8 +339,8 @@ func protoTagNames(tag string, fd protoreflect.FieldDescriptor) bool {
 // null) as decodeTapeMessage's protoreflect steps would, with the same
 // strict checks, and reports whether it did. It leaves m unchanged and says
 // false for every value those steps take another way (a value of another
-// shape, an item that is not a string or a mapping, a well-known message),
-// which they then decode.
+// shape, an item that is not a string or a mapping), which they then
+// decode. On an error m may be partly filled.
 func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int, strict bool) (bool, error) {
 	e := &t.Events[i]
 	switch d.kind {
@@ -428,22 +429,18 @@ func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.Fi
 	if n == 0 {
 		return true, nil
 	}
-	out := reflect.MakeSlice(d.typ, n, n)
+	out := reflect.NewAt(d.typ, fieldAt(m, d)).Elem()
+	newSlice(out, n)
 	et := d.typ.Elem().Elem()
 	k := 0
 	for j := i + 1; j < e.End; j = t.Next(j) {
 		ev := reflect.New(et)
-		mr := ev.Interface().(proto.Message).ProtoReflect()
-		if k == 0 && infoOf(mr).wellKnown != "" {
-			return false, nil
-		}
-		if err := decodeTapeMessage(mr, t, j, strict); err != nil {
+		if err := decodeTapeMessage(ev.Interface().(proto.Message).ProtoReflect(), t, j, strict); err != nil {
 			return false, fmt.Errorf("[%d]: %w", k, err)
 		}
 		out.Index(k).Set(ev)
 		k++
 	}
-	reflect.NewAt(d.typ, fieldAt(m, d)).Elem().Set(out)
 	return true, nil
 }
 
