@@ -3,7 +3,11 @@ package kinds
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
@@ -206,9 +210,40 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	e := &t.Events[i]
 	switch e.Kind {
-	case fastyaml.EvNull, fastyaml.EvBool, fastyaml.EvInt, fastyaml.EvFloat:
+	case fastyaml.EvInt:
+		if s.custom && s.typ != intOrStringType || !s.custom && !isInt(s.kind) && !isUint(s.kind) && s.kind != reflect.Float32 && s.kind != reflect.Float64 {
+			return decodeGo(s, t.Scalar(i), dv)
+		}
+		// decodeGo's steps for an integer into a number or an
+		// IntOrString, without the integer's allocation in an interface.
+		dv = allocPointers(dv)
+		x := t.Int(i)
+		switch {
+		case s.custom: // IntOrString
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return decodeGoCustom(x, dv)
+			}
+			*dv.Addr().Interface().(*intstr.IntOrString) = intstr.IntOrString{Type: intstr.Int, IntVal: int32(x)}
+		case isInt(s.kind):
+			dv.SetInt(x)
+		case isUint(s.kind):
+			dv.SetUint(uint64(x))
+		default:
+			dv.SetFloat(float64(x))
+		}
+		return nil
+	case fastyaml.EvNull, fastyaml.EvBool, fastyaml.EvFloat:
 		return decodeGo(s, t.Scalar(i), dv)
 	case fastyaml.EvString:
+		if s.custom && s.typ == intOrStringType {
+			// decodeGoCustom's steps for a string into an IntOrString.
+			str := t.Str(i)
+			if !utf8.ValidString(str) {
+				return decodeGo(s, str, dv)
+			}
+			*allocPointers(dv).Addr().Interface().(*intstr.IntOrString) = intstr.IntOrString{Type: intstr.String, StrVal: str}
+			return nil
+		}
 		if s.kind != reflect.String || s.custom {
 			return decodeGo(s, t.Str(i), dv)
 		}
@@ -247,6 +282,17 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 		return decodeTapeMap(s, t, i, dv)
 	}
 	return decodeTapeSlice(s, t, i, dv)
+}
+
+// allocPointers fills the nil pointers dv starts with, as decodeGo does
+// before it sets a value, and returns the value they lead to.
+func allocPointers(dv reflect.Value) reflect.Value {
+	for dv.Kind() == reflect.Pointer {
+		p := reflect.New(dv.Type().Elem())
+		dv.Set(p)
+		dv = p.Elem()
+	}
+	return dv
 }
 
 // tapeClasses is valueClasses(t.Scalar(i)) without the value in an
