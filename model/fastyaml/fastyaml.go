@@ -22,6 +22,7 @@
 package fastyaml
 
 import (
+	"encoding/binary"
 	"math"
 	"strings"
 	"sync"
@@ -186,6 +187,10 @@ func mapID(m map[string]any) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.P
 // no line breaks other than LF and CRLF (NEL, LS and PS are breaks to YAML).
 func validText(data []byte) bool {
 	for i := 0; i < len(data); {
+		if i+8 <= len(data) && plainWord(binary.LittleEndian.Uint64(data[i:])) {
+			i += 8 // the common case, eight bytes at a time
+			continue
+		}
 		c := data[i]
 		if c >= 0x20 && c < 0x7f || c == '\n' {
 			i++
@@ -212,6 +217,27 @@ func validText(data []byte) bool {
 		i += size
 	}
 	return true
+}
+
+// plainWord reports whether the eight bytes of w are all printable ASCII
+// (0x20 to 0x7e) or LF, which validText accepts one by one. Each test is
+// exact per byte once no byte has its high bit set: adding 0x60 sets the
+// high bit of a byte from 0x20 up, adding 1 that of 0x7f, and the zero
+// test of w^0x0a (carry-free: the high bits are masked first) finds LF.
+func plainWord(w uint64) bool {
+	const (
+		lo = 0x0101010101010101
+		hi = 0x8080808080808080
+		m7 = 0x7f7f7f7f7f7f7f7f
+	)
+	if w&hi != 0 {
+		return false // a byte from 0x80: UTF-8 or not, one by one
+	}
+	ge20 := (w + 0x60*lo) & hi
+	x := w ^ 0x0a*lo
+	lf := ^((x&m7 + m7) | x) & hi
+	del := (w + lo) & hi
+	return ^ge20&hi&^lf == 0 && del == 0
 }
 
 // scratch recycles parsers for their scratch slices, which grow to the

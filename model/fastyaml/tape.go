@@ -75,6 +75,9 @@ func (t *Tape) Scalar(i int) any {
 	return nil
 }
 
+// Int is the value of the EvInt event i (Scalar without the interface).
+func (t *Tape) Int(i int) int64 { return int64(t.Events[i].num) }
+
 // Next returns the index of the event after the value that starts at i.
 func (t *Tape) Next(i int) int {
 	switch t.Events[i].Kind {

@@ -461,14 +461,15 @@ func isUint(k reflect.Kind) bool {
 func decodeGoCustom(v any, dv reflect.Value) error {
 	if dv.Type() == intOrStringType {
 		switch x := v.(type) {
+		// Stored through a pointer: reflect.ValueOf would box the struct.
 		case string:
 			if utf8.ValidString(x) { // JSON round trips it unchanged
-				dv.Set(reflect.ValueOf(intstr.IntOrString{Type: intstr.String, StrVal: x}))
+				*dv.Addr().Interface().(*intstr.IntOrString) = intstr.IntOrString{Type: intstr.String, StrVal: x}
 				return nil
 			}
 		case int64:
 			if x >= math.MinInt32 && x <= math.MaxInt32 {
-				dv.Set(reflect.ValueOf(intstr.IntOrString{Type: intstr.Int, IntVal: int32(x)}))
+				*dv.Addr().Interface().(*intstr.IntOrString) = intstr.IntOrString{Type: intstr.Int, IntVal: int32(x)}
 				return nil
 			}
 		}

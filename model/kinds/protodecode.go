@@ -59,6 +59,9 @@ type keyField struct {
 	// ambiguous is set when the key names two different fields, which jsonpb
 	// would both fill; not worth reproducing.
 	ambiguous bool
+	// direct, when set, is the Go struct field that holds fd, for the tape
+	// decoder to fill without protoreflect's per-value conversions.
+	direct *directField
 }
 
 var msgInfos sync.Map // protoreflect.FullName → *msgInfo
@@ -100,9 +103,10 @@ func infoOf(m protoreflect.Message) *msgInfo {
 		if fd.IsMap() && fd.MapKey().Kind() != protoreflect.StringKind {
 			mi.unsupported = "map with non-string keys " + string(fd.Name())
 		}
-		add(fd.JSONName(), keyField{fd: fd})
+		direct := directFieldOf(m, fd)
+		add(fd.JSONName(), keyField{fd: fd, direct: direct})
 		if string(fd.Name()) != fd.JSONName() {
-			add(string(fd.Name()), keyField{fd: fd, byProtoName: true})
+			add(string(fd.Name()), keyField{fd: fd, byProtoName: true, direct: direct})
 		}
 	}
 	actual, _ := msgInfos.LoadOrStore(md.FullName(), mi)

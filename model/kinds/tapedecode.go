@@ -3,7 +3,11 @@ package kinds
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
@@ -89,15 +93,14 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 		for j := i + 1; j < e.End; j = t.Next(j) {
 			n++
 		}
-		out := reflect.MakeSlice(dv.Type(), n, n)
+		newSlice(dv, n)
 		k := 0
 		for j := i + 1; j < e.End; j = t.Next(j) {
-			if err := cleanDecodeTape(s.body().elem, t, j, out.Index(k)); err != nil {
+			if err := cleanDecodeTape(s.body().elem, t, j, dv.Index(k)); err != nil {
 				return err
 			}
 			k++
 		}
-		dv.Set(out)
 		return nil
 	}
 	if err := cleanDecodeFields(s, t, i, dv, ""); err != nil {
@@ -207,9 +210,40 @@ func tapeClean(s *goSchema, t *fastyaml.Tape, i int) bool {
 func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 	e := &t.Events[i]
 	switch e.Kind {
-	case fastyaml.EvNull, fastyaml.EvBool, fastyaml.EvInt, fastyaml.EvFloat:
+	case fastyaml.EvInt:
+		if s.custom && s.typ != intOrStringType || !s.custom && !isInt(s.kind) && !isUint(s.kind) && s.kind != reflect.Float32 && s.kind != reflect.Float64 {
+			return decodeGo(s, t.Scalar(i), dv)
+		}
+		// decodeGo's steps for an integer into a number or an
+		// IntOrString, without the integer's allocation in an interface.
+		dv = allocPointers(dv)
+		x := t.Int(i)
+		switch {
+		case s.custom: // IntOrString
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return decodeGoCustom(x, dv)
+			}
+			*dv.Addr().Interface().(*intstr.IntOrString) = intstr.IntOrString{Type: intstr.Int, IntVal: int32(x)}
+		case isInt(s.kind):
+			dv.SetInt(x)
+		case isUint(s.kind):
+			dv.SetUint(uint64(x))
+		default:
+			dv.SetFloat(float64(x))
+		}
+		return nil
+	case fastyaml.EvNull, fastyaml.EvBool, fastyaml.EvFloat:
 		return decodeGo(s, t.Scalar(i), dv)
 	case fastyaml.EvString:
+		if s.custom && s.typ == intOrStringType {
+			// decodeGoCustom's steps for a string into an IntOrString.
+			str := t.Str(i)
+			if !utf8.ValidString(str) {
+				return decodeGo(s, str, dv)
+			}
+			*allocPointers(dv).Addr().Interface().(*intstr.IntOrString) = intstr.IntOrString{Type: intstr.String, StrVal: str}
+			return nil
+		}
 		if s.kind != reflect.String || s.custom {
 			return decodeGo(s, t.Str(i), dv)
 		}
@@ -248,6 +282,17 @@ func decodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) error {
 		return decodeTapeMap(s, t, i, dv)
 	}
 	return decodeTapeSlice(s, t, i, dv)
+}
+
+// allocPointers fills the nil pointers dv starts with, as decodeGo does
+// before it sets a value, and returns the value they lead to.
+func allocPointers(dv reflect.Value) reflect.Value {
+	for dv.Kind() == reflect.Pointer {
+		p := reflect.New(dv.Type().Elem())
+		dv.Set(p)
+		dv = p.Elem()
+	}
+	return dv
 }
 
 // tapeClasses is valueClasses(t.Scalar(i)) without the value in an
@@ -367,17 +412,30 @@ func decodeTapeSlice(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 			}
 			k++
 		}
-		dv.Set(reflect.ValueOf(out))
+		*dv.Addr().Interface().(*[]string) = out // no boxed slice header, as reflect.ValueOf(out) has
 		return nil
 	}
-	out := reflect.MakeSlice(dt, n, n)
+	newSlice(dv, n)
 	k := 0
 	for j := i + 1; j < end; j = t.Next(j) {
-		if err := decodeTape(s.body().elem, t, j, out.Index(k)); err != nil {
+		if err := decodeTape(s.body().elem, t, j, dv.Index(k)); err != nil {
 			return err
 		}
 		k++
 	}
-	dv.Set(out)
 	return nil
+}
+
+// newSlice sets dv, a settable slice, to a new zero slice of length and
+// capacity n, as dv.Set(reflect.MakeSlice(dv.Type(), n, n)) does, in one
+// allocation: MakeSlice also allocates the slice header it returns. The
+// capacity stays n, so appending to the decoded slice always copies it.
+func newSlice(dv reflect.Value, n int) {
+	if n == 0 || !dv.IsNil() {
+		dv.Set(reflect.MakeSlice(dv.Type(), n, n)) // an empty slice is not nil
+		return
+	}
+	dv.Grow(n) // from nil: a new zeroed array, at least n long
+	dv.SetLen(n)
+	dv.SetCap(n)
 }

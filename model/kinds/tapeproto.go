@@ -2,7 +2,11 @@ package kinds
 
 import (
 	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -135,6 +139,15 @@ func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int, strict b
 			continue // null leaves the field unset
 		}
 		fieldStrict := strict && key != "<<"
+		if kf.direct != nil {
+			done, err := decodeTapeDirect(m, kf.direct, fd, t, raw, fieldStrict)
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			if done {
+				continue
+			}
+		}
 		val := m.NewField(fd)
 		var err error
 		switch {
@@ -220,4 +233,218 @@ func decodeTapeSingular(zero protoreflect.Value, fd protoreflect.FieldDescriptor
 		return protoreflect.ValueOfString(str), nil
 	}
 	return decodeSingular(zero, fd, t.Value(i))
+}
+
+// directKind says how the tape decoder fills a field of a generated message
+// itself.
+type directKind uint8
+
+const (
+	directString    directKind = iota + 1 // a singular string without presence, Go type string
+	directStrings                         // a repeated string, []string
+	directMessages                        // a repeated message, []*T
+	directStringMap                       // a map<string, string>, map[string]string
+)
+
+// directField is the Go struct field of a generated message that holds one
+// proto field, found once per message type. protoreflect's Set and
+// List.Append convert every value they store (a string is boxed twice, a
+// list grows one append at a time); the tape decoder stores the same Go
+// values there itself.
+type directField struct {
+	kind   directKind
+	offset uintptr      // of the field in the message's struct
+	typ    reflect.Type // the field's type
+}
+
+// directFieldOf is the directField of fd in m's Go struct, or nil where the
+// field is of another kind (oneof members, fields with presence, maps,
+// scalars other than strings) or m is not a generated message.
+func directFieldOf(m protoreflect.Message, fd protoreflect.FieldDescriptor) *directField {
+	if fd.ContainingOneof() != nil || fd.IsExtension() {
+		return nil
+	}
+	var kind directKind
+	switch {
+	case fd.IsMap():
+		if fd.MapKey().Kind() != protoreflect.StringKind || fd.MapValue().Kind() != protoreflect.StringKind {
+			return nil
+		}
+		kind = directStringMap
+	case fd.Kind() == protoreflect.StringKind && fd.IsList():
+		kind = directStrings
+	case fd.Kind() == protoreflect.StringKind && !fd.HasPresence():
+		kind = directString
+	case fd.Kind() == protoreflect.MessageKind && fd.IsList():
+		kind = directMessages
+	default:
+		return nil
+	}
+	gt := reflect.TypeOf(m.Interface())
+	if gt.Kind() != reflect.Pointer || gt.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	st := gt.Elem()
+	for i := 0; i < st.NumField(); i++ {
+		f := st.Field(i)
+		if !f.IsExported() || !protoTagNames(f.Tag.Get("protobuf"), fd) {
+			continue
+		}
+		switch kind {
+		case directString:
+			if f.Type != stringType {
+				return nil
+			}
+		case directStrings:
+			if f.Type != stringSliceType {
+				return nil
+			}
+		case directStringMap:
+			if f.Type != stringMapType {
+				return nil
+			}
+		case directMessages:
+			if f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() != reflect.Pointer || f.Type.Elem().Elem().Kind() != reflect.Struct {
+				return nil
+			}
+			// Well-known messages have JSON forms of their own.
+			elem, ok := reflect.New(f.Type.Elem().Elem()).Interface().(proto.Message)
+			if !ok || elem.ProtoReflect().Descriptor().FullName() != fd.Message().FullName() || wellKnown(fd.Message()) != "" {
+				return nil
+			}
+		}
+		return &directField{kind: kind, offset: f.Offset, typ: f.Type}
+	}
+	return nil
+}
+
+var stringType = reflect.TypeFor[string]()
+
+// protoTagNames reports whether a generated field's protobuf struct tag
+// ("bytes,1,rep,name=hosts,proto3") is that of fd: its number and name.
+func protoTagNames(tag string, fd protoreflect.FieldDescriptor) bool {
+	parts := strings.Split(tag, ",")
+	if len(parts) < 2 || parts[1] != strconv.Itoa(int(fd.Number())) {
+		return false
+	}
+	for _, p := range parts[2:] {
+		if p == "name="+string(fd.Name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeTapeDirect fills the field d of m from the value at event i (not a
+// null) as decodeTapeMessage's protoreflect steps would, with the same
+// strict checks, and reports whether it did. It leaves m unchanged and says
+// false for every value those steps take another way (a value of another
+// shape, an item that is not a string or a mapping), which they then
+// decode. On an error m may be partly filled.
+func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.FieldDescriptor, t *fastyaml.Tape, i int, strict bool) (bool, error) {
+	e := &t.Events[i]
+	switch d.kind {
+	case directString:
+		if e.Kind != fastyaml.EvString {
+			return false, nil
+		}
+		if strict && !tapeProtoSingleClean(fd, t, i) {
+			return false, errUnclean
+		}
+		s := t.Str(i)
+		if !utf8.ValidString(s) {
+			return false, unsupported("invalid UTF-8")
+		}
+		*(*string)(fieldAt(m, d)) = s
+		return true, nil
+	case directStrings:
+		if e.Kind != fastyaml.EvSeq {
+			return false, nil
+		}
+		n := 0
+		for j := i + 1; j < e.End; j = t.Next(j) {
+			if t.Events[j].Kind != fastyaml.EvString {
+				return false, nil
+			}
+			n++
+		}
+		if n == 0 {
+			return true, nil // an empty list leaves the field nil
+		}
+		out := make([]string, n)
+		k := 0
+		for j := i + 1; j < e.End; j++ {
+			if strict && !tapeProtoSingleClean(fd, t, j) {
+				return false, fmt.Errorf("[%d]: %w", k, errUnclean)
+			}
+			s := t.Str(j)
+			if !utf8.ValidString(s) {
+				return false, fmt.Errorf("[%d]: %w", k, unsupported("invalid UTF-8"))
+			}
+			out[k] = s
+			k++
+		}
+		*(*[]string)(fieldAt(m, d)) = out
+		return true, nil
+	case directStringMap:
+		if e.Kind != fastyaml.EvMap {
+			return false, nil
+		}
+		n := 0
+		for j := i + 1; j < e.End; j = t.Next(j + 1) {
+			if t.Events[j+1].Kind != fastyaml.EvString {
+				return false, nil
+			}
+			n++
+		}
+		if strict && !tapeProtoFieldClean(fd, t, i) {
+			return false, errUnclean
+		}
+		out := make(map[string]string, n) // even empty: protoreflect sets an empty map
+		for j := i + 1; j < e.End; j += 2 {
+			key := t.Str(j)
+			if !utf8.ValidString(key) {
+				return false, unsupported("map key with invalid UTF-8")
+			}
+			val := t.Str(j + 1)
+			if !utf8.ValidString(val) {
+				return false, fmt.Errorf("[%q]: %w", key, unsupported("invalid UTF-8"))
+			}
+			out[key] = val
+		}
+		*(*map[string]string)(fieldAt(m, d)) = out
+		return true, nil
+	}
+	// directMessages
+	if e.Kind != fastyaml.EvSeq {
+		return false, nil
+	}
+	n := 0
+	for j := i + 1; j < e.End; j = t.Next(j) {
+		if t.Events[j].Kind != fastyaml.EvMap {
+			return false, nil
+		}
+		n++
+	}
+	if n == 0 {
+		return true, nil
+	}
+	out := reflect.NewAt(d.typ, fieldAt(m, d)).Elem()
+	newSlice(out, n)
+	et := d.typ.Elem().Elem()
+	k := 0
+	for j := i + 1; j < e.End; j = t.Next(j) {
+		ev := reflect.New(et)
+		if err := decodeTapeMessage(ev.Interface().(proto.Message).ProtoReflect(), t, j, strict); err != nil {
+			return false, fmt.Errorf("[%d]: %w", k, err)
+		}
+		out.Index(k).Set(ev)
+		k++
+	}
+	return true, nil
+}
+
+// fieldAt is the address of the field d of the generated message m.
+func fieldAt(m protoreflect.Message, d *directField) unsafe.Pointer {
+	return unsafe.Add(reflect.ValueOf(m.Interface()).UnsafePointer(), d.offset)
 }
