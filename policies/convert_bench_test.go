@@ -36,6 +36,7 @@ func BenchmarkConvert1000(b *testing.B) {
 		parts     inputParts
 	}{
 		{"builtin-kinds", builtins, builtin.fields, builtin.templates, builtin.parts},  // what a lint with the built-in policies converts
+		{"rollout-bundle", builtins, builtin.fields, false, 0},                         // a bundle without Applications: the Rollouts' references, refs on demand
 		{"builtin-kinds-items", builtins, builtin.fields, builtin.templates, allParts}, // the same with every item built
 		{"builtin-kinds-whole", builtins, wholeObjects(), true, allParts},              // the same kinds, whole objects
 		{"all-kinds", newKindSet([]string{AllKinds}), wholeObjects(), true, allParts},  // a user policy (every kind, whole objects)

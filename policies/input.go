@@ -280,11 +280,11 @@ const smallGraph = 64
 
 func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject bool, fields *fieldTree, sel *fastyaml.Fields) *ast.Term {
 	if !withObject {
-		return ast.ObjectTerm(
+		return vc.slab.term(ast.NewObject(
 			[2]*ast.Term{kRef, ref},
 			[2]*ast.Term{kAPIVersion, vc.str(r.APIVersion)},
 			[2]*ast.Term{kFile, vc.str(r.File)},
-		)
+		))
 	}
 	var obj *ast.Term
 	if fields.whole {
@@ -294,12 +294,12 @@ func itemTerm(vc *valueConverter, r *graph.Resource, ref *ast.Term, withObject b
 	} else {
 		obj, _ = r.Derived(objectTermKey{fields}, func() any { return objectTerm(vc, r, fields, sel) }).(*ast.Term)
 	}
-	return ast.ObjectTerm(
+	return vc.slab.term(ast.NewObject(
 		[2]*ast.Term{kRef, ref},
 		[2]*ast.Term{kAPIVersion, vc.str(r.APIVersion)},
 		[2]*ast.Term{kFile, vc.str(r.File)},
 		[2]*ast.Term{kObject, obj},
-	)
+	))
 }
 
 // objectTermKey is the key of a resource's object term with the given
@@ -324,12 +324,12 @@ func objectTerm(vc *valueConverter, r *graph.Resource, fields *fieldTree, sel *f
 }
 
 func refTerm(vc *valueConverter, r *graph.Resource) *ast.Term {
-	return ast.ObjectTerm(
+	return vc.slab.term(ast.NewObject(
 		[2]*ast.Term{kKind, vc.str(r.Kind)},
 		[2]*ast.Term{kNamespace, vc.str(r.Namespace)},
 		[2]*ast.Term{kName, vc.str(r.Name)},
-		[2]*ast.Term{kIndex, ast.IntNumberTerm(r.Index())},
-	)
+		[2]*ast.Term{kIndex, vc.slab.intTerm(r.Index())},
+	))
 }
 
 // The field names of the input's own structure, one immutable term each, so
@@ -397,7 +397,7 @@ func (c *converter) strs(v []string) *ast.Term {
 	for j, s := range v {
 		ts[j] = c.vc.str(s)
 	}
-	return arrayTerm(ts)
+	return c.array(ts)
 }
 
 // field is one entry of an object the converter builds.
@@ -414,24 +414,37 @@ func (c *converter) obj(fields ...[2]*ast.Term) *ast.Term {
 			n++
 		}
 	}
-	return ast.NewTerm(ast.NewObject(fields[:n]...))
+	return c.vc.slab.term(ast.NewObject(fields[:n]...))
 }
 
+// array is ast.ArrayTerm with the term from the slab, sharing OPA's empty
+// array term: most lists of the references (additional subsets, a route's
+// destinations when it is not found) are empty.
+func (c *converter) array(ts []*ast.Term) *ast.Term {
+	if len(ts) == 0 {
+		return ast.InternedEmptyArray
+	}
+	return c.vc.slab.term(ast.NewArray(ts...))
+}
+
+// list returns a list of n terms for an array the converter builds.
+func (c *converter) list(n int) []*ast.Term { return c.vc.slab.list(n) }
+
 func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
-	svcs := make([]*ast.Term, len(rr.Services))
+	svcs := c.list(len(rr.Services))
 	for i, s := range rr.Services {
 		svcs[i] = c.obj(field(kRole, c.str(string(s.Role))), field(kName, c.str(s.Name)), field(kPath, c.str(s.Path)),
 			field(kTarget, c.ref(s.Target)))
 	}
-	vss := make([]*ast.Term, len(rr.VirtualServices))
+	vss := c.list(len(rr.VirtualServices))
 	for i := range rr.VirtualServices {
 		vs := &rr.VirtualServices[i]
-		routes := make([]*ast.Term, len(vs.Routes))
+		routes := c.list(len(vs.Routes))
 		for j := range vs.Routes {
 			routes[j] = c.routeTerm(rr, vs, &vs.Routes[j])
 		}
 		vss[i] = c.obj(field(kRef, c.str(vs.Ref)), field(kName, c.str(vs.Name)), field(kNamespace, c.str(vs.Namespace)),
-			field(kPath, c.str(vs.Path)), field(kTarget, c.ref(vs.Target)), field(kRoutes, arrayTerm(routes)))
+			field(kPath, c.str(vs.Path)), field(kTarget, c.ref(vs.Target)), field(kRoutes, c.array(routes)))
 	}
 	var dr *ast.Term
 	if d := rr.DestinationRule; d != nil {
@@ -441,19 +454,19 @@ func (c *converter) rolloutTerm(rr *graph.RolloutRefs) *ast.Term {
 	}
 	var templates *ast.Term // absent when no policy compiled reads it
 	if c.templates {
-		tpls := make([]*ast.Term, len(rr.Templates))
+		tpls := c.list(len(rr.Templates))
 		for i, t := range rr.Templates {
 			tpls[i] = c.obj(field(kName, c.str(t.Name)), field(kCluster, ast.InternedTerm(t.Cluster)), field(kUse, c.str(string(t.Use))),
 				field(kStep, c.num(t.Step)), field(kPath, c.str(t.Path)), field(kTarget, c.ref(t.Target)))
 		}
-		templates = arrayTerm(tpls)
+		templates = c.array(tpls)
 	}
 	strategy := "canary"
 	if rr.Spec.Spec.Strategy.BlueGreen != nil {
 		strategy = "blueGreen"
 	}
-	return c.obj(field(kRollout, c.ref(rr.Rollout)), field(kStrategy, c.str(strategy)), field(kServices, arrayTerm(svcs)),
-		field(kVirtualServices, arrayTerm(vss)), field(kDestinationRule, dr), field(kTemplates, templates))
+	return c.obj(field(kRollout, c.ref(rr.Rollout)), field(kStrategy, c.str(strategy)), field(kServices, c.array(svcs)),
+		field(kVirtualServices, c.array(vss)), field(kDestinationRule, dr), field(kTemplates, templates))
 }
 
 // routeTerm exports one managed route with its destinations classified as
@@ -467,7 +480,7 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 		vsPath = paths.route
 		weightSet := routeWeightsSet(vs.Target, rt)
 		ds := routeDestinations(vs.Target, rt)
-		dests = make([]*ast.Term, 0, len(ds))
+		dests = c.list(len(ds))[:0]
 		for j, d := range ds {
 			dests = append(dests, c.obj(field(kIndex, c.num(j)), field(kPath, paths.destination(c.vc, j)),
 				field(kHost, c.str(d.host)), field(kSubset, c.str(d.subset)), field(kWeight, c.num(int(d.weight))),
@@ -477,7 +490,7 @@ func (c *converter) routeTerm(rr *graph.RolloutRefs, vs *graph.VSRef, rt *graph.
 	}
 	return c.obj(field(kKind, c.str(string(rt.Kind))), field(kName, c.str(rt.Name)), field(kPath, c.str(rt.Path)),
 		field(kImplicit, ast.InternedTerm(rt.Implicit)), field(kIndex, c.num(rt.Index)), field(kVSPath, vsPath),
-		field(kDestinations, arrayTerm(dests)))
+		field(kDestinations, c.array(dests)))
 }
 
 // routeKey names a route of a VirtualService: spec.<kind>[index].
@@ -516,16 +529,6 @@ func (p *routePathTerms) destination(c *valueConverter, j int) *ast.Term {
 		p.destinations = append(p.destinations, c.str(graph.Index(p.base, len(p.destinations))))
 	}
 	return p.destinations[j]
-}
-
-// arrayTerm is ast.ArrayTerm, sharing OPA's empty array term: most lists of
-// the references (additional subsets, a route's destinations when it is not
-// found) are empty, and an array term costs two allocations.
-func arrayTerm(ts []*ast.Term) *ast.Term {
-	if len(ts) == 0 {
-		return ast.InternedEmptyArray
-	}
-	return ast.ArrayTerm(ts...)
 }
 
 // routeWeightsSet reports, for each entry of a VirtualService route's

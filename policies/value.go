@@ -24,6 +24,9 @@ type valueConverter struct {
 	pairs      [][2]*ast.Term               // scratch stack of object entries being built
 	elems      []*ast.Term                  // scratch stack of array elements being built
 	routes     map[routeKey]*routePathTerms // see routePaths
+	// slab holds the terms of the refs, items and references this
+	// converter builds for one graph (not those of objectTerm).
+	slab slab
 }
 
 func newValueConverter() *valueConverter { return sizedValueConverter(1 << 20) }
