@@ -19,11 +19,13 @@ type hostIndex struct {
 }
 
 func buildHostIndex(g *Graph) *hostIndex {
+	// Sized for one host per object, so that a large bundle's maps do not
+	// grow step by step.
 	h := &hostIndex{
-		services:       map[string]*Resource{},
-		serviceEntries: map[string][]*Resource{},
-		destRules:      map[string][]*Resource{},
-		virtualSvcs:    map[string][]*Resource{},
+		services:       make(map[string]*Resource, len(g.OfKind(kinds.Service))),
+		serviceEntries: make(map[string][]*Resource, len(g.OfKind(kinds.ServiceEntry))),
+		destRules:      make(map[string][]*Resource, len(g.OfKind(kinds.DestinationRule))),
+		virtualSvcs:    make(map[string][]*Resource, len(g.OfKind(kinds.VirtualService))),
 	}
 	for _, r := range g.OfKind(kinds.Service) {
 		fqdn := ServiceFQDN(r.Name, r.Namespace)

@@ -19,8 +19,11 @@ type podLabelIndex struct {
 }
 
 func buildPodLabelIndex(g *Graph) *podLabelIndex {
-	x := &podLabelIndex{byPair: map[labelKey][]*Resource{}}
-	for _, r := range g.OfKind(kinds.Rollout) {
+	rollouts := g.OfKind(kinds.Rollout)
+	// Sized for two distinct label pairs per Rollout (an app label and a
+	// version or track one), so that the map does not grow step by step.
+	x := &podLabelIndex{byPair: make(map[labelKey][]*Resource, 2*len(rollouts))}
+	for _, r := range rollouts {
 		labels, _ := g.PodLabels(r)
 		for k, v := range labels {
 			lk := labelKey{r.Namespace, k, v}

@@ -7,6 +7,7 @@ import (
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	networkingv1 "istio.io/api/networking/v1"
 
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
@@ -223,7 +224,10 @@ func (x *References) DestinationRuleUsers(dr *Resource) []*RolloutRefs { return 
 // TemplateUsers returns the Rollouts (and the references) that run a template.
 func (x *References) TemplateUsers(t *Resource) []TemplateUse { return x.templateUsers[t] }
 
-func resolve(g *Graph) *References {
+// resolve resolves every Rollout's references and indexes them the other
+// way round; with concurrent, the Rollouts are resolved on parallel workers
+// (they only read the graph) and indexed in load order after.
+func resolve(g *Graph, concurrent bool) *References {
 	// Sized for the usual bundle: a Rollout with its own Services,
 	// DestinationRule, route and template, so they do not grow step by step.
 	n := len(g.OfKind(kinds.Rollout))
@@ -237,21 +241,36 @@ func resolve(g *Graph) *References {
 	if n > 0 {
 		x.Rollouts = make([]*RolloutRefs, 0, n)
 	}
-	for _, r := range g.OfKind(kinds.Rollout) {
+	rollouts := g.OfKind(kinds.Rollout)
+	resolved := make([]*RolloutRefs, len(rollouts))
+	resolveOne := func(i int) {
+		r := rollouts[i]
 		ro := r.Rollout()
 		if ro == nil {
-			continue
+			return
 		}
 		rr := &RolloutRefs{Rollout: r, Spec: ro}
 		resolveServices(g, rr)
 		resolveTraffic(g, rr)
 		resolveTemplates(g, rr)
+		resolved[i] = rr
+	}
+	if concurrent {
+		parallel.For(len(rollouts), 256, resolveOne)
+	} else {
+		for i := range rollouts {
+			resolveOne(i)
+		}
+	}
+	for _, rr := range resolved {
+		if rr == nil {
+			continue
+		}
+		r := rr.Rollout
 		x.Rollouts = append(x.Rollouts, rr)
 		x.byRollout[r] = rr
-		seenSvc := map[*Resource]bool{}
-		for _, s := range rr.Services {
-			if s.Target != nil && !seenSvc[s.Target] {
-				seenSvc[s.Target] = true
+		for i, s := range rr.Services {
+			if s.Target != nil && !targetIn(rr.Services[:i], s.Target) {
 				x.serviceUsers[s.Target] = append(x.serviceUsers[s.Target], rr)
 			}
 		}
@@ -280,6 +299,17 @@ func resolve(g *Graph) *References {
 		}
 	}
 	return x
+}
+
+// targetIn reports whether one of refs (a Rollout's few Services) points at
+// target.
+func targetIn(refs []ServiceRef, target *Resource) bool {
+	for _, s := range refs {
+		if s.Target == target {
+			return true
+		}
+	}
+	return false
 }
 
 func resolveServices(g *Graph, rr *RolloutRefs) {
