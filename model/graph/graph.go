@@ -110,6 +110,7 @@ func newGraph(defaultNamespace string, resources []*Resource, files []*File, pro
 	}
 	for i, r := range resources {
 		r.index = i
+		r.kindPos = len(g.byKind[r.Kind])
 		g.byKind[r.Kind] = append(g.byKind[r.Kind], r)
 	}
 	for _, f := range files {

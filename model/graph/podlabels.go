@@ -1,7 +1,7 @@
 package graph
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
@@ -70,19 +70,16 @@ func (g *Graph) PodLabels(r *Resource) (labels map[string]string, ok bool) {
 // An empty selector selects nothing here: Kubernetes treats a Service without
 // selector as manually managed.
 func (g *Graph) RolloutsSelectedBy(ns string, selector map[string]string, ignore ...string) []*Resource {
-	skip := map[string]bool{}
-	for _, k := range ignore {
-		skip[k] = true
-	}
 	var smallest []*Resource
 	found := false
-	keys := make([]string, 0, len(selector))
+	var buf [8]string // a selector has a few labels: the keys stay on the stack
+	keys := buf[:0]
 	for k := range selector {
-		if !skip[k] {
+		if !slices.Contains(ignore, k) {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		list := g.podLabels.byPair[labelKey{ns, k, selector[k]}]
 		if !found || len(list) < len(smallest) {

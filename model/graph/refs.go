@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	networkingv1 "istio.io/api/networking/v1"
@@ -401,7 +402,7 @@ func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkin
 				break
 			}
 		}
-		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: Index(path+".routes", i), Index: idx, Absent: absent(HTTP)})
+		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: path + ".routes[" + strconv.Itoa(i) + "]", Index: idx, Absent: absent(HTTP)})
 	}
 	implicitHTTP := len(v.Routes) == 0 && (len(http) > 0 || spec == nil && len(v.TLSRoutes) == 0 && len(v.TCPRoutes) == 0)
 	if implicitHTTP {
@@ -496,11 +497,16 @@ func resolveTemplates(g *Graph, rr *RolloutRefs) {
 		if a == nil {
 			return
 		}
+		if len(a.Templates) == 0 {
+			return
+		}
+		args := base + ".args" // shared by the group's templates
 		for i, t := range a.Templates {
-			p := Index(base+".templates", i) + ".templateName"
+			// One concatenation, as Index(base+".templates", i)+".templateName".
+			p := base + ".templates[" + strconv.Itoa(i) + "].templateName"
 			rr.Templates = append(rr.Templates, TemplateRef{
 				Name: t.TemplateName, Cluster: t.IsClusterScope(), Use: use, Step: step, Path: p,
-				ArgsPath: base + ".args", Args: a.Args, Target: lookup(t.TemplateName, t.IsClusterScope()),
+				ArgsPath: args, Args: a.Args, Target: lookup(t.TemplateName, t.IsClusterScope()),
 			})
 		}
 	}
@@ -510,11 +516,16 @@ func resolveTemplates(g *Graph, rr *RolloutRefs) {
 			addGroup(&c.Analysis.RolloutAnalysis, UseBackground, -1, "spec.strategy.canary.analysis")
 		}
 		for i, s := range c.Steps {
+			if s.Analysis == nil && s.Experiment == nil {
+				continue // most steps: no path to build
+			}
 			base := Index("spec.strategy.canary.steps", i)
-			addGroup(s.Analysis, UseStep, i, base+".analysis")
+			if s.Analysis != nil {
+				addGroup(s.Analysis, UseStep, i, base+".analysis")
+			}
 			if s.Experiment != nil {
 				for j, a := range s.Experiment.Analyses {
-					p := Index(base+".experiment.analyses", j)
+					p := base + ".experiment.analyses[" + strconv.Itoa(j) + "]"
 					rr.Templates = append(rr.Templates, TemplateRef{
 						Name: a.TemplateName, Cluster: a.IsClusterScope(), Use: UseExperiment, Step: i,
 						Path: p + ".templateName", ArgsPath: p + ".args", Args: a.Args,
