@@ -78,8 +78,8 @@ spec:
 					if len(ports) < 2 {
 						continue
 					}
-					diag := rules.Diagnostic{Resource: r, Path: d.Path, Related: []rules.Related{related()},
-						Message: fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s", host, d.Route, what, portList(ports))}
+					diag := rules.Diagnostic{Resource: r, Path: d.Path(), Related: []rules.Related{related()},
+						Message: fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s", host, d.Route(), what, portList(ports))}
 					if gatewayBound {
 						diag.Detail = "On the gateway Istio uses the listener port and ingress requests get 503 NC. Set destination.port.number."
 					} else {
@@ -99,7 +99,7 @@ spec:
 						break
 					}
 				}
-				p.ReportDetail(r, d.Path+".port.number", fmt.Sprintf("destination %q of %s routes to port %d, which %s does not expose", host, d.Route, want, what),
+				p.ReportDetail(r, d.Path()+".port.number", fmt.Sprintf("destination %q of %s routes to port %d, which %s does not expose", host, d.Route(), want, what),
 					detail, related())
 			}
 		})

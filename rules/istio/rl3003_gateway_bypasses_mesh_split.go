@@ -93,14 +93,14 @@ spec:
 				}
 				host := d.Dest.GetHost()
 				if md, ok := otherSubsetDest(subsetDests[d.FQDN], r); ok {
-					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the subset split of mesh VirtualService %s", d.Route, objectName(r), objectName(md.VS)),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the subset split of mesh VirtualService %s", d.Route(), objectName(r), objectName(md.VS)),
 						fmt.Sprintf("It goes from gateways %s to host %q without a subset, while mesh VirtualService %s splits %q by subset (%q in %s).%s",
-							strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route, managedBy(managers, md.VS)),
-						rules.RelatedAt(md.VS, md.Path+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
+							strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route(), managedBy(managers, md.VS)),
+						rules.RelatedAt(md.VS, md.Path()+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
 					continue
 				}
 				if mv, route, routePath := splittingMeshVS(g, host, r); mv != nil {
-					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the split of mesh VirtualService %s", d.Route, objectName(r), objectName(mv)),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the split of mesh VirtualService %s", d.Route(), objectName(r), objectName(mv)),
 						fmt.Sprintf("It goes from gateways %s straight to host %q, while mesh VirtualService %s splits %q across several destinations in %s.%s",
 							strings.Join(b.Named, ", "), host, objectName(mv), host, route, managedBy(managers, mv)),
 						rules.RelatedAt(mv, routePath, fmt.Sprintf("mesh VirtualService %s splits %q here, for sidecars only", objectName(mv), host)))

@@ -107,9 +107,13 @@ func build(g *graph.Graph) *Model {
 		named: map[string]bool{}, vsHosts: make(map[*graph.Resource][]string, vss)}
 	m.Mesh = readMesh(g)
 	m.named[m.Mesh.RootNamespace] = true
+	last := ""
 	for _, r := range g.Resources {
-		if r.Namespace != "" {
+		// Neighbours in load order mostly share a namespace: one map
+		// write per run of them.
+		if r.Namespace != "" && r.Namespace != last {
 			m.named[r.Namespace] = true
+			last = r.Namespace
 		}
 	}
 	for _, r := range g.OfKind(kinds.Service) {
