@@ -115,6 +115,15 @@ func appendFQDN(dst []byte, host, ns string) []byte {
 	return append(dst, host...)
 }
 
+// AppendFQDN appends FQDN(host, ns) to dst, for callers that compare host
+// names in buffers on their stack rather than make strings of them.
+func AppendFQDN(dst []byte, host, ns string) []byte { return appendFQDN(dst, host, ns) }
+
+// AppendServiceFQDN appends ServiceFQDN(name, namespace) to dst.
+func AppendServiceFQDN(dst []byte, name, namespace string) []byte {
+	return appendServiceFQDN(dst, name, namespace)
+}
+
 func appendServiceFQDN(dst []byte, name, namespace string) []byte {
 	dst = append(append(dst, name...), '.')
 	dst = append(append(dst, namespace...), ".svc."...)

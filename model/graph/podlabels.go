@@ -86,6 +86,12 @@ func (g *Graph) RolloutsSelectedBy(ns string, selector map[string]string, ignore
 			smallest, found = list, true
 		}
 	}
+	if len(keys) == 1 {
+		// The posting list of the only pair is the answer: checking its
+		// Rollouts against the pair again would read their labels (for a
+		// workloadRef, decode the workload) for nothing.
+		return slices.Clone(smallest)
+	}
 	var out []*Resource
 	for _, r := range smallest {
 		labels, _ := g.PodLabels(r)
