@@ -4,6 +4,7 @@
 package istio
 
 import (
+	"slices"
 	"strings"
 
 	networkingv1 "istio.io/api/networking/v1"
@@ -160,6 +161,17 @@ func routeName(kind string, i int, name string) string {
 type gatewayRefs struct {
 	Mesh  bool
 	Named []string
+}
+
+// meshBound is bindings(vs).Mesh without listing the named gateways.
+func meshBound(vs *networkingv1.VirtualService) bool {
+	gws := vs.GetGateways()
+	return len(gws) == 0 || slices.Contains(gws, meshGateway)
+}
+
+// gatewayBound is len(bindings(vs).Named) > 0 without listing them.
+func gatewayBound(vs *networkingv1.VirtualService) bool {
+	return slices.ContainsFunc(vs.GetGateways(), func(gw string) bool { return gw != meshGateway })
 }
 
 // bindings returns the VirtualService's binding: no `gateways` means the mesh

@@ -62,7 +62,7 @@ spec:
 		// iteration and dropped: one buffer serves them all.
 		var portBuf [8]servicePort
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			gatewayBound := len(bindings(vs).Named) > 0
+			bound := gatewayBound(vs)
 			for _, d := range destinationsOf(g, r, vs) {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {
@@ -83,7 +83,7 @@ spec:
 				if want == 0 {
 					diag := rules.Diagnostic{Resource: r, Path: d.Path(), Related: []rules.Related{related()},
 						Message: fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s", host, d.Route(), what, portList(ports))}
-					if gatewayBound {
+					if bound {
 						diag.Detail = "On the gateway Istio uses the listener port and ingress requests get 503 NC. Set destination.port.number."
 					} else {
 						diag.Severity = rules.Warning

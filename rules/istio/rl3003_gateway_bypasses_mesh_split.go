@@ -70,7 +70,7 @@ spec:
 		// Mesh destinations that pick a subset, by FQDN of their host.
 		subsetDests := map[string][]destination{}
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			if !bindings(vs).Mesh {
+			if !meshBound(vs) {
 				return
 			}
 			for _, d := range destinationsOf(g, r, vs) {
@@ -130,7 +130,7 @@ func otherSubsetDest(ds []destination, self *graph.Resource) (destination, bool)
 func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (vs *graph.Resource, route, path string) {
 	for _, mv := range g.VirtualServicesForHost(host, self.Namespace) {
 		o := mv.VirtualService()
-		if sameObject(mv, self) || o == nil || !bindings(&o.Spec).Mesh {
+		if sameObject(mv, self) || o == nil || !meshBound(&o.Spec) {
 			continue
 		}
 		for i, h := range o.Spec.GetHttp() {
