@@ -137,6 +137,25 @@ func newGraph(defaultNamespace string, resources []*Resource, files []*File, pro
 	return g
 }
 
+// lists hands out the one-element lists most keys of an index get as
+// windows of a shared array (capacity one, so that appending to one copies
+// it) instead of one allocation per key.
+type lists[V any] struct{ store []V }
+
+// addTo appends v to m[k], a first value as a window of l.
+func addTo[K comparable, V any](l *lists[V], m map[K][]V, k K, v V) {
+	if vs, ok := m[k]; ok {
+		m[k] = append(vs, v)
+		return
+	}
+	l.store = append(l.store, v) // a full store grows; earlier windows keep the old array
+	n := len(l.store)
+	m[k] = l.store[n-1 : n : n]
+}
+
+// newLists returns lists with room for n keys.
+func newLists[V any](n int) *lists[V] { return &lists[V]{store: make([]V, 0, n)} }
+
 // indexKeys fills byKey. Nearly every key names one object, whose list is a
 // one-element window of Resources (capacity one, so that appending a
 // duplicate copies it) rather than an allocation of its own.

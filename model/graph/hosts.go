@@ -33,25 +33,26 @@ func buildHostIndex(g *Graph) *hostIndex {
 			h.services[fqdn] = r
 		}
 	}
+	resLists := newLists[*Resource](len(g.OfKind(kinds.DestinationRule)) + len(g.OfKind(kinds.VirtualService)))
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		hosts, _ := r.specList("hosts")
 		for _, host := range hosts {
 			if s, ok := host.(string); ok {
-				h.serviceEntries[s] = append(h.serviceEntries[s], r)
+				addTo(resLists, h.serviceEntries, s, r)
 			}
 		}
 	}
 	for _, r := range g.OfKind(kinds.DestinationRule) {
 		if dr := r.DestinationRule(); dr != nil && dr.Spec.GetHost() != "" {
 			fqdn := FQDN(dr.Spec.GetHost(), r.Namespace)
-			h.destRules[fqdn] = append(h.destRules[fqdn], r)
+			addTo(resLists, h.destRules, fqdn, r)
 		}
 	}
 	for _, r := range g.OfKind(kinds.VirtualService) {
 		if vs := r.VirtualService(); vs != nil {
 			for _, host := range vs.Spec.GetHosts() {
 				fqdn := FQDN(host, r.Namespace)
-				h.virtualSvcs[fqdn] = append(h.virtualSvcs[fqdn], r)
+				addTo(resLists, h.virtualSvcs, fqdn, r)
 			}
 		}
 	}

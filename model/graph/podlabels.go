@@ -23,11 +23,12 @@ func buildPodLabelIndex(g *Graph) *podLabelIndex {
 	// Sized for two distinct label pairs per Rollout (an app label and a
 	// version or track one), so that the map does not grow step by step.
 	x := &podLabelIndex{byPair: make(map[labelKey][]*Resource, 2*len(rollouts))}
+	pairLists := newLists[*Resource](2 * len(rollouts))
 	for _, r := range rollouts {
 		labels, _ := g.PodLabels(r)
 		for k, v := range labels {
 			lk := labelKey{r.Namespace, k, v}
-			x.byPair[lk] = append(x.byPair[lk], r)
+			addTo(pairLists, x.byPair, lk, r)
 		}
 	}
 	return x

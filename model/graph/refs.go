@@ -263,6 +263,9 @@ func resolve(g *Graph, concurrent bool) *References {
 			resolveOne(i)
 		}
 	}
+	refLists := newLists[*RolloutRefs](3 * n) // a Rollout's Services and DestinationRule
+	routeLists := newLists[RouteUse](n)
+	templateLists := newLists[TemplateUse](n)
 	for _, rr := range resolved {
 		if rr == nil {
 			continue
@@ -272,11 +275,11 @@ func resolve(g *Graph, concurrent bool) *References {
 		x.byRollout[r] = rr
 		for i, s := range rr.Services {
 			if s.Target != nil && !targetIn(rr.Services[:i], s.Target) {
-				x.serviceUsers[s.Target] = append(x.serviceUsers[s.Target], rr)
+				addTo(refLists, x.serviceUsers, s.Target, rr)
 			}
 		}
 		if rr.DestinationRule != nil && rr.DestinationRule.Target != nil {
-			x.drUsers[rr.DestinationRule.Target] = append(x.drUsers[rr.DestinationRule.Target], rr)
+			addTo(refLists, x.drUsers, rr.DestinationRule.Target, rr)
 		}
 		for i := range rr.VirtualServices {
 			vs := &rr.VirtualServices[i]
@@ -289,13 +292,13 @@ func resolve(g *Graph, concurrent bool) *References {
 					continue
 				}
 				k := RouteKey{VS: ObjectKey{Kind: "VirtualService", Namespace: vs.Target.Namespace, Name: vs.Target.Name}, Kind: rt.Kind, Index: rt.Index}
-				x.routeUsers[k] = append(x.routeUsers[k], RouteUse{Refs: rr, VS: vs, Route: rt})
+				addTo(routeLists, x.routeUsers, k, RouteUse{Refs: rr, VS: vs, Route: rt})
 			}
 		}
 		for i := range rr.Templates {
 			t := &rr.Templates[i]
 			if t.Target != nil {
-				x.templateUsers[t.Target] = append(x.templateUsers[t.Target], TemplateUse{Refs: rr, Ref: t})
+				addTo(templateLists, x.templateUsers, t.Target, TemplateUse{Refs: rr, Ref: t})
 			}
 		}
 	}
