@@ -88,32 +88,87 @@ type Graph struct {
 	memoSeq   atomic.Uint64 // numbers the memo entries (see MemoMark)
 }
 
+// concurrentObjects is the smallest bundle whose graph is built on several
+// goroutines: below it (a pre-commit bundle, a webhook review) starting them
+// costs more than the indexes take.
+const concurrentObjects = 2048
+
 // New builds a graph over resources (already in load order) and files. It
 // indexes them and resolves every cross-object reference.
 func New(defaultNamespace string, resources []*Resource, files []*File, problems []Problem) *Graph {
+	return newGraph(defaultNamespace, resources, files, problems, len(resources) >= concurrentObjects)
+}
+
+func newGraph(defaultNamespace string, resources []*Resource, files []*File, problems []Problem, concurrent bool) *Graph {
 	g := &Graph{
 		Resources:        resources,
 		Files:            files,
 		Problems:         problems,
 		DefaultNamespace: defaultNamespace,
 		byKind:           map[string][]*Resource{},
-		byKey:            make(map[ObjectKey][]*Resource, len(resources)),
-		files:            map[string]*File{},
+		files:            make(map[string]*File, len(files)),
 	}
 	for i, r := range resources {
 		r.index = i
+		r.kindPos = len(g.byKind[r.Kind])
 		g.byKind[r.Kind] = append(g.byKind[r.Kind], r)
-		k := ObjectKey{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-		g.byKey[k] = append(g.byKey[k], r)
 	}
 	for _, f := range files {
 		g.files[f.Path] = f
 	}
 	sort.SliceStable(g.Problems, func(i, j int) bool { return lessPos(g.Problems[i].Pos, g.Problems[j].Pos) })
-	g.hostIdx = buildHostIndex(g)
-	g.podLabels = buildPodLabelIndex(g)
-	g.refs = resolve(g)
+	if !concurrent {
+		g.indexKeys()
+		g.hostIdx = buildHostIndex(g)
+		g.podLabels = buildPodLabelIndex(g)
+		g.refs = resolve(g, false)
+		return g
+	}
+	// On a large bundle the graph is on the critical path of a lint, between
+	// the parallel loading and the parallel rules: the host index needs only
+	// byKind, the pod label index and the references need byKey too, and
+	// none reads another's result.
+	var wg sync.WaitGroup
+	wg.Go(func() { g.hostIdx = buildHostIndex(g) })
+	g.indexKeys()
+	wg.Go(func() { g.podLabels = buildPodLabelIndex(g) })
+	g.refs = resolve(g, true)
+	wg.Wait()
 	return g
+}
+
+// lists hands out the one-element lists most keys of an index get as
+// windows of a shared array (capacity one, so that appending to one copies
+// it) instead of one allocation per key.
+type lists[V any] struct{ store []V }
+
+// addTo appends v to m[k], a first value as a window of l.
+func addTo[K comparable, V any](l *lists[V], m map[K][]V, k K, v V) {
+	if vs, ok := m[k]; ok {
+		m[k] = append(vs, v)
+		return
+	}
+	l.store = append(l.store, v) // a full store grows; earlier windows keep the old array
+	n := len(l.store)
+	m[k] = l.store[n-1 : n : n]
+}
+
+// newLists returns lists with room for n keys.
+func newLists[V any](n int) *lists[V] { return &lists[V]{store: make([]V, 0, n)} }
+
+// indexKeys fills byKey. Nearly every key names one object, whose list is a
+// one-element window of Resources (capacity one, so that appending a
+// duplicate copies it) rather than an allocation of its own.
+func (g *Graph) indexKeys() {
+	g.byKey = make(map[ObjectKey][]*Resource, len(g.Resources))
+	for i, r := range g.Resources {
+		k := ObjectKey{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+		if rs, dup := g.byKey[k]; dup {
+			g.byKey[k] = append(rs, r)
+		} else {
+			g.byKey[k] = g.Resources[i : i+1 : i+1]
+		}
+	}
 }
 
 // OfKind returns every resource of a kind, in load order.

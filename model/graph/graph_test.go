@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
@@ -391,5 +392,37 @@ spec:
 	}
 	if got := x.SharedRouteKeys(); !reflect.DeepEqual(got, want) {
 		t.Errorf("SharedRouteKeys() = %v, want %v", got, want)
+	}
+}
+
+// TestConcurrentBuildMatchesSerial builds a bundle large enough for New to
+// index it on several goroutines and checks the graph against the one built
+// on a single goroutine.
+func TestConcurrentBuildMatchesSerial(t *testing.T) {
+	in := corpus.Generate(corpus.Options{Rollouts: 600, Seed: 3, MistakeRate: 0.2})
+	loaded := load.Inputs(in, load.Options{})
+	if len(loaded.Resources) < 2048 {
+		t.Fatalf("only %d objects: New would not build concurrently", len(loaded.Resources))
+	}
+	par := graph.New(loaded.DefaultNamespace, loaded.Resources, loaded.Files, loaded.Problems)
+	ser := graph.NewSerial(loaded.DefaultNamespace, loaded.Resources, loaded.Files, loaded.Problems)
+	if !reflect.DeepEqual(par.Refs(), ser.Refs()) {
+		t.Fatal("resolved references differ")
+	}
+	for _, r := range loaded.Resources {
+		if a, b := par.All(r.Kind, r.Namespace, r.Name), ser.All(r.Kind, r.Namespace, r.Name); !reflect.DeepEqual(a, b) {
+			t.Fatalf("All(%s %s/%s): %d objects, serially %d", r.Kind, r.Namespace, r.Name, len(a), len(b))
+		}
+		host := r.Name + "." + r.Namespace
+		if par.ServiceForHost(host, "") != ser.ServiceForHost(host, "") ||
+			!reflect.DeepEqual(par.DestinationRulesForHost(host, ""), ser.DestinationRulesForHost(host, "")) ||
+			!reflect.DeepEqual(par.VirtualServicesForHost(host, ""), ser.VirtualServicesForHost(host, "")) {
+			t.Fatalf("host index differs for %s", host)
+		}
+		if labels, ok := par.PodLabels(r); ok {
+			if a, b := par.RolloutsSelectedBy(r.Namespace, labels), ser.RolloutsSelectedBy(r.Namespace, labels); !reflect.DeepEqual(a, b) {
+				t.Fatalf("RolloutsSelectedBy(%v): %d Rollouts, serially %d", labels, len(a), len(b))
+			}
+		}
 	}
 }

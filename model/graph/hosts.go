@@ -19,11 +19,13 @@ type hostIndex struct {
 }
 
 func buildHostIndex(g *Graph) *hostIndex {
+	// Sized for one host per object, so that a large bundle's maps do not
+	// grow step by step.
 	h := &hostIndex{
-		services:       map[string]*Resource{},
-		serviceEntries: map[string][]*Resource{},
-		destRules:      map[string][]*Resource{},
-		virtualSvcs:    map[string][]*Resource{},
+		services:       make(map[string]*Resource, len(g.OfKind(kinds.Service))),
+		serviceEntries: make(map[string][]*Resource, len(g.OfKind(kinds.ServiceEntry))),
+		destRules:      make(map[string][]*Resource, len(g.OfKind(kinds.DestinationRule))),
+		virtualSvcs:    make(map[string][]*Resource, len(g.OfKind(kinds.VirtualService))),
 	}
 	for _, r := range g.OfKind(kinds.Service) {
 		fqdn := ServiceFQDN(r.Name, r.Namespace)
@@ -31,25 +33,26 @@ func buildHostIndex(g *Graph) *hostIndex {
 			h.services[fqdn] = r
 		}
 	}
+	resLists := newLists[*Resource](len(g.OfKind(kinds.DestinationRule)) + len(g.OfKind(kinds.VirtualService)))
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		hosts, _ := r.specList("hosts")
 		for _, host := range hosts {
 			if s, ok := host.(string); ok {
-				h.serviceEntries[s] = append(h.serviceEntries[s], r)
+				addTo(resLists, h.serviceEntries, s, r)
 			}
 		}
 	}
 	for _, r := range g.OfKind(kinds.DestinationRule) {
 		if dr := r.DestinationRule(); dr != nil && dr.Spec.GetHost() != "" {
 			fqdn := FQDN(dr.Spec.GetHost(), r.Namespace)
-			h.destRules[fqdn] = append(h.destRules[fqdn], r)
+			addTo(resLists, h.destRules, fqdn, r)
 		}
 	}
 	for _, r := range g.OfKind(kinds.VirtualService) {
 		if vs := r.VirtualService(); vs != nil {
 			for _, host := range vs.Spec.GetHosts() {
 				fqdn := FQDN(host, r.Namespace)
-				h.virtualSvcs[fqdn] = append(h.virtualSvcs[fqdn], r)
+				addTo(resLists, h.virtualSvcs, fqdn, r)
 			}
 		}
 	}
@@ -111,6 +114,15 @@ func appendFQDN(dst []byte, host, ns string) []byte {
 		}
 	}
 	return append(dst, host...)
+}
+
+// AppendFQDN appends FQDN(host, ns) to dst, for callers that compare host
+// names in buffers on their stack rather than make strings of them.
+func AppendFQDN(dst []byte, host, ns string) []byte { return appendFQDN(dst, host, ns) }
+
+// AppendServiceFQDN appends ServiceFQDN(name, namespace) to dst.
+func AppendServiceFQDN(dst []byte, name, namespace string) []byte {
+	return appendServiceFQDN(dst, name, namespace)
 }
 
 func appendServiceFQDN(dst []byte, name, namespace string) []byte {

@@ -1,7 +1,7 @@
 package graph
 
 import (
-	"sort"
+	"slices"
 
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
@@ -19,12 +19,16 @@ type podLabelIndex struct {
 }
 
 func buildPodLabelIndex(g *Graph) *podLabelIndex {
-	x := &podLabelIndex{byPair: map[labelKey][]*Resource{}}
-	for _, r := range g.OfKind(kinds.Rollout) {
+	rollouts := g.OfKind(kinds.Rollout)
+	// Sized for two distinct label pairs per Rollout (an app label and a
+	// version or track one), so that the map does not grow step by step.
+	x := &podLabelIndex{byPair: make(map[labelKey][]*Resource, 2*len(rollouts))}
+	pairLists := newLists[*Resource](2 * len(rollouts))
+	for _, r := range rollouts {
 		labels, _ := g.PodLabels(r)
 		for k, v := range labels {
 			lk := labelKey{r.Namespace, k, v}
-			x.byPair[lk] = append(x.byPair[lk], r)
+			addTo(pairLists, x.byPair, lk, r)
 		}
 	}
 	return x
@@ -67,24 +71,27 @@ func (g *Graph) PodLabels(r *Resource) (labels map[string]string, ok bool) {
 // An empty selector selects nothing here: Kubernetes treats a Service without
 // selector as manually managed.
 func (g *Graph) RolloutsSelectedBy(ns string, selector map[string]string, ignore ...string) []*Resource {
-	skip := map[string]bool{}
-	for _, k := range ignore {
-		skip[k] = true
-	}
 	var smallest []*Resource
 	found := false
-	keys := make([]string, 0, len(selector))
+	var buf [8]string // a selector has a few labels: the keys stay on the stack
+	keys := buf[:0]
 	for k := range selector {
-		if !skip[k] {
+		if !slices.Contains(ignore, k) {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
+	slices.Sort(keys)
 	for _, k := range keys {
 		list := g.podLabels.byPair[labelKey{ns, k, selector[k]}]
 		if !found || len(list) < len(smallest) {
 			smallest, found = list, true
 		}
+	}
+	if len(keys) == 1 {
+		// The posting list of the only pair is the answer: checking its
+		// Rollouts against the pair again would read their labels (for a
+		// workloadRef, decode the workload) for nothing.
+		return slices.Clone(smallest)
 	}
 	var out []*Resource
 	for _, r := range smallest {

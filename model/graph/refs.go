@@ -3,10 +3,12 @@ package graph
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/argoproj/argo-rollouts/pkg/apis/rollouts/v1alpha1"
 	networkingv1 "istio.io/api/networking/v1"
 
+	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 )
 
@@ -223,7 +225,10 @@ func (x *References) DestinationRuleUsers(dr *Resource) []*RolloutRefs { return 
 // TemplateUsers returns the Rollouts (and the references) that run a template.
 func (x *References) TemplateUsers(t *Resource) []TemplateUse { return x.templateUsers[t] }
 
-func resolve(g *Graph) *References {
+// resolve resolves every Rollout's references and indexes them the other
+// way round; with concurrent, the Rollouts are resolved on parallel workers
+// (they only read the graph) and indexed in load order after.
+func resolve(g *Graph, concurrent bool) *References {
 	// Sized for the usual bundle: a Rollout with its own Services,
 	// DestinationRule, route and template, so they do not grow step by step.
 	n := len(g.OfKind(kinds.Rollout))
@@ -237,26 +242,44 @@ func resolve(g *Graph) *References {
 	if n > 0 {
 		x.Rollouts = make([]*RolloutRefs, 0, n)
 	}
-	for _, r := range g.OfKind(kinds.Rollout) {
+	rollouts := g.OfKind(kinds.Rollout)
+	resolved := make([]*RolloutRefs, len(rollouts))
+	resolveOne := func(i int) {
+		r := rollouts[i]
 		ro := r.Rollout()
 		if ro == nil {
-			continue
+			return
 		}
 		rr := &RolloutRefs{Rollout: r, Spec: ro}
 		resolveServices(g, rr)
 		resolveTraffic(g, rr)
 		resolveTemplates(g, rr)
+		resolved[i] = rr
+	}
+	if concurrent {
+		parallel.For(len(rollouts), 256, resolveOne)
+	} else {
+		for i := range rollouts {
+			resolveOne(i)
+		}
+	}
+	refLists := newLists[*RolloutRefs](3 * n) // a Rollout's Services and DestinationRule
+	routeLists := newLists[RouteUse](n)
+	templateLists := newLists[TemplateUse](n)
+	for _, rr := range resolved {
+		if rr == nil {
+			continue
+		}
+		r := rr.Rollout
 		x.Rollouts = append(x.Rollouts, rr)
 		x.byRollout[r] = rr
-		seenSvc := map[*Resource]bool{}
-		for _, s := range rr.Services {
-			if s.Target != nil && !seenSvc[s.Target] {
-				seenSvc[s.Target] = true
-				x.serviceUsers[s.Target] = append(x.serviceUsers[s.Target], rr)
+		for i, s := range rr.Services {
+			if s.Target != nil && !targetIn(rr.Services[:i], s.Target) {
+				addTo(refLists, x.serviceUsers, s.Target, rr)
 			}
 		}
 		if rr.DestinationRule != nil && rr.DestinationRule.Target != nil {
-			x.drUsers[rr.DestinationRule.Target] = append(x.drUsers[rr.DestinationRule.Target], rr)
+			addTo(refLists, x.drUsers, rr.DestinationRule.Target, rr)
 		}
 		for i := range rr.VirtualServices {
 			vs := &rr.VirtualServices[i]
@@ -269,17 +292,28 @@ func resolve(g *Graph) *References {
 					continue
 				}
 				k := RouteKey{VS: ObjectKey{Kind: "VirtualService", Namespace: vs.Target.Namespace, Name: vs.Target.Name}, Kind: rt.Kind, Index: rt.Index}
-				x.routeUsers[k] = append(x.routeUsers[k], RouteUse{Refs: rr, VS: vs, Route: rt})
+				addTo(routeLists, x.routeUsers, k, RouteUse{Refs: rr, VS: vs, Route: rt})
 			}
 		}
 		for i := range rr.Templates {
 			t := &rr.Templates[i]
 			if t.Target != nil {
-				x.templateUsers[t.Target] = append(x.templateUsers[t.Target], TemplateUse{Refs: rr, Ref: t})
+				addTo(templateLists, x.templateUsers, t.Target, TemplateUse{Refs: rr, Ref: t})
 			}
 		}
 	}
 	return x
+}
+
+// targetIn reports whether one of refs (a Rollout's few Services) points at
+// target.
+func targetIn(refs []ServiceRef, target *Resource) bool {
+	for _, s := range refs {
+		if s.Target == target {
+			return true
+		}
+	}
+	return false
 }
 
 func resolveServices(g *Graph, rr *RolloutRefs) {
@@ -371,7 +405,7 @@ func resolveRoutes(v *v1alpha1.IstioVirtualService, path string, spec *networkin
 				break
 			}
 		}
-		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: Index(path+".routes", i), Index: idx, Absent: absent(HTTP)})
+		out = append(out, RouteRef{Kind: HTTP, Name: name, Path: path + ".routes[" + strconv.Itoa(i) + "]", Index: idx, Absent: absent(HTTP)})
 	}
 	implicitHTTP := len(v.Routes) == 0 && (len(http) > 0 || spec == nil && len(v.TLSRoutes) == 0 && len(v.TCPRoutes) == 0)
 	if implicitHTTP {
@@ -466,11 +500,16 @@ func resolveTemplates(g *Graph, rr *RolloutRefs) {
 		if a == nil {
 			return
 		}
+		if len(a.Templates) == 0 {
+			return
+		}
+		args := base + ".args" // shared by the group's templates
 		for i, t := range a.Templates {
-			p := Index(base+".templates", i) + ".templateName"
+			// One concatenation, as Index(base+".templates", i)+".templateName".
+			p := base + ".templates[" + strconv.Itoa(i) + "].templateName"
 			rr.Templates = append(rr.Templates, TemplateRef{
 				Name: t.TemplateName, Cluster: t.IsClusterScope(), Use: use, Step: step, Path: p,
-				ArgsPath: base + ".args", Args: a.Args, Target: lookup(t.TemplateName, t.IsClusterScope()),
+				ArgsPath: args, Args: a.Args, Target: lookup(t.TemplateName, t.IsClusterScope()),
 			})
 		}
 	}
@@ -480,11 +519,16 @@ func resolveTemplates(g *Graph, rr *RolloutRefs) {
 			addGroup(&c.Analysis.RolloutAnalysis, UseBackground, -1, "spec.strategy.canary.analysis")
 		}
 		for i, s := range c.Steps {
+			if s.Analysis == nil && s.Experiment == nil {
+				continue // most steps: no path to build
+			}
 			base := Index("spec.strategy.canary.steps", i)
-			addGroup(s.Analysis, UseStep, i, base+".analysis")
+			if s.Analysis != nil {
+				addGroup(s.Analysis, UseStep, i, base+".analysis")
+			}
 			if s.Experiment != nil {
 				for j, a := range s.Experiment.Analyses {
-					p := Index(base+".experiment.analyses", j)
+					p := base + ".experiment.analyses[" + strconv.Itoa(j) + "]"
 					rr.Templates = append(rr.Templates, TemplateRef{
 						Name: a.TemplateName, Cluster: a.IsClusterScope(), Use: UseExperiment, Step: i,
 						Path: p + ".templateName", ArgsPath: p + ".args", Args: a.Args,

@@ -50,7 +50,8 @@ type Resource struct {
 	// object follows from that finding and is not reported.
 	DecodeFailed bool
 
-	index int // position in the bundle's load order; ties broken by it
+	index   int // position in the bundle's load order; ties broken by it
+	kindPos int // position in its graph's OfKind list (see KindPos)
 
 	// weights is a VirtualService's WeightsSet when the loader recorded it.
 	weights *WeightsSet
@@ -296,6 +297,12 @@ func (r *Resource) Before(o *Resource) bool {
 
 // Index returns the resource's position in load order.
 func (r *Resource) Index() int { return r.index }
+
+// KindPos returns the resource's position in its graph's OfKind(r.Kind), so
+// that a value kept for every object of a kind can be a slice in that order
+// rather than a map. Callers check that the list holds r at that position
+// (it may be another graph's resource).
+func (r *Resource) KindPos() int { return r.kindPos }
 
 // Pos maps a field path to a source range: the value at the path when it
 // exists (a scalar's text, or the key that introduces a collection), else the

@@ -4,6 +4,7 @@
 package istio
 
 import (
+	"slices"
 	"strings"
 
 	networkingv1 "istio.io/api/networking/v1"
@@ -24,8 +25,6 @@ const meshGateway = "mesh"
 type destination struct {
 	VS     *graph.Resource
 	Dest   *networkingv1.Destination
-	Path   string // field path of the destination object
-	Route  string // human name of the route, e.g. `http route "primary"` or `tcp[0]`
 	Mirror bool
 	// Split is true when the destination's route sends traffic to more than
 	// one destination (a weighted split, for example one Argo manages).
@@ -33,10 +32,45 @@ type destination struct {
 	// FQDN is graph.FQDN of the host in the VirtualService's namespace,
 	// resolved once for the rules that compare hosts.
 	FQDN string
+
+	// The route list, route index, name and entry locate the destination:
+	// its field path and route name are built only when a rule reports, so
+	// listing every destination allocates no strings for them.
+	kind      string // http, tls or tcp
+	route     int
+	routeName string // the http route's name, or ""
+	field     destField
+	entry     int // index in route or mirrors
 }
 
+// destField is the list or field of a route that holds a destination.
+type destField uint8
+
+const (
+	inRoute   destField = iota // route[entry].destination
+	inMirror                   // mirror
+	inMirrors                  // mirrors[entry].destination
+)
+
+// Path is the field path of the destination object, e.g.
+// spec.http[0].route[1].destination.
+func (d destination) Path() string {
+	base := graph.Index("spec."+d.kind, d.route)
+	switch d.field {
+	case inMirror:
+		return base + ".mirror"
+	case inMirrors:
+		return graph.Index(base+".mirrors", d.entry) + ".destination"
+	}
+	return graph.Index(base+".route", d.entry) + ".destination"
+}
+
+// Route is the human name of the destination's route, e.g.
+// `http route "primary"` or `tcp[0]`.
+func (d destination) Route() string { return routeName(d.kind, d.route, d.routeName) }
+
 // HostPath is the field path of the destination's host.
-func (d destination) HostPath() string { return d.Path + ".host" }
+func (d destination) HostPath() string { return d.Path() + ".host" }
 
 // networkingVS is the Istio VirtualService spec.
 type networkingVS = networkingv1.VirtualService
@@ -51,56 +85,63 @@ func eachVirtualService(g *graph.Graph, fn func(r *graph.Resource, vs *networkin
 }
 
 // destinationsMemo holds every VirtualService's destinations, which six
-// rules walk: listed once per lint instead of once per rule (the field paths
-// and route names are most of the rules' allocations). Read only.
-var destinationsMemo = graph.NewMemo[map[*graph.Resource][]destination]("istio.destinations")
+// rules walk: listed once per lint instead of once per rule. Read only.
+var destinationsMemo = graph.NewMemo[vsDestinations]("istio.destinations")
+
+// vsDestinations is destinations of each of g.OfKind(VirtualService), in
+// that order (nil for one without a typed spec).
+type vsDestinations struct {
+	vss   []*graph.Resource
+	dests [][]destination
+}
 
 // destinationsOf returns destinations(r, vs) for a VirtualService r of g
 // whose spec is vs, from the memo. The slice is shared: do not modify it.
 func destinationsOf(g *graph.Graph, r *graph.Resource, vs *networkingv1.VirtualService) []destination {
-	all := destinationsMemo.Get(g, func() map[*graph.Resource][]destination {
-		m := map[*graph.Resource][]destination{}
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingv1.VirtualService) {
-			m[r] = destinations(r, vs)
-		})
-		return m
-	})
-	if d, ok := all[r]; ok {
+	all := destinationsMemo.Get(g, func() vsDestinations {
+		vss := g.OfKind(kinds.VirtualService)
+		d := vsDestinations{vss: vss, dests: make([][]destination, len(vss))}
+		for i, r := range vss {
+			if o := r.VirtualService(); o != nil {
+				d.dests[i] = destinations(r, &o.Spec)
+			}
+		}
 		return d
+	})
+	if i := r.KindPos(); i < len(all.vss) && all.vss[i] == r && r.VirtualService() != nil {
+		return all.dests[i]
 	}
 	return destinations(r, vs) // not one of g's VirtualServices
 }
 
 // destinations lists a VirtualService's route and mirror destinations in
-// document order, with their field paths.
+// document order.
 func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destination {
 	var out []destination
-	add := func(d *networkingv1.Destination, path, route string, mirror, split bool) {
+	add := func(d *networkingv1.Destination, kind string, route int, name string, field destField, entry int, split bool) {
 		if d != nil {
-			out = append(out, destination{VS: r, Dest: d, Path: path, Route: route, Mirror: mirror, Split: split, FQDN: graph.FQDN(d.GetHost(), r.Namespace)})
+			out = append(out, destination{VS: r, Dest: d, Mirror: field != inRoute, Split: split, FQDN: graph.FQDN(d.GetHost(), r.Namespace),
+				kind: kind, route: route, routeName: name, field: field, entry: entry})
 		}
 	}
 	for i, h := range vs.GetHttp() {
-		base := graph.Index("spec.http", i)
-		name := routeName("http", i, h.GetName())
+		name := h.GetName()
 		for j, rd := range h.GetRoute() {
-			add(rd.GetDestination(), graph.Index(base+".route", j)+".destination", name, false, len(h.GetRoute()) > 1)
+			add(rd.GetDestination(), "http", i, name, inRoute, j, len(h.GetRoute()) > 1)
 		}
-		add(h.GetMirror(), base+".mirror", name, true, false)
+		add(h.GetMirror(), "http", i, name, inMirror, 0, false)
 		for j, m := range h.GetMirrors() {
-			add(m.GetDestination(), graph.Index(base+".mirrors", j)+".destination", name, true, false)
+			add(m.GetDestination(), "http", i, name, inMirrors, j, false)
 		}
 	}
 	for i, t := range vs.GetTls() {
-		base := graph.Index("spec.tls", i)
 		for j, rd := range t.GetRoute() {
-			add(rd.GetDestination(), graph.Index(base+".route", j)+".destination", routeName("tls", i, ""), false, len(t.GetRoute()) > 1)
+			add(rd.GetDestination(), "tls", i, "", inRoute, j, len(t.GetRoute()) > 1)
 		}
 	}
 	for i, t := range vs.GetTcp() {
-		base := graph.Index("spec.tcp", i)
 		for j, rd := range t.GetRoute() {
-			add(rd.GetDestination(), graph.Index(base+".route", j)+".destination", routeName("tcp", i, ""), false, len(t.GetRoute()) > 1)
+			add(rd.GetDestination(), "tcp", i, "", inRoute, j, len(t.GetRoute()) > 1)
 		}
 	}
 	return out
@@ -120,6 +161,17 @@ func routeName(kind string, i int, name string) string {
 type gatewayRefs struct {
 	Mesh  bool
 	Named []string
+}
+
+// meshBound is bindings(vs).Mesh without listing the named gateways.
+func meshBound(vs *networkingv1.VirtualService) bool {
+	gws := vs.GetGateways()
+	return len(gws) == 0 || slices.Contains(gws, meshGateway)
+}
+
+// gatewayBound is len(bindings(vs).Named) > 0 without listing them.
+func gatewayBound(vs *networkingv1.VirtualService) bool {
+	return slices.ContainsFunc(vs.GetGateways(), func(gw string) bool { return gw != meshGateway })
 }
 
 // bindings returns the VirtualService's binding: no `gateways` means the mesh
@@ -314,6 +366,35 @@ func (e routeEntry) name() string { return routeName(string(e.kind), e.index, e.
 
 // path is the route's field path, e.g. spec.http[0].
 func (e routeEntry) path() string { return graph.Index("spec."+string(e.kind), e.index) }
+
+// routesMemo holds every VirtualService's routes, which two rules walk.
+// Read only.
+var routesMemo = graph.NewMemo[vsRoutes]("istio.routes")
+
+// vsRoutes is routes of each of g.OfKind(VirtualService), in that order.
+type vsRoutes struct {
+	vss    []*graph.Resource
+	routes [][]routeEntry
+}
+
+// routesOf returns routes(vs) for a VirtualService r of g whose spec is vs,
+// from the memo. The slice is shared: do not modify it.
+func routesOf(g *graph.Graph, r *graph.Resource, vs *networkingVS) []routeEntry {
+	all := routesMemo.Get(g, func() vsRoutes {
+		vss := g.OfKind(kinds.VirtualService)
+		m := vsRoutes{vss: vss, routes: make([][]routeEntry, len(vss))}
+		for i, r := range vss {
+			if o := r.VirtualService(); o != nil {
+				m.routes[i] = routes(&o.Spec)
+			}
+		}
+		return m
+	})
+	if i := r.KindPos(); i < len(all.vss) && all.vss[i] == r && r.VirtualService() != nil {
+		return all.routes[i]
+	}
+	return routes(vs) // not one of g's VirtualServices
+}
 
 // routes lists a VirtualService's http, tls and tcp routes in order.
 func routes(vs *networkingVS) []routeEntry {

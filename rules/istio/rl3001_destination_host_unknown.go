@@ -75,7 +75,7 @@ spec:
 				if d.Mirror {
 					what, effect = "mirror destination", "the mirrored copies are dropped (503 NC on the shadow side)"
 				}
-				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s matches no Service", what, host, d.Route, objectName(r))
+				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s matches no Service", what, host, d.Route(), objectName(r))
 				var related []rules.Related
 				if near := nearestName(graph.ShortHost(fqdn), byNS[ns]); near != nil {
 					msg += fmt.Sprintf(" (did you mean %q?)", near.Name)

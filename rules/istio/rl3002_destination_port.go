@@ -58,38 +58,38 @@ spec:
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		wildcards := wildcardServiceEntries(g)
+		// Every destination's ports are listed here, read in its
+		// iteration and dropped: one buffer serves them all.
+		var portBuf [8]servicePort
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			gatewayBound := len(bindings(vs).Named) > 0
+			bound := gatewayBound(vs)
 			for _, d := range destinationsOf(g, r, vs) {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {
 					continue
 				}
-				target, ports := destinationPorts(g, host, r.Namespace, wildcards)
+				target, ports := destinationPorts(g, host, r.Namespace, wildcards, portBuf[:0])
 				if target == nil || len(ports) == 0 {
 					continue
+				}
+				want := d.Dest.GetPort().GetNumber()
+				if want == 0 && len(ports) < 2 || want != 0 && findPort(ports, want) != nil {
+					continue // the common case: nothing to report, no message to build
 				}
 				what := target.Kind + " " + objectName(target)
 				related := func() rules.Related {
 					return relatedObject(target, fmt.Sprintf("%s exposes %s", what, portList(ports)))
 				}
-				want := d.Dest.GetPort().GetNumber()
 				if want == 0 {
-					if len(ports) < 2 {
-						continue
-					}
-					diag := rules.Diagnostic{Resource: r, Path: d.Path, Related: []rules.Related{related()},
-						Message: fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s", host, d.Route, what, portList(ports))}
-					if gatewayBound {
+					diag := rules.Diagnostic{Resource: r, Path: d.Path(), Related: []rules.Related{related()},
+						Message: fmt.Sprintf("destination %q of %s sets no port, but %s exposes %s", host, d.Route(), what, portList(ports))}
+					if bound {
 						diag.Detail = "On the gateway Istio uses the listener port and ingress requests get 503 NC. Set destination.port.number."
 					} else {
 						diag.Severity = rules.Warning
 						diag.Detail = "Istio falls back to the port each request arrived on. Set destination.port.number."
 					}
 					p.ReportDiag(diag)
-					continue
-				}
-				if findPort(ports, want) != nil {
 					continue
 				}
 				detail := fmt.Sprintf("It exposes %s; requests get 503 NC.", portList(ports))
@@ -99,7 +99,7 @@ spec:
 						break
 					}
 				}
-				p.ReportDetail(r, d.Path+".port.number", fmt.Sprintf("destination %q of %s routes to port %d, which %s does not expose", host, d.Route, want, what),
+				p.ReportDetail(r, d.Path()+".port.number", fmt.Sprintf("destination %q of %s routes to port %d, which %s does not expose", host, d.Route(), want, what),
 					detail, related())
 			}
 		})
@@ -116,13 +116,13 @@ type servicePort struct {
 
 // destinationPorts resolves a destination host to the Service (or else the
 // ServiceEntry) of the bundle that serves it, and its ports.
-func destinationPorts(g *graph.Graph, host, ns string, wildcards map[string]*graph.Resource) (*graph.Resource, []servicePort) {
+// The ports are appended to out.
+func destinationPorts(g *graph.Graph, host, ns string, wildcards map[string]*graph.Resource, out []servicePort) (*graph.Resource, []servicePort) {
 	if svc := g.ServiceForHost(host, ns); svc != nil {
 		s := svc.Service()
 		if s == nil {
 			return nil, nil
 		}
-		out := make([]servicePort, 0, len(s.Spec.Ports))
 		for _, sp := range s.Spec.Ports {
 			out = append(out, servicePort{number: int64(sp.Port), name: sp.Name, target: int64(targetPortNumber(sp.TargetPort))})
 		}
@@ -136,7 +136,6 @@ func destinationPorts(g *graph.Graph, host, ns string, wildcards map[string]*gra
 	if se == nil {
 		return nil, nil
 	}
-	var out []servicePort
 	for _, sp := range se.Spec.GetPorts() {
 		out = append(out, servicePort{number: int64(sp.GetNumber()), name: sp.GetName(), target: int64(sp.GetTargetPort())})
 	}

@@ -70,7 +70,7 @@ spec:
 		// Mesh destinations that pick a subset, by FQDN of their host.
 		subsetDests := map[string][]destination{}
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			if !bindings(vs).Mesh {
+			if !meshBound(vs) {
 				return
 			}
 			for _, d := range destinationsOf(g, r, vs) {
@@ -93,14 +93,14 @@ spec:
 				}
 				host := d.Dest.GetHost()
 				if md, ok := otherSubsetDest(subsetDests[d.FQDN], r); ok {
-					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the subset split of mesh VirtualService %s", d.Route, objectName(r), objectName(md.VS)),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the subset split of mesh VirtualService %s", d.Route(), objectName(r), objectName(md.VS)),
 						fmt.Sprintf("It goes from gateways %s to host %q without a subset, while mesh VirtualService %s splits %q by subset (%q in %s).%s",
-							strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route, managedBy(managers, md.VS)),
-						rules.RelatedAt(md.VS, md.Path+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
+							strings.Join(b.Named, ", "), host, objectName(md.VS), host, md.Dest.GetSubset(), md.Route(), managedBy(managers, md.VS)),
+						rules.RelatedAt(md.VS, md.Path()+".subset", fmt.Sprintf("mesh VirtualService %s routes %q to subset %q", objectName(md.VS), host, md.Dest.GetSubset())))
 					continue
 				}
 				if mv, route, routePath := splittingMeshVS(g, host, r); mv != nil {
-					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the split of mesh VirtualService %s", d.Route, objectName(r), objectName(mv)),
+					p.ReportDetail(r, d.HostPath(), fmt.Sprintf("ingress traffic of %s in VirtualService %s bypasses the split of mesh VirtualService %s", d.Route(), objectName(r), objectName(mv)),
 						fmt.Sprintf("It goes from gateways %s straight to host %q, while mesh VirtualService %s splits %q across several destinations in %s.%s",
 							strings.Join(b.Named, ", "), host, objectName(mv), host, route, managedBy(managers, mv)),
 						rules.RelatedAt(mv, routePath, fmt.Sprintf("mesh VirtualService %s splits %q here, for sidecars only", objectName(mv), host)))
@@ -130,7 +130,7 @@ func otherSubsetDest(ds []destination, self *graph.Resource) (destination, bool)
 func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (vs *graph.Resource, route, path string) {
 	for _, mv := range g.VirtualServicesForHost(host, self.Namespace) {
 		o := mv.VirtualService()
-		if sameObject(mv, self) || o == nil || !bindings(&o.Spec).Mesh {
+		if sameObject(mv, self) || o == nil || !meshBound(&o.Spec) {
 			continue
 		}
 		for i, h := range o.Spec.GetHttp() {

@@ -68,7 +68,7 @@ spec:
 		cover := pairCover{}
 		eachInFileOrder(g, kinds.VirtualService, func(r *graph.Resource) {
 			o := r.VirtualService()
-			if o == nil || !bindings(&o.Spec).Mesh {
+			if o == nil || !meshBound(&o.Spec) {
 				return
 			}
 			vs := &o.Spec
@@ -84,7 +84,7 @@ spec:
 				seen := map[*graph.Resource]bool{r: true}
 				for _, o := range g.VirtualServicesForHost(host, r.Namespace) {
 					ov := o.VirtualService()
-					if seen[o] || sameObject(o, r) || ov == nil || !bindings(&ov.Spec).Mesh {
+					if seen[o] || sameObject(o, r) || ov == nil || !meshBound(&ov.Spec) {
 						continue
 					}
 					seen[o] = true

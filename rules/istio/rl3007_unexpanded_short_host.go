@@ -62,12 +62,18 @@ spec:
 				Fix:     &rules.Fix{Description: "use the fully qualified host " + fq, Replacement: fq},
 			})
 		}
+		// Paths are built only for the hosts in a short form, which check
+		// looks at further.
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
 			for i, h := range vs.GetHosts() {
-				check(r, h, graph.Index("spec.hosts", i), "the routes are not attached to that Service and its callers bypass them")
+				if _, _, ok := namespaceShortForm(h); ok {
+					check(r, h, graph.Index("spec.hosts", i), "the routes are not attached to that Service and its callers bypass them")
+				}
 			}
 			for _, d := range destinationsOf(g, r, vs) {
-				check(r, d.Dest.GetHost(), d.HostPath(), "the route points at a cluster that does not exist and requests get 503 NC")
+				if _, _, ok := namespaceShortForm(d.Dest.GetHost()); ok {
+					check(r, d.Dest.GetHost(), d.HostPath(), "the route points at a cluster that does not exist and requests get 503 NC")
+				}
 			}
 		})
 		for _, r := range g.OfKind(kinds.DestinationRule) {
@@ -82,9 +88,10 @@ spec:
 // namespaceShortForm recognises `name.ns` and `name.ns.svc`.
 func namespaceShortForm(host string) (name, namespace string, ok bool) {
 	host = strings.TrimSuffix(host, ".svc")
-	parts := strings.Split(host, ".")
-	if len(parts) != 2 || parts[0] == "" || parts[1] == "" || strings.Contains(host, "*") {
+	name, namespace, found := strings.Cut(host, ".")
+	// Exactly two labels, as strings.Split would give, without its slice.
+	if !found || strings.Contains(namespace, ".") || name == "" || namespace == "" || strings.Contains(host, "*") {
 		return "", "", false
 	}
-	return parts[0], parts[1], true
+	return name, namespace, true
 }

@@ -1,7 +1,9 @@
 package istio
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,7 +131,8 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 			if ro := r.Rollout(); ro != nil {
 				// The typed Rollout is at hand; its generic form would be decoded again.
 				w.labels = ro.Spec.Template.Labels
-				var metas []*v1alpha1.PodTemplateMetadata
+				var buf [4]*v1alpha1.PodTemplateMetadata
+				metas := buf[:0]
 				if c := ro.Spec.Strategy.Canary; c != nil {
 					metas = append(metas, c.CanaryMetadata, c.StableMetadata)
 				}
@@ -187,7 +190,7 @@ func (idx workloadIndex) selected(ns string, sel map[string]string) []*workload 
 			out = append(out, w)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].res.Index() < out[j].res.Index() })
+	slices.SortStableFunc(out, func(a, b *workload) int { return cmp.Compare(a.res.Index(), b.res.Index()) })
 	return out
 }
 

@@ -54,7 +54,7 @@ Fix: give every destination an explicit weight and make them sum to 100.`,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
-			for _, e := range routes(vs) {
+			for _, e := range routesOf(g, r, vs) {
 				if len(e.dests) < 2 || managedRoute(g, r, e) {
 					continue
 				}

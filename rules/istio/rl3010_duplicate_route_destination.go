@@ -52,7 +52,7 @@ Fix: keep one entry per destination.`,
 			port         uint32
 		}
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
-			for _, e := range routes(vs) {
+			for _, e := range routesOf(p.Graph, r, vs) {
 				if len(e.dests) < 2 {
 					continue
 				}

@@ -147,7 +147,7 @@ spec:
 				if missing < total || assumed {
 					sev = rules.Warning
 				}
-				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s is not exported where it is routed", what, host, d.Route, objectName(r))
+				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s is not exported where it is routed", what, host, d.Route(), objectName(r))
 				detail := fmt.Sprintf("It is not visible to %s: %s %s is %s, so %s there.",
 					strings.Join(where, " and to "), svcKind(svc), objectName(svc.Resource), exp, effect)
 				rel := []rules.Related{rules.RelatedAt(svc.Resource, pathOr(svc.ExportPath, "metadata.name"), fmt.Sprintf("%s %s is %s", svcKind(svc), objectName(svc.Resource), exp))}

@@ -60,9 +60,8 @@ http:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
-			for _, list := range vsRouteLists(vs) {
-				res := routematch.Analyze(list.routes)
-				for _, u := range res.Unreachable {
+			for _, list := range routeAnalysesOf(p.Graph, r, vs) {
+				for _, u := range list.res.Unreachable {
 					by := list.name(u.By)
 					var why string
 					switch u.Reason {
@@ -101,6 +100,56 @@ func (l routeList) name(i int) string {
 func (l routeList) path(i int) string { return graph.Index("spec."+l.kind, i) }
 
 func (l routeList) matchPath(i, j int) string { return graph.Index(l.path(i)+".match", j) }
+
+// analyzedList is a route list with its routematch analysis, which RL3019
+// (the unreachable routes) and RL3020 (the ineffective matches) both read.
+type analyzedList struct {
+	routeList
+	res routematch.Result
+}
+
+// analysesMemo holds the analyzed route lists of every VirtualService,
+// made once for the two rules. Read only.
+var analysesMemo = graph.NewMemo[vsAnalyses]("istio.routeAnalyses")
+
+// vsAnalyses is analyzeRoutes of each of g.OfKind(VirtualService), in that
+// order.
+type vsAnalyses struct {
+	vss   []*graph.Resource
+	lists [][]analyzedList
+}
+
+// routeAnalysesOf returns analyzeRoutes(vs) for a VirtualService r of g
+// whose spec is vs, from the memo. The slice is shared: do not modify it.
+func routeAnalysesOf(g *graph.Graph, r *graph.Resource, vs *networkingVS) []analyzedList {
+	all := analysesMemo.Get(g, func() vsAnalyses {
+		vss := g.OfKind(kinds.VirtualService)
+		m := vsAnalyses{vss: vss, lists: make([][]analyzedList, len(vss))}
+		for i, r := range vss {
+			if o := r.VirtualService(); o != nil {
+				m.lists[i] = analyzeRoutes(&o.Spec)
+			}
+		}
+		return m
+	})
+	if i := r.KindPos(); i < len(all.vss) && all.vss[i] == r && r.VirtualService() != nil {
+		return all.lists[i]
+	}
+	return analyzeRoutes(vs) // not one of g's VirtualServices
+}
+
+// analyzeRoutes analyzes each of a VirtualService's route lists.
+func analyzeRoutes(vs *networkingVS) []analyzedList {
+	lists := vsRouteLists(vs)
+	if len(lists) == 0 {
+		return nil
+	}
+	out := make([]analyzedList, len(lists))
+	for i, l := range lists {
+		out[i] = analyzedList{routeList: l, res: routematch.Analyze(l.routes)}
+	}
+	return out
+}
 
 // vsRouteLists returns a VirtualService's http, tls and tcp route lists.
 func vsRouteLists(vs *networkingVS) []routeList {

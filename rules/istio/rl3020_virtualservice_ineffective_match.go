@@ -6,7 +6,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/semantics/routematch"
 )
 
 // VirtualServiceIneffectiveMatch reports single matches of a VirtualService
@@ -44,8 +43,8 @@ http:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
-			for _, list := range vsRouteLists(vs) {
-				for _, in := range routematch.Analyze(list.routes).Ineffective {
+			for _, list := range routeAnalysesOf(p.Graph, r, vs) {
+				for _, in := range list.res.Ineffective {
 					how := "accepts every request it does"
 					if in.Duplicate {
 						how = "is the same match"

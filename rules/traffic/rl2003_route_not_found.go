@@ -67,10 +67,11 @@ http:
 				if spec == nil {
 					continue
 				}
-				vsName := fmt.Sprintf("VirtualService %s/%s", vs.Target.Namespace, vs.Target.Name)
-				relVS := rules.RelatedAt(vs.Target, "metadata.name", vsName)
+				// The name and related location are for a finding only.
+				vsName := vsLabel(vs)
+				relVS := func() rules.Related { return rules.RelatedAt(vs.Target, "metadata.name", vsName.String()) }
 				if len(spec.GetHttp())+len(spec.GetTls())+len(spec.GetTcp()) == 0 {
-					p.ReportDetail(rr.Rollout, vs.Path, vsName+" has no http, tls or tcp route", "The Rollout has no route to manage.", relVS)
+					p.ReportDetail(rr.Rollout, vs.Path, vsName.String()+" has no http, tls or tcp route", "The Rollout has no route to manage.", relVS())
 					continue
 				}
 				for _, rt := range vs.Routes {
@@ -79,14 +80,14 @@ http:
 						// when the VirtualService has that section
 						// (GetHttpRoutesI/GetTlsRoutesI/GetTcpRoutesI fail, the
 						// kind is skipped): the entry is accepted and unused.
-						field := map[graph.RouteKind]string{graph.HTTP: "routes", graph.TLS: "tlsRoutes", graph.TCP: "tcpRoutes"}[rt.Kind]
-						p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: rt.Path, Severity: rules.Warning, Related: []rules.Related{relVS},
+						field := routesField(rt.Kind)
+						p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: rt.Path, Severity: rules.Warning, Related: []rules.Related{relVS()},
 							Message: fmt.Sprintf("%s has no %s section, so this %s entry is never used", vsName, rt.Kind, field),
 							Detail:  "Argo Rollouts skips a route kind the VirtualService does not have and accepts the Rollout: the entry is dead configuration; remove it."})
 						continue
 					}
-					if msg, detail := routeProblem(vs, rt, managed, vsName); msg != "" {
-						p.ReportDetail(rr.Rollout, rt.Path, msg, detail, relVS)
+					if msg, detail := routeProblem(vs, rt, managed); msg != "" {
+						p.ReportDetail(rr.Rollout, rt.Path, msg, detail, relVS())
 					}
 				}
 			}
@@ -95,9 +96,31 @@ http:
 	},
 }
 
+// vsLabel names a referenced VirtualService in messages.
+type vsLabel graph.VSRef
+
+// String is `VirtualService ns/name`.
+func (vs vsLabel) String() string {
+	return "VirtualService " + vs.Target.Namespace + "/" + vs.Target.Name
+}
+
+// routesField is the Rollout field listing routes of a kind.
+func routesField(k graph.RouteKind) string {
+	switch k {
+	case graph.HTTP:
+		return "routes"
+	case graph.TLS:
+		return "tlsRoutes"
+	case graph.TCP:
+		return "tcpRoutes"
+	}
+	return ""
+}
+
 // routeProblem says why a route reference does not resolve to exactly one
 // route (a message and its detail), or returns "".
-func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vsName string) (string, string) {
+func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool) (string, string) {
+	vsName := vsLabel(vs) // formatted only for a problem
 	spec := vsSpec(vs.Target)
 	http := spec.GetHttp()
 	if !rt.Implicit {
@@ -122,7 +145,7 @@ func routeProblem(vs graph.VSRef, rt graph.RouteRef, managed map[string]bool, vs
 		}
 	}
 	n := graph.RouteCount(spec, rt.Kind)
-	field := map[graph.RouteKind]string{graph.HTTP: "routes", graph.TLS: "tlsRoutes", graph.TCP: "tcpRoutes"}[rt.Kind]
+	field := routesField(rt.Kind)
 	if rt.Kind == graph.HTTP {
 		n = 0
 		for _, h := range http {

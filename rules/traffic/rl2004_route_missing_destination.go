@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -48,25 +49,29 @@ http:
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			rr := m.Refs
-			rel := rules.RelatedAt(m.VS.Target, m.Route.VSPath(), "the managed route")
-			var seen []string
-			for _, d := range m.Dests {
-				s := d.Host
-				if d.Subset != "" {
-					s += " subset " + d.Subset
+			// The related route and the list of destinations are for a
+			// finding: most managed routes have none.
+			rel := func() rules.Related { return rules.RelatedAt(m.VS.Target, m.Route.VSPath(), "the managed route") }
+			have := func() string {
+				var seen []string
+				for _, d := range m.Dests {
+					s := d.Host
+					if d.Subset != "" {
+						s += " subset " + d.Subset
+					}
+					seen = append(seen, s)
 				}
-				seen = append(seen, s)
-			}
-			have := "It has no destination."
-			if len(seen) > 0 {
-				have = "Its destinations: " + strings.Join(seen, ", ") + "."
+				if len(seen) == 0 {
+					return "It has no destination."
+				}
+				return "Its destinations: " + strings.Join(seen, ", ") + "."
 			}
 			if dr := rr.DestinationRule; dr != nil {
 				for _, want := range []struct{ role, subset string }{{"canary", dr.CanarySubset}, {"stable", dr.StableSubset}} {
 					if want.subset == "" || hasSubset(m.Dests, want.subset) {
 						continue
 					}
-					p.ReportDetail(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination with the %s subset %q", m.label(), want.role, want.subset), have, rel)
+					p.ReportDetail(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination with the %s subset %q", m.label(), want.role, want.subset), have(), rel())
 				}
 				return
 			}
@@ -81,15 +86,17 @@ http:
 						continue
 					}
 					found = true
-					if got, exp := graph.FQDN(d.Host, m.VS.Target.Namespace), graph.ServiceFQDN(want.svc, rr.Rollout.Namespace); got != exp {
+					// Compared in buffers: the names are made only for a finding.
+					var gotBuf, expBuf [128]byte
+					if got, exp := graph.AppendFQDN(gotBuf[:0], d.Host, m.VS.Target.Namespace), graph.AppendServiceFQDN(expBuf[:0], want.svc, rr.Rollout.Namespace); !bytes.Equal(got, exp) {
 						p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
 							Message: fmt.Sprintf("destination host %q matches the %s Service %q only by short name", d.Host, want.role, want.svc),
-							Detail:  fmt.Sprintf("Argo sets its weight, but Istio sends that traffic to %s, not to %s.", got, exp),
+							Detail:  fmt.Sprintf("Argo sets its weight, but Istio sends that traffic to %s, not to %s.", string(got), string(exp)),
 							Related: []rules.Related{rules.RelatedAt(rr.Rollout, m.Route.Path, "Rollout "+rr.Rollout.Name+" manages this route")}})
 					}
 				}
 				if !found {
-					p.ReportDetail(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination for the %s Service %q", m.label(), want.role, want.svc), have, rel)
+					p.ReportDetail(rr.Rollout, m.Route.Path, fmt.Sprintf("%s has no destination for the %s Service %q", m.label(), want.role, want.svc), have(), rel())
 				}
 			}
 		})

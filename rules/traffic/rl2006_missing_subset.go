@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,35 +82,31 @@ spec:
 			if spec == nil {
 				continue
 			}
-			for _, u := range graph.SubsetUses(spec) {
+			// SubsetRefs, not SubsetUses: a use's field path is built
+			// only for a finding.
+			for _, u := range graph.SubsetRefs(spec) {
 				drs := p.Graph.DestinationRulesForHost(u.Host, vs.Namespace)
+				if slices.ContainsFunc(drs, func(dr *graph.Resource) bool { return definesSubset(dr, u.Subset) }) {
+					continue // the common case, told without listing names
+				}
 				var rel []rules.Related
 				var defined []string
-				found := false
 				for _, dr := range drs {
-					names := drSubsets(dr)
-					if contains(names, u.Subset) {
-						found = true
-						break
-					}
-					defined = append(defined, names...)
+					defined = append(defined, drSubsets(dr)...)
 					rel = append(rel, rules.RelatedAt(dr, "spec.host", fmt.Sprintf("DestinationRule %s/%s for this host", dr.Namespace, dr.Name)))
-				}
-				if found {
-					continue
 				}
 				fqdn := graph.FQDN(u.Host, vs.Namespace)
 				if len(drs) == 0 {
 					// The DestinationRule may live outside the bundle (or be
 					// admitted later, in the webhook): a missing object is a
 					// warning, as for RL2002.
-					p.ReportDiag(rules.Diagnostic{Resource: vs, Path: u.Path, Severity: rules.Warning,
+					p.ReportDiag(rules.Diagnostic{Resource: vs, Path: u.Path(), Severity: rules.Warning,
 						Message: fmt.Sprintf("subset %q of host %q is not defined by any DestinationRule in the bundle", u.Subset, u.Host),
 						Detail:  fmt.Sprintf("Unless one for %s exists in the cluster, requests to the subset fail with 503 NC.", fqdn)})
 					continue
 				}
 				sort.Strings(defined)
-				p.ReportDetail(vs, u.Path, fmt.Sprintf("subset %q of host %q is defined by none of its DestinationRules", u.Subset, u.Host),
+				p.ReportDetail(vs, u.Path(), fmt.Sprintf("subset %q of host %q is defined by none of its DestinationRules", u.Subset, u.Host),
 					fmt.Sprintf("The DestinationRules for %s define %s; requests to the subset fail with 503 NC.", fqdn, quoteAll(defined)), rel...)
 			}
 		}

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -42,16 +43,19 @@ route:
 				return
 			}
 			host := dr.Target.DestinationRule().Spec.GetHost()
-			want := graph.FQDN(host, dr.Target.Namespace)
+			// The hosts are compared in buffers: strings are made for a
+			// finding only.
+			var wantBuf, gotBuf [128]byte
+			want := graph.AppendFQDN(wantBuf[:0], host, dr.Target.Namespace)
 			for _, d := range m.Dests {
 				if d.Subset == "" || (d.Subset != dr.StableSubset && d.Subset != dr.CanarySubset) {
 					continue
 				}
-				if got := graph.FQDN(d.Host, m.VS.Target.Namespace); got != want {
+				if got := graph.AppendFQDN(gotBuf[:0], d.Host, m.VS.Target.Namespace); !bytes.Equal(got, want) {
 					p.ReportDiag(rules.Diagnostic{Resource: m.VS.Target, Path: d.HostPath(),
 						Message: fmt.Sprintf("destination host %q (subset %q) is not the host %q of DestinationRule %s/%s", d.Host, d.Subset, host, dr.Target.Namespace, dr.Target.Name),
 						Detail: fmt.Sprintf("Rollout %s labels that DestinationRule's subsets, but %s is not %s: the subset resolves elsewhere.",
-							m.Refs.Rollout.Name, got, want),
+							m.Refs.Rollout.Name, string(got), string(want)),
 						Related: []rules.Related{rules.RelatedAt(dr.Target, "spec.host", "the DestinationRule's host")}})
 				}
 			}

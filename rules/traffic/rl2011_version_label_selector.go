@@ -22,19 +22,30 @@ var versionKeys = map[string]bool{
 // versionValue matches values shaped like a release version: 1.2, v1.2.3, 2.0.0-rc.1.
 var versionValue = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?([-+][0-9A-Za-z.-]+)?$`)
 
-// imageTags returns the tags of a Rollout's container images.
-func imageTags(rr *graph.RolloutRefs) map[string]bool {
-	tags := map[string]bool{}
-	spec := rr.Spec.Spec.Template.Spec
-	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
-		for _, c := range list {
-			img := c.Image
-			if i := strings.LastIndexByte(img, ':'); i >= 0 && !strings.Contains(img[i:], "/") {
-				tags[img[i+1:]] = true
+// looksLikeVersion reports whether v matches versionValue. Most label
+// values (app names, stable, canary) do not start like a version, which is
+// told without running the expression.
+func looksLikeVersion(v string) bool {
+	d := strings.TrimPrefix(v, "v")
+	if d == "" || d[0] < '0' || d[0] > '9' {
+		return false
+	}
+	return versionValue.MatchString(v)
+}
+
+// hasImageTag reports whether one of a Rollout's container images has the
+// tag: a scan of its few containers, for every label value checked.
+func hasImageTag(rr *graph.RolloutRefs, tag string) bool {
+	spec := &rr.Spec.Spec.Template.Spec
+	for _, list := range [...][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			img := list[i].Image
+			if i := strings.LastIndexByte(img, ':'); i >= 0 && !strings.Contains(img[i:], "/") && img[i+1:] == tag {
+				return true
 			}
 		}
 	}
-	return tags
+	return false
 }
 
 // VersionLabelSelector reports selectors and managed subsets that pin a
@@ -86,13 +97,12 @@ spec:
 		}
 		seen := map[string]bool{}
 		for _, rr := range p.Graph.Refs().Rollouts {
-			tags := imageTags(rr)
 			for _, ls := range rolloutLabelSets(p.Graph, rr) {
 				// Most label sets pin nothing: they are checked before their
 				// keys are sorted for the findings.
 				pins := false
 				for k, v := range ls.Labels {
-					if keys[k] || tags[v] && v != "latest" || versionValue.MatchString(v) {
+					if keys[k] || v != "latest" && hasImageTag(rr, v) || looksLikeVersion(v) {
 						pins = true
 						break
 					}
@@ -106,9 +116,9 @@ spec:
 					switch {
 					case keys[k]:
 						why = fmt.Sprintf("key %q names a version", k)
-					case tags[v] && v != "latest":
+					case v != "latest" && hasImageTag(rr, v):
 						why = fmt.Sprintf("value %q is the image tag of Rollout %s", v, rr.Rollout.Name)
-					case versionValue.MatchString(v):
+					case looksLikeVersion(v):
 						why = fmt.Sprintf("value %q looks like a version", v)
 					default:
 						continue

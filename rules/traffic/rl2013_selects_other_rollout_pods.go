@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -49,7 +50,11 @@ spec:
 		for _, rr := range x.Rollouts {
 			for _, ls := range rolloutLabelSets(g, rr) {
 				sel := ls.Labels
-				owners := map[*graph.Resource]bool{rr.Rollout: true}
+				// The Rollouts a label set belongs to are few: a list on the
+				// stack, a set only for a Service many Rollouts share.
+				var ownerBuf [8]*graph.Resource
+				owners := append(ownerBuf[:0], rr.Rollout)
+				var ownerSet map[*graph.Resource]bool
 				if ls.Res.Kind == "DestinationRule" {
 					// A subset narrows the endpoints of its host's Service.
 					host := ls.Res.DestinationRule().Spec.GetHost()
@@ -66,8 +71,17 @@ spec:
 					}
 					ls.Namespace = svc.Namespace
 				} else {
-					for _, o := range x.ServiceUsers(ls.Res) {
-						owners[o.Rollout] = true // sharing itself is SharedService's finding
+					// Sharing itself is SharedService's finding.
+					if users := x.ServiceUsers(ls.Res); len(users) < len(ownerBuf) {
+						for _, o := range users {
+							owners = append(owners, o.Rollout)
+						}
+					} else {
+						ownerSet = make(map[*graph.Resource]bool, len(users)+1)
+						ownerSet[rr.Rollout] = true
+						for _, o := range users {
+							ownerSet[o.Rollout] = true
+						}
 					}
 				}
 				key := setKey{ls.Res, ls.Path}
@@ -76,7 +90,7 @@ spec:
 				}
 				seen[key] = true
 				for _, other := range g.RolloutsSelectedBy(ls.Namespace, sel, hashLabel) {
-					if owners[other] {
+					if ownerSet[other] || ownerSet == nil && slices.Contains(owners, other) {
 						continue
 					}
 					p.ReportDetail(ls.Res, ls.Path, fmt.Sprintf("%s (%s) also matches the pods of Rollout %s/%s", ls.What(), formatLabels(sel), other.Namespace, other.Name),

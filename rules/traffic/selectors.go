@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -42,23 +43,32 @@ func sortedKeys(m map[string]string) []string {
 
 // labelSetsMemo holds every Rollout's label sets, which three rules walk.
 // Read only.
-var labelSetsMemo = graph.NewMemo[map[*graph.RolloutRefs][]labelSet]("traffic.labelSets")
+var labelSetsMemo = graph.NewMemo[rolloutSets]("traffic.labelSets")
+
+// rolloutSets is labelSets of the references of each of g.OfKind(Rollout),
+// in that order (a slice, not a map: three rules look up every Rollout).
+type rolloutSets struct {
+	refs []*graph.RolloutRefs // nil for a Rollout without a typed spec
+	sets [][]labelSet
+}
 
 // rolloutLabelSets returns the Service selectors of a Rollout's Services and
 // the labels of the stable and canary subsets of its managed DestinationRule,
 // listed once per lint for every Rollout of g. The slice is shared: do not
 // modify it.
 func rolloutLabelSets(g *graph.Graph, rr *graph.RolloutRefs) []labelSet {
-	all := labelSetsMemo.Get(g, func() map[*graph.RolloutRefs][]labelSet {
-		rollouts := g.Refs().Rollouts
-		m := make(map[*graph.RolloutRefs][]labelSet, len(rollouts))
-		for _, rr := range rollouts {
-			m[rr] = labelSets(rr)
+	all := labelSetsMemo.Get(g, func() rolloutSets {
+		n := len(g.OfKind(kinds.Rollout))
+		m := rolloutSets{refs: make([]*graph.RolloutRefs, n), sets: make([][]labelSet, n)}
+		for _, rr := range g.Refs().Rollouts {
+			if i := rr.Rollout.KindPos(); i < n && g.OfKind(kinds.Rollout)[i] == rr.Rollout {
+				m.refs[i], m.sets[i] = rr, labelSets(rr)
+			}
 		}
 		return m
 	})
-	if ls, ok := all[rr]; ok {
-		return ls
+	if i := rr.Rollout.KindPos(); i < len(all.refs) && all.refs[i] == rr {
+		return all.sets[i]
 	}
 	return labelSets(rr) // not one of g's Rollouts
 }

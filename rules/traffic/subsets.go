@@ -17,6 +17,19 @@ func drSubsets(dr *graph.Resource) []string {
 	return out
 }
 
+// definesSubset reports whether a DestinationRule defines the subset: drSubsets
+// and contains without the list.
+func definesSubset(dr *graph.Resource, subset string) bool {
+	if o := dr.DestinationRule(); o != nil {
+		for _, s := range o.Spec.GetSubsets() {
+			if s.GetName() == subset {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

@@ -107,12 +107,23 @@ func build(g *graph.Graph) *Model {
 		named: map[string]bool{}, vsHosts: make(map[*graph.Resource][]string, vss)}
 	m.Mesh = readMesh(g)
 	m.named[m.Mesh.RootNamespace] = true
+	last := ""
 	for _, r := range g.Resources {
-		if r.Namespace != "" {
+		// Neighbours in load order mostly share a namespace: one map
+		// write per run of them.
+		if r.Namespace != "" && r.Namespace != last {
 			m.named[r.Namespace] = true
+			last = r.Namespace
 		}
 	}
-	for _, r := range g.OfKind(kinds.Service) {
+	// The Services, and the one-element host lists nearly all of them
+	// have, are carved out of two arrays rather than allocated one by one
+	// (neither array grows: one element per Service at most). A host list
+	// is a window of capacity one, so that appending to it copies it.
+	svcObjs := g.OfKind(kinds.Service)
+	svcStore := make([]Service, 0, len(svcObjs))
+	svcLists := make([]*Service, 0, len(svcObjs))
+	for _, r := range svcObjs {
 		svc := r.Service()
 		if svc == nil {
 			continue
@@ -123,10 +134,17 @@ func build(g *graph.Graph) *Model {
 			exp = strings.Split(v, ",")
 			path = graph.Key("metadata.annotations", ExportToAnnotation)
 		}
-		s := &Service{Host: graph.ServiceFQDN(r.Name, r.Namespace), Namespace: r.Namespace, Resource: r,
-			Export: exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path, Kubernetes: true}
+		svcStore = append(svcStore, Service{Host: graph.ServiceFQDN(r.Name, r.Namespace), Namespace: r.Namespace, Resource: r,
+			Export: exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path, Kubernetes: true})
+		s := &svcStore[len(svcStore)-1]
 		m.nameAll(exp)
-		m.services[s.Host] = append(m.services[s.Host], s)
+		if l, ok := m.services[s.Host]; ok {
+			m.services[s.Host] = append(l, s)
+		} else {
+			svcLists = append(svcLists, s)
+			n := len(svcLists)
+			m.services[s.Host] = svcLists[n-1 : n : n]
+		}
 		m.byNS[s.Namespace] = append(m.byNS[s.Namespace], s)
 	}
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
@@ -181,18 +199,26 @@ func build(g *graph.Graph) *Model {
 			}
 		}
 	}
+	// Every VirtualService's hosts are a window of one array.
+	nHosts := 0
+	for _, r := range g.OfKind(kinds.VirtualService) {
+		if vs := r.VirtualService(); vs != nil {
+			nHosts += len(vs.Spec.GetHosts())
+		}
+	}
+	hostStore := make([]string, 0, nHosts)
 	for _, r := range g.OfKind(kinds.VirtualService) {
 		if vs := r.VirtualService(); vs != nil {
 			m.nameAll(vs.Spec.GetExportTo())
-			hosts := make([]string, 0, len(vs.Spec.GetHosts()))
+			start := len(hostStore)
 			for _, h := range vs.Spec.GetHosts() {
 				fq := IstioFQDN(h, r.Namespace)
-				hosts = append(hosts, fq)
+				hostStore = append(hostStore, fq)
 				if !slices.Contains(m.vsByHost[fq], r) {
 					m.vsByHost[fq] = append(m.vsByHost[fq], r)
 				}
 			}
-			m.vsHosts[r] = hosts
+			m.vsHosts[r] = hostStore[start:len(hostStore):len(hostStore)]
 			if MeshBound(r) {
 				eachDestinationHost(vs, func(d string) {
 					fq := IstioFQDN(d, r.Namespace)
