@@ -28,21 +28,27 @@ type requirement [][]string
 
 // met reports whether the bundle and the run's globals satisfy every clause.
 func (r requirement) met(g *graph.Graph, globals rules.Globals) bool {
+	return r.metBy(func(kind string) bool { return len(g.OfKind(kind)) > 0 }, globals)
+}
+
+// metBy reports whether a bundle that has the kinds has says yes to, under
+// the run's globals, satisfies every clause.
+func (r requirement) metBy(has func(kind string) bool, globals rules.Globals) bool {
 	for _, clause := range r {
-		if !clauseMet(clause, g, globals) {
+		if !clauseMet(clause, has, globals) {
 			return false
 		}
 	}
 	return true
 }
 
-func clauseMet(clause []string, g *graph.Graph, globals rules.Globals) bool {
+func clauseMet(clause []string, has func(kind string) bool, globals rules.Globals) bool {
 	for _, alt := range clause {
 		if alt == GlobalArgoCD {
 			if globals.ArgoCD {
 				return true
 			}
-		} else if len(g.OfKind(alt)) > 0 {
+		} else if has(alt) {
 			return true
 		}
 	}

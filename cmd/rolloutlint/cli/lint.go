@@ -15,6 +15,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/policies"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -365,6 +366,15 @@ differently).`, memlimit.Default>>20, memlimit.LiveFactor),
 // pick the exit code.
 func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	memlimit.Start()
+	disabled := splitList(o.disable)
+	policies.Warm(func(id string) bool {
+		for _, p := range disabled {
+			if config.MatchRule(p, id) {
+				return true
+			}
+		}
+		return false
+	})
 	w, err := report.Lookup(o.format)
 	if err != nil {
 		return err
