@@ -105,6 +105,15 @@ func strElem[S ~string](e *jsonEnc, s *S) { e.str(string(*s)) }
 
 func intElem(e *jsonEnc, v *int) { e.int(int64(*v)) }
 
+// jsonSafe holds the bytes str copies as they are: ASCII but for control
+// characters, the quote, the backslash and the HTML-sensitive <, > and &.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // str appends s quoted as encoding/json quotes it: HTML-safe (<, >, & and
 // U+2028, U+2029 escaped), control characters escaped, every byte of
 // invalid UTF-8 replaced by U+FFFD.
@@ -113,11 +122,11 @@ func (e *jsonEnc) str(s string) {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
+		if jsonSafe[c] {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
 			e.b = append(e.b, s[start:i]...)
 			switch c {
 			case '"', '\\':
