@@ -157,9 +157,8 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			return nil
 		}
 	case "json":
-		var opening, item []byte
-		var compact bytes.Buffer
-		enc := json.NewEncoder(&compact)
+		var opening []byte
+		enc := newJSONEnc("    ")
 		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
 			sep := ",\n    "
 			if i == 0 {
@@ -178,14 +177,9 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func()
 			// Indented with the prefix of an element of the top-level
 			// "rollouts" array, the Rollout is what the Encoder's
 			// indentation of the whole document writes there.
-			// An Encoder writes what Marshal returns, and a newline, into
-			// a buffer reused from Rollout to Rollout.
-			compact.Reset()
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-			item = indentJSON(item[:0], bytes.TrimSuffix(compact.Bytes(), []byte("\n")), "    ", "  ")
-			_, err := bw.Write(item)
+			enc.b = enc.b[:0]
+			enc.rollout(r)
+			_, err := bw.Write(enc.b)
 			return err
 		}
 		end = func(bw *bufio.Writer, doc *Document, n int) error {
@@ -234,70 +228,6 @@ func jsonOpening(doc *Document) ([]byte, error) {
 		return nil, fmt.Errorf("plan JSON: unexpected document shape")
 	}
 	return b[:len(b)-len(tail)], nil
-}
-
-// indentJSON appends src, compact JSON as json.Marshal writes it, indented
-// the way json.Indent indents it (empty objects and arrays stay on one
-// line), in one pass: the plan JSON of a large bundle is hundreds of
-// megabytes, and json.MarshalIndent's general reformatting costs as much
-// as the marshalling.
-func indentJSON(dst, src []byte, prefix, indent string) []byte {
-	// nl is a line break with the indentation of a deep enough level:
-	// the break to depth d is its first 1+len(prefix)+d*len(indent) bytes.
-	nl := make([]byte, 0, 1+len(prefix)+16*len(indent))
-	nl = append(append(nl, '\n'), prefix...)
-	for range 16 {
-		nl = append(nl, indent...)
-	}
-	depth := 0
-	newline := func() {
-		n := 1 + len(prefix) + depth*len(indent)
-		for n > len(nl) {
-			nl = append(nl, indent...)
-		}
-		dst = append(dst, nl[:n]...)
-	}
-	start := 0 // the bytes from start to i are copied as they are
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		switch c {
-		case '"':
-			i++
-			for i < len(src) && src[i] != '"' {
-				if src[i] == '\\' {
-					i++ // the escaped character
-				}
-				i++
-			}
-			continue
-		case '{', '[':
-			if i+1 < len(src) && (src[i+1] == '}' || src[i+1] == ']') {
-				i++ // an empty object or array stays on one line
-				continue
-			}
-			dst = append(dst, src[start:i+1]...)
-			depth++
-			newline()
-		case '}', ']':
-			dst = append(dst, src[start:i]...)
-			depth--
-			newline()
-			dst = append(dst, c)
-		case ',':
-			dst = append(dst, src[start:i+1]...)
-			newline()
-		case ':':
-			dst = append(dst, src[start:i+1]...)
-			dst = append(dst, ' ')
-		default:
-			continue
-		}
-		start = i + 1
-	}
-	if start < len(src) {
-		dst = append(dst, src[start:]...)
-	}
-	return dst
 }
 
 // notInBundle lists the Services, VirtualServices, DestinationRule and

@@ -1,0 +1,476 @@
+package planreport
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
+)
+
+// jsonEnc appends a Rollout's JSON already indented, the bytes
+// encoding/json's Marshal followed by json.Indent would give, without
+// reflection: the plan JSON of a large bundle is hundreds of megabytes, and
+// the reflective encoder and the separate indentation pass cost about as
+// much as planning and predicting the pushes. The field lists below mirror
+// the report types' json tags (names, order, omitempty); TestEncoderMatchesJSON
+// compares the two on randomly filled values of every field, so a field
+// added to those types and not here fails it.
+type jsonEnc struct {
+	b []byte
+	// nl is a line break followed by the indentation of a deep enough level.
+	nl     []byte
+	prefix int // len of the prefix in nl
+	depth  int
+	// first is set by an object's opening brace until its first key.
+	first bool
+}
+
+const jsonIndent = "  "
+
+// newJSONEnc returns an encoder indenting with prefix and two spaces a
+// level, the way json.Indent(dst, src, prefix, "  ") does.
+func newJSONEnc(prefix string) *jsonEnc {
+	e := &jsonEnc{prefix: len(prefix)}
+	e.nl = append(append(e.nl, '\n'), prefix...)
+	for range 16 {
+		e.nl = append(e.nl, jsonIndent...)
+	}
+	return e
+}
+
+func (e *jsonEnc) newline() {
+	n := 1 + e.prefix + e.depth*len(jsonIndent)
+	for n > len(e.nl) {
+		e.nl = append(e.nl, jsonIndent...)
+	}
+	e.b = append(e.b, e.nl[:n]...)
+}
+
+// open starts an object; every object written here has at least one key.
+func (e *jsonEnc) open() {
+	e.b = append(e.b, '{')
+	e.depth++
+	e.first = true
+}
+
+func (e *jsonEnc) close() {
+	e.depth--
+	e.newline()
+	e.b = append(e.b, '}')
+	e.first = false
+}
+
+// key starts a member; lit is the quoted name followed by ": ".
+func (e *jsonEnc) key(lit string) {
+	if !e.first {
+		e.b = append(e.b, ',')
+	}
+	e.first = false
+	e.newline()
+	e.b = append(e.b, lit...)
+}
+
+func (e *jsonEnc) int(v int64) { e.b = strconv.AppendInt(e.b, v, 10) }
+
+func (e *jsonEnc) bool(v bool) { e.b = strconv.AppendBool(e.b, v) }
+
+// jsonArray appends s as encoding/json writes a slice, indented: null when
+// nil, [] when empty, each element on its own line otherwise.
+func jsonArray[T any](e *jsonEnc, s []T, elem func(e *jsonEnc, v *T)) {
+	if s == nil {
+		e.b = append(e.b, "null"...)
+		return
+	}
+	if len(s) == 0 {
+		e.b = append(e.b, "[]"...)
+		return
+	}
+	e.b = append(e.b, '[')
+	e.depth++
+	for i := range s {
+		if i > 0 {
+			e.b = append(e.b, ',')
+		}
+		e.newline()
+		elem(e, &s[i])
+	}
+	e.depth--
+	e.newline()
+	e.b = append(e.b, ']')
+	e.first = false
+}
+
+func strElem[S ~string](e *jsonEnc, s *S) { e.str(string(*s)) }
+
+func intElem(e *jsonEnc, v *int) { e.int(int64(*v)) }
+
+// jsonSafe holds the bytes str copies as they are: ASCII but for control
+// characters, the quote, the backslash and the HTML-sensitive <, > and &.
+var jsonSafe = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// str appends s quoted as encoding/json quotes it: HTML-safe (<, >, & and
+// U+2028, U+2029 escaped), control characters escaped, every byte of
+// invalid UTF-8 replaced by U+FFFD.
+func (e *jsonEnc) str(s string) {
+	e.b = append(e.b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if jsonSafe[c] {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			e.b = append(e.b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				e.b = append(e.b, '\\', c)
+			case '\b':
+				e.b = append(e.b, '\\', 'b')
+			case '\f':
+				e.b = append(e.b, '\\', 'f')
+			case '\n':
+				e.b = append(e.b, '\\', 'n')
+			case '\r':
+				e.b = append(e.b, '\\', 'r')
+			case '\t':
+				e.b = append(e.b, '\\', 't')
+			default:
+				const hex = "0123456789abcdef"
+				e.b = append(e.b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			e.b = append(e.b, s[start:i]...)
+			e.b = append(e.b, "\ufffd"...)
+		case r == '\u2028' || r == '\u2029':
+			e.b = append(e.b, s[start:i]...)
+			e.b = append(e.b, '\\', 'u', '2', '0', '2', byte('0'+r-'\u2028'+8))
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	e.b = append(e.b, s[start:]...)
+	e.b = append(e.b, '"')
+}
+
+func (e *jsonEnc) rollout(r *Rollout) {
+	e.open()
+	e.key(`"rollout": `)
+	e.object(&r.Rollout)
+	e.key(`"file": `)
+	e.str(r.File)
+	e.key(`"line": `)
+	e.int(int64(r.Line))
+	e.key(`"strategy": `)
+	e.str(r.Strategy)
+	e.key(`"split": `)
+	e.str(string(r.Split))
+	e.key(`"replicas": `)
+	e.int(int64(r.Replicas))
+	e.key(`"states": `)
+	jsonArray(e, r.States, (*jsonEnc).state)
+	e.key(`"abortFrom": `)
+	e.int(int64(r.AbortFrom))
+	e.key(`"abort": `)
+	jsonArray(e, r.Abort, (*jsonEnc).state)
+	e.key(`"summary": `)
+	e.summary(&r.Summary)
+	e.key(`"notInBundle": `)
+	jsonArray(e, r.NotInBundle, (*jsonEnc).reference)
+	e.key(`"rejected": `)
+	jsonArray(e, r.Rejected, (*jsonEnc).rejection)
+	if r.Live != nil {
+		e.key(`"live": `)
+		e.live(r.Live)
+	}
+	e.close()
+}
+
+func (e *jsonEnc) object(o *plan.Object) {
+	e.open()
+	e.key(`"kind": `)
+	e.str(o.Kind)
+	e.key(`"namespace": `)
+	e.str(o.Namespace)
+	e.key(`"name": `)
+	e.str(o.Name)
+	e.close()
+}
+
+func (e *jsonEnc) summary(s *xds.Summary) {
+	e.open()
+	e.key(`"fullPushes": `)
+	e.int(int64(s.FullPushes))
+	e.key(`"endpointPushes": `)
+	e.int(int64(s.EndpointPushes))
+	e.key(`"allGatewayPushes": `)
+	e.int(int64(s.AllGatewayPushes))
+	e.key(`"mergedPushes": `)
+	e.int(int64(s.MergedPushes))
+	e.close()
+}
+
+func (e *jsonEnc) reference(r *Reference) {
+	e.open()
+	e.key(`"kind": `)
+	e.str(r.Kind)
+	e.key(`"namespace": `)
+	e.str(r.Namespace)
+	e.key(`"name": `)
+	e.str(r.Name)
+	e.key(`"path": `)
+	e.str(r.Path)
+	e.key(`"effect": `)
+	e.str(r.Effect)
+	e.close()
+}
+
+func (e *jsonEnc) rejection(r *Rejection) {
+	e.open()
+	e.key(`"ruleId": `)
+	e.str(r.RuleID)
+	e.key(`"message": `)
+	e.str(r.Message)
+	if r.Detail != "" {
+		e.key(`"detail": `)
+		e.str(r.Detail)
+	}
+	e.key(`"file": `)
+	e.str(r.File)
+	e.key(`"line": `)
+	e.int(int64(r.Line))
+	e.key(`"column": `)
+	e.int(int64(r.Column))
+	e.close()
+}
+
+// state writes the embedded plan.State's fields, then the pushes.
+func (e *jsonEnc) state(s *State) {
+	e.open()
+	e.key(`"phase": `)
+	e.str(string(s.Phase))
+	e.key(`"step": `)
+	e.int(int64(s.Step))
+	e.key(`"path": `)
+	e.str(s.Path)
+	e.key(`"action": `)
+	e.str(s.Action)
+	e.key(`"weight": `)
+	e.int(int64(s.Weight))
+	if len(s.Routes) > 0 {
+		e.key(`"routes": `)
+		jsonArray(e, s.Routes, (*jsonEnc).routeState)
+	}
+	if len(s.Managed) > 0 {
+		e.key(`"managedRoutes": `)
+		jsonArray(e, s.Managed, (*jsonEnc).managedRoute)
+	}
+	e.key(`"stableReplicas": `)
+	e.int(int64(s.StableReplicas))
+	e.key(`"canaryReplicas": `)
+	e.int(int64(s.CanaryReplicas))
+	if len(s.Labels) > 0 {
+		e.key(`"labels": `)
+		jsonArray(e, s.Labels, (*jsonEnc).revisionLabel)
+	}
+	if len(s.Writes) > 0 {
+		e.key(`"writes": `)
+		jsonArray(e, s.Writes, (*jsonEnc).write)
+	}
+	e.key(`"pushes": `)
+	jsonArray(e, s.Pushes, (*jsonEnc).push)
+	if len(s.PushesIfLate) > 0 {
+		e.key(`"pushesIfLate": `)
+		jsonArray(e, s.PushesIfLate, (*jsonEnc).push)
+	}
+	e.close()
+}
+
+func (e *jsonEnc) routeState(r *plan.RouteState) {
+	e.open()
+	e.key(`"virtualService": `)
+	e.object(&r.VS)
+	e.key(`"kind": `)
+	e.str(string(r.Kind))
+	e.key(`"index": `)
+	e.int(int64(r.Index))
+	if r.Name != "" {
+		e.key(`"name": `)
+		e.str(r.Name)
+	}
+	e.key(`"destinations": `)
+	jsonArray(e, r.Dests, (*jsonEnc).destination)
+	e.close()
+}
+
+func (e *jsonEnc) destination(d *plan.Destination) {
+	e.open()
+	e.key(`"host": `)
+	e.str(d.Host)
+	if d.Subset != "" {
+		e.key(`"subset": `)
+		e.str(d.Subset)
+	}
+	e.key(`"role": `)
+	e.str(string(d.Role))
+	e.key(`"weight": `)
+	e.int(int64(d.Weight))
+	if d.Clamped {
+		e.key(`"clamped": `)
+		e.bool(d.Clamped)
+	}
+	e.key(`"index": `)
+	e.int(int64(d.Index))
+	e.close()
+}
+
+func (e *jsonEnc) managedRoute(m *plan.ManagedRoute) {
+	e.open()
+	e.key(`"name": `)
+	e.str(m.Name)
+	e.key(`"type": `)
+	e.str(m.Type)
+	if m.Percentage != 0 {
+		e.key(`"percentage": `)
+		e.int(int64(m.Percentage))
+	}
+	e.close()
+}
+
+func (e *jsonEnc) revisionLabel(l *plan.RevisionLabel) {
+	e.open()
+	e.key(`"object": `)
+	e.object(&l.Object)
+	e.key(`"field": `)
+	e.str(l.Field)
+	e.key(`"hash": `)
+	e.str(l.Hash)
+	e.close()
+}
+
+func (e *jsonEnc) write(w *plan.Write) {
+	e.open()
+	e.key(`"kind": `)
+	e.str(string(w.Kind))
+	e.key(`"object": `)
+	e.object(&w.Object)
+	e.key(`"field": `)
+	e.str(w.Field)
+	e.key(`"old": `)
+	e.str(w.Old)
+	e.key(`"new": `)
+	e.str(w.New)
+	if w.RouteKind != "" {
+		e.key(`"routeKind": `)
+		e.str(string(w.RouteKind))
+	}
+	if len(w.Hosts) > 0 {
+		e.key(`"hosts": `)
+		jsonArray(e, w.Hosts, strElem[string])
+	}
+	e.key(`"batch": `)
+	e.int(int64(w.Batch))
+	if w.Hash != "" {
+		e.key(`"hash": `)
+		e.str(w.Hash)
+	}
+	e.close()
+}
+
+func (e *jsonEnc) push(p *xds.Push) {
+	e.open()
+	e.key(`"window": `)
+	e.int(int64(p.Window))
+	e.key(`"writes": `)
+	jsonArray(e, p.Writes, intElem)
+	e.key(`"keys": `)
+	jsonArray(e, p.Keys, strElem[string])
+	e.key(`"class": `)
+	e.str(string(p.Class))
+	e.key(`"eds": `)
+	e.str(string(p.EDS))
+	e.key(`"sidecarTypes": `)
+	jsonArray(e, p.SidecarTypes, strElem[xds.Type])
+	e.key(`"gatewayTypes": `)
+	jsonArray(e, p.GatewayTypes, strElem[xds.Type])
+	e.key(`"effective": `)
+	jsonArray(e, p.Effective, strElem[xds.Type])
+	e.key(`"scope": `)
+	e.scope(&p.Scope)
+	e.key(`"merged": `)
+	e.bool(p.Merged)
+	e.key(`"async": `)
+	e.bool(p.Async)
+	e.key(`"stage": `)
+	e.str(p.Stage)
+	e.key(`"cites": `)
+	jsonArray(e, p.Cites, strElem[string])
+	e.close()
+}
+
+func (e *jsonEnc) scope(s *xds.Scope) {
+	e.open()
+	e.key(`"allGateways": `)
+	e.bool(s.AllGateways)
+	if len(s.GatewayNamespaces) > 0 {
+		e.key(`"gatewayNamespaces": `)
+		jsonArray(e, s.GatewayNamespaces, strElem[string])
+	}
+	e.key(`"sidecarNamespaces": `)
+	jsonArray(e, s.SidecarNamespaces, strElem[string])
+	if len(s.SidecarExcept) > 0 {
+		e.key(`"sidecarExcept": `)
+		jsonArray(e, s.SidecarExcept, strElem[string])
+	}
+	e.close()
+}
+
+func (e *jsonEnc) live(l *plan.Live) {
+	e.open()
+	e.key(`"step": `)
+	e.int(int64(l.Step))
+	e.key(`"paused": `)
+	e.bool(l.Paused)
+	e.key(`"aborted": `)
+	e.bool(l.Aborted)
+	e.key(`"stableHash": `)
+	e.str(l.StableHash)
+	e.key(`"canaryHash": `)
+	e.str(l.CanaryHash)
+	e.key(`"canaryWeight": `)
+	e.int(int64(l.CanaryWeight))
+	if len(l.Routes) > 0 {
+		e.key(`"routes": `)
+		jsonArray(e, l.Routes, (*jsonEnc).routeState)
+	}
+	if len(l.Managed) > 0 {
+		e.key(`"managedRoutes": `)
+		jsonArray(e, l.Managed, (*jsonEnc).managedRoute)
+	}
+	if len(l.Labels) > 0 {
+		e.key(`"labels": `)
+		jsonArray(e, l.Labels, (*jsonEnc).revisionLabel)
+	}
+	e.key(`"stableReplicas": `)
+	e.int(int64(l.StableReplicas))
+	e.key(`"canaryReplicas": `)
+	e.int(int64(l.CanaryReplicas))
+	e.key(`"newTemplate": `)
+	e.bool(l.NewTemplate)
+	e.close()
+}
