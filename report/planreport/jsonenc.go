@@ -1,7 +1,9 @@
 package planreport
 
 import (
+	"encoding/json"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
@@ -114,9 +116,21 @@ var jsonSafe = func() (t [256]bool) {
 	return t
 }()
 
+// invalidUTF8 is what encoding/json writes for a byte of invalid UTF-8 in a
+// string: U+FFFD, raw since Go 1.27 (its v2 implementation), escaped as
+// \ufffd before. Asked of encoding/json once, so that the plan reads the
+// same whichever toolchain built rolloutlint.
+var invalidUTF8 = sync.OnceValue(func() string {
+	b, err := json.Marshal("\x80")
+	if err != nil || len(b) < 2 {
+		return "\ufffd"
+	}
+	return string(b[1 : len(b)-1])
+})
+
 // str appends s quoted as encoding/json quotes it: HTML-safe (<, >, & and
 // U+2028, U+2029 escaped), control characters escaped, every byte of
-// invalid UTF-8 replaced by U+FFFD.
+// invalid UTF-8 replaced by U+FFFD (see invalidUTF8).
 func (e *jsonEnc) str(s string) {
 	e.b = append(e.b, '"')
 	start := 0
@@ -153,7 +167,7 @@ func (e *jsonEnc) str(s string) {
 		switch {
 		case r == utf8.RuneError && size == 1:
 			e.b = append(e.b, s[start:i]...)
-			e.b = append(e.b, "\ufffd"...)
+			e.b = append(e.b, invalidUTF8()...)
 		case r == '\u2028' || r == '\u2029':
 			e.b = append(e.b, s[start:i]...)
 			e.b = append(e.b, '\\', 'u', '2', '0', '2', byte('0'+r-'\u2028'+8))
