@@ -636,6 +636,24 @@ var leafDocs = []string{
 		"  paused: true\n  selector: {matchLabels: {app: r}}\n  strategy:\n    canary:\n      dynamicStableScale: false\n" +
 		"      maxSurge: 25%\n      maxUnavailable: 0\n      steps: [{setWeight: 2147483648}, {pause: {duration: 1h}}, {pause: {duration: 30}}]\n",
 	"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r}\nspec: {replicas: 1.0, paused: yes, strategy: {canary: {maxSurge: 5000000000}}}\n",
+	// Istio's integers, enums and singular messages: documents DecodeTape
+	// takes, then one refused value each.
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a, subset: s, port: {number: 8080}}, weight: 90}, {destination: {host: b, port: {number: 4294967295}}, weight: -2147483648}]\n" +
+		"    timeout: 5s\n    retries: {attempts: 3, perTryTimeout: 1s}\n  - route: [{destination: null}, {destination: {host: c, port: null}, weight: 0}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec:\n  host: a\n  trafficPolicy: {loadBalancer: {simple: ROUND_ROBIN}, tls: {mode: ISTIO_MUTUAL}}\n  subsets: [{name: v1, labels: {v: '1'}, trafficPolicy: {loadBalancer: {simple: LEAST_REQUEST}}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: g}\nspec:\n  selector: {istio: ingressgateway}\n  servers: [{port: {number: 443, name: https, protocol: HTTPS}, hosts: [a], tls: {mode: SIMPLE, credentialName: c}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: b, port: {number: -1}}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a, port: {number: 4294967296}}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a}, weight: 2147483648}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a, port: {number: '80'}}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a}, weight: '5'}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: [a]}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a, port: {number: 1.5}}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: v}\nspec:\n  hosts: [a]\n  http:\n  - route: [{destination: {host: a, bogus: 1}}]\n",
+	"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec:\n  host: a\n  trafficPolicy: {loadBalancer: {simple: BOGUS}}\n",
+	"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec:\n  host: a\n  trafficPolicy: {loadBalancer: {simple: 1}}\n",
+	"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec:\n  host: a\n  trafficPolicy: {tls: {mode: .inf}}\n",
+	"apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec:\n  host: a\n  trafficPolicy: {tls: {mode: \"\\xff\"}}\n",
 	// A mapping for a struct with its own decoding (IntOrString, a Quantity,
 	// a Time) once made DecodeTape dereference the plan such a type has not.
 	"apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: r, creationTimestamp: {a: 1}}\nspec: {strategy: {canary: {maxSurge: {a: 1}}}}\n",
