@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -105,7 +106,11 @@ func decodeTapeProto(m proto.Message, t *fastyaml.Tape, i int, strict bool) erro
 // i, and with strict tapeProtoClean(m.Descriptor(), t, i) too (see
 // decodeTapeProto).
 func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int, strict bool) error {
-	mi := infoOf(m)
+	return decodeTapeMessageInfo(infoOf(m), m, t, i, strict)
+}
+
+// decodeTapeMessageInfo is decodeTapeMessage with m's msgInfo, mi, known.
+func decodeTapeMessageInfo(mi *msgInfo, m protoreflect.Message, t *fastyaml.Tape, i int, strict bool) error {
 	if mi.unsupported != "" {
 		return unsupported("%s: %s", m.Descriptor().FullName(), mi.unsupported)
 	}
@@ -260,6 +265,19 @@ type directField struct {
 	kind   directKind
 	offset uintptr      // of the field in the message's struct
 	typ    reflect.Type // the field's type
+	// elem is, for directMessage and directMessages, the msgInfo of the
+	// message, found on first use (infoOf is a look-up by full name).
+	elem atomic.Pointer[msgInfo]
+}
+
+// elemInfo returns the msgInfo of m, the message d holds.
+func (d *directField) elemInfo(m protoreflect.Message) *msgInfo {
+	if mi := d.elem.Load(); mi != nil {
+		return mi
+	}
+	mi := infoOf(m)
+	d.elem.Store(mi)
+	return mi
 }
 
 // directFieldOf is the directField of fd in m's Go struct, or nil where the
@@ -476,7 +494,8 @@ func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.Fi
 			return false, nil
 		}
 		ev := reflect.New(d.typ.Elem())
-		if err := decodeTapeMessage(ev.Interface().(proto.Message).ProtoReflect(), t, i, strict); err != nil {
+		pm := ev.Interface().(proto.Message).ProtoReflect()
+		if err := decodeTapeMessageInfo(d.elemInfo(pm), pm, t, i, strict); err != nil {
 			return false, err
 		}
 		*(*unsafe.Pointer)(fieldAt(m, d)) = ev.UnsafePointer()
@@ -502,7 +521,8 @@ func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.Fi
 	k := 0
 	for j := i + 1; j < e.End; j = t.Next(j) {
 		ev := reflect.New(et)
-		if err := decodeTapeMessage(ev.Interface().(proto.Message).ProtoReflect(), t, j, strict); err != nil {
+		pm := ev.Interface().(proto.Message).ProtoReflect()
+		if err := decodeTapeMessageInfo(d.elemInfo(pm), pm, t, j, strict); err != nil {
 			return false, fmt.Errorf("[%d]: %w", k, err)
 		}
 		out.Index(k).Set(ev)
