@@ -292,7 +292,9 @@ func storeLeaf(kf *keyFields, t *fastyaml.Tape, i int, base unsafe.Pointer) bool
 			return false
 		}
 		if kf.leaf == leafPtrIntOrString {
-			*(**intstr.IntOrString)(p) = &v
+			pv := new(intstr.IntOrString) // v itself stays on the stack
+			*pv = v
+			*(**intstr.IntOrString)(p) = pv
 		} else {
 			*(*intstr.IntOrString)(p) = v
 		}
