@@ -75,6 +75,9 @@ func (t *Tape) Scalar(i int) any {
 	return nil
 }
 
+// Bool is the value of the EvBool event i (Scalar without the interface).
+func (t *Tape) Bool(i int) bool { return t.Events[i].num != 0 }
+
 // Int is the value of the EvInt event i (Scalar without the interface).
 func (t *Tape) Int(i int) int64 { return int64(t.Events[i].num) }
 

@@ -48,7 +48,7 @@ type goBody struct {
 	plan   *goPlan // structs: how DecodeGo fills them
 	// byKey is, for structs, fields and plan.byName side by side: what one
 	// look-up of a key gives DecodeTape's walk.
-	byKey map[string]keyFields
+	byKey keyTable[keyFields]
 }
 
 // body returns s's body, compiling it on first use. Compiling it only makes
@@ -78,6 +78,12 @@ type keyFields struct {
 	check  *goSchema
 	fields []goField
 	fused  bool
+	// leaf, for a fused field of a plain string, bool or integer kind (not
+	// a pointer, not a type with its own decoding), says how DecodeTape
+	// stores a scalar of that kind at offset from the struct's address,
+	// without reflection.
+	leaf   leafKind
+	offset uintptr
 }
 
 // goRegistry holds the one node of each type (pointers dereferenced):
@@ -136,16 +142,21 @@ func (s *goSchema) compileBody() {
 		addGoFields(s.reg, t, b.fields)
 		b.plan = &goPlan{byName: map[string][]goField{}}
 		addPlanFields(s.reg, t, nil, b.plan)
-		b.byKey = make(map[string]keyFields, len(b.fields))
+		byKey := make(map[string]keyFields, len(b.fields))
 		for name, check := range b.fields {
 			fs := b.plan.byName[name]
-			b.byKey[name] = keyFields{check: check, fields: fs, fused: len(fs) == 1 && fs[0].schema == check}
+			kf := keyFields{check: check, fields: fs, fused: len(fs) == 1 && fs[0].schema == check}
+			if kf.fused {
+				kf.leaf, kf.offset = leafOf(t, fs[0])
+			}
+			byKey[name] = kf
 		}
 		for name, fs := range b.plan.byName {
-			if _, ok := b.byKey[name]; !ok {
-				b.byKey[name] = keyFields{fields: fs}
+			if _, ok := byKey[name]; !ok {
+				byKey[name] = keyFields{fields: fs}
 			}
 		}
+		b.byKey = newKeyTable(byKey)
 	case reflect.Map:
 		b.elem = s.reg.of(t.Elem())
 	case reflect.Slice, reflect.Array:

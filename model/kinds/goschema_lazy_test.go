@@ -58,9 +58,15 @@ func describeGraph(t testing.TB, r *goRegistry, roots []reflect.Type) map[reflec
 				}
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(b.byKey)) {
-			kf := b.byKey[k]
-			fmt.Fprintf(&d, "key %s: check=%s fused=%v fields=%d\n", k, ref(kf.check), kf.fused, len(kf.fields))
+		var keys []string
+		for _, sl := range b.byKey.slots {
+			if sl.used {
+				keys = append(keys, sl.key)
+			}
+		}
+		for _, k := range slices.Sorted(slices.Values(keys)) {
+			kf := b.byKey.get(k)
+			fmt.Fprintf(&d, "key %s: check=%s fused=%v fields=%d leaf=%d@%d\n", k, ref(kf.check), kf.fused, len(kf.fields), kf.leaf, kf.offset)
 		}
 		out[s.typ] = d.String()
 		visit(b.elem)

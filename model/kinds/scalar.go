@@ -103,11 +103,8 @@ func valueClasses(v any) (scalarClass, bool) {
 		return stringClasses(x), true
 	case bool:
 		return clsBool, true
-	case int64: // "5", "0x5" or "5.0"
-		if x < 0 {
-			return clsNegInt | clsNegWholeFloat, true
-		}
-		return clsInt | clsWholeFloat, true
+	case int64:
+		return intClasses(x), true
 	case float64: // a !!float, or a !!int beyond int64
 		c := floatClass(x)
 		if x >= twoTo63 {
@@ -116,6 +113,15 @@ func valueClasses(v any) (scalarClass, bool) {
 		return c, true
 	}
 	return noClass, false
+}
+
+// intClasses is valueClasses of an int64, which was written "5", "0x5" or
+// "5.0".
+func intClasses(x int64) scalarClass {
+	if x < 0 {
+		return clsNegInt | clsNegWholeFloat
+	}
+	return clsInt | clsWholeFloat
 }
 
 // stringClasses is valueClasses of a string.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"unicode/utf8"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -75,7 +76,8 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 	if e.Kind == fastyaml.EvNull {
 		return nil // clean, and decodeGo leaves the zero value
 	}
-	structs := e.Kind == fastyaml.EvMap && s.kind == reflect.Struct && s.body().plan.unsupported == ""
+	// A struct with its own decoding (IntOrString, Quantity) has no plan.
+	structs := e.Kind == fastyaml.EvMap && s.kind == reflect.Struct && !s.custom && s.body().plan.unsupported == ""
 	lists := e.Kind == fastyaml.EvSeq && s.kind == reflect.Slice && !s.bytes && indirect(dv.Type()) != stringSliceType
 	if s.custom || !structs && !lists {
 		if !tapeClean(s, t, i) {
@@ -114,9 +116,14 @@ func cleanDecodeTape(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value) err
 // key skip is checked, not decoded).
 func cleanDecodeFields(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value, skip string) error {
 	end := t.Events[i].End
+	keys := &s.body().byKey
+	var base unsafe.Pointer // dv's address, once a leaf needs it
 	for j := i + 1; j < end; j = t.Next(j + 1) {
 		key, v := t.Str(j), j+1
-		kf := s.body().byKey[key]
+		kf := keys.get(key)
+		if kf == nil {
+			kf = &noFields
+		}
 		switch {
 		case key == "<<": // not checked (CheckGo skips it), but decoded
 		case kf.check == nil:
@@ -127,6 +134,14 @@ func cleanDecodeFields(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value, s
 			}
 			continue
 		case kf.fused:
+			if kf.leaf != noLeaf {
+				if base == nil {
+					base = unsafe.Pointer(dv.UnsafeAddr())
+				}
+				if storeLeaf(kf, t, v, base) {
+					continue
+				}
+			}
 			if err := cleanDecodeTape(kf.check, t, v, fieldOf(dv, kf.fields[0].index)); err != nil {
 				return err
 			}
@@ -146,6 +161,217 @@ func cleanDecodeFields(s *goSchema, t *fastyaml.Tape, i int, dv reflect.Value, s
 		}
 	}
 	return nil
+}
+
+// noFields is what cleanDecodeFields finds for a key a struct does not have.
+var noFields keyFields
+
+// leafKind is how storeLeaf stores a field's scalar.
+type leafKind uint8
+
+const (
+	noLeaf             leafKind = iota
+	leafString                  // a string kind, from an EvString
+	leafBool                    // a bool kind, from an EvBool
+	leafInt                     // an int or int64 kind, from an EvInt
+	leafInt32                   // an int32 kind, from an EvInt
+	leafPtrInt32                // a pointer to an int32 kind, from an EvInt
+	leafPtrBool                 // a pointer to a bool kind, from an EvBool
+	leafIntOrString             // an IntOrString, from an EvString or EvInt
+	leafPtrIntOrString          // a pointer to one
+	leafStringMap               // a map[string]string, from an EvMap
+	leafStringSlice             // a []string, from an EvSeq
+)
+
+// leafOf says how storeLeaf stores field f of struct t, and where the field
+// is from the struct's address; noLeaf for a field it does not store.
+func leafOf(t reflect.Type, f goField) (leafKind, uintptr) {
+	var off uintptr
+	for _, i := range f.index {
+		if t.Kind() != reflect.Struct {
+			return noLeaf, 0
+		}
+		sf := t.Field(i)
+		off += sf.Offset
+		t = sf.Type
+	}
+	switch {
+	case t == intOrStringType:
+		return leafIntOrString, off
+	case t == reflect.PointerTo(intOrStringType):
+		return leafPtrIntOrString, off
+	case t == stringMapType:
+		return leafStringMap, off
+	case t == stringSliceType:
+		return leafStringSlice, off
+	case f.schema.custom:
+		return noLeaf, 0
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Int32:
+		return leafPtrInt32, off
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool:
+		return leafPtrBool, off
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return leafString, off
+	case reflect.Bool:
+		return leafBool, off
+	case reflect.Int, reflect.Int64:
+		if t.Size() == 8 {
+			return leafInt, off
+		}
+	case reflect.Int32:
+		return leafInt32, off
+	}
+	return noLeaf, 0
+}
+
+// storeLeaf is cleanDecodeTape(kf.check, t, i, field) for a leaf field kf of
+// the struct at base, where the scalar at event i is one it stores and clean:
+// it then stores what decodeTape would and reports true. On false nothing is
+// stored, and cleanDecodeTape takes the field (to decode it, or to refuse
+// it).
+func storeLeaf(kf *keyFields, t *fastyaml.Tape, i int, base unsafe.Pointer) bool {
+	p := unsafe.Add(base, kf.offset)
+	switch e := &t.Events[i]; kf.leaf {
+	case leafString:
+		if e.Kind != fastyaml.EvString {
+			return false
+		}
+		str := t.Str(i)
+		if stringClasses(str)&^kf.check.accept != 0 {
+			return false
+		}
+		*(*string)(p) = str
+	case leafBool:
+		if e.Kind != fastyaml.EvBool || clsBool&^kf.check.accept != 0 {
+			return false
+		}
+		*(*bool)(p) = t.Bool(i)
+	case leafInt, leafInt32, leafPtrInt32:
+		if e.Kind != fastyaml.EvInt {
+			return false
+		}
+		x := t.Int(i)
+		if intClasses(x)&^kf.check.accept != 0 {
+			return false
+		}
+		switch kf.leaf { // int32s wrap, as reflect's SetInt does
+		case leafInt32:
+			*(*int32)(p) = int32(x)
+		case leafPtrInt32:
+			v := int32(x)
+			*(**int32)(p) = &v
+		default:
+			*(*int64)(p) = x
+		}
+	case leafPtrBool:
+		if e.Kind != fastyaml.EvBool || clsBool&^kf.check.accept != 0 {
+			return false
+		}
+		v := t.Bool(i)
+		*(**bool)(p) = &v
+	case leafIntOrString, leafPtrIntOrString:
+		// decodeTape's steps for a string or an int32 into an IntOrString
+		// (which takes any scalar as clean).
+		var v intstr.IntOrString
+		switch e.Kind {
+		case fastyaml.EvString:
+			str := t.Str(i)
+			if !utf8.ValidString(str) {
+				return false
+			}
+			v = intstr.IntOrString{Type: intstr.String, StrVal: str}
+		case fastyaml.EvInt:
+			x := t.Int(i)
+			if x < math.MinInt32 || x > math.MaxInt32 {
+				return false
+			}
+			v = intstr.IntOrString{Type: intstr.Int, IntVal: int32(x)}
+		default:
+			return false
+		}
+		if kf.leaf == leafPtrIntOrString {
+			pv := new(intstr.IntOrString) // v itself stays on the stack
+			*pv = v
+			*(**intstr.IntOrString)(p) = pv
+		} else {
+			*(*intstr.IntOrString)(p) = v
+		}
+	case leafStringMap:
+		m, ok := tapeStringMap(t, i)
+		if !ok {
+			return false
+		}
+		*(*map[string]string)(p) = m
+	case leafStringSlice:
+		l, ok := tapeStringSlice(t, i)
+		if !ok {
+			return false
+		}
+		*(*[]string)(p) = l
+	default:
+		return false
+	}
+	return true
+}
+
+// tapeStringMap is, for the mapping at event i, tapeClean and
+// decodeTapeMap into a map[string]string in one walk, when both succeed.
+func tapeStringMap(t *fastyaml.Tape, i int) (map[string]string, bool) {
+	e := &t.Events[i]
+	if e.Kind != fastyaml.EvMap {
+		return nil, false
+	}
+	n := 0
+	for j := i + 1; j < e.End; j = t.Next(j + 1) {
+		switch t.Events[j+1].Kind {
+		case fastyaml.EvString, fastyaml.EvNull:
+		default:
+			return nil, false
+		}
+		n++
+	}
+	out := make(map[string]string, n)
+	for j := i + 1; j < e.End; j += 2 { // every value is one event
+		if t.Events[j+1].Kind == fastyaml.EvNull {
+			out[t.Str(j)] = ""
+			continue
+		}
+		str := t.Str(j + 1)
+		if stringClasses(str) != clsString {
+			return nil, false
+		}
+		out[t.Str(j)] = str
+	}
+	return out, true
+}
+
+// tapeStringSlice is, for the sequence at event i, tapeClean and
+// decodeTapeSlice into a []string in one walk, when both succeed.
+func tapeStringSlice(t *fastyaml.Tape, i int) ([]string, bool) {
+	e := &t.Events[i]
+	if e.Kind != fastyaml.EvSeq {
+		return nil, false
+	}
+	for j := i + 1; j < e.End; j++ {
+		switch t.Events[j].Kind {
+		case fastyaml.EvString, fastyaml.EvNull:
+		default:
+			return nil, false
+		}
+	}
+	out := make([]string, e.End-i-1) // every item is one event
+	for j := i + 1; j < e.End; j++ {
+		if t.Events[j].Kind == fastyaml.EvString {
+			str := t.Str(j)
+			if stringClasses(str) != clsString {
+				return nil, false
+			}
+			out[j-i-1] = str
+		}
+	}
+	return out, true
 }
 
 // tapeClean is goClean(s, t.Value(i)) without building the value.

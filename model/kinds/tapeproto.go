@@ -2,9 +2,11 @@ package kinds
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -104,7 +106,11 @@ func decodeTapeProto(m proto.Message, t *fastyaml.Tape, i int, strict bool) erro
 // i, and with strict tapeProtoClean(m.Descriptor(), t, i) too (see
 // decodeTapeProto).
 func decodeTapeMessage(m protoreflect.Message, t *fastyaml.Tape, i int, strict bool) error {
-	mi := infoOf(m)
+	return decodeTapeMessageInfo(infoOf(m), m, t, i, strict)
+}
+
+// decodeTapeMessageInfo is decodeTapeMessage with m's msgInfo, mi, known.
+func decodeTapeMessageInfo(mi *msgInfo, m protoreflect.Message, t *fastyaml.Tape, i int, strict bool) error {
 	if mi.unsupported != "" {
 		return unsupported("%s: %s", m.Descriptor().FullName(), mi.unsupported)
 	}
@@ -244,6 +250,10 @@ const (
 	directStrings                         // a repeated string, []string
 	directMessages                        // a repeated message, []*T
 	directStringMap                       // a map<string, string>, map[string]string
+	directInt32                           // a singular int32 without presence, Go kind int32
+	directUint32                          // a singular uint32 without presence, Go kind uint32
+	directEnum                            // a singular enum without presence, Go kind int32
+	directMessage                         // a singular message, *T
 )
 
 // directField is the Go struct field of a generated message that holds one
@@ -255,6 +265,19 @@ type directField struct {
 	kind   directKind
 	offset uintptr      // of the field in the message's struct
 	typ    reflect.Type // the field's type
+	// elem is, for directMessage and directMessages, the msgInfo of the
+	// message, found on first use (infoOf is a look-up by full name).
+	elem atomic.Pointer[msgInfo]
+}
+
+// elemInfo returns the msgInfo of m, the message d holds.
+func (d *directField) elemInfo(m protoreflect.Message) *msgInfo {
+	if mi := d.elem.Load(); mi != nil {
+		return mi
+	}
+	mi := infoOf(m)
+	d.elem.Store(mi)
+	return mi
 }
 
 // directFieldOf is the directField of fd in m's Go struct, or nil where the
@@ -277,6 +300,18 @@ func directFieldOf(m protoreflect.Message, fd protoreflect.FieldDescriptor) *dir
 		kind = directString
 	case fd.Kind() == protoreflect.MessageKind && fd.IsList():
 		kind = directMessages
+	case fd.IsList():
+		return nil
+	case fd.Kind() == protoreflect.MessageKind:
+		kind = directMessage
+	case fd.HasPresence():
+		return nil
+	case fd.Kind() == protoreflect.Int32Kind || fd.Kind() == protoreflect.Sint32Kind || fd.Kind() == protoreflect.Sfixed32Kind:
+		kind = directInt32
+	case fd.Kind() == protoreflect.Uint32Kind || fd.Kind() == protoreflect.Fixed32Kind:
+		kind = directUint32
+	case fd.Kind() == protoreflect.EnumKind:
+		kind = directEnum
 	default:
 		return nil
 	}
@@ -303,12 +338,27 @@ func directFieldOf(m protoreflect.Message, fd protoreflect.FieldDescriptor) *dir
 			if f.Type != stringMapType {
 				return nil
 			}
-		case directMessages:
-			if f.Type.Kind() != reflect.Slice || f.Type.Elem().Kind() != reflect.Pointer || f.Type.Elem().Elem().Kind() != reflect.Struct {
+		case directInt32, directEnum:
+			if f.Type.Kind() != reflect.Int32 {
+				return nil
+			}
+		case directUint32:
+			if f.Type.Kind() != reflect.Uint32 {
+				return nil
+			}
+		case directMessages, directMessage:
+			pt := f.Type
+			if kind == directMessages {
+				if pt.Kind() != reflect.Slice {
+					return nil
+				}
+				pt = pt.Elem()
+			}
+			if pt.Kind() != reflect.Pointer || pt.Elem().Kind() != reflect.Struct {
 				return nil
 			}
 			// Well-known messages have JSON forms of their own.
-			elem, ok := reflect.New(f.Type.Elem().Elem()).Interface().(proto.Message)
+			elem, ok := reflect.New(pt.Elem()).Interface().(proto.Message)
 			if !ok || elem.ProtoReflect().Descriptor().FullName() != fd.Message().FullName() || wellKnown(fd.Message()) != "" {
 				return nil
 			}
@@ -414,6 +464,42 @@ func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.Fi
 		}
 		*(*map[string]string)(fieldAt(m, d)) = out
 		return true, nil
+	case directInt32, directUint32:
+		if e.Kind != fastyaml.EvInt {
+			return false, nil
+		}
+		// decodeScalar's integer and unsigned, and tapeProtoSingleClean's
+		// fit of both classes an int64 has, without it in an interface.
+		x := t.Int(i)
+		if x < 0 && d.kind == directUint32 || x < math.MinInt32 || x > math.MaxUint32 || x > math.MaxInt32 && d.kind == directInt32 {
+			return false, nil // the protoreflect steps refuse it
+		}
+		*(*int32)(fieldAt(m, d)) = int32(uint32(x)) // the same bits as the uint32
+		return true, nil
+	case directEnum:
+		if e.Kind != fastyaml.EvString {
+			return false, nil
+		}
+		if strict && !tapeProtoSingleClean(fd, t, i) {
+			return false, errUnclean
+		}
+		ev := fd.Enum().Values().ByName(protoreflect.Name(t.Str(i)))
+		if ev == nil {
+			return false, nil
+		}
+		*(*int32)(fieldAt(m, d)) = int32(ev.Number())
+		return true, nil
+	case directMessage:
+		if e.Kind != fastyaml.EvMap {
+			return false, nil
+		}
+		ev := reflect.New(d.typ.Elem())
+		pm := ev.Interface().(proto.Message).ProtoReflect()
+		if err := decodeTapeMessageInfo(d.elemInfo(pm), pm, t, i, strict); err != nil {
+			return false, err
+		}
+		*(*unsafe.Pointer)(fieldAt(m, d)) = ev.UnsafePointer()
+		return true, nil
 	}
 	// directMessages
 	if e.Kind != fastyaml.EvSeq {
@@ -435,7 +521,8 @@ func decodeTapeDirect(m protoreflect.Message, d *directField, fd protoreflect.Fi
 	k := 0
 	for j := i + 1; j < e.End; j = t.Next(j) {
 		ev := reflect.New(et)
-		if err := decodeTapeMessage(ev.Interface().(proto.Message).ProtoReflect(), t, j, strict); err != nil {
+		pm := ev.Interface().(proto.Message).ProtoReflect()
+		if err := decodeTapeMessageInfo(d.elemInfo(pm), pm, t, j, strict); err != nil {
 			return false, fmt.Errorf("[%d]: %w", k, err)
 		}
 		out.Index(k).Set(ev)
