@@ -118,9 +118,14 @@ func destinationsOf(g *graph.Graph, r *graph.Resource, vs *networkingv1.VirtualS
 // document order.
 func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destination {
 	var out []destination
+	// A split's destinations mostly share one host: its FQDN is made once.
+	lastHost, lastFQDN := "", ""
 	add := func(d *networkingv1.Destination, kind string, route int, name string, field destField, entry int, split bool) {
 		if d != nil {
-			out = append(out, destination{VS: r, Dest: d, Mirror: field != inRoute, Split: split, FQDN: graph.FQDN(d.GetHost(), r.Namespace),
+			if h := d.GetHost(); len(out) == 0 || h != lastHost {
+				lastHost, lastFQDN = h, graph.FQDN(h, r.Namespace)
+			}
+			out = append(out, destination{VS: r, Dest: d, Mirror: field != inRoute, Split: split, FQDN: lastFQDN,
 				kind: kind, route: route, routeName: name, field: field, entry: entry})
 		}
 	}

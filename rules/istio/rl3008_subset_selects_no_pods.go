@@ -125,6 +125,14 @@ type workloadIndex map[string]map[podLabel][]*workload
 // indexWorkloads reads every workload's pod template labels once.
 func indexWorkloads(g *graph.Graph) workloadIndex {
 	idx := workloadIndex{}
+	// Most label pairs name one workload: their lists are one-element
+	// windows (capacity one, so that a second workload copies the list) of
+	// one array rather than an allocation each.
+	n := 0
+	for _, kind := range workloadKinds {
+		n += len(g.OfKind(kind))
+	}
+	store := make([]*workload, 0, n)
 	for _, kind := range workloadKinds {
 		for _, r := range g.OfKind(kind) {
 			w := &workload{res: r, path: "spec.template.metadata.labels"}
@@ -159,7 +167,12 @@ func indexWorkloads(g *graph.Graph) workloadIndex {
 			}
 			for k, v := range w.labels {
 				l := podLabel{k, v}
-				nsIdx[l] = append(nsIdx[l], w)
+				if ws, ok := nsIdx[l]; ok {
+					nsIdx[l] = append(ws, w)
+				} else {
+					store = append(store, w) // a full store grows; earlier windows keep the old array
+					nsIdx[l] = store[len(store)-1 : len(store) : len(store)]
+				}
 			}
 		}
 	}

@@ -124,15 +124,21 @@ func indexGatewayHosts(gw *graph.Resource) *gatewayHosts {
 			}
 			set := gh.byNS[ns]
 			if set == nil {
-				set = &hostSet{exact: map[string]bool{}, suffixes: map[string]bool{}}
+				set = &hostSet{} // its maps are made on their first host
 				gh.byNS[ns] = set
 			}
 			switch {
 			case host == "*":
 				set.any = true
 			case strings.HasPrefix(host, "*."):
+				if set.suffixes == nil {
+					set.suffixes = map[string]bool{}
+				}
 				set.suffixes[host[1:]] = true
 			default:
+				if set.exact == nil {
+					set.exact = map[string]bool{}
+				}
 				set.exact[host] = true
 			}
 		}
@@ -178,8 +184,11 @@ func (s *hostSet) matches(host, vsNS string) bool {
 	if strings.HasPrefix(host, "*") && s.narrowerThan(host[1:]) {
 		return true
 	}
-	if !strings.Contains(host, ".") && host != "*" && s.exact[graph.ServiceFQDN(host, vsNS)] {
-		return true
+	if len(s.exact) > 0 && !strings.Contains(host, ".") && host != "*" {
+		var buf [128]byte // the expanded name is only looked up
+		if s.exact[string(graph.AppendServiceFQDN(buf[:0], host, vsNS))] {
+			return true
+		}
 	}
 	// foo.bar.example.com is admitted by *.bar.example.com and *.example.com;
 	// a wildcard VirtualService host *.bar.example.com by the same or broader ones.

@@ -46,7 +46,9 @@ spec:
 			res  *graph.Resource
 			path string
 		}
-		seen := map[setKey]bool{}
+		// About two label sets per Rollout (its Services and subsets): sized
+		// so that the set does not grow step by step on a large bundle.
+		seen := make(map[setKey]bool, 2*len(x.Rollouts))
 		for _, rr := range x.Rollouts {
 			for _, ls := range rolloutLabelSets(g, rr) {
 				sel := ls.Labels

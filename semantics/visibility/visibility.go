@@ -220,10 +220,19 @@ func build(g *graph.Graph) *Model {
 			}
 			m.vsHosts[r] = hostStore[start:len(hostStore):len(hostStore)]
 			if MeshBound(r) {
+				// The routes of a VirtualService mostly name one host (a
+				// split's stable and canary): a host seen just before is
+				// skipped, and a name is made a string only for a new key.
+				var buf [128]byte
+				prev, started := "", false
 				eachDestinationHost(vs, func(d string) {
-					fq := IstioFQDN(d, r.Namespace)
-					if !slices.Contains(m.destinationOf[fq], r) {
-						m.destinationOf[fq] = append(m.destinationOf[fq], r)
+					if started && d == prev {
+						return
+					}
+					prev, started = d, true
+					fq := appendIstioFQDN(buf[:0], d, r.Namespace)
+					if l := m.destinationOf[string(fq)]; !slices.Contains(l, r) {
+						m.destinationOf[string(fq)] = append(l, r)
 					}
 				})
 			}
@@ -297,6 +306,14 @@ func IstioFQDN(host, ns string) string {
 		return host
 	}
 	return graph.ServiceFQDN(host, ns)
+}
+
+// appendIstioFQDN appends IstioFQDN(host, ns) to dst.
+func appendIstioFQDN(dst []byte, host, ns string) []byte {
+	if host == "" || host == "*" || strings.Contains(host, ".") {
+		return append(dst, host...)
+	}
+	return graph.AppendServiceFQDN(dst, host, ns)
 }
 
 // Namespaces lists the namespaces worth evaluating one at a time: every
