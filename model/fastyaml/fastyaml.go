@@ -191,32 +191,36 @@ func validText(data []byte) bool {
 			i += 8 // the common case, eight bytes at a time
 			continue
 		}
-		c := data[i]
-		if c >= 0x20 && c < 0x7f || c == '\n' {
-			i++
-			continue
-		}
-		if c == '\r' {
-			if i+1 < len(data) && data[i+1] == '\n' {
-				i += 2
-				continue
-			}
+		var ok bool
+		if i, ok = validStep(data, i); !ok {
 			return false
 		}
-		if c < 0x80 {
-			return false // tab, other C0 controls, DEL
-		}
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return false
-		}
-		switch {
-		case r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
-			return false
-		}
-		i += size
 	}
 	return true
+}
+
+// validStep checks the character at data[i] as validText does and returns
+// the index of the next one.
+func validStep(data []byte, i int) (next int, ok bool) {
+	c := data[i]
+	if c >= 0x20 && c < 0x7f || c == '\n' {
+		return i + 1, true
+	}
+	if c == '\r' {
+		return i + 2, i+1 < len(data) && data[i+1] == '\n'
+	}
+	if c < 0x80 {
+		return i, false // tab, other C0 controls, DEL
+	}
+	r, size := utf8.DecodeRune(data[i:])
+	if r == utf8.RuneError && size <= 1 {
+		return i, false
+	}
+	switch {
+	case r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
+		return i, false
+	}
+	return i + size, true
 }
 
 // plainWord reports whether the eight bytes of w are all printable ASCII

@@ -3,36 +3,15 @@ package fastyaml
 import (
 	"encoding/binary"
 	"testing"
-	"unicode/utf8"
 )
 
 // validTextByByte is validText without the eight-byte fast path.
 func validTextByByte(data []byte) bool {
 	for i := 0; i < len(data); {
-		c := data[i]
-		if c >= 0x20 && c < 0x7f || c == '\n' {
-			i++
-			continue
-		}
-		if c == '\r' {
-			if i+1 < len(data) && data[i+1] == '\n' {
-				i += 2
-				continue
-			}
+		var ok bool
+		if i, ok = validStep(data, i); !ok {
 			return false
 		}
-		if c < 0x80 {
-			return false
-		}
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return false
-		}
-		switch {
-		case r < 0xA0, r == 0x2028, r == 0x2029, r == 0xFEFF, r >= 0xD800 && r <= 0xDFFF, r == 0xFFFE, r == 0xFFFF:
-			return false
-		}
-		i += size
 	}
 	return true
 }

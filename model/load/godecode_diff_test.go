@@ -225,26 +225,7 @@ func BenchmarkDecodeGo(b *testing.B) {
 // tape (DecodeTapeShared, DecodeTape, the tape's WeightsSet); one op is one
 // document.
 func BenchmarkDecodeTape(b *testing.B) {
-	type doc struct {
-		data []byte
-		kind *kinds.Kind
-	}
-	var docs []doc
-	for _, in := range corpus.Generate(corpus.Options{Rollouts: 200, Seed: 3}) {
-		for _, c := range load.SplitDocuments(in.Data) {
-			obj, ok := fastyaml.Decode(c)
-			kind, _ := obj["kind"].(string)
-			if !ok || !kinds.TapeKind(kind) {
-				continue
-			}
-			apiVersion, _ := obj["apiVersion"].(string)
-			group, _, _ := strings.Cut(apiVersion, "/")
-			if !strings.Contains(apiVersion, "/") {
-				group = ""
-			}
-			docs = append(docs, doc{c, kinds.Lookup(group, kind)})
-		}
-	}
+	docs := tapeDocs()
 	b.Run("maps", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
@@ -284,15 +265,16 @@ func BenchmarkDecodeTape(b *testing.B) {
 	})
 }
 
-// BenchmarkDecodeTapeTyped is BenchmarkDecodeTape's tape route without the
-// parse: the tapes are recorded once, so an op is one DecodeTape of a fresh
-// typed object.
-func BenchmarkDecodeTapeTyped(b *testing.B) {
-	type doc struct {
-		tape *fastyaml.Tape
-		kind *kinds.Kind
-	}
-	var docs []doc
+// tapeDoc is one document of a kind the tape decoder takes.
+type tapeDoc struct {
+	data []byte
+	kind *kinds.Kind
+}
+
+// tapeDocs are the documents of a generated corpus the tape decoder takes,
+// for the DecodeTape benchmarks.
+func tapeDocs() []tapeDoc {
+	var docs []tapeDoc
 	for _, in := range corpus.Generate(corpus.Options{Rollouts: 200, Seed: 3}) {
 		for _, c := range load.SplitDocuments(in.Data) {
 			obj, ok := fastyaml.Decode(c)
@@ -305,12 +287,27 @@ func BenchmarkDecodeTapeTyped(b *testing.B) {
 			if !strings.Contains(apiVersion, "/") {
 				group = ""
 			}
-			t := new(fastyaml.Tape)
-			if !fastyaml.DecodeTapeShared(c, fastyaml.DefaultMaxNodes, t) {
-				b.Fatal("not taped")
-			}
-			docs = append(docs, doc{t, kinds.Lookup(group, kind)})
+			docs = append(docs, tapeDoc{c, kinds.Lookup(group, kind)})
 		}
+	}
+	return docs
+}
+
+// BenchmarkDecodeTapeTyped is BenchmarkDecodeTape's tape route without the
+// parse: the tapes are recorded once, so an op is one DecodeTape of a fresh
+// typed object.
+func BenchmarkDecodeTapeTyped(b *testing.B) {
+	type doc struct {
+		tape *fastyaml.Tape
+		kind *kinds.Kind
+	}
+	var docs []doc
+	for _, d := range tapeDocs() {
+		t := new(fastyaml.Tape)
+		if !fastyaml.DecodeTapeShared(d.data, fastyaml.DefaultMaxNodes, t) {
+			b.Fatal("not taped")
+		}
+		docs = append(docs, doc{t, d.kind})
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
