@@ -113,30 +113,43 @@ type SubsetRef struct {
 	Host   string
 	Subset string
 
-	kind       RouteKind
-	route, idx int
-	field      subsetField
+	pos DestinationPos
 }
 
-// subsetField says which entry of a route names the subset.
-type subsetField uint8
+// Path is the field path of the subset value, as in SubsetUse.
+func (u SubsetRef) Path() string { return u.pos.Path() + ".subset" }
 
+// DestinationPos locates a destination in a VirtualService (the route list,
+// the route, and the entry of the route that holds it), so that its field
+// path is built only when a rule reports.
+type DestinationPos struct {
+	Kind  RouteKind
+	Route int              // index in the route list
+	Field DestinationField // which entry of the route
+	Entry int              // index in route or mirrors
+}
+
+// DestinationField is the list or field of a route that holds a destination.
+type DestinationField uint8
+
+// The fields of a route that hold a destination.
 const (
-	subsetRoute   subsetField = iota // route[idx].destination
-	subsetMirror                     // mirror
-	subsetMirrors                    // mirrors[idx].destination
+	InRoute   DestinationField = iota // route[Entry].destination
+	InMirror                          // mirror
+	InMirrors                         // mirrors[Entry].destination
 )
 
-// Path is the field path of the subset value, as in SubsetUse.
-func (u SubsetRef) Path() string {
-	p := Index("spec."+string(u.kind), u.route)
-	switch u.field {
-	case subsetMirror:
-		return p + ".mirror.subset"
-	case subsetMirrors:
-		return Index(p+".mirrors", u.idx) + ".destination.subset"
+// Path is the field path of the destination object, e.g.
+// spec.http[0].route[1].destination or spec.http[0].mirror.
+func (p DestinationPos) Path() string {
+	base := Index("spec."+string(p.Kind), p.Route)
+	switch p.Field {
+	case InMirror:
+		return base + ".mirror"
+	case InMirrors:
+		return Index(base+".mirrors", p.Entry) + ".destination"
 	}
-	return Index(p+".route", u.idx) + ".destination.subset"
+	return Index(base+".route", p.Entry) + ".destination"
 }
 
 // SubsetRefs returns the uses SubsetUses returns, in the same order, with
@@ -156,30 +169,30 @@ func SubsetRefs(vs *networkingv1.VirtualService) []SubsetRef {
 // eachSubsetRef calls fn for each destination and mirror naming a subset,
 // in document order.
 func eachSubsetRef(vs *networkingv1.VirtualService, fn func(SubsetRef)) {
-	add := func(d *networkingv1.Destination, kind RouteKind, route, idx int, field subsetField) {
+	add := func(d *networkingv1.Destination, kind RouteKind, route, entry int, field DestinationField) {
 		if d.GetSubset() != "" {
-			fn(SubsetRef{Host: d.GetHost(), Subset: d.GetSubset(), kind: kind, route: route, idx: idx, field: field})
+			fn(SubsetRef{Host: d.GetHost(), Subset: d.GetSubset(), pos: DestinationPos{Kind: kind, Route: route, Field: field, Entry: entry}})
 		}
 	}
 	for i, r := range vs.GetHttp() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), HTTP, i, j, subsetRoute)
+			add(d.GetDestination(), HTTP, i, j, InRoute)
 		}
 		if r.GetMirror() != nil {
-			add(r.GetMirror(), HTTP, i, 0, subsetMirror)
+			add(r.GetMirror(), HTTP, i, 0, InMirror)
 		}
 		for j, m := range r.GetMirrors() {
-			add(m.GetDestination(), HTTP, i, j, subsetMirrors)
+			add(m.GetDestination(), HTTP, i, j, InMirrors)
 		}
 	}
 	for i, r := range vs.GetTls() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), TLS, i, j, subsetRoute)
+			add(d.GetDestination(), TLS, i, j, InRoute)
 		}
 	}
 	for i, r := range vs.GetTcp() {
 		for j, d := range r.GetRoute() {
-			add(d.GetDestination(), TCP, i, j, subsetRoute)
+			add(d.GetDestination(), TCP, i, j, InRoute)
 		}
 	}
 }

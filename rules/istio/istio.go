@@ -33,41 +33,20 @@ type destination struct {
 	// resolved once for the rules that compare hosts.
 	FQDN string
 
-	// The route list, route index, name and entry locate the destination:
-	// its field path and route name are built only when a rule reports, so
-	// listing every destination allocates no strings for them.
-	kind      string // http, tls or tcp
-	route     int
+	// Pos and the route's name locate the destination: its field path and
+	// route name are built only when a rule reports, so listing every
+	// destination allocates no strings for them.
+	pos       graph.DestinationPos
 	routeName string // the http route's name, or ""
-	field     destField
-	entry     int // index in route or mirrors
 }
-
-// destField is the list or field of a route that holds a destination.
-type destField uint8
-
-const (
-	inRoute   destField = iota // route[entry].destination
-	inMirror                   // mirror
-	inMirrors                  // mirrors[entry].destination
-)
 
 // Path is the field path of the destination object, e.g.
 // spec.http[0].route[1].destination.
-func (d destination) Path() string {
-	base := graph.Index("spec."+d.kind, d.route)
-	switch d.field {
-	case inMirror:
-		return base + ".mirror"
-	case inMirrors:
-		return graph.Index(base+".mirrors", d.entry) + ".destination"
-	}
-	return graph.Index(base+".route", d.entry) + ".destination"
-}
+func (d destination) Path() string { return d.pos.Path() }
 
 // Route is the human name of the destination's route, e.g.
 // `http route "primary"` or `tcp[0]`.
-func (d destination) Route() string { return routeName(d.kind, d.route, d.routeName) }
+func (d destination) Route() string { return routeName(string(d.pos.Kind), d.pos.Route, d.routeName) }
 
 // HostPath is the field path of the destination's host.
 func (d destination) HostPath() string { return d.Path() + ".host" }
@@ -120,33 +99,33 @@ func destinations(r *graph.Resource, vs *networkingv1.VirtualService) []destinat
 	var out []destination
 	// A split's destinations mostly share one host: its FQDN is made once.
 	lastHost, lastFQDN := "", ""
-	add := func(d *networkingv1.Destination, kind string, route int, name string, field destField, entry int, split bool) {
+	add := func(d *networkingv1.Destination, kind graph.RouteKind, route int, name string, field graph.DestinationField, entry int, split bool) {
 		if d != nil {
 			if h := d.GetHost(); len(out) == 0 || h != lastHost {
 				lastHost, lastFQDN = h, graph.FQDN(h, r.Namespace)
 			}
-			out = append(out, destination{VS: r, Dest: d, Mirror: field != inRoute, Split: split, FQDN: lastFQDN,
-				kind: kind, route: route, routeName: name, field: field, entry: entry})
+			out = append(out, destination{VS: r, Dest: d, Mirror: field != graph.InRoute, Split: split, FQDN: lastFQDN,
+				pos: graph.DestinationPos{Kind: kind, Route: route, Field: field, Entry: entry}, routeName: name})
 		}
 	}
 	for i, h := range vs.GetHttp() {
 		name := h.GetName()
 		for j, rd := range h.GetRoute() {
-			add(rd.GetDestination(), "http", i, name, inRoute, j, len(h.GetRoute()) > 1)
+			add(rd.GetDestination(), graph.HTTP, i, name, graph.InRoute, j, len(h.GetRoute()) > 1)
 		}
-		add(h.GetMirror(), "http", i, name, inMirror, 0, false)
+		add(h.GetMirror(), graph.HTTP, i, name, graph.InMirror, 0, false)
 		for j, m := range h.GetMirrors() {
-			add(m.GetDestination(), "http", i, name, inMirrors, j, false)
+			add(m.GetDestination(), graph.HTTP, i, name, graph.InMirrors, j, false)
 		}
 	}
 	for i, t := range vs.GetTls() {
 		for j, rd := range t.GetRoute() {
-			add(rd.GetDestination(), "tls", i, "", inRoute, j, len(t.GetRoute()) > 1)
+			add(rd.GetDestination(), graph.TLS, i, "", graph.InRoute, j, len(t.GetRoute()) > 1)
 		}
 	}
 	for i, t := range vs.GetTcp() {
 		for j, rd := range t.GetRoute() {
-			add(rd.GetDestination(), "tcp", i, "", inRoute, j, len(t.GetRoute()) > 1)
+			add(rd.GetDestination(), graph.TCP, i, "", graph.InRoute, j, len(t.GetRoute()) > 1)
 		}
 	}
 	return out
