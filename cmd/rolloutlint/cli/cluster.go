@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
@@ -97,7 +96,7 @@ type session struct {
 	e      *Env
 	target *kubeTarget
 	view   *clusterview.View
-	disc   discovery.DiscoveryInterface
+	disc   clusterview.Discovery
 	dyn    dynamic.Interface
 	// deadline ends the whole read (--cluster-timeout).
 	deadline time.Time
@@ -120,7 +119,7 @@ func (o *clusterOptions) newSession(e *Env, kt *kubeTarget) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster client: %w", err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(&rc)
+	disc, err := clusterview.NewDiscovery(&rc)
 	if err != nil {
 		return nil, fmt.Errorf("discovery client: %w", err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
@@ -190,7 +189,7 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		if err != nil {
 			return fmt.Errorf("cluster client: %w", err)
 		}
-		disc, err := discovery.NewDiscoveryClientForConfig(rc)
+		disc, err := clusterview.NewDiscovery(rc)
 		if err != nil {
 			return fmt.Errorf("discovery client: %w", err)
 		}
