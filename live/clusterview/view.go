@@ -23,9 +23,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -476,26 +477,11 @@ const DefaultRediscoverEvery = time.Minute
 // without endpoints). Start returns once the informers are started; Synced
 // tells when the first ones have listed.
 func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interface, log *slog.Logger) error {
-	scoped := dynamicinformer.NewFilteredDynamicSharedInformerFactory(client, 10*time.Minute, v.Namespace, nil)
-	all := scoped
-	if v.Namespace != "" {
-		all = dynamicinformer.NewDynamicSharedInformerFactory(client, 10*time.Minute)
-	}
-	factories := func(w watchedResource) dynamicinformer.DynamicSharedInformerFactory {
-		if w.allNamespaces {
-			return all
-		}
-		return scoped
-	}
-	startAll := func() {
-		scoped.Start(ctx.Done())
-		all.Start(ctx.Done())
-	}
-	pending, err := v.watch(factories, disc, webhookResources, true, log)
+	made, pending, err := v.watch(client, disc, webhookResources, true, log)
 	if err != nil {
 		return err
 	}
-	startAll()
+	run(ctx, made)
 	every := v.RediscoverEvery
 	if every == 0 {
 		every = DefaultRediscoverEvery
@@ -510,21 +496,62 @@ func (v *View) Start(ctx context.Context, disc Discovery, client dynamic.Interfa
 					return
 				case <-t.C:
 				}
-				if pending, err = v.watch(factories, disc, pending, false, log); err != nil {
+				made, pending, err = v.watch(client, disc, pending, false, log)
+				if err != nil {
 					log.Error("cannot watch a newly served kind", "err", err)
 				}
-				startAll()
+				run(ctx, made)
 			}
 		}()
 	}
 	return nil
 }
 
-// watch starts informers for the resources the cluster serves and returns
-// the ones it does not. Informers started initially gate Synced.
-func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicSharedInformerFactory, disc Discovery, list []watchedResource, initial bool, log *slog.Logger) ([]watchedResource, error) {
-	res := newResolver(disc)
+// informerResync is how often an informer hands every cached object to the
+// view again.
+const informerResync = 10 * time.Minute
+
+// newInformer returns an informer of one resource, in namespace ("" for
+// all): what client-go's dynamic informer factory builds, without linking
+// the factory (which links client-go/informers, and through it every typed
+// client of client-go/kubernetes).
+func newInformer(client dynamic.Interface, gvr schema.GroupVersionResource, namespace string) cache.SharedIndexInformer {
+	ri := client.Resource(gvr).Namespace(namespace)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return ri.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return ri.Watch(ctx, opts)
+		},
+	}
+	return cache.NewSharedIndexInformerWithOptions(
+		cache.ToListWatcherWithWatchListSemantics(lw, client),
+		&unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{
+			ResyncPeriod:      informerResync,
+			Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			ObjectDescription: gvr.String(),
+		},
+	)
+}
+
+// run starts informers, each until ctx is done.
+func run(ctx context.Context, informers []cache.SharedIndexInformer) {
+	for _, inf := range informers {
+		go inf.Run(ctx.Done())
+	}
+}
+
+// watch makes an informer, feeding the view, for each of the resources the
+// cluster serves, and returns them (not started) with the resources it does
+// not serve. Namespaced kinds are watched in v.Namespace ("" for all), the
+// kinds read whole (allNamespaces) in every namespace. Informers made
+// initially gate Synced.
+func (v *View) watch(client dynamic.Interface, disc Discovery, list []watchedResource, initial bool, log *slog.Logger) ([]cache.SharedIndexInformer, []watchedResource, error) {
+	var made []cache.SharedIndexInformer
 	var pending []watchedResource
+	res := newResolver(disc)
 	for _, w := range list {
 		gvr, _ := res.resolve(w) // a discovery error reads as not served: looked for again later
 		if gvr.Resource == "" {
@@ -534,9 +561,13 @@ func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicShared
 			pending = append(pending, w)
 			continue
 		}
-		inf := factory(w).ForResource(gvr).Informer()
+		ns := v.Namespace
+		if w.allNamespaces {
+			ns = metav1.NamespaceAll
+		}
+		inf := newInformer(client, gvr, ns)
 		if err := inf.SetTransform(stripManagedFields); err != nil {
-			return pending, fmt.Errorf("watching %s: %w", gvr, err)
+			return made, pending, fmt.Errorf("watching %s: %w", gvr, err)
 		}
 		_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { v.onSet(obj, log) },
@@ -544,8 +575,9 @@ func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicShared
 			DeleteFunc: func(obj any) { v.onDelete(obj) },
 		})
 		if err != nil {
-			return pending, fmt.Errorf("watching %s: %w", gvr, err)
+			return made, pending, fmt.Errorf("watching %s: %w", gvr, err)
 		}
+		made = append(made, inf)
 		v.smu.Lock()
 		if initial {
 			v.synced = append(v.synced, inf.HasSynced)
@@ -554,7 +586,7 @@ func (v *View) watch(factory func(watchedResource) dynamicinformer.DynamicShared
 		v.smu.Unlock()
 		log.Info("watching", "resource", gvr.String())
 	}
-	return pending, nil
+	return made, pending, nil
 }
 
 // resolver finds the group/version/resource the cluster serves for a kind,

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -251,8 +253,8 @@ func waitFor(t *testing.T, cond func() bool) {
 
 // TestNamespaceScopeAndObjects limits a view to one namespace, as a one-shot
 // lint of a namespace would, waits for it to sync and lists what it holds:
-// the namespace's objects and the cluster-scoped ones, sorted, nothing of
-// another namespace.
+// the namespace's objects, the cluster-scoped ones and the Applications of
+// every namespace, sorted, nothing else of another namespace.
 func TestNamespaceScopeAndObjects(t *testing.T) {
 	scheme := runtime.NewScheme()
 	listKinds := map[schema.GroupVersionResource]string{}
@@ -263,11 +265,13 @@ func TestNamespaceScopeAndObjects(t *testing.T) {
 	}
 	other := mustObj(t, strings.Replace(svc("x"), "namespace: shop", "namespace: elsewhere", 1))
 	global := mustObj(t, "apiVersion: argoproj.io/v1alpha1\nkind: ClusterAnalysisTemplate\nmetadata: {name: global}\nspec: {metrics: []}\n")
+	app := mustObj(t, "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop-app, namespace: argocd}\nspec: {}\n")
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, listKinds,
-		mustObj(t, rolloutA), mustObj(t, svc("a-stable")), other, global)
+		mustObj(t, rolloutA), mustObj(t, svc("a-stable")), other, global, app)
 	disc := &fakeDiscovery{served: map[string][]metav1.APIResource{}}
 	disc.serve("argoproj.io/v1alpha1", "rollouts", KindRollout)
 	disc.serve("argoproj.io/v1alpha1", "clusteranalysistemplates", KindClusterAnalysisTemplate)
+	disc.serve("argoproj.io/v1alpha1", "applications", KindApplication)
 	disc.serve("v1", "services", KindService)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -279,17 +283,35 @@ func TestNamespaceScopeAndObjects(t *testing.T) {
 	if err := v.WaitForSync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return v.Len() == 3 })
+	waitFor(t, func() bool { return v.Len() == 4 })
 	got := keysOf(v.Objects())
-	want := []Key{{KindClusterAnalysisTemplate, "", "global"}, {KindRollout, "shop", "a"}, {KindService, "shop", "a-stable"}}
+	want := []Key{{KindApplication, "argocd", "shop-app"}, {KindClusterAnalysisTemplate, "", "global"},
+		{KindRollout, "shop", "a"}, {KindService, "shop", "a-stable"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("objects:\n got %v\nwant %v", got, want)
 	}
-	if got := keysOf(v.Objects("elsewhere")); !reflect.DeepEqual(got, want[:1]) {
-		t.Errorf("objects of another namespace: %v, want only the cluster-scoped one", got)
+	if got := keysOf(v.Objects("elsewhere")); !reflect.DeepEqual(got, want[:2]) {
+		t.Errorf("objects of another namespace: %v, want only the ones read whole", got)
+	}
+	// The kinds read whole are watched in every namespace, the others in the
+	// view's namespace only.
+	wantWatched := []string{"argoproj.io/v1alpha1, Resource=rollouts", "/v1, Resource=services",
+		"argoproj.io/v1alpha1, Resource=clusteranalysistemplates", "argoproj.io/v1alpha1, Resource=applications"}
+	if !reflect.DeepEqual(v.Watched(), wantWatched) {
+		t.Errorf("watched %q, want %q", v.Watched(), wantWatched)
+	}
+	var ns []string
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "list" {
+			ns = append(ns, a.GetResource().Resource+" in "+strconv.Quote(a.GetNamespace()))
+		}
+	}
+	sort.Strings(ns)
+	if wantNS := []string{`applications in ""`, `clusteranalysistemplates in ""`, `rollouts in "shop"`, `services in "shop"`}; !reflect.DeepEqual(ns, wantNS) {
+		t.Errorf("lists %q, want %q", ns, wantNS)
 	}
 	var obj map[string]any
-	if err := json.Unmarshal(v.Objects()[1].JSON, &obj); err != nil || obj["kind"] != KindRollout {
+	if err := json.Unmarshal(v.Objects()[2].JSON, &obj); err != nil || obj["kind"] != KindRollout {
 		t.Errorf("object JSON: %v %v", err, obj["kind"])
 	}
 	// A context that ends first is an error, not a hang.
