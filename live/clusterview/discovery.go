@@ -33,7 +33,8 @@ type RESTDiscovery struct {
 // NewDiscovery returns a discovery client for the API server of rc: the same
 // host, credentials and TLS, with client-go's discovery defaults where rc
 // leaves them unset (a 32 s timeout per request, a burst of 300, the default
-// user agent). rc itself is not changed.
+// user agent). rc itself is not changed. The error is rest's (a host that
+// is not a URL, unreadable certificates), for the caller to put in context.
 func NewDiscovery(rc *rest.Config) (*RESTDiscovery, error) {
 	c := rest.CopyConfig(rc)
 	c.APIPath = ""
@@ -50,7 +51,7 @@ func NewDiscovery(rc *rest.Config) (*RESTDiscovery, error) {
 	c.NegotiatedSerializer = discoveryCodecs()
 	client, err := rest.UnversionedRESTClientFor(c)
 	if err != nil {
-		return nil, fmt.Errorf("discovery client for %s: %w", rc.Host, err)
+		return nil, err // as client-go's has it: the callers say "discovery client: …"
 	}
 	return &RESTDiscovery{client: client}, nil
 }
@@ -73,13 +74,9 @@ func discoveryCodecs() runtime.NegotiatedSerializer {
 // A group version the server does not serve is an error for which
 // apierrors.IsNotFound holds — except the core "v1", which reads as an empty
 // list, as client-go's discovery client has it.
+// Each request is bounded by the client's timeout (discovery takes no
+// context).
 func (d *RESTDiscovery) ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error) {
-	return d.ServerResourcesForGroupVersionWithContext(context.Background(), groupVersion)
-}
-
-// ServerResourcesForGroupVersionWithContext is ServerResourcesForGroupVersion
-// bounded by ctx as well as by the client's timeout.
-func (d *RESTDiscovery) ServerResourcesForGroupVersionWithContext(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error) {
 	if groupVersion == "" {
 		return nil, fmt.Errorf("discovery: empty group version")
 	}
@@ -88,7 +85,7 @@ func (d *RESTDiscovery) ServerResourcesForGroupVersionWithContext(ctx context.Co
 		path = "/api/v1"
 	}
 	list := &metav1.APIResourceList{GroupVersion: groupVersion}
-	if err := d.client.Get().AbsPath(path).Do(ctx).Into(list); err != nil {
+	if err := d.client.Get().AbsPath(path).Do(context.Background()).Into(list); err != nil {
 		if groupVersion == "v1" && apierrors.IsNotFound(err) {
 			return list, nil
 		}

@@ -270,3 +270,14 @@ func TestRESTDiscoveryMatchesClientGo(t *testing.T) {
 		}
 	}
 }
+
+// TestNewDiscoveryBadConfig: a config rest cannot make a client of is an
+// error, with rest's reason, as it was with client-go's discovery client.
+func TestNewDiscoveryBadConfig(t *testing.T) {
+	rc := &rest.Config{Host: "https://127.0.0.1:1", TLSClientConfig: rest.TLSClientConfig{CAFile: "/nonexistent/ca.crt"}}
+	_, err := NewDiscovery(rc)
+	_, theirs := discovery.NewDiscoveryClientForConfig(rc)
+	if err == nil || theirs == nil || err.Error() != theirs.Error() {
+		t.Fatalf("error %v, want client-go's %v", err, theirs)
+	}
+}
