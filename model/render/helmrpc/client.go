@@ -118,13 +118,13 @@ type Client struct {
 	// again after a crash.
 	solo sync.RWMutex
 
-	mu       sync.Mutex // guards the fields below
-	path     string
-	proc     *process
-	spawns   int
-	broken   error // the companion cannot be started: every request fails so
-	closed   bool
-	nextID   atomic.Uint64
+	mu     sync.Mutex // guards the fields below
+	path   string
+	proc   *process
+	spawns int
+	broken error // the companion cannot be started: every request fails so
+	closed bool
+	nextID atomic.Uint64
 	// unwatch stops watching the context.
 	unwatch func() bool
 }
