@@ -301,6 +301,7 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 	}
 	rendered := make([]*render.Result, len(all))
 	parallel.For(len(all), 1, func(i int) { rendered[i] = r.Render(all[i]) })
+	_ = r.Close() // stops the Helm companion, if a chart started it
 	results := map[*units.Unit]*render.Result{}
 	for i, u := range all {
 		results[u] = rendered[i]
