@@ -71,6 +71,7 @@ v="${version#v}"
 
 rm -rf "$out"
 mkdir -p "$out/build"
+out_abs="$(cd "$out" && pwd)" # zip runs in the build directory; --out may be relative or absolute
 tools="$(mktemp -d)"
 trap 'rm -rf "$tools"' EXIT
 echo "== rolloutlint $version ($commit, $date) for: $targets"
@@ -101,7 +102,7 @@ for t in $targets; do
 	touch -d "@$epoch" "$dir"/*
 	name="rolloutlint_${v}_${os}_${arch}"
 	if [ "$os" = windows ]; then
-		(cd "$dir" && TZ=UTC zip -X -q "$root/$out/$name.zip" "$exe" "$helm" LICENSE README.md CHANGELOG.md)
+		(cd "$dir" && TZ=UTC zip -X -q "$out_abs/$name.zip" "$exe" "$helm" LICENSE README.md CHANGELOG.md)
 	else
 		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
 			-C "$dir" -cf - "$exe" "$helm" LICENSE README.md CHANGELOG.md | gzip -n -9 >"$out/$name.tar.gz"
