@@ -29,7 +29,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return Name + " is not installed: it is not " + strings.Join(e.Looked, ", nor ")
+	return Name + " is not installed (looked " + strings.Join(e.Looked, ", then ") + ")"
 }
 
 // ProtocolError is a companion that speaks another protocol version (one
@@ -80,7 +80,7 @@ func Locate() (string, error) {
 		if isFile(p) {
 			return p, nil
 		}
-		return "", &NotFoundError{Looked: []string{fmt.Sprintf("at $%s (%s)", EnvPath, p)}}
+		return "", &NotFoundError{Looked: []string{fmt.Sprintf("at $%s, %s", EnvPath, p)}}
 	}
 	var looked []string
 	if exe, err := os.Executable(); err == nil {
@@ -91,7 +91,7 @@ func Locate() (string, error) {
 		if isFile(p) {
 			return p, nil
 		}
-		looked = append(looked, "beside "+exe+" ("+p+")")
+		looked = append(looked, "at "+p)
 	}
 	if p, err := exec.LookPath(Name); err == nil {
 		return p, nil
