@@ -177,7 +177,7 @@ func TestValuesRoundTripEveryType(t *testing.T) {
 		"nilMap": map[string]any(nil), "emptyMap": map[string]any{}, "nilAny": map[any]any(nil), "emptyAny": map[any]any{},
 		"nilList": []any(nil), "emptyList": []any{},
 		"anyKeys": map[any]any{1: "int", int64(1): "int64", "1": "string", 1.0: "float", true: "bool", nil: "nil", uint8(1): "uint8"},
-		"time": time.Date(2026, 1, 2, 3, 4, 5, 6, loc), "utc": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		"time":    time.Date(2026, 1, 2, 3, 4, 5, 6, loc), "utc": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		"deep": []any{[]any{map[string]any{"a": []any{map[any]any{"k": []any(nil)}}}}},
 	}
 	if err := same(vals, roundTrip(t, vals)); err != nil {
