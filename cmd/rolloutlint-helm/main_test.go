@@ -181,11 +181,27 @@ func TestBuiltBinariesMatchInProcessHelm(t *testing.T) {
 
 	// $ROLLOUTLINT_HELM naming a program of another protocol.
 	if runtime.GOOS != "windows" {
+		// A lint with no chart does not start the companion; one with a
+		// chart starts the one $ROLLOUTLINT_HELM names.
+		started := filepath.Join(t.TempDir(), "started")
+		spy := filepath.Join(t.TempDir(), "spy-helm")
+		if err := os.WriteFile(spy, []byte("#!/bin/sh\n: > "+started+"\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		got := runBinary(t, bin, []string{helmrpc.EnvPath + "=" + spy}, "lint", "testdata/repos/rollouts-demo")
+		if _, err := os.Stat(started); err == nil || strings.Contains(got.out, "RL0010") {
+			t.Errorf("a lint with no chart started the companion (exit %d):\n%s", got.code, got.out)
+		}
+		got = runBinary(t, bin, []string{helmrpc.EnvPath + "=" + spy}, "lint", "testdata/rules/RL0010/template-error")
+		if _, err := os.Stat(started); err != nil || !strings.Contains(got.out, "exited before it said hello (exit status 1)") {
+			t.Errorf("the spy companion was not started for a chart (exit %d):\n%s", got.code, got.out)
+		}
+
 		other := filepath.Join(t.TempDir(), "old-helm")
 		if err := os.WriteFile(other, []byte("#!/bin/sh\necho 'rolloutlint-helm protocol 0 v0.0.1'\ncat >/dev/null\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		got := runBinary(t, bin, []string{helmrpc.EnvPath + "=" + other}, "lint", "testdata/rules/RL0010/template-error")
+		got = runBinary(t, bin, []string{helmrpc.EnvPath + "=" + other}, "lint", "testdata/rules/RL0010/template-error")
 		want := "testdata/rules/RL0010/template-error/Chart.yaml:1:1: error RL0010 chart testdata/rules/RL0010/template-error was not rendered: " +
 			other + " is of another release (v0.0.1, protocol 0; this rolloutlint, dev, speaks protocol 1): install the matching one with"
 		if got.code != 1 || !strings.HasPrefix(got.out, want) {
