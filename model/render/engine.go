@@ -44,6 +44,17 @@ func (r *Renderer) helmEngine() HelmEngine {
 	return r.engine
 }
 
+// StartHelm starts the rolloutlint-helm companion in the background when
+// the renderer renders with it, so that its start overlaps the rendering
+// of other units; call it once the units to render are known to hold a
+// chart.
+func (r *Renderer) StartHelm() {
+	r.helmEngine()
+	if r.client != nil {
+		r.client.Start()
+	}
+}
+
 // Close stops the rolloutlint-helm companion the renderer started, if it
 // started one. Charts rendered after Close fail.
 func (r *Renderer) Close() error {

@@ -167,6 +167,13 @@ func NewClient(opts ClientOptions) *Client {
 	return c
 }
 
+// Start starts the companion in the background, if it is not running,
+// so that its start overlaps the caller's other work; a failure to start
+// is the error of the next Render.
+func (c *Client) Start() {
+	go func() { _, _ = c.process() }()
+}
+
 // Render sends a request and waits for its response. The error is a
 // *NotFoundError, *ProtocolError or *FailedError when the companion could
 // not answer, else a problem with the request itself (values of a type

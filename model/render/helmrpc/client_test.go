@@ -323,3 +323,34 @@ func TestHello(t *testing.T) {
 		}
 	}
 }
+
+// TestClientStartAhead: Start starts the companion in the background, and
+// the requests after it use that process.
+func TestClientStartAhead(t *testing.T) {
+	c := newTestClient(t, nil, "")
+	c.Start()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c.mu.Lock()
+		started := c.proc != nil
+		c.mu.Unlock()
+		if started {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Start did not start the companion")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.Start() // a second Start starts nothing
+	for range 3 {
+		if _, err := c.Render(&Request{ChartDir: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spawns != 1 {
+		t.Errorf("started %d times, want once", c.spawns)
+	}
+}
