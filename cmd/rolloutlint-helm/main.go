@@ -14,6 +14,11 @@ import (
 	"io"
 	"os"
 
+	// First: raises GOGC before Helm's initialisers run (its JSON Schema
+	// meta-schemas, client-go's scheme), which allocate most of the
+	// companion's start; a run renders a repository's charts and exits.
+	_ "github.com/rolloutlint/rolloutlint/internal/earlygc"
+
 	"github.com/rolloutlint/rolloutlint/internal/version"
 	"github.com/rolloutlint/rolloutlint/model/render/helmengine"
 	"github.com/rolloutlint/rolloutlint/model/render/helmrpc"

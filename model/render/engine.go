@@ -44,6 +44,17 @@ func (r *Renderer) helmEngine() HelmEngine {
 	return r.engine
 }
 
+// StartHelm starts the rolloutlint-helm companion in the background when
+// the renderer renders with it, so that its start overlaps the rendering
+// of other units; call it once the units to render are known to hold a
+// chart.
+func (r *Renderer) StartHelm() {
+	r.helmEngine()
+	if r.client != nil {
+		r.client.Start()
+	}
+}
+
 // Close stops the rolloutlint-helm companion the renderer started, if it
 // started one. Charts rendered after Close fail.
 func (r *Renderer) Close() error {
@@ -56,26 +67,32 @@ func (r *Renderer) Close() error {
 
 // engineFailed reports a chart the engine could not render, at Chart.yaml,
 // saying why and, when the companion is missing or of another release,
-// how to install the one this rolloutlint needs.
+// the command that installs the one this rolloutlint needs.
 func (r *Renderer) engineFailed(u *units.Unit, chartFile string, res *Result, err error) {
 	var notFound *helmrpc.NotFoundError
 	var protocol *helmrpc.ProtocolError
 	switch {
 	case errors.As(err, &notFound):
-		res.failDetail(lineStart(chartFile, 1), installHint(),
-			"chart %s was not rendered: %s, the companion that renders Helm charts, is not installed (looked %s)",
-			u.Dir, helmrpc.Name, strings.Join(notFound.Looked, ", then "))
+		res.failDetail(lineStart(chartFile, 1), installDetail,
+			"chart %s was not rendered: %s, the companion that renders Helm charts, is not installed (looked %s): install it with %s",
+			u.Dir, helmrpc.Name, strings.Join(notFound.Looked, ", then "), installCommand())
 	case errors.As(err, &protocol):
-		res.failDetail(lineStart(chartFile, 1), installHint(),
-			"chart %s was not rendered: %s (%s) speaks protocol %d and this rolloutlint speaks protocol %d: they come from different releases",
-			u.Dir, protocol.Path, protocol.Version, protocol.Protocol, helmrpc.ProtocolVersion)
+		res.failDetail(lineStart(chartFile, 1), installDetail,
+			"chart %s was not rendered: %s is of another release (%s, protocol %d; this rolloutlint, %s, speaks protocol %d): install the matching one with %s",
+			u.Dir, protocol.Path, protocol.Version, protocol.Protocol, version.Get().Version, helmrpc.ProtocolVersion, installCommand())
 	default:
 		res.fail(lineStart(chartFile, 1), "chart %s was not rendered: %v", u.Dir, err)
 	}
 }
 
-// installHint says how to install the companion of this rolloutlint.
-func installHint() string {
+// installDetail tells where rolloutlint looks for the companion.
+const installDetail = "rolloutlint starts " + helmrpc.Name + " when a lint holds a Helm chart, and looks for it at $" + helmrpc.EnvPath +
+	", beside the rolloutlint binary, then on PATH. `go install ./...` in a checkout installs both; the release archives and the container image ship both."
+
+// installCommand is the command that installs the companion of this
+// rolloutlint: its release, else the commit it was built from, else the
+// latest.
+func installCommand() string {
 	v := version.Get()
 	at := v.Version
 	if at == version.Dev {
@@ -84,7 +101,5 @@ func installHint() string {
 			at = v.Commit
 		}
 	}
-	return "Install the " + helmrpc.Name + " of this rolloutlint (" + v.Version + ") beside it, on PATH, or at $" + helmrpc.EnvPath +
-		": `go install github.com/rolloutlint/rolloutlint/cmd/" + helmrpc.Name + "@" + at +
-		"` (`go install ./...` in a checkout installs both), or use the release archive or container image, which ship both binaries."
+	return "`go install github.com/rolloutlint/rolloutlint/cmd/" + helmrpc.Name + "@" + at + "`"
 }

@@ -129,6 +129,9 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 	case helmrpc.StageRender:
 		res.fail(r.helmErrorPos(u.Dir, chartFile, resp.Error), "helm template of %s failed: %s", u.Dir, cleanHelmError(resp.Error))
 		return
+	case helmrpc.StagePanic:
+		res.fail(lineStart(chartFile, 1), "helm template of %s failed: Helm panicked: %s", u.Dir, cleanHelmError(resp.Error))
+		return
 	default:
 		res.fail(lineStart(chartFile, 1), "rendering chart %s: %s failed at %s: %s", u.Dir, helmrpc.Name, resp.Stage, cleanHelmError(resp.Error))
 		return

@@ -11,6 +11,7 @@
 package helmengine
 
 import (
+	"fmt"
 	"sort"
 
 	"helm.sh/helm/v4/pkg/chart/common"
@@ -24,9 +25,16 @@ import (
 )
 
 // Render renders one request. A failure is in the response (its stage and
-// Helm's error text), never a panic of its own.
-func Render(req *helmrpc.Request) *helmrpc.Response {
-	resp := &helmrpc.Response{ID: req.ID}
+// Helm's error text); Helm panicking is StagePanic.
+func Render(req *helmrpc.Request) (resp *helmrpc.Response) {
+	resp = &helmrpc.Response{ID: req.ID}
+	defer func() {
+		// Helm's value copy panics on a time.Time (a YAML !!timestamp).
+		if p := recover(); p != nil {
+			resp = &helmrpc.Response{ID: req.ID, ChartName: resp.ChartName, ChartKubeVersion: resp.ChartKubeVersion,
+				Stage: helmrpc.StagePanic, Error: fmt.Sprint(p)}
+		}
+	}()
 	fail := func(stage helmrpc.Stage, err error) *helmrpc.Response {
 		resp.Stage = stage
 		if err != nil {

@@ -29,7 +29,7 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	return Name + " is not installed: it is not " + strings.Join(e.Looked, ", nor ")
+	return Name + " is not installed (looked " + strings.Join(e.Looked, ", then ") + ")"
 }
 
 // ProtocolError is a companion that speaks another protocol version (one
@@ -80,7 +80,7 @@ func Locate() (string, error) {
 		if isFile(p) {
 			return p, nil
 		}
-		return "", &NotFoundError{Looked: []string{fmt.Sprintf("at $%s (%s)", EnvPath, p)}}
+		return "", &NotFoundError{Looked: []string{fmt.Sprintf("at $%s, %s", EnvPath, p)}}
 	}
 	var looked []string
 	if exe, err := os.Executable(); err == nil {
@@ -91,7 +91,7 @@ func Locate() (string, error) {
 		if isFile(p) {
 			return p, nil
 		}
-		looked = append(looked, "beside "+exe+" ("+p+")")
+		looked = append(looked, "at "+p)
 	}
 	if p, err := exec.LookPath(Name); err == nil {
 		return p, nil
@@ -165,6 +165,13 @@ func NewClient(opts ClientOptions) *Client {
 	}
 	c.unwatch = context.AfterFunc(c.ctx, func() { c.shut(true) })
 	return c
+}
+
+// Start starts the companion in the background, if it is not running,
+// so that its start overlaps the caller's other work; a failure to start
+// is the error of the next Render.
+func (c *Client) Start() {
+	go func() { _, _ = c.process() }()
 }
 
 // Render sends a request and waits for its response. The error is a

@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,8 +115,11 @@ const (
 	// StageRender is executing the templates.
 	StageRender Stage = "render"
 	// StageRequest is a request the companion could not take (another
-	// protocol version, values it could not decode, a panic).
+	// protocol version, values it could not decode).
 	StageRequest Stage = "request"
+	// StagePanic is Helm panicking on the chart (Error is the panic's
+	// value); the companion goes on.
+	StagePanic Stage = "panic"
 )
 
 // File is one rendered template.
@@ -175,7 +177,7 @@ type ServeOptions struct {
 
 // Serve writes the hello line to w, then answers the requests read from
 // r until r ends, with up to opts.Parallel of them rendered at once; a
-// handler that panics answers its request with StageRequest. It returns
+// handler that panics answers its request with StagePanic. It returns
 // nil at the end of r, else what went wrong reading or writing.
 func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 	bw := bufio.NewWriter(w)
@@ -241,8 +243,7 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 func handleWire(wr *wireRequest, handle Handler) (resp *Response) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp = &Response{ID: wr.ID, Stage: StageRequest,
-				Error: fmt.Sprintf("rolloutlint-helm panicked rendering %s: %v\n%s", wr.ChartDir, p, debug.Stack())}
+			resp = &Response{ID: wr.ID, Stage: StagePanic, Error: fmt.Sprint(p)}
 		}
 	}()
 	if wr.Protocol != ProtocolVersion {
