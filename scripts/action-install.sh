@@ -3,18 +3,20 @@
 #
 #   action-install.sh resolve   which version, OS, arch and cache directory; step outputs
 #                               version, source, asset, dir (restored by actions/cache)
-#   action-install.sh install   put rolloutlint in that directory, unless a verified copy
-#                               is already there; step outputs bin, version, cache-hit
+#   action-install.sh install   put rolloutlint and rolloutlint-helm (its Helm chart renderer,
+#                               which it runs from beside itself) in that directory, unless
+#                               a verified copy is already there; step outputs bin (rolloutlint),
+#                               version, cache-hit
 #
 # Env (as an Actions runner sets it): GITHUB_ACTION_PATH, GITHUB_OUTPUT, RUNNER_TEMP,
 # RUNNER_OS, RUNNER_ARCH, optional RUNNER_TOOL_CACHE and GITHUB_ACTION_REF; from the
 # inputs: INPUT_VERSION (empty: the release of this action's ref; vX.Y.Z; or source)
 # and INPUT_RELEASE_URL (where release assets are downloaded from).
 #
-# A release binary is downloaded (scripts/release-download.sh) only with its
-# checksum verified against the release's checksums file; the binary's own
-# SHA-256 is kept beside it and checked again when the cache restores it.
-# Nothing is built unless version is "source".
+# The release binaries are downloaded (scripts/release-download.sh) only with the
+# archive's checksum verified against the release's checksums file; each
+# binary's own SHA-256 is kept beside it and checked again when the cache
+# restores them. Nothing is built unless version is "source", which builds both.
 set -euo pipefail
 
 : "${GITHUB_ACTION_PATH:?not run by GitHub Actions: GITHUB_ACTION_PATH is unset}"
@@ -59,10 +61,10 @@ X64 | x86_64 | amd64) arch=amd64 ;;
 ARM64 | arm64 | aarch64) arch=arm64 ;;
 *) die "unsupported runner architecture '${RUNNER_ARCH:-$(uname -m)}' (X64, ARM64)" ;;
 esac
-exe=rolloutlint
+exe=rolloutlint helm=rolloutlint-helm
 ext=tar.gz
 if [ $os = windows ]; then
-	exe=rolloutlint.exe
+	exe=rolloutlint.exe helm=rolloutlint-helm.exe
 	ext=zip
 fi
 v="${version#v}"
@@ -90,9 +92,10 @@ hit=false
 mkdir -p "$dir"
 if [ "$source" = true ]; then
 	command -v go >/dev/null 2>&1 || die "version 'source' builds rolloutlint with Go: add actions/setup-go before this action, or use a release version"
-	echo "Building rolloutlint from $GITHUB_ACTION_PATH (${GITHUB_ACTION_REF:-local})"
+	echo "Building rolloutlint and rolloutlint-helm from $GITHUB_ACTION_PATH (${GITHUB_ACTION_REF:-local})"
+	# -o DIR/: each binary under its package's name (.exe on windows), side by side.
 	(cd "$GITHUB_ACTION_PATH" && CGO_ENABLED=0 go build -trimpath -tags kustomize_disable_go_plugin_support \
-		-ldflags "-s -w -X $module/internal/version.Commit=${GITHUB_ACTION_REF:-unknown}" -o "$bin" ./cmd/rolloutlint)
+		-ldflags "-s -w -X $module/internal/version.Commit=${GITHUB_ACTION_REF:-unknown}" -o "$dir/" ./cmd/rolloutlint ./cmd/rolloutlint-helm)
 elif bash "$GITHUB_ACTION_PATH/scripts/release-download.sh" --check "$bin"; then
 	hit=true
 	echo "rolloutlint $version from the cache ($dir)"
@@ -103,6 +106,7 @@ else
 fi
 
 "$bin" version
+"$dir/$helm" --version
 {
 	echo "bin=$bin"
 	echo "version=$version"

@@ -2,10 +2,12 @@
 # Entry of the pre-commit hooks rolloutlint-release and rolloutlint-all-release
 # (.pre-commit-hooks.yaml, language: script): runs the released rolloutlint
 # binary of the hook's rev, so no Go is needed. The version is the VERSION file
-# of the hook repository at that rev; the binary for this OS and architecture is
-# downloaded once (checksum-verified, scripts/release-download.sh) into
-# ${XDG_CACHE_HOME:-~/.cache}/rolloutlint/<version>/<os>_<arch>/ and re-verified
-# on every run. Arguments are rolloutlint's (entry: ... lint).
+# of the hook repository at that rev; the release archive for this OS and
+# architecture is downloaded once (checksum-verified, scripts/release-download.sh)
+# and its two binaries, rolloutlint and rolloutlint-helm (the Helm chart
+# renderer rolloutlint runs from beside itself), kept in
+# ${XDG_CACHE_HOME:-~/.cache}/rolloutlint/<version>/<os>_<arch>/; both are
+# re-verified on every run. Arguments are rolloutlint's (entry: ... lint).
 #
 # ROLLOUTLINT_RELEASE_URL replaces the download location (a mirror, or a test's
 # loopback server); ROLLOUTLINT_CACHE_DIR replaces the cache directory.

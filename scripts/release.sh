@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Builds the release artifacts of rolloutlint into dist/ (see docs/releasing.md):
-#   rolloutlint_<V>_<os>_<arch>.tar.gz   linux and darwin: the static binary, LICENSE, README.md, CHANGELOG.md
-#   rolloutlint_<V>_windows_<arch>.zip   the same with rolloutlint.exe
-#   rolloutlint_<V>_<os>_<arch>.sbom.cdx.json   CycloneDX SBOM of each binary (cyclonedx-gomod bin)
+#   rolloutlint_<V>_<os>_<arch>.tar.gz   linux and darwin: the static binaries rolloutlint and
+#                                        rolloutlint-helm (its Helm chart renderer, which it runs
+#                                        from beside itself), LICENSE, README.md, CHANGELOG.md
+#   rolloutlint_<V>_windows_<arch>.zip   the same with rolloutlint.exe and rolloutlint-helm.exe
+#   rolloutlint_<V>_<os>_<arch>.sbom.cdx.json        CycloneDX SBOM of rolloutlint (cyclonedx-gomod bin)
+#   rolloutlint-helm_<V>_<os>_<arch>.sbom.cdx.json   the same of rolloutlint-helm
 #   rolloutlint_<V>_checksums.txt        SHA-256 of every file above (sha256sum -c format)
-#   rolloutlint_<V>_image/               OCI image layout: one index, one non-root image per linux arch
+#   rolloutlint_<V>_image/               OCI image layout: one index, one non-root image per linux
+#                                        arch with both binaries in /usr/bin
 # <V> is the version without its "v" (the names GoReleaser uses, which the Action
 # and the pre-commit release hook download).
 #
@@ -67,6 +71,7 @@ v="${version#v}"
 
 rm -rf "$out"
 mkdir -p "$out/build"
+out_abs="$(cd "$out" && pwd)" # zip runs in the build directory; --out may be relative or absolute
 tools="$(mktemp -d)"
 trap 'rm -rf "$tools"' EXIT
 echo "== rolloutlint $version ($commit, $date) for: $targets"
@@ -83,24 +88,29 @@ for t in $targets; do
 	linux/amd64 | linux/arm64 | darwin/amd64 | darwin/arm64 | windows/amd64 | windows/arm64) ;;
 	*) echo "release: target $t is not in the matrix ($all_targets)" >&2; exit 2 ;;
 	esac
-	exe=rolloutlint
-	[ "$os" = windows ] && exe=rolloutlint.exe
+	suffix=""
+	[ "$os" = windows ] && suffix=.exe
+	exe="rolloutlint$suffix" helm="rolloutlint-helm$suffix"
 	dir="$out/build/${os}_${arch}"
 	mkdir -p "$dir"
 	echo "== build $t"
-	CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath -tags kustomize_disable_go_plugin_support -ldflags "$ldflags" -o "$dir/$exe" ./cmd/rolloutlint
+	# One go build for both: the same flags and version, and the two links run in parallel.
+	CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" go build -trimpath -tags kustomize_disable_go_plugin_support -ldflags "$ldflags" \
+		-o "$dir/" ./cmd/rolloutlint ./cmd/rolloutlint-helm
+	[ -f "$dir/$exe" ] && [ -f "$dir/$helm" ] || { echo "release: go build did not write $dir/$exe and $dir/$helm" >&2; exit 1; }
 	cp LICENSE README.md CHANGELOG.md "$dir/"
 	touch -d "@$epoch" "$dir"/*
 	name="rolloutlint_${v}_${os}_${arch}"
 	if [ "$os" = windows ]; then
-		(cd "$dir" && TZ=UTC zip -X -q "$root/$out/$name.zip" "$exe" LICENSE README.md CHANGELOG.md)
+		(cd "$dir" && TZ=UTC zip -X -q "$out_abs/$name.zip" "$exe" "$helm" LICENSE README.md CHANGELOG.md)
 	else
 		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
-			-C "$dir" -cf - "$exe" LICENSE README.md CHANGELOG.md | gzip -n -9 >"$out/$name.tar.gz"
+			-C "$dir" -cf - "$exe" "$helm" LICENSE README.md CHANGELOG.md | gzip -n -9 >"$out/$name.tar.gz"
 	fi
 	"$tools/cyclonedx-gomod" bin -json -version "$version" -output "$out/$name.sbom.cdx.json" "$dir/$exe"
+	"$tools/cyclonedx-gomod" bin -json -version "$version" -output "$out/rolloutlint-helm_${v}_${os}_${arch}.sbom.cdx.json" "$dir/$helm"
 	if [ "$os" = linux ]; then
-		image_args+=("$t=$dir/$exe")
+		image_args+=("$t=$dir/$exe,$dir/$helm")
 	fi
 done
 

@@ -7,15 +7,19 @@
 #   2. a broken Rollout is blocked and the finding is printed;
 #   3. the fixed Rollout commits;
 #   4. a commit touching only the VirtualService is linted with the Rollout
-#      and the other objects of the configured paths loaded as context.
+#      and the other objects of the configured paths loaded as context;
+#   5. a Helm chart is rendered by the hook's rolloutlint-helm, the companion
+#      beside its rolloutlint: a clean chart commits, and a values.yaml change
+#      that breaks a template is blocked with the finding at the template line.
 # Each hook that lints all configured paths (rolloutlint-all, -all-system,
 # -all-release):
-#   5. it lints them on a commit that changes no manifest, and blocks a broken one.
-# The golang hooks are built by pre-commit (`go install ./...`) with the
-# machine's Go and GOTOOLCHAIN=local, as with a distribution's Go; the system
-# hooks run a binary on PATH; the release hooks download a snapshot release of
-# this checkout (file:// URL) and verify its checksum. A hook id in
-# .pre-commit-hooks.yaml that this script does not exercise is a failure.
+#   6. it lints them on a commit that changes no manifest, and blocks a broken one.
+# The golang hooks are built by pre-commit (`go install ./...`, which builds
+# both binaries) with the machine's Go and GOTOOLCHAIN=local, as with a
+# distribution's Go; the system hooks run the binaries on PATH; the release
+# hooks download a snapshot release of this checkout (file:// URL), verify its
+# checksum and keep both binaries. A hook id in .pre-commit-hooks.yaml that
+# this script does not exercise is a failure.
 # ROLLOUTLINT_RELEASE_DIST=DIR uses an existing snapshot (scripts/release.sh).
 # Usage: scripts/test-precommit.sh   (make test-precommit)
 set -euo pipefail
@@ -42,9 +46,9 @@ fails=0 passes=0
 pass() { echo "ok   $*"; passes=$((passes + 1)); }
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
-# The binary the system hooks run.
+# The binaries the system hooks run: rolloutlint and its Helm companion, side by side on PATH.
 mkdir -p "$work/bin"
-(cd "$root" && go build -tags kustomize_disable_go_plugin_support -o "$work/bin/rolloutlint" ./cmd/rolloutlint)
+(cd "$root" && go build -tags kustomize_disable_go_plugin_support -o "$work/bin/" ./cmd/rolloutlint ./cmd/rolloutlint-helm)
 export PATH="$work/bin:$PATH"
 
 # The release the release hooks download: a snapshot of this checkout for
@@ -182,6 +186,45 @@ YAML
 }
 objects=4 # Rollout, two Services, VirtualService
 
+# new_chart: a Helm chart in deploy/chart whose values.yaml sets the canary weight.
+new_chart() {
+	mkdir -p deploy/chart/templates
+	cat >deploy/chart/Chart.yaml <<'YAML'
+apiVersion: v2
+name: payments
+version: 0.1.0
+YAML
+	cat >deploy/chart/values.yaml <<'YAML'
+image: registry.example.com/shop/payments:1.0.0
+canaryWeight: 20
+YAML
+	cat >deploy/chart/templates/rollout.yaml <<'YAML'
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: {{ .Chart.Name }}
+  namespace: shop
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: {{ .Chart.Name }}
+  template:
+    metadata:
+      labels:
+        app: {{ .Chart.Name }}
+    spec:
+      containers:
+      - name: {{ .Chart.Name }}
+        image: {{ .Values.image }}
+  strategy:
+    canary:
+      steps:
+      - setWeight: {{ .Values.canaryWeight }}
+      - pause: {duration: 1m}
+YAML
+}
+
 use_hooks() { # use_hooks ID: write .pre-commit-config.yaml for this hook
 	{
 		echo "repos:"
@@ -218,14 +261,29 @@ for id in rolloutlint rolloutlint-system rolloutlint-release; do
 	rolloutlint) # built by pre-commit with the local Go: its version is the module's "dev"
 		built="$(ls "$PRE_COMMIT_HOME"/repo*/golangenv-*/bin/rolloutlint 2>/dev/null | head -1)"
 		local_go="$(GOTOOLCHAIN=local go env GOVERSION)"
-		if [ -n "$built" ] && [ "$(go version "$built" | awk '{print $2}')" = "$local_go" ]; then
-			pass "$id: pre-commit built rolloutlint with the machine's $local_go (GOTOOLCHAIN=local)"
-		else fail "$id: pre-commit's golang environment has no rolloutlint built by $local_go: ${built:-none}"; fi ;;
+		for b in "$built" "${built%/*}/rolloutlint-helm"; do
+			if [ -n "$built" ] && [ -f "$b" ] && [ "$(go version "$b" | awk '{print $2}')" = "$local_go" ]; then
+				pass "$id: pre-commit built ${b##*/} with the machine's $local_go (GOTOOLCHAIN=local)"
+			else fail "$id: pre-commit's golang environment has no ${b##*/} built by $local_go: ${built:-none}"; fi
+		done ;;
 	rolloutlint-release)
 		cached="$(ls "$ROLLOUTLINT_CACHE_DIR"/*/*/rolloutlint 2>/dev/null || true)"
 		if [ -n "$cached" ] && [[ "$("$cached" version)" == "rolloutlint $release_version "* ]]; then
 			pass "$id: ran the downloaded $release_version binary ($cached)"
-		else fail "$id: no downloaded $release_version binary in $ROLLOUTLINT_CACHE_DIR"; fi ;;
+		else fail "$id: no downloaded $release_version binary in $ROLLOUTLINT_CACHE_DIR"; fi
+		cache_files="$(LC_ALL=C ls "${cached%/*}" 2>/dev/null | tr '\n' ' ')"
+		helm_version="$("${cached%/*}/rolloutlint-helm" version 2>&1 || true)"
+		if [ "$cache_files" = "rolloutlint rolloutlint-helm rolloutlint-helm.sha256 rolloutlint.sha256 " ] &&
+			bash "$hooks/scripts/release-download.sh" --check "$cached" &&
+			[[ "$helm_version" == "rolloutlint-helm $release_version "* ]]; then
+			pass "$id: the cache holds both binaries, verified, of $release_version"
+		else fail "$id: the cache holds '$cache_files' (rolloutlint-helm: $helm_version)"; fi
+		# A changed companion fails the check: the next run downloads again.
+		cp "${cached%/*}/rolloutlint-helm" "$work/helm.good"
+		printf 'x' >>"${cached%/*}/rolloutlint-helm"
+		if bash "$hooks/scripts/release-download.sh" --check "$cached"; then fail "$id: a changed cached rolloutlint-helm still passes the check"; else
+			pass "$id: a changed cached rolloutlint-helm fails the check"; fi
+		cp "$work/helm.good" "${cached%/*}/rolloutlint-helm" ;;
 	esac
 
 	# 2. A broken Rollout is blocked, with the finding at its line:column.
@@ -263,9 +321,26 @@ print(sum(1 for d in ds if d["severity"] == "error" and (d["file"].endswith("vir
 	elif [ "$involved" = 0 ] && [ $rc = 0 ]; then
 		pass "$id: VirtualService-only commit is linted with its Rollout as context (no rule reports the renamed route in this build)"
 	else fail "$id: VirtualService-only commit: $involved finding(s) involve it, commit exit $rc:"; echo "$out"; fi
+
+	# 5. A Helm chart, rendered by the hook's rolloutlint-helm: without it, the
+	#    chart would be an RL0010 finding and block even the clean commit.
+	git reset -q --hard # drop what step 4 left staged when it was blocked
+	new_chart
+	git add deploy/chart
+	commit "payments chart ($id)"
+	if [ $rc = 0 ] && ! grep -q RL0010 <<<"$out"; then pass "$id: a clean Helm chart commits (rendered)"; else
+		fail "$id: a clean Helm chart should commit (exit $rc):"; echo "$out"; fi
+	before="$(git rev-parse HEAD)"
+	sed -i 's/canaryWeight: 20/canaryWeight: 120/' deploy/chart/values.yaml
+	git add deploy/chart/values.yaml
+	commit "canary weight 120 ($id)"
+	if [ $rc != 0 ] && [ "$(git rev-parse HEAD)" = "$before" ] && ! grep -q RL0010 <<<"$out" &&
+		grep -q "deploy/chart/templates/rollout.yaml:22:9: error RL1001 step 0: setWeight 120 is outside 0..100" <<<"$out"; then
+		pass "$id: a values.yaml change that breaks the chart is blocked at the template line"
+	else fail "$id: the broken chart value should be blocked with RL1001 at deploy/chart/templates/rollout.yaml:22:9 (exit $rc):"; echo "$out"; fi
 done
 
-# 5. Hooks that lint every configured path, even when no manifest changed.
+# 6. Hooks that lint every configured path, even when no manifest changed.
 for id in rolloutlint-all rolloutlint-all-system rolloutlint-all-release; do
 	echo "== hook $id"
 	new_project "$id"

@@ -299,8 +299,15 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 	for _, g := range order {
 		all = append(all, byGroup[g].units...)
 	}
+	for _, u := range all {
+		if u.Kind == units.Helm {
+			r.StartHelm() // the companion starts while other units render
+			break
+		}
+	}
 	rendered := make([]*render.Result, len(all))
 	parallel.For(len(all), 1, func(i int) { rendered[i] = r.Render(all[i]) })
+	_ = r.Close() // stops the Helm companion, if a chart started it
 	results := map[*units.Unit]*render.Result{}
 	for i, u := range all {
 		results[u] = rendered[i]

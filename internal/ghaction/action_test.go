@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -156,6 +158,34 @@ func (r *runner) copyBundle(t *testing.T, name, to string) {
 	}
 }
 
+// copyTree copies the directory src of the repository, with everything under
+// it, to the workspace path to.
+func (r *runner) copyTree(t *testing.T, src, to string) {
+	t.Helper()
+	from := filepath.Join(r.root, src)
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(r.workspace, to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copying %s: %v", src, err)
+	}
+}
+
 // localRelease is a snapshot release of this checkout for the host platform,
 // made by scripts/release.sh (or taken from ROLLOUTLINT_RELEASE_DIST), served
 // from a loopback HTTP server as GitHub serves release assets:
@@ -237,8 +267,27 @@ func serveRelease(t *testing.T, root string) *localRelease {
 	return rel
 }
 
+// installed are the files the install step leaves in its directory: both
+// binaries, each with its SHA-256.
+var installed = []string{"rolloutlint", "rolloutlint-helm", "rolloutlint-helm.sha256", "rolloutlint.sha256"}
+
+// dirFiles lists the names in dir, sorted.
+func dirFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 // install runs the resolve and install steps for the local release, as a
-// workflow pinned to that version does, and returns the binary.
+// workflow pinned to that version does, and returns the binary; its Helm
+// companion is beside it.
 func install(t *testing.T, r *runner, rel *localRelease) string {
 	t.Helper()
 	env := map[string]string{"INPUT_VERSION": rel.version, "INPUT_RELEASE_URL": rel.srv.URL}
@@ -256,8 +305,11 @@ func install(t *testing.T, r *runner, rel *localRelease) string {
 	if want := filepath.Join(r.toolCache, "rolloutlint", strings.TrimPrefix(rel.version, "v"), runtime.GOARCH, "rolloutlint"); bin != want || o["dir"] != filepath.Dir(want) {
 		t.Fatalf("install step output bin=%q dir=%q, want %q in the tool cache", bin, o["dir"], want)
 	}
-	if !strings.Contains(out, "rolloutlint "+rel.version+" (commit ") {
-		t.Errorf("the installed binary should report the release version %s:\n%s", rel.version, out)
+	if !strings.Contains(out, "rolloutlint "+rel.version+" (commit ") || !regexp.MustCompile(`(?m)^rolloutlint-helm `+regexp.QuoteMeta(rel.version)+` \(protocol \d+, commit `).MatchString(out) {
+		t.Errorf("the installed binaries should both report the release version %s:\n%s", rel.version, out)
+	}
+	if got := dirFiles(t, filepath.Dir(bin)); !slices.Equal(got, installed) {
+		t.Errorf("the install directory holds %v, want %v", got, installed)
 	}
 	return bin
 }
@@ -413,6 +465,18 @@ func TestActionSteps(t *testing.T) {
 		}
 	})
 
+	t.Run("a Helm chart is rendered by the installed rolloutlint-helm", func(t *testing.T) {
+		r.copyTree(t, "testdata/repos/mixed/charts/reviews", "charts/reviews")
+		r.resetOutputs(t)
+		out, code := r.step(t, "action-run.sh", env("INPUT_PATHS", "charts/reviews", "INPUT_FORMAT", "text",
+			"INPUT_ARGS", "--values charts/reviews/values-prod.yaml"))
+		// The value from values-prod.yaml breaks a template line: only a render finds it.
+		want := "charts/reviews/templates/rollout.yaml:34:9: error RL1001 step 2: setWeight 150 is outside 0..100"
+		if code != 1 || !strings.Contains(out, want) || strings.Contains(out, "RL0010") {
+			t.Errorf("exit %d, want 1 with %q and no RL0010:\n%s", code, want, out)
+		}
+	})
+
 	t.Run("inputs are data, not shell", func(t *testing.T) {
 		r.resetOutputs(t)
 		marker := filepath.Join(r.workspace, "pwned")
@@ -518,6 +582,30 @@ func TestActionInstall(t *testing.T) {
 		}
 	})
 
+	t.Run("a changed cached rolloutlint-helm is downloaded again", func(t *testing.T) {
+		r5 := newRunner(t)
+		rel5 := serveRelease(t, r5.root)
+		bin5 := install(t, r5, rel5)
+		helm := filepath.Join(filepath.Dir(bin5), "rolloutlint-helm")
+		good, err := os.ReadFile(helm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(helm, []byte("#!/bin/sh\necho tampered\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		before := rel5.requests.Load()
+		r5.resetOutputs(t)
+		env5 := map[string]string{"INPUT_VERSION": rel5.version, "INPUT_RELEASE_URL": rel5.srv.URL}
+		out, code := r5.step(t, "action-install.sh", env5, "install")
+		if code != 0 || r5.outputs(t)["cache-hit"] != "false" || strings.Contains(out, "tampered") {
+			t.Fatalf("exit %d, outputs %v:\n%s", code, r5.outputs(t), out)
+		}
+		if got, _ := os.ReadFile(helm); !bytes.Equal(got, good) || rel5.requests.Load() != before+2 {
+			t.Errorf("the companion was not downloaded again (%d requests)", rel5.requests.Load()-before)
+		}
+	})
+
 	t.Run("a changed cached binary is not run", func(t *testing.T) {
 		if err := os.WriteFile(bin, []byte("#!/bin/sh\necho tampered\n"), 0o755); err != nil {
 			t.Fatal(err)
@@ -537,7 +625,7 @@ func TestActionInstall(t *testing.T) {
 		if code != 2 || !strings.Contains(out, "checksum mismatch for rolloutlint_") {
 			t.Errorf("exit %d:\n%s", code, out)
 		}
-		matches, _ := filepath.Glob(filepath.Join(r2.toolCache, "rolloutlint", "*", "*", "rolloutlint"))
+		matches, _ := filepath.Glob(filepath.Join(r2.toolCache, "rolloutlint", "*", "*", "rolloutlint*"))
 		if len(matches) != 0 {
 			t.Errorf("a binary was installed from a tampered archive: %v", matches)
 		}
@@ -558,11 +646,15 @@ func TestActionInstall(t *testing.T) {
 		}
 		r4 := newRunner(t)
 		out, code := r4.step(t, "action-install.sh", map[string]string{"INPUT_VERSION": "source", "GITHUB_ACTION_REF": "main"}, "install")
-		if code != 0 || !strings.Contains(out, "rolloutlint dev (commit main") {
-			t.Fatalf("exit %d:\n%s", code, out)
+		if code != 0 || !strings.Contains(out, "rolloutlint dev (commit main") || !regexp.MustCompile(`(?m)^rolloutlint-helm dev \(protocol \d+, commit main`).MatchString(out) {
+			t.Fatalf("exit %d, want both binaries built and reporting commit main:\n%s", code, out)
 		}
-		if got := r4.outputs(t)["bin"]; !strings.HasPrefix(got, r4.temp) {
+		got := r4.outputs(t)["bin"]
+		if !strings.HasPrefix(got, r4.temp) {
 			t.Errorf("source build bin=%q, want it under RUNNER_TEMP", got)
+		}
+		if names := dirFiles(t, filepath.Dir(got)); !slices.Equal(names, []string{"rolloutlint", "rolloutlint-helm"}) {
+			t.Errorf("source build directory holds %v, want rolloutlint and rolloutlint-helm", names)
 		}
 	})
 }

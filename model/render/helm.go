@@ -5,22 +5,16 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
-	"helm.sh/helm/v4/pkg/chart/common"
-	"helm.sh/helm/v4/pkg/chart/common/util"
-	chart "helm.sh/helm/v4/pkg/chart/v2"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	"helm.sh/helm/v4/pkg/engine"
 	"helm.sh/helm/v4/pkg/strvals"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/model/render/helmrpc"
 	"github.com/rolloutlint/rolloutlint/model/units"
 )
 
@@ -41,25 +35,58 @@ type valuesSource struct {
 	what       string // for related-location messages
 }
 
-// helm renders a chart as `helm template` does, client-only: the chart
-// and its dependencies vendored under charts/ are loaded, values merged
-// (values.yaml, value files, inline values, parameters), dependency
-// conditions, tags and import-values processed, the values checked against
-// values.schema.json, and the templates rendered with Helm's engine and
-// default capabilities. Nothing is downloaded and no cluster is asked.
+// helm renders a chart as `helm template` does, client-only, through the
+// Helm engine (the rolloutlint-helm companion; see helmengine for what it
+// does): the values are merged here, with where each came from, and the
+// engine's answer is turned into rendered files and findings at the
+// user's file and line. Nothing is downloaded and no cluster is asked.
+//
+// The checks keep Helm's order: a chart that does not load, or lacks a
+// dependency, is reported before a problem in its values, although the
+// values are merged before the engine is asked.
 func (r *Renderer) helm(u *units.Unit, res *Result) {
 	chartFile := filepath.Join(u.Dir, "Chart.yaml")
 	res.Files = appendFile(res.Files, chartFile)
 	for _, f := range chartFiles(u.Dir) {
 		res.Files = appendFile(res.Files, f)
 	}
-	ch, err := loader.Load(u.Dir)
+	// The values' files and problems count only once the chart loaded
+	// with its dependencies.
+	valRes := &Result{}
+	vals, sources, ok := r.helmValues(u, valRes)
+	release, ns := "release-name", u.Namespace
+	req := &helmrpc.Request{ChartDir: u.Dir, CheckOnly: !ok, Values: vals}
+	if u.App != nil {
+		release = u.App.Name
+		if h := u.App.Source.Helm; h != nil {
+			if h.ReleaseName != "" {
+				release = h.ReleaseName
+			}
+			if h.Namespace != "" {
+				ns = h.Namespace
+			}
+			req.APIVersions, req.KubeVersion = h.APIVersions, h.KubeVersion
+		}
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	req.ReleaseName, req.Namespace = release, ns
+	resp, err := r.helmEngine().Render(req)
 	if err != nil {
-		res.fail(r.helmErrorPos(u.Dir, chartFile, err), "loading chart %s: %s", u.Dir, cleanHelmError(err))
+		r.engineFailed(u, chartFile, res, err)
 		return
 	}
-	if missing := missingDependencies(ch); len(missing) > 0 {
-		for _, name := range missing {
+	if resp.Stage == helmrpc.StageRequest {
+		res.fail(lineStart(chartFile, 1), "rendering chart %s: %s could not take the request: %s", u.Dir, helmrpc.Name, cleanHelmError(resp.Error))
+		return
+	}
+	if resp.Stage == helmrpc.StageLoad {
+		res.fail(r.helmErrorPos(u.Dir, chartFile, resp.Error), "loading chart %s: %s", u.Dir, cleanHelmError(resp.Error))
+		return
+	}
+	if len(resp.Missing) > 0 {
+		for _, name := range resp.Missing {
 			pos := lineStart(chartFile, 1)
 			if src := r.source(chartFile); src != nil && len(src.docs) > 0 {
 				if deps := mapValue(src.docs[0], "dependencies"); deps != nil {
@@ -75,74 +102,53 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 		}
 		return
 	}
-	vals, sources, ok := r.helmValues(u, res)
+	for _, f := range valRes.Files {
+		res.Files = appendFile(res.Files, f)
+	}
+	res.Problems = append(res.Problems, valRes.Problems...)
 	if !ok {
 		return
 	}
-	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
-		res.fail(lineStart(chartFile, 1), "processing the dependencies of chart %s: %s", u.Dir, cleanHelmError(err))
+	switch resp.Stage {
+	case "":
+	case helmrpc.StageDependencies:
+		res.fail(lineStart(chartFile, 1), "processing the dependencies of chart %s: %s", u.Dir, cleanHelmError(resp.Error))
 		return
-	}
-	release, ns := "release-name", u.Namespace
-	if u.App != nil {
-		release = u.App.Name
-		if h := u.App.Source.Helm; h != nil && h.ReleaseName != "" {
-			release = h.ReleaseName
-		}
-		if h := u.App.Source.Helm; h != nil && h.Namespace != "" {
-			ns = h.Namespace
-		}
-	}
-	if ns == "" {
-		ns = "default"
-	}
-	caps := common.DefaultCapabilities.Copy()
-	if u.App != nil && u.App.Source.Helm != nil {
-		h := u.App.Source.Helm
-		caps.APIVersions = append(caps.APIVersions, h.APIVersions...)
-		if h.KubeVersion != "" {
-			if kv, err := common.ParseKubeVersion(h.KubeVersion); err == nil {
-				caps.KubeVersion = *kv
-			}
-		}
-	}
-	if ch.Metadata.KubeVersion != "" && !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
-		res.failDetail(r.chartFieldPos(chartFile, "kubeVersion"), fmt.Sprintf("rolloutlint renders with Helm's default Kubernetes version, %s.", caps.KubeVersion.Version),
-			"chart %s requires kubeVersion %s, which Kubernetes %s does not satisfy", u.Dir, ch.Metadata.KubeVersion, caps.KubeVersion.Version)
+	case helmrpc.StageKubeVersion:
+		res.failDetail(r.chartFieldPos(chartFile, "kubeVersion"), fmt.Sprintf("rolloutlint renders with Helm's default Kubernetes version, %s.", resp.KubeVersion),
+			"chart %s requires kubeVersion %s, which Kubernetes %s does not satisfy", u.Dir, resp.ChartKubeVersion, resp.KubeVersion)
 		return
-	}
-	top, err := util.ToRenderValuesWithSchemaValidation(ch, vals, common.ReleaseOptions{Name: release, Namespace: ns, Revision: 1, IsInstall: true}, caps, false)
-	if err != nil {
+	case helmrpc.StageValues:
 		pos := lineStart(chartFile, 1)
-		if schema := filepath.Join(u.Dir, "values.schema.json"); fileExists(schema) && strings.Contains(err.Error(), "schema") {
+		if schema := filepath.Join(u.Dir, "values.schema.json"); fileExists(schema) && strings.Contains(resp.Error, "schema") {
 			pos = lineStart(schema, 1)
 			res.Files = appendFile(res.Files, schema)
 		}
-		res.fail(pos, "values of chart %s: %s", u.Dir, cleanHelmError(err))
+		res.fail(pos, "values of chart %s: %s", u.Dir, cleanHelmError(resp.Error))
+		return
+	case helmrpc.StageRender:
+		res.fail(r.helmErrorPos(u.Dir, chartFile, resp.Error), "helm template of %s failed: %s", u.Dir, cleanHelmError(resp.Error))
+		return
+	case helmrpc.StagePanic:
+		res.fail(lineStart(chartFile, 1), "helm template of %s failed: Helm panicked: %s", u.Dir, cleanHelmError(resp.Error))
+		return
+	default:
+		res.fail(lineStart(chartFile, 1), "rendering chart %s: %s failed at %s: %s", u.Dir, helmrpc.Name, resp.Stage, cleanHelmError(resp.Error))
 		return
 	}
-	out, err := engine.Render(ch, top)
-	if err != nil {
-		res.fail(r.helmErrorPos(u.Dir, chartFile, err), "helm template of %s failed: %s", u.Dir, cleanHelmError(err))
-		return
-	}
-	names := make([]string, 0, len(out))
-	for name, text := range out {
+	for _, f := range resp.Files { // sorted by name
+		name, text := f.Name, f.Text
 		base := filepath.Base(name)
 		if strings.HasSuffix(name, "NOTES.txt") || strings.HasPrefix(base, "_") || strings.TrimSpace(text) == "" {
 			continue
 		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		tmpl, inDep := templatePath(u.Dir, ch.Name(), name)
+		tmpl, inDep := templatePath(u.Dir, resp.ChartName, name)
 		rf := &renderedFile{kind: units.Helm, path: renderedName(u, "helm") + " " + name, unitRoot: chartFile,
 			template: tmpl, values: sources, dependency: inDep, app: u.App}
 		if inDep != "" {
 			rf.template = ""
 		}
-		rf.data = []byte(out[name])
+		rf.data = []byte(text)
 		rf.splitHelmDocs(r)
 		res.Mapper.files[rf.path] = rf
 		res.Inputs = append(res.Inputs, load.Input{Path: rf.path, Data: rf.data, Role: load.RoleRendered})
@@ -188,22 +194,6 @@ func templatePath(dir, chartName, name string) (path, inDep string) {
 		return "", parts[1]
 	}
 	return p, ""
-}
-
-// missingDependencies lists Chart.yaml dependencies with no chart under
-// charts/ (the check `helm template` makes before rendering).
-func missingDependencies(ch *chart.Chart) []string {
-	have := map[string]bool{}
-	for _, d := range ch.Dependencies() {
-		have[d.Name()] = true
-	}
-	var out []string
-	for _, d := range ch.Metadata.Dependencies {
-		if !have[d.Name] {
-			out = append(out, d.Name)
-		}
-	}
-	return out
 }
 
 func (r *Renderer) chartFieldPos(chartFile, key string) graph.Position {
@@ -389,8 +379,8 @@ func yamlErrLine(err error) int {
 // helmErrorPos finds the template file and line of a Helm error
 // ("template: chart/templates/x.yaml:12:3: executing ..."), else the file
 // the error names, else Chart.yaml.
-func (r *Renderer) helmErrorPos(dir, chartFile string, err error) graph.Position {
-	for _, m := range tmplErrRe().FindAllStringSubmatch(err.Error(), -1) {
+func (r *Renderer) helmErrorPos(dir, chartFile, msg string) graph.Position {
+	for _, m := range tmplErrRe().FindAllStringSubmatch(msg, -1) {
 		parts := strings.SplitN(m[1], "/", 2)
 		if len(parts) < 2 {
 			continue
@@ -410,7 +400,7 @@ func (r *Renderer) helmErrorPos(dir, chartFile string, err error) graph.Position
 	return lineStart(chartFile, 1)
 }
 
-// cleanHelmError drops Helm's repetition of the template name.
-func cleanHelmError(err error) string {
-	return strings.TrimSpace(err.Error())
+// cleanHelmError is Helm's error text as findings show it.
+func cleanHelmError(msg string) string {
+	return strings.TrimSpace(msg)
 }

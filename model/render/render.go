@@ -1,9 +1,12 @@
 // Package render turns a deployable unit into the manifests its tool would
 // apply — in process, with the tools' own libraries: Kustomize through
 // sigs.k8s.io/kustomize/api (krusty) and Helm through helm.sh/helm/v4's
-// chart loader and template engine, client-only. Nothing is fetched and
-// nothing is executed: remote bases, exec and container plugins and
-// charts that are not vendored are refused with a finding.
+// chart loader and template engine, client-only. Helm runs in the
+// rolloutlint-helm companion (see helmrpc, helmengine), started only when
+// a lint holds a chart, so that Helm's package initialisers do not run on
+// every start; the values are merged, and the output mapped, here. Nothing
+// is fetched and nothing is executed: remote bases, exec and container
+// plugins and charts that are not vendored are refused with a finding.
 //
 // The rendered documents are loader inputs marked as rendered; the Mapper
 // moves every position in them into the file the user wrote (the
@@ -12,6 +15,7 @@
 package render
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +27,7 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
+	"github.com/rolloutlint/rolloutlint/model/render/helmrpc"
 	"github.com/rolloutlint/rolloutlint/model/units"
 )
 
@@ -38,6 +43,11 @@ type Options struct {
 	HelmSet        []string
 	// Limits bound the files read.
 	Limits load.Limits
+	// Helm renders the charts (nil: DefaultHelm, else the rolloutlint-helm
+	// companion, started at the first chart and stopped by Close).
+	Helm HelmEngine
+	// Context, when cancelled, stops the companion (nil: never).
+	Context context.Context
 }
 
 // Result is one rendered unit.
@@ -61,9 +71,13 @@ type Renderer struct {
 	opts    Options
 	mu      sync.Mutex
 	sources map[string]*sourceFile
+
+	engineOnce sync.Once
+	engine     HelmEngine
+	client     *helmrpc.Client // the companion the renderer started, if any
 }
 
-// New returns a renderer.
+// New returns a renderer; Close stops the Helm companion it may start.
 func New(opts Options) *Renderer {
 	return &Renderer{opts: opts, sources: map[string]*sourceFile{}}
 }

@@ -7,10 +7,17 @@ var RenderFailed = &rules.Rule{
 	ID: "RL0010", Name: "render-failed", Severity: rules.Error, Source: rules.SourceGo, Tags: []string{"input"},
 	Summary: "A Kustomize root, Helm chart or Argo CD Application source could not be rendered.",
 	Doc: rules.Doc{
-		Why: `rolloutlint lints what Kustomize, Helm and Argo CD would apply, rendered in process with
-their own libraries. When a unit does not render, Argo CD fails to sync it too, and nothing in it
-is checked. The finding is at the file and line that caused the failure (a kustomization entry, a
-template line, a Chart.yaml dependency) with the renderer's reason.
+		Why: `rolloutlint lints what Kustomize, Helm and Argo CD would apply, rendered with their own
+libraries: Kustomize in process, Helm in rolloutlint-helm, the companion binary rolloutlint starts
+when a lint holds a chart. When a unit does not render, Argo CD fails to sync it too, and nothing
+in it is checked. The finding is at the file and line that caused the failure (a kustomization
+entry, a template line, a Chart.yaml dependency) with the renderer's reason.
+
+A chart is also reported, at its Chart.yaml, when rolloutlint-helm is not installed (rolloutlint
+looks at $ROLLOUTLINT_HELM, beside its own binary, then on PATH) or is of another release: the
+message gives the command that installs the matching one, go install
+github.com/rolloutlint/rolloutlint/cmd/rolloutlint-helm@VERSION; the release archives and the
+container image ship both binaries.
 
 rolloutlint never fetches or executes anything while rendering, so these are findings as well:
 remote bases and resources (vendor them into the repository), kustomize exec, container and Go

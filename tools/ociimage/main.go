@@ -4,12 +4,14 @@
 // The image is two layers on nothing: a base layer made here (the /etc/passwd
 // and /etc/group entries of a non-root user 65532, as distroless/static has
 // them, the CA certificates of the build machine, a /tmp and a home
-// directory), and the static rolloutlint binary. Every file has a fixed owner
-// and the given creation time, so the same inputs give the same digests.
+// directory), and the static binaries in /usr/bin: rolloutlint, the
+// entrypoint, and its Helm companion rolloutlint-helm, which rolloutlint finds
+// beside itself. Every file has a fixed owner and the given creation time, so
+// the same inputs give the same digests.
 //
 //	ociimage build -out DIR -version v0.1.0 -revision SHA -created RFC3339 \
 //	    -ca-certs /etc/ssl/certs/ca-certificates.crt -license LICENSE \
-//	    linux/amd64=dist/…/rolloutlint linux/arm64=…
+//	    linux/amd64=dist/…/rolloutlint,dist/…/rolloutlint-helm linux/arm64=…
 //	ociimage inspect DIR           # JSON: per platform, digest, config, layer files
 //	ociimage export DIR PLATFORM DEST   # the flattened root filesystem
 //
@@ -43,9 +45,16 @@ const (
 	uid      = 65532
 	userName = "nonroot"
 	home     = "/home/nonroot"
-	binPath  = "/usr/bin/rolloutlint"
 	certPath = "/etc/ssl/certs/ca-certificates.crt"
 	source   = "https://github.com/rolloutlint/rolloutlint"
+)
+
+// The binaries go to binDir under their own names; entrypoint is the one the
+// image runs, which every OS/ARCH=BINARY[,BINARY…] argument must include.
+const (
+	binDir     = "/usr/bin"
+	entrypoint = "rolloutlint"
+	binPath    = binDir + "/" + entrypoint
 )
 
 func main() {
@@ -80,7 +89,7 @@ func run(args []string, stdout io.Writer) error {
 type options struct {
 	out, version, revision, caCerts, license string
 	created                                  time.Time
-	binaries                                 map[string]string // "linux/amd64" -> path
+	binaries                                 map[string][]string // "linux/amd64" -> paths, installed in /usr/bin under their names
 }
 
 func buildCmd(args []string) error {
@@ -97,22 +106,49 @@ func buildCmd(args []string) error {
 		return err
 	}
 	if o.out == "" || o.version == "" || created == "" || fs.NArg() == 0 {
-		return errors.New("build needs -out, -version, -created and at least one OS/ARCH=BINARY")
+		return errors.New("build needs -out, -version, -created and at least one OS/ARCH=BINARY[,BINARY…]")
 	}
 	t, err := time.Parse(time.RFC3339, created)
 	if err != nil {
 		return fmt.Errorf("-created: %w", err)
 	}
 	o.created = t.UTC()
-	o.binaries = map[string]string{}
+	o.binaries = map[string][]string{}
 	for _, a := range fs.Args() {
-		p, bin, ok := strings.Cut(a, "=")
-		if !ok || !strings.HasPrefix(p, "linux/") {
-			return fmt.Errorf("%q: want linux/ARCH=BINARY", a)
+		p, list, ok := strings.Cut(a, "=")
+		if !ok || !strings.HasPrefix(p, "linux/") || list == "" {
+			return fmt.Errorf("%q: want linux/ARCH=BINARY[,BINARY…]", a)
 		}
-		o.binaries[p] = bin
+		if _, dup := o.binaries[p]; dup {
+			return fmt.Errorf("%q: %s is given twice", a, p)
+		}
+		bins := strings.Split(list, ",")
+		if err := checkBinaries(bins); err != nil {
+			return fmt.Errorf("%q: %w", a, err)
+		}
+		o.binaries[p] = bins
 	}
 	return build(o)
+}
+
+// checkBinaries refuses a platform's binary list that lacks the entrypoint
+// or would put two files at one /usr/bin path.
+func checkBinaries(bins []string) error {
+	seen := map[string]bool{}
+	for _, b := range bins {
+		name := filepath.Base(b)
+		if b == "" || name == "." || name == "/" {
+			return errors.New("empty binary path")
+		}
+		if seen[name] {
+			return fmt.Errorf("two binaries named %s", name)
+		}
+		seen[name] = true
+	}
+	if !seen[entrypoint] {
+		return fmt.Errorf("no binary named %s, the entrypoint", entrypoint)
+	}
+	return nil
 }
 
 // build writes the OCI layout: index.json names one image index, tagged with
@@ -168,14 +204,21 @@ func build(o options) error {
 }
 
 func platformImage(o options, platform string, base v1.Layer) (v1.Image, error) {
-	bin, err := os.ReadFile(o.binaries[platform])
-	if err != nil {
-		return nil, err
+	// Sorted by name: the layer's bytes do not depend on the argument order.
+	bins := append([]string(nil), o.binaries[platform]...)
+	sort.Slice(bins, func(i, j int) bool { return filepath.Base(bins[i]) < filepath.Base(bins[j]) })
+	files := []file{{path: "/usr", dir: true}, {path: binDir, dir: true}}
+	paths := make([]string, 0, len(bins))
+	for _, b := range bins {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			return nil, fmt.Errorf("binary: %w", err)
+		}
+		p := binDir + "/" + filepath.Base(b)
+		files = append(files, file{path: p, mode: 0o755, data: data})
+		paths = append(paths, p)
 	}
-	app, err := layer([]file{
-		{path: "/usr", dir: true}, {path: "/usr/bin", dir: true},
-		{path: binPath, mode: 0o755, data: bin},
-	}, o.created)
+	app, err := layer(files, o.created)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +229,7 @@ func platformImage(o options, platform string, base v1.Layer) (v1.Image, error) 
 			Created: v1.Time{Time: o.created}, CreatedBy: "ociimage: passwd/group (nonroot 65532), CA certificates, /tmp, " + home,
 		}},
 		mutate.Addendum{Layer: app, MediaType: types.OCILayer, History: v1.History{
-			Created: v1.Time{Time: o.created}, CreatedBy: "ociimage: " + binPath + " " + o.version,
+			Created: v1.Time{Time: o.created}, CreatedBy: "ociimage: " + strings.Join(paths, " ") + " " + o.version,
 		}},
 	)
 	if err != nil {
