@@ -20,7 +20,7 @@ type HelmEngine interface {
 	Render(req *helmrpc.Request) (*helmrpc.Response, error)
 }
 
-// DefaultHelm, when set, is the engine of every Renderer whose Options
+// DefaultHelm is, when set, the engine of every Renderer whose Options
 // name none, in place of the rolloutlint-helm companion. rolloutlint
 // leaves it nil; a test or another program that links Helm may set it
 // (to helmengine.InProcess{}) before it renders.

@@ -64,7 +64,7 @@ func summary(res *Result) string {
 // files and mapped positions.
 func TestCompanionMatchesInProcess(t *testing.T) {
 	companion := New(Options{})
-	defer companion.Close()
+	defer func() { _ = companion.Close() }()
 	inProcess := New(Options{Helm: helmengine.InProcess{}})
 	mapped := 0
 	for _, u := range chartUnits(t) {
@@ -89,7 +89,7 @@ func TestMissingCompanion(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "rolloutlint-helm")
 	t.Setenv(helmrpc.EnvPath, missing)
 	r := New(Options{})
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	dir := "../../testdata/repos/mixed"
 	set, err := units.Discover([]string{dir}, units.Options{RepoRoot: dir})
 	if err != nil {

@@ -86,7 +86,7 @@ func TestCompanionRendersValuesAsInProcess(t *testing.T) {
 	dir := writeChart(t)
 	inProcess := render(t, helmengine.InProcess{}, dir, values(t))
 	c := helmrpc.NewClient(helmrpc.ClientOptions{})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	viaCompanion := render(t, c, dir, values(t))
 	if viaCompanion != inProcess {
 		t.Errorf("through the companion:\n%s\nin process:\n%s", viaCompanion, inProcess)
@@ -125,7 +125,7 @@ func TestTimestampValuePanicsHelm(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := helmrpc.NewClient(helmrpc.ClientOptions{})
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	for name, engine := range map[string]interface {
 		Render(*helmrpc.Request) (*helmrpc.Response, error)
 	}{"in process": helmengine.InProcess{}, "companion": c} {

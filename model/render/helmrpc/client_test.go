@@ -306,7 +306,7 @@ func TestLocate(t *testing.T) {
 	if err := os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove(beside)
+	defer func() { _ = os.Remove(beside) }()
 	if p, err := Locate(); err != nil || p != beside {
 		t.Errorf("beside the executable: %q, %v; want %s", p, err, beside)
 	}

@@ -214,9 +214,9 @@ func TestValuesRoundTripRandom(t *testing.T) {
 		case 10:
 			return uint16(r.IntN(65536))
 		case 11:
-			return int32(r.Int32())
+			return r.Int32()
 		case 12:
-			return uint32(r.Uint32())
+			return r.Uint32()
 		default:
 			return time.Unix(r.Int64N(1<<40), r.Int64N(1e9)).UTC()
 		}
