@@ -47,8 +47,14 @@ var (
 
 // evalWatch is one evaluation under the watchdog.
 type evalWatch struct {
-	name   string // "policy acme.x (file:line)", for OnRunaway
-	base   uint64 // heap when the evaluation started
+	name string // "policy acme.x (file:line)", for OnRunaway
+	// base is the heap the evaluation's growth is measured from: the heap
+	// when it started, lowered to the live heap a later collection found
+	// (the heap at the start counts garbage not yet collected, which a
+	// previous evaluation may have left by the hundred megabytes).
+	base uint64
+	// cycles is the number of completed collections when it started.
+	cycles uint64
 	bound  uint64
 	cancel topdown.Cancel
 	over   atomic.Bool // cancelled because the heap passed a bound
@@ -108,13 +114,16 @@ func (w *heapWatch) loop(stop chan struct{}) {
 
 // check compares the heap with every evaluation's bound.
 func (w *heapWatch) check() {
-	if !w.needsLook(heapBytes()) {
+	w.rebase(readHeap())
+	if !w.needsLook(readHeap().objects) {
 		return
 	}
 	// The heap counts garbage not yet collected: collect it before
 	// stopping anything, so that only what evaluations keep counts.
 	collect()
-	heap := heapBytes()
+	r := readHeap()
+	w.rebase(r)
+	heap := r.objects
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	over := false
@@ -151,6 +160,25 @@ func (w *heapWatch) check() {
 	}
 }
 
+// rebase lowers the base of every running evaluation to the live heap of
+// a collection that completed after it started. That heap holds all the
+// evaluation has kept and none of the garbage its starting heap counted, so
+// the growth measured from it is never more than the evaluation's own and
+// the stop comes no later than from the starting heap. Without it, an
+// evaluation started over 200 MB of garbage could grow by 200 MB more than
+// its bound before being looked at.
+func (w *heapWatch) rebase(r heapReading) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for e := range w.evals {
+		if e.over.Load() || r.cycles <= e.cycles || r.live >= e.base {
+			continue
+		}
+		e.base = r.live
+		e.next = min(e.next, e.base+e.bound)
+	}
+}
+
 // needsLook reports whether the heap has reached the level at which an
 // evaluation's memory is to be checked again.
 func (w *heapWatch) needsLook(heap uint64) bool {
@@ -164,21 +192,41 @@ func (w *heapWatch) needsLook(heap uint64) bool {
 	return false
 }
 
-// heapBytes reads the heap; tests replace it.
-var heapBytes = heapObjectBytes
+// heapReading is what the watchdog reads of the heap.
+type heapReading struct {
+	objects uint64 // live and not yet swept objects, now
+	live    uint64 // live objects the last completed collection marked
+	cycles  uint64 // completed collections
+}
+
+// readHeap reads the heap; tests replace it.
+var readHeap = readRuntimeHeap
 
 // collect collects garbage before the watchdog looks again; tests replace it.
 var collect = runtime.GC
 
-// heapObjectBytes is the memory the heap's objects occupy, live ones and
-// those not yet swept.
-func heapObjectBytes() uint64 {
-	s := [1]metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s[:])
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+// readRuntimeHeap reads the heap from runtime/metrics: the memory the
+// heap's objects occupy (live ones and those not yet swept), the live heap
+// the last collection found, and how many collections completed.
+func readRuntimeHeap() heapReading {
+	s := [3]metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
 	}
-	return s[0].Value.Uint64()
+	metrics.Read(s[:])
+	var v [3]uint64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			v[i] = s[i].Value.Uint64()
+		}
+	}
+	if v[1] == 0 {
+		// Without the live heap (a runtime that lacks the metric) never
+		// rebase: the starting heap is the conservative measure.
+		v[2] = 0
+	}
+	return heapReading{objects: v[0], live: v[1], cycles: v[2]}
 }
 
 // formatBytes prints a bound as the rule option would write it.

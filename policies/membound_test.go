@@ -159,10 +159,10 @@ func TestMemoryBoundKeepsTheProcessSmall(t *testing.T) {
 // fakeHeap replaces the watchdog's heap reading and collection for a test.
 func fakeHeap(t *testing.T, heap *uint64, collected func()) {
 	t.Helper()
-	savedRead, savedCollect := heapBytes, collect
-	heapBytes = func() uint64 { return *heap }
+	savedRead, savedCollect := readHeap, collect
+	readHeap = func() heapReading { return heapReading{objects: *heap} }
 	collect = collected
-	t.Cleanup(func() { heapBytes, collect = savedRead, savedCollect })
+	t.Cleanup(func() { readHeap, collect = savedRead, savedCollect })
 }
 
 func newWatch(base, bound uint64) *evalWatch {
@@ -227,5 +227,43 @@ func TestWatchdogStopsEveryEvaluationWhenTheHeapCannotTell(t *testing.T) {
 	w.check()
 	if !c.over.Load() || !c.sole.Load() {
 		t.Fatalf("a lone evaluation: stopped %v, alone %v", c.over.Load(), c.sole.Load())
+	}
+}
+
+// TestWatchdogMeasuresFromTheLiveHeap starts an evaluation over garbage a
+// previous one left: once a collection completed after the start finds a
+// smaller live heap, growth is measured from that heap, so the evaluation
+// is stopped at its bound above what is live, not above the garbage. A
+// collection that completed before the start changes nothing.
+func TestWatchdogMeasuresFromTheLiveHeap(t *testing.T) {
+	r := heapReading{objects: 300, live: 40, cycles: 7}
+	savedRead, savedCollect := readHeap, collect
+	readHeap = func() heapReading { return r }
+	collect = func() { r.objects = r.live; r.cycles++ }
+	t.Cleanup(func() { readHeap, collect = savedRead, savedCollect })
+	var w heapWatch
+	e := newWatch(300, 50) // started over 260 of garbage
+	e.cycles = 7
+	w.evals = map[*evalWatch]struct{}{e: {}}
+
+	r.objects = 110 // the collection of cycle 7 is older than the evaluation
+	w.check()
+	if e.base != 300 || e.over.Load() {
+		t.Fatalf("rebased on a collection from before the start: base %d, stopped %v", e.base, e.over.Load())
+	}
+	r.live, r.cycles = 60, 8 // a collection after the start: 60 live
+	w.check()
+	if e.base != 60 || e.over.Load() {
+		t.Fatalf("after a later collection: base %d, stopped %v", e.base, e.over.Load())
+	}
+	r.objects, r.live = 130, 125 // 65 above the live heap: past the bound of 50
+	w.check()
+	if !e.over.Load() {
+		t.Fatalf("growth past the bound above the live heap was not stopped (base %d, next %d)", e.base, e.next)
+	}
+	r.live, r.cycles = 20, 20 // a stopped evaluation keeps its base
+	w.check()
+	if e.base != 60 {
+		t.Fatalf("a stopped evaluation was rebased to %d", e.base)
 	}
 }

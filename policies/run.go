@@ -108,8 +108,8 @@ func (p *policy) eval(parent context.Context, in ast.Value, timeout time.Duratio
 	if alone {
 		collect() // the heap it starts from, without the stopped evaluations' garbage
 	}
-	base := heapBytes()
-	w := &evalWatch{name: fmt.Sprintf("policy %s (%s)", p.pkg, p.loc), base: base, bound: bound, next: base + bound, cancel: c}
+	r := readHeap()
+	w := &evalWatch{name: fmt.Sprintf("policy %s (%s)", p.pkg, p.loc), base: r.objects, cycles: r.cycles, bound: bound, next: r.objects + bound, cancel: c}
 	watch.add(w)
 	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in), rego.EvalExternalCancel(c))
 	watch.remove(w)
