@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/repo"
 	"github.com/rolloutlint/rolloutlint/model/render/helmtest"
@@ -20,30 +19,19 @@ func TestLintContextStopsRendering(t *testing.T) {
 		t.Skip("checks the process by signal 0")
 	}
 	pids := helmtest.Hang(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
 	dir := filepath.Join(repos, "mixed")
-	opts := options(dir)
-	opts.Analyzer.Context = ctx
-	type lintResult struct {
+	var (
 		rep *repo.Report
 		err error
+	)
+	started := helmtest.UnderDeadline(t, pids, func(ctx context.Context) {
+		opts := options(dir)
+		opts.Analyzer.Context = ctx
+		rep, err = repo.Lint([]string{dir}, opts)
+	})
+	if !errors.Is(err, context.DeadlineExceeded) || rep != nil {
+		t.Errorf("Lint: %v, %v; want no report and the context's error", rep, err)
 	}
-	done := make(chan lintResult, 1)
-	go func() {
-		rep, err := repo.Lint([]string{dir}, opts)
-		done <- lintResult{rep, err}
-	}()
-	var got lintResult
-	select {
-	case got = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the lint went on past its deadline")
-	}
-	if !errors.Is(got.err, context.DeadlineExceeded) || got.rep != nil {
-		t.Errorf("Lint: %v, %v; want no report and the context's error", got.rep, got.err)
-	}
-	started := pids()
 	if len(started) != 1 {
 		t.Errorf("companions %v started, want one", started)
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/rolloutlint/rolloutlint/internal/version"
 	"github.com/rolloutlint/rolloutlint/model/render/helmengine"
@@ -154,23 +153,14 @@ func TestContextStopsTheCompanion(t *testing.T) {
 		t.Skip("checks the process by signal 0")
 	}
 	pids := helmtest.Hang(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
 	us := chartUnits(t)
-	done := make(chan []*Result, 1)
-	go func() { done <- renderAll(t, New(Options{Context: ctx}), us) }()
 	var got []*Result
-	select {
-	case got = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("rendering went on past the deadline")
-	}
+	started := helmtest.UnderDeadline(t, pids, func(ctx context.Context) { got = renderAll(t, New(Options{Context: ctx}), us) })
 	for i, res := range got {
 		if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Message, "context deadline exceeded") {
 			t.Errorf("%s: %v, want one problem with the context's error", us[i].Dir, res.Problems)
 		}
 	}
-	started := pids()
 	if len(started) != 1 {
 		t.Errorf("companions %v started, want one", started)
 	}

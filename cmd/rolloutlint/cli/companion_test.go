@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rolloutlint/rolloutlint/cmd/rolloutlint/cli"
 	"github.com/rolloutlint/rolloutlint/model/render/helmtest"
@@ -20,22 +19,20 @@ func TestLintContextStopsTheCompanion(t *testing.T) {
 		t.Skip("checks the process by signal 0")
 	}
 	pids := helmtest.Hang(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-	defer cancel()
-	var out, errw bytes.Buffer
-	e := &cli.Env{In: strings.NewReader(""), Out: &out, Err: &errw, Dir: "../../../testdata/repos/mixed",
-		Getenv: func(string) string { return "" }, Context: ctx}
-	done := make(chan int, 1)
-	go func() { done <- e.Run([]string{"lint", "charts/reviews"}) }()
-	select {
-	case code := <-done:
-		if code != cli.ExitFailure || !strings.Contains(errw.String(), "context deadline exceeded") || out.Len() != 0 {
-			t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with the context's error", code, out.String(), errw.String())
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the lint went on past its deadline")
+	var (
+		code      int
+		out, errw bytes.Buffer
+	)
+	started := helmtest.UnderDeadline(t, pids, func(ctx context.Context) {
+		out.Reset()
+		errw.Reset()
+		e := &cli.Env{In: strings.NewReader(""), Out: &out, Err: &errw, Dir: "../../../testdata/repos/mixed",
+			Getenv: func(string) string { return "" }, Context: ctx}
+		code = e.Run([]string{"lint", "charts/reviews"})
+	})
+	if code != cli.ExitFailure || errw.String() != "rolloutlint: stopped while rendering: context deadline exceeded\n" || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 with the context's error", code, out.String(), errw.String())
 	}
-	started := pids()
 	if len(started) != 1 {
 		t.Errorf("companions %v started, want one", started)
 	}

@@ -9,6 +9,7 @@
 package helmtest
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rolloutlint/rolloutlint/model/render/helmengine"
 	"github.com/rolloutlint/rolloutlint/model/render/helmrpc"
@@ -161,4 +163,33 @@ func Running(pid int) bool {
 		return false
 	}
 	return p.Signal(syscall.Signal(0)) == nil
+}
+
+// UnderDeadline calls lint with a context whose deadline passes while the
+// companions hang (the test called Hang, which gave pids), and returns the
+// PIDs of the companions that call started. When none had started by the
+// deadline (a slow start: a race build on a busy machine), it calls lint
+// again with a longer one.
+func UnderDeadline(t testing.TB, pids func() []int, lint func(ctx context.Context)) []int {
+	t.Helper()
+	for _, d := range []time.Duration{500 * time.Millisecond, 2 * time.Second, 8 * time.Second} {
+		before := len(pids())
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			lint(ctx)
+		}()
+		select {
+		case <-done:
+		case <-time.After(d + time.Minute):
+			t.Fatalf("the lint went on a minute past its deadline of %s", d)
+		}
+		cancel()
+		if started := pids()[before:]; len(started) > 0 {
+			return started
+		}
+	}
+	t.Fatal("no companion started, with deadlines up to 8s")
+	return nil
 }
