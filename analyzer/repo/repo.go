@@ -292,7 +292,11 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 		b.loose = loose
 	}
 	sort.Strings(order)
-	r := render.New(opts.Render)
+	ropts := opts.Render
+	if ropts.Context == nil {
+		ropts.Context = opts.Analyzer.Context // a lint stopped early stops its rendering too
+	}
+	r := render.New(ropts)
 	// Render every unit first, on every core: rendering is independent
 	// per unit and dominates the cost of a repository of small units.
 	var all []*units.Unit
@@ -306,8 +310,18 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 		}
 	}
 	rendered := make([]*render.Result, len(all))
-	parallel.For(len(all), 1, func(i int) { rendered[i] = r.Render(all[i]) })
+	parallel.For(len(all), 1, func(i int) {
+		if ropts.Context != nil && ropts.Context.Err() != nil {
+			return // stopped: reported below
+		}
+		rendered[i] = r.Render(all[i])
+	})
 	_ = r.Close() // stops the Helm companion, if a chart started it
+	if ctx := ropts.Context; ctx != nil && ctx.Err() != nil {
+		// Some units did not render: their findings would be about the
+		// stop, not the repository.
+		return nil, fmt.Errorf("stopped while rendering: %w", ctx.Err())
+	}
 	results := map[*units.Unit]*render.Result{}
 	for i, u := range all {
 		results[u] = rendered[i]

@@ -46,6 +46,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case helmrpc.ServeCommand:
+		helmrpc.LogTo(stderr) // Helm's warnings, told apart from a crash's output
 		if err := helmrpc.Serve(stdin, stdout, helmengine.Render, helmrpc.ServeOptions{Version: version.Get().Short()}); err != nil {
 			_, _ = fmt.Fprintln(stderr, "rolloutlint-helm:", err)
 			return 1

@@ -2,6 +2,9 @@ package render
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/internal/version"
@@ -37,7 +40,12 @@ func (r *Renderer) helmEngine() HelmEngine {
 		case DefaultHelm != nil:
 			r.engine = DefaultHelm
 		default:
-			r.client = helmrpc.NewClient(helmrpc.ClientOptions{Context: r.opts.Context})
+			stderr := r.opts.Stderr
+			if stderr == nil {
+				stderr = os.Stderr
+			}
+			r.client = helmrpc.NewClient(helmrpc.ClientOptions{Context: r.opts.Context, Stderr: stderr,
+				Version: version.Get().Short(), OnMismatch: func(m helmrpc.Mismatch) { noteMismatch(stderr, m) }})
 			r.engine = r.client
 		}
 	})
@@ -83,6 +91,22 @@ func (r *Renderer) engineFailed(u *units.Unit, chartFile string, res *Result, er
 	default:
 		res.fail(lineStart(chartFile, 1), "chart %s was not rendered: %v", u.Dir, err)
 	}
+}
+
+// noteMismatch tells, on standard error, that the companion is of another
+// release than this rolloutlint. It is a note, not a finding: the charts
+// render (the two speak one protocol), with the Helm library of the
+// companion's release, which may differ from this release's in what it
+// accepts or prints; that is a matter of the installation, not of the
+// repository linted, and a finding would land on whichever chart came
+// first, in SARIF and against --fail-level.
+func noteMismatch(w io.Writer, m helmrpc.Mismatch) {
+	self, err := os.Executable()
+	if err != nil {
+		self = "rolloutlint"
+	}
+	_, _ = fmt.Fprintf(w, "rolloutlint: warning: %s is %s, and this rolloutlint (%s) is %s: charts are rendered with the Helm library of %s %s; install the matching one with %s\n",
+		m.Path, m.Version, self, m.Want, helmrpc.Name, m.Version, installCommand())
 }
 
 // installDetail tells where rolloutlint looks for the companion.

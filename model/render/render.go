@@ -17,6 +17,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,8 +47,12 @@ type Options struct {
 	// Helm renders the charts (nil: DefaultHelm, else the rolloutlint-helm
 	// companion, started at the first chart and stopped by Close).
 	Helm HelmEngine
-	// Context, when cancelled, stops the companion (nil: never).
+	// Context, when done, kills the companion and fails the charts not
+	// yet rendered with its error (nil: never).
 	Context context.Context
+	// Stderr receives the companion's log (Helm's warnings) and the note
+	// about a companion of another release (nil: os.Stderr).
+	Stderr io.Writer
 }
 
 // Result is one rendered unit.

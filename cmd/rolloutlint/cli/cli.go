@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,11 @@ type Env struct {
 	Dir string
 	// Getenv reads an environment variable; nil is os.Getenv.
 	Getenv func(string) string
+	// Context, when done, stops the run (nil: never): a lint then kills
+	// the rolloutlint-helm companion it started and fails with the
+	// context's error. The command line sets none: a rolloutlint stopped
+	// by a signal ends the companion's input, and it exits.
+	Context context.Context
 	// builtin returns the built-in rules; nil means the registry (all.Rules).
 	// Tests set it to add probe rules.
 	builtin func() []*rules.Rule
@@ -68,7 +74,11 @@ func (e *Env) Run(args []string) int {
 	root.SetIn(e.In)
 	root.SetOut(e.Out)
 	root.SetErr(e.Err)
-	err := root.Execute()
+	ctx := e.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := root.ExecuteContext(ctx)
 	if perr := prof.stop(); perr != nil && err == nil {
 		err = perr
 	}

@@ -78,8 +78,9 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 		Analyzer: aopts,
 		Live:     liveFor,
 		Load:     rs.opts,
-		Render:   render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits},
-		Context:  context,
+		Render: render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits,
+			Context: e.Context, Stderr: e.Err},
+		Context: context,
 		AfterLoad: func(*graph.Graph) {
 			if !fitted {
 				memlimit.Fit() // the first loaded bundle sets the floor of the memory limit

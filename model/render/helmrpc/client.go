@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -52,14 +53,15 @@ type FailedError struct {
 	Path string
 	// Reason says what happened (exit status 2, an unreadable response).
 	Reason string
-	// Stderr is the end of what the companion wrote to its standard error.
+	// Stderr is what the companion wrote to its standard error besides
+	// its log: the first 3 KiB and the last 1 KiB, when it wrote more.
 	Stderr string
 }
 
 func (e *FailedError) Error() string {
 	msg := e.Path + " " + e.Reason
 	if e.Stderr != "" {
-		msg += "; its standard error ends:\n" + e.Stderr
+		msg += "; its standard error:\n" + e.Stderr
 	}
 	return msg
 }
@@ -110,9 +112,12 @@ func isFile(p string) bool {
 // request in flight when it died is sent again alone, so that a chart
 // that crashes the companion fails by itself and the others render.
 type Client struct {
-	ctx    context.Context
-	locate func() (string, error)
-	stderr io.Writer
+	ctx        context.Context
+	locate     func() (string, error)
+	stderr     io.Writer
+	version    string
+	onMismatch func(Mismatch)
+	mismatch   sync.Once
 
 	// solo is held shared by each request, exclusively by a request sent
 	// again after a crash.
@@ -136,24 +141,36 @@ const maxSpawns = 32
 // helloTimeout bounds the wait for the hello line of a starting companion.
 const helloTimeout = time.Minute
 
-// stderrTail is how much of the companion's standard error an error keeps.
-const stderrTail = 4096
-
 // ClientOptions configure a Client.
 type ClientOptions struct {
 	// Context stops the companion when done (nil: never).
 	Context context.Context
 	// Locate finds the companion (nil: Locate).
 	Locate func() (string, error)
-	// Stderr receives what the companion writes to its standard error, as
-	// Helm's warnings reached rolloutlint's own when Helm ran in process
-	// (nil: os.Stderr).
+	// Stderr receives the companion's log (Helm's warnings), as they
+	// reached rolloutlint's own standard error when Helm ran in process,
+	// and what else it wrote there when it ends well (nil: os.Stderr).
+	// What a companion that fails wrote is in the error instead.
 	Stderr io.Writer
+	// Version is the version of the rolloutlint the client runs in, and
+	// OnMismatch is called, once, when a companion that speaks the
+	// protocol is of another release (both versions release versions;
+	// see IsRelease): it renders, with the Helm library of its own
+	// release. Nil OnMismatch compares nothing.
+	Version    string
+	OnMismatch func(Mismatch)
+}
+
+// Mismatch is a companion of another release than the client's that
+// speaks the client's protocol.
+type Mismatch struct {
+	// Path and Version are the companion's; Want is the client's version.
+	Path, Version, Want string
 }
 
 // NewClient returns a client; the companion starts at the first Render.
 func NewClient(opts ClientOptions) *Client {
-	c := &Client{ctx: opts.Context, locate: opts.Locate, stderr: opts.Stderr}
+	c := &Client{ctx: opts.Context, locate: opts.Locate, stderr: opts.Stderr, version: opts.Version, onMismatch: opts.OnMismatch}
 	if c.ctx == nil {
 		c.ctx = context.Background()
 	}
@@ -205,6 +222,7 @@ func (c *Client) try(wr *wireRequest) (resp *Response, died bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	c.checkRelease(p)
 	ch := make(chan *Response, 1)
 	if !p.register(wr.ID, ch) {
 		<-p.dead
@@ -229,10 +247,43 @@ func (c *Client) try(wr *wireRequest) (resp *Response, died bool, err error) {
 	}
 }
 
+// checkRelease reports, once, a companion of another release.
+func (c *Client) checkRelease(p *process) {
+	if c.onMismatch == nil || p.version == c.version || !IsRelease(p.version) || !IsRelease(c.version) {
+		return
+	}
+	c.mismatch.Do(func() { c.onMismatch(Mismatch{Path: p.path, Version: p.version, Want: c.version}) })
+}
+
+// IsRelease tells whether v is the version of a release (v1.2.3, or a
+// pre-release such as v1.2.3-rc.1), not that of a development build:
+// "dev", a Go pseudo-version (v0.0.0-20261202150405-0123456789ab, what
+// `go install …@COMMIT` reports) or one with build metadata (+dirty).
+// Two development builds render the same only if built from the same
+// tree, which their versions do not tell, so they are not compared.
+func IsRelease(v string) bool {
+	m := releaseRe().FindStringSubmatch(v)
+	return m != nil && !pseudoRe().MatchString(m[1])
+}
+
+var (
+	releaseRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^v(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
+	})
+	// pseudoRe matches the pre-release part of a pseudo-version: a UTC
+	// time stamp and a 12-digit commit prefix.
+	pseudoRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^-|\.)[0-9]{14}-[0-9a-f]{12}$`)
+	})
+)
+
 // process returns the running companion, starting one if there is none.
 func (c *Client) process() (*process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s stopped: %w", Name, err)
+	}
 	if c.closed {
 		if err := c.ctx.Err(); err != nil {
 			return nil, fmt.Errorf("%s stopped: %w", Name, err)
@@ -272,7 +323,7 @@ func (c *Client) process() (*process, error) {
 }
 
 // Close stops the companion: its input ends, and it is killed if it has
-// not exited a few seconds later. Requests after Close fail.
+// not exited a few seconds later. Requests in flight and after Close fail.
 func (c *Client) Close() error {
 	c.unwatch()
 	c.shut(false)
@@ -291,19 +342,20 @@ func (c *Client) shut(kill bool) {
 	}
 	if kill {
 		p.kill("was stopped: " + c.ctx.Err().Error())
-		<-p.exited
-		return
+	} else {
+		p.stop()
 	}
-	p.stop()
+	<-p.dead // reaped, and what it wrote to its standard error passed on
 }
 
 // process is one running companion.
 type process struct {
-	path string
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *os.File
-	tail *tailWriter
+	path    string
+	version string // from its hello line
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *os.File
+	stderr  *stderrSink
 
 	sendMu sync.Mutex // guards enc and bw
 	bw     *bufio.Writer
@@ -323,8 +375,9 @@ type process struct {
 // start runs the companion and reads its hello line.
 func start(ctx context.Context, path string, stderr io.Writer) (*process, error) {
 	cmd := exec.Command(path, ServeCommand)
-	tail := &tailWriter{max: stderrTail}
-	cmd.Stderr = io.MultiWriter(tail, stderr)
+	cmd.Env = append(os.Environ(), EnvLog+"="+logTagged)
+	sink := &stderrSink{pass: stderr}
+	cmd.Stderr = sink
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, &FailedError{Path: path, Reason: "could not be started: " + err.Error()}
@@ -343,8 +396,9 @@ func start(ctx context.Context, path string, stderr io.Writer) (*process, error)
 		_ = out.Close()
 		return nil, &FailedError{Path: path, Reason: "could not be started: " + err.Error()}
 	}
-	p := &process{path: path, cmd: cmd, in: in, out: out, tail: tail, pending: map[uint64]chan *Response{},
+	p := &process{path: path, cmd: cmd, in: in, out: out, stderr: sink, pending: map[uint64]chan *Response{},
 		dead: make(chan struct{}), exited: make(chan struct{})}
+	go p.wait()
 	p.bw = bufio.NewWriter(in)
 	p.enc = gob.NewEncoder(p.bw)
 	br := bufio.NewReader(out)
@@ -365,15 +419,17 @@ func start(ctx context.Context, path string, stderr io.Writer) (*process, error)
 	case <-timer.C:
 		h.err = fmt.Errorf("wrote no hello line in %s", helloTimeout)
 	case <-ctx.Done():
-		h.err = ctx.Err()
+		p.kill("was stopped")
+		<-p.exited
+		_ = out.Close()
+		return nil, fmt.Errorf("starting %s: %w", path, ctx.Err())
 	}
 	fail := func(reason string) (*process, error) {
 		p.kill(reason)
 		<-p.exited
 		_ = out.Close()
-		return nil, &FailedError{Path: path, Reason: reason + exitNote(cmd), Stderr: tail.String()}
+		return nil, &FailedError{Path: path, Reason: reason + exitNote(cmd), Stderr: sink.close()}
 	}
-	go p.wait()
 	if h.err != nil {
 		if errors.Is(h.err, io.EOF) {
 			return fail("exited before it said hello")
@@ -390,6 +446,7 @@ func start(ctx context.Context, path string, stderr io.Writer) (*process, error)
 		_ = out.Close()
 		return nil, &ProtocolError{Path: path, Protocol: protocol, Version: version}
 	}
+	p.version = version
 	go p.read(gob.NewDecoder(br))
 	return p, nil
 }
@@ -484,11 +541,20 @@ func (p *process) finish(reason string) {
 		<-p.exited
 	}
 	_ = p.out.Close()
+	kept := p.stderr.close()
 	why := p.reason
+	if why == stopped && p.cmd.ProcessState.Success() {
+		// It ended well: what it wrote is no failure's, and is shown as
+		// its log is.
+		if kept != "" {
+			_, _ = io.WriteString(p.stderr.pass, kept+"\n")
+		}
+		kept = ""
+	}
 	if why == "" {
 		why = "exited while rendering"
 	}
-	p.deadErr = &FailedError{Path: p.path, Reason: why + exitNote(p.cmd), Stderr: p.tail.String()}
+	p.deadErr = &FailedError{Path: p.path, Reason: why + exitNote(p.cmd), Stderr: kept}
 	close(p.dead)
 }
 
@@ -503,11 +569,14 @@ func (p *process) kill(reason string) {
 	})
 }
 
-// stop ends the companion's input and waits for it to exit, killing it
+// stopped is the reason of a companion stopped by Close.
+const stopped = "was stopped"
+
+// stop ends the companion's input, and kills it if it has not exited
 // after a grace period.
 func (p *process) stop() {
 	p.killOnce.Do(func() {
-		p.reason = "was stopped"
+		p.reason = stopped
 		_ = p.in.Close()
 		go func() {
 			select {
@@ -517,35 +586,4 @@ func (p *process) stop() {
 			}
 		}()
 	})
-	<-p.exited
-}
-
-// tailWriter keeps the last max bytes written to it.
-type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailWriter) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(b), nil
-}
-
-// String is the kept text, trimmed, starting at a line when it was cut.
-func (t *tailWriter) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := string(t.buf)
-	if len(t.buf) >= t.max {
-		if i := strings.IndexByte(s, '\n'); i >= 0 {
-			s = s[i+1:]
-		}
-	}
-	return strings.TrimSpace(s)
 }

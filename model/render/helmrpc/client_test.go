@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,12 @@ import (
 // fakeEnv selects what the test binary does when a client starts it as
 // the companion (see fakeCompanion).
 const fakeEnv = "HELMRPC_TEST_FAKE"
+
+// fakeVersionEnv is the version a working fake companion says it is.
+const fakeVersionEnv = "HELMRPC_TEST_VERSION"
+
+// fakePIDEnv names the file the mute fake companion writes its PID to.
+const fakePIDEnv = "HELMRPC_TEST_PIDFILE"
 
 // TestMain makes the test binary a companion when it is run as
 // `BINARY serve`: the behaviour named by $HELMRPC_TEST_FAKE.
@@ -40,6 +47,19 @@ func fakeCompanion(mode string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "cannot start: no configuration")
 		return 4
+	case "mute": // says nothing, and records its PID
+		if err := os.WriteFile(os.Getenv(fakePIDEnv), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		time.Sleep(time.Minute)
+		return 0
+	}
+	LogTo(os.Stderr)
+	log.SetFlags(0)
+	version := os.Getenv(fakeVersionEnv)
+	if version == "" {
+		version = "test"
 	}
 	// A working companion whose requests can break it: ChartDir "crash"
 	// exits, "garbage" writes what is not gob, "panic" panics, "slow"
@@ -61,10 +81,20 @@ func fakeCompanion(mode string) int {
 			time.Sleep(300 * time.Millisecond)
 		case "hang":
 			time.Sleep(time.Minute)
+		case "log":
+			log.Printf("warning: skipped value for %s", req.ChartDir)
+			fmt.Fprint(os.Stderr, "a stray line of its own\n")
+		case "bigcrash":
+			fmt.Fprintln(os.Stderr, "fatal error: the start of the crash")
+			for range 10000 {
+				fmt.Fprintln(os.Stderr, strings.Repeat("stack ", 20))
+			}
+			fmt.Fprintln(os.Stderr, "the end of the crash")
+			os.Exit(3)
 		}
 		return &Response{ChartName: strconv.Itoa(os.Getpid()), Files: []File{{Name: req.ChartDir, Text: fmt.Sprintf("%#v", req.Values)}},
 			KubeVersion: req.KubeVersion}
-	}, ServeOptions{Version: "test"})
+	}, ServeOptions{Version: version})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -75,14 +105,39 @@ func fakeCompanion(mode string) int {
 // newTestClient is a client whose companion is this test binary in mode.
 func newTestClient(t *testing.T, ctx context.Context, mode string) *Client {
 	t.Helper()
+	return newTestClientWith(t, mode, ClientOptions{Context: ctx, Stderr: &syncBuilder{}})
+}
+
+// newTestClientWith is newTestClient with options (Locate is set).
+func newTestClientWith(t *testing.T, mode string, opts ClientOptions) *Client {
+	t.Helper()
 	t.Setenv(fakeEnv, mode)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := NewClient(ClientOptions{Context: ctx, Locate: func() (string, error) { return exe, nil }, Stderr: &strings.Builder{}})
+	opts.Locate = func() (string, error) { return exe, nil }
+	c := NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// syncBuilder is a strings.Builder safe for concurrent writes.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestClientOneProcessForEveryRequest: the companion starts at the first

@@ -15,7 +15,10 @@
 // "rolloutlint-helm protocol N VERSION\n", then reads gob-encoded
 // requests and writes gob-encoded responses, each carrying the ID of its
 // request; it renders several requests at once and answers in the order
-// they finish. It stops at the end of its input.
+// they finish. It stops at the end of its input, without finishing the
+// renders in flight: the client ends the input once it wants no more
+// answers, or by exiting (however it was stopped), so that a companion
+// never outlives the rolloutlint that started it by a long render.
 package helmrpc
 
 import (
@@ -178,7 +181,9 @@ type ServeOptions struct {
 // Serve writes the hello line to w, then answers the requests read from
 // r until r ends, with up to opts.Parallel of them rendered at once; a
 // handler that panics answers its request with StagePanic. It returns
-// nil at the end of r, else what went wrong reading or writing.
+// nil at the end of r, else what went wrong reading or writing, at once:
+// the requests still rendering then are not answered (their handlers
+// run on, and the companion exits).
 func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 	bw := bufio.NewWriter(w)
 	if _, err := bw.WriteString(Hello(opts.Version)); err != nil {
@@ -195,14 +200,14 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 	}
 	slots := make(chan struct{}, parallel)
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex // guards enc, bw and writeErr
+		mu       sync.Mutex // guards enc, bw, writeErr and ended
 		writeErr error
+		ended    bool
 	)
 	answer := func(resp *Response) {
 		mu.Lock()
 		defer mu.Unlock()
-		if writeErr != nil {
+		if writeErr != nil || ended {
 			return
 		}
 		if err := enc.Encode(resp); err != nil {
@@ -222,17 +227,17 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 			}
 			break
 		}
-		slots <- struct{}{}
-		wg.Add(1)
+		// The slot is taken in the goroutine, so that the end of the
+		// input is seen while every slot is busy.
 		go func() {
-			defer wg.Done()
+			slots <- struct{}{}
 			defer func() { <-slots }()
 			answer(handleWire(&wr, handle))
 		}()
 	}
-	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
+	ended = true
 	if readErr != nil {
 		return readErr
 	}
