@@ -11,6 +11,7 @@
 package memlimit
 
 import (
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -40,9 +41,12 @@ var enabled atomic.Bool
 func Enable() { enabled.Store(true) }
 
 // Fit sets the soft memory limit for the bundle just loaded: Default, or
-// LiveFactor times the live heap when that is more. Under that limit the
-// rules run at GCPercentUnderLimit (unless GOGC is set): the limit, not GOGC,
-// bounds their heap. It does nothing, and returns 0, unless Enable was called
+// LiveFactor times the live heap when that is more. When loading ran without
+// a collection (Start) the heap stands for the live heap, and the rules run
+// with GOGC off under the limit; else the live heap is the last collection's
+// (measured again first if that was long before), and the rules run at
+// GCPercentUnderLimit (unless GOGC is set): the limit, not GOGC, bounds their
+// heap either way. It does nothing, and returns 0, unless Enable was called
 // and GOMEMLIMIT is unset; else it returns the limit it set.
 func Fit() int64 {
 	if !enabled.Load() {
@@ -54,7 +58,31 @@ func Fit() int64 {
 	mu.Lock()
 	defer mu.Unlock()
 	fitted.Store(true) // ends Start's watch
+	_, gogcSet := os.LookupEnv("GOGC")
 	limit := int64(Default)
+	whole := uncollected()
+	loading = false
+	calls++
+	seq := calls
+	if whole {
+		// Loading ran without a collection (see Start): its heap is nearly
+		// all live (loading keeps what it allocates), and a collection now
+		// would only measure what is known to within that garbage. The
+		// heap stands for the live one, and the limit bounds the rules: a
+		// GOGC goal would be reckoned from the mark before loading, and
+		// collect the whole bundle at once.
+		limit = max(limit, int64(LiveFactor*float64(heapObjects())))
+		// Until the first collection the limit is FirstShare of it: GOGC's
+		// pacer, knowing the heap from a collection, starts one about
+		// that far before its goal, and without one the limit alone would
+		// let the heap grow to it (a plan, which makes garbage, peaked
+		// 40-50 MB higher). watchFit then sets the limit and
+		// GCPercentUnderLimit.
+		debug.SetMemoryLimit(int64(FirstShare * float64(limit)))
+		debug.SetGCPercent(-1)
+		watchFit(limit, gcCycles(), seq)
+		return limit
+	}
 	if live := liveHeap(); LiveFactor*float64(live) > float64(limit) {
 		// The last collection may have run long before loading ended (a
 		// large bundle loads at StartupGCPercent), or while loading still
@@ -68,11 +96,38 @@ func Fit() int64 {
 		limit = max(limit, int64(LiveFactor*float64(live)))
 	}
 	debug.SetMemoryLimit(limit)
-	if _, set := os.LookupEnv("GOGC"); !set {
+	if !gogcSet {
 		debug.SetGCPercent(GCPercentUnderLimit)
 	}
 	return limit
 }
+
+// FirstShare is the share of its limit at which a lint whose loading ran
+// without a collection collects first (see Fit).
+const FirstShare = 0.9
+
+// watchFit sets the limit and GCPercentUnderLimit after the first collection
+// since cycles, unless Start or Fit ran again since (seq, the value of calls
+// when this one did).
+func watchFit(limit int64, cycles, seq uint64) {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls != seq {
+			return // a later Fit or Start
+		}
+		if gcCycles() == cycles {
+			watchFit(limit, cycles, seq) // a collection that began before Fit
+			return
+		}
+		debug.SetMemoryLimit(limit)
+		debug.SetGCPercent(GCPercentUnderLimit)
+	})
+}
+
+// calls counts the calls of Start and Fit, under mu: a watch set by one
+// does nothing after the next.
+var calls uint64
 
 // recentLive is the share of the heap the last collection must have found
 // live for Fit to take it as the live heap after loading: at most a ninth
@@ -125,21 +180,24 @@ const SmallHeap = 24 << 20
 // and the registries built at start).
 const StartupGCPercent = 400
 
-// Start lets a lint load at StartupGCPercent: loading keeps nearly everything
-// it allocates, so a collection while it runs marks all that is loaded so far
-// and frees little, and Fit sets the limit the rules run under once it is
-// done. Under a GOMEMLIMIT the user set, which Fit leaves alone, the collector
-// returns to the default (100) once a collection finds more than SmallHeap
-// live (see watchHeap). It does nothing unless Enable was called and GOGC is
-// unset.
+// Start lets a lint load without a collection: loading keeps nearly
+// everything it allocates (the file bytes, the typed objects, the graph), so
+// a collection while it runs marks all that is loaded so far and frees
+// little. Loading runs with GOGC off under a loading limit, Default or
+// LoadFactor times the bundle's file bytes (Loading); should the heap reach
+// it, the first collection ends it and loading goes on at StartupGCPercent
+// (watchLoad). Fit then sets the limit the rules run under. Under a GOMEMLIMIT
+// the user set, which Fit leaves alone, loading runs at StartupGCPercent and
+// the collector returns to the default (100) once a collection finds more
+// than SmallHeap live (see watchHeap). It does nothing unless Enable was
+// called and GOGC is unset.
 //
-// Until 2026-12-02 every bundle went back to the default past SmallHeap, and
-// only one sure to get a limit of its own (LiveFactor times its live heap
-// above Default) loaded at StartupGCPercent. Measured side by side then, loading
-// at StartupGCPercent took the 50,000-object corpora 5-9 % less CPU (two
-// collections fewer), peak RSS 350 instead of 382 MB on one and the same on
-// the other, and a 75,000-object bundle 5 % less CPU and 416 instead of 510 MB;
-// 25,000, 35,000, 110,000 and 250,000 objects were unchanged.
+// Until round 5 of issue 21 every bundle went back to the default past
+// SmallHeap; loading at StartupGCPercent took the 50,000-object corpora 5-9 %
+// less CPU. Until round 8 it loaded at StartupGCPercent, which still
+// collected at 16 MB and at five times that (mixed: two collections, the
+// second marking 69 MB for 8 MB freed; 250,000 objects: three, then Fit's
+// measuring one of 683 MB, 1.2 s of its 6.4 s CPU).
 func Start() {
 	if !enabled.Load() {
 		return
@@ -147,10 +205,83 @@ func Start() {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
-	debug.SetGCPercent(StartupGCPercent)
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		debug.SetGCPercent(StartupGCPercent)
 		watchHeap()
+		return
 	}
+	mu.Lock()
+	defer mu.Unlock()
+	startCycles = gcCycles()
+	loading = true
+	calls++
+	loadLimit = Default
+	debug.SetMemoryLimit(loadLimit)
+	debug.SetGCPercent(-1)
+	watchLoad()
+}
+
+// Loading tells Start's loading limit how many bytes of files the bundle
+// being loaded holds: the limit becomes LoadFactor times that when more than
+// Default, so that a large bundle loads without a collection too. It does
+// nothing once a collection ran or Fit was called.
+func Loading(fileBytes int64) {
+	if !enabled.Load() {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !loading || fitted.Load() {
+		return
+	}
+	if l := LoadFactor * fileBytes; l > loadLimit {
+		loadLimit = l
+		debug.SetMemoryLimit(loadLimit)
+	}
+}
+
+// LoadFactor is how many times its files' bytes a bundle may take while
+// loading before a collection: loading leaves about 5.5-7 times the file
+// bytes on the heap (the files, the typed objects, the graph; 36 MB of files
+// about 190 MB, 107 MB about 740 MB), so this is room for that and the
+// little garbage loading makes, while a bundle that makes much more (the
+// yaml.v3 path on a large input) is collected at a bound of its size.
+const LoadFactor = 12
+
+// Start's loading state, under mu: whether the loading limit is in force,
+// what it is, and the collections counted when it was set.
+var (
+	loading     bool
+	loadLimit   int64
+	startCycles uint64
+)
+
+// uncollected reports, under mu, whether Start put loading under its limit
+// and no collection has run since.
+func uncollected() bool { return loading && gcCycles() == startCycles }
+
+// gcCycles is the number of collections the process has completed.
+func gcCycles() uint64 { return readBytes("/gc/cycles/total:gc-cycles") }
+
+// watchLoad ends the loading limit at the first collection before Fit: the
+// heap reached it, so the bundle is larger than its files told or loading
+// makes garbage, and it goes on as it did before the limit: at
+// StartupGCPercent with no limit until Fit sets one from the live heap.
+func watchLoad() {
+	runtime.SetFinalizer(&sentinel{}, func(*sentinel) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fitted.Load() || !loading {
+			return
+		}
+		if gcCycles() == startCycles {
+			watchLoad() // a collection that began before Start
+			return
+		}
+		loading = false
+		debug.SetGCPercent(StartupGCPercent)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
 }
 
 // raised is set when Startup raised GOGC.

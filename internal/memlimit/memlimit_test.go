@@ -19,6 +19,9 @@ func restore(t *testing.T) {
 		debug.SetGCPercent(gc)
 		enabled.Store(false)
 		fitted.Store(false)
+		mu.Lock()
+		loading = false // a pending watchLoad returns
+		mu.Unlock()
 	})
 }
 
@@ -68,7 +71,7 @@ func TestFitRaisesGOGCUnderTheLimit(t *testing.T) {
 	unsetEnv(t, "GOGC", "GOMEMLIMIT")
 	Enable()
 	Start()
-	debug.SetGCPercent(100) // as Start's watch leaves a large bundle's loading
+	waitGOGC(t, StartupGCPercent, "after a collection while loading") // as when the loading limit is reached
 	Fit()
 	if p := gcPercent(); p != GCPercentUnderLimit {
 		t.Fatalf("GOGC %d after Fit, want %d", p, GCPercentUnderLimit)
@@ -85,6 +88,75 @@ func TestFitRaisesGOGCUnderTheLimit(t *testing.T) {
 	runtime.KeepAlive(big)
 	if p := gcPercent(); p != GCPercentUnderLimit {
 		t.Errorf("GOGC %d after collections with %d bytes live, want %d", p, len(big), GCPercentUnderLimit)
+	}
+}
+
+func TestFitAfterALoadWithoutCollection(t *testing.T) {
+	restore(t)
+	unsetEnv(t, "GOGC", "GOMEMLIMIT")
+	Enable()
+	Start()
+	// More than Default/LiveFactor, less than the loading limit: loaded
+	// without a collection, the heap stands for the live heap.
+	big := make([]byte, int(math.Ceil(Default/LiveFactor))+32<<20)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	mu.Lock()
+	whole := uncollected()
+	mu.Unlock()
+	if !whole {
+		t.Skip("a collection ran while the test loaded")
+	}
+	got := Fit()
+	runtime.KeepAlive(big)
+	if want := int64(LiveFactor * float64(len(big))); got < want {
+		t.Errorf("Fit with %d bytes loaded set %d, want at least %d", len(big), got, want)
+	}
+	// Until the first collection: off, under a share of the limit.
+	if cur, want := debug.SetMemoryLimit(-1), int64(FirstShare*float64(got)); cur != want {
+		t.Errorf("limit in force %d before a collection, want %d", cur, want)
+	}
+	if p := gcPercent(); p != -1 {
+		t.Errorf("GOGC %d after a load without collection, want off", p)
+	}
+	// Then the limit Fit returned, at GCPercentUnderLimit.
+	waitGOGC(t, GCPercentUnderLimit, "after the first collection since Fit")
+	if cur := debug.SetMemoryLimit(-1); cur != got {
+		t.Errorf("Fit returned %d but the limit in force is %d", got, cur)
+	}
+	// A second bundle's Fit (a repository lint) takes the live heap.
+	runtime.GC()
+	Fit()
+	if p := gcPercent(); p != GCPercentUnderLimit {
+		t.Errorf("GOGC %d after the second Fit, want %d", p, GCPercentUnderLimit)
+	}
+}
+
+func TestALaterFitCancelsTheWatch(t *testing.T) {
+	restore(t)
+	unsetEnv(t, "GOGC", "GOMEMLIMIT")
+	Enable()
+	Start()
+	mu.Lock()
+	whole := uncollected()
+	mu.Unlock()
+	if !whole {
+		t.Skip("a collection ran after Start")
+	}
+	Fit() // watches for the first collection
+	fitted.Store(false)
+	Start() // a later lint's Start: its loading limit must stay
+	for range 3 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	// Start's own watch ended its limit at the first collection; the
+	// earlier Fit's watch must not have set the limit Fit chose.
+	waitGOGC(t, StartupGCPercent, "after a collection while loading")
+	time.Sleep(10 * time.Millisecond)
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("limit %d after Start's watch, want none", l)
 	}
 }
 
@@ -110,35 +182,37 @@ func gcPercent() int {
 	return p
 }
 
-func TestStartRaisesGOGCWhileLoading(t *testing.T) {
+func TestStartLoadsUnderALimit(t *testing.T) {
 	restore(t)
 	before := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(before) })
 	unsetEnv(t, "GOGC", "GOMEMLIMIT")
+	limit := debug.SetMemoryLimit(-1)
 	Start() // not enabled: nothing
-	if p := gcPercent(); p != 100 {
+	Loading(1 << 30)
+	if p := gcPercent(); p != 100 || debug.SetMemoryLimit(-1) != limit {
 		t.Fatalf("Start without Enable set GOGC %d", p)
 	}
 	Enable()
 	Start()
-	if p := gcPercent(); p != StartupGCPercent {
-		t.Fatalf("GOGC %d after Start, want %d", p, StartupGCPercent)
+	if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || l != Default {
+		t.Fatalf("GOGC %d, limit %d after Start, want off under %d", p, l, Default)
 	}
-	// A bundle of any size loads at the startup GOGC: Fit sets what the
-	// rules run under.
-	for _, n := range []int{2 * SmallHeap, int(math.Ceil(Default / LiveFactor))} {
-		live := make([]byte, n)
-		for i := range live {
-			live[i] = byte(i)
-		}
-		for range 3 {
-			runtime.GC()
-			time.Sleep(time.Millisecond) // a finalizer would run on its own goroutine
-		}
-		runtime.KeepAlive(live)
-		if p := gcPercent(); p != StartupGCPercent {
-			t.Errorf("GOGC %d with %d bytes live, want %d", p, n, StartupGCPercent)
-		}
+	// The limit follows the bundle's files up, never down.
+	Loading(100 << 20)
+	if l := debug.SetMemoryLimit(-1); l != LoadFactor*100<<20 {
+		t.Errorf("limit %d after Loading 100 MiB, want %d", l, LoadFactor*100<<20)
+	}
+	Loading(1 << 20)
+	if l := debug.SetMemoryLimit(-1); l != LoadFactor*100<<20 {
+		t.Errorf("limit %d after Loading 1 MiB, want it kept at %d", l, LoadFactor*100<<20)
+	}
+	// A collection while loading ends the limit: loading goes on at the
+	// startup GOGC, whatever Loading says after.
+	waitGOGC(t, StartupGCPercent, "after a collection while loading")
+	Loading(200 << 20)
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("limit %d after a collection while loading, want none", l)
 	}
 }
 

@@ -62,6 +62,22 @@ func splitDocuments(data []byte) []chunk {
 	return out
 }
 
+// bareMarker reports whether a chunk is a `---` line with nothing after it
+// but spaces and line breaks: an empty document, which the full path reads
+// as such (io.EOF or a null) after allocating a yaml.v3 parser for it. Files
+// that end with `---`, as many generators write them, have one each.
+func bareMarker(data []byte) bool {
+	if !bytes.HasPrefix(data, []byte("---")) {
+		return false
+	}
+	for _, b := range data[3:] {
+		if b != ' ' && b != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
 func isMarker(line []byte, m string) bool {
 	if !bytes.HasPrefix(line, []byte(m)) {
 		return false
@@ -111,6 +127,9 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 		l.fastDocs++
 		l.k8sLike = true
 		return false, nil
+	}
+	if bareMarker(c.data) {
+		return false, nil // what yaml.v3 makes of it, without its parser (a file ending in `---`)
 	}
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(c.data))

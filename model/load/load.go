@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/internal/parallel"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 )
@@ -346,6 +347,11 @@ func (b *bundle) add(inputs []Input, opts Options) {
 			docs = append(docs, docWork{file: i, doc: j})
 		}
 	}
+	var fileBytes int64
+	for _, fw := range files {
+		fileBytes += int64(len(fw.in.Data))
+	}
+	memlimit.Loading(fileBytes) // the command's loading limit follows the bundle's size
 	results := make([]docResult, len(docs))
 	parallel.For(len(docs), 1, func(k int) {
 		d := docs[k]

@@ -334,8 +334,9 @@ and files outside any unit with the config's paths, or --context, so references
 resolve; findings are reported only on the given files and objects rendered from them.
 
 A lint runs under a soft memory limit of %d MiB (or %g times what the loaded bundle
-keeps live, if that is more), and its rules at GOGC=400 under that limit, so that the
-collector runs seldom and large bundles stay bounded in memory; set GOMEMLIMIT (e.g.
+keeps live, if that is more), loading without a collection and its rules at GOGC=400
+or off under that limit, so that the collector runs seldom and large bundles stay
+bounded in memory; set GOMEMLIMIT (e.g.
 GOMEMLIMIT=1GiB, or off) or GOGC to choose your own.
 
 With --cluster the files are linted together with the live objects of the cluster (list
