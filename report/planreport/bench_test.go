@@ -27,7 +27,8 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(format+"/stream", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := planreport.Write(io.Discard, format, m, sc, plan.Each(g), nil); err != nil {
+				n, at := plan.Each(g)
+				if err := planreport.Write(io.Discard, format, m, sc, n, at, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -4,7 +4,6 @@
 package planreport
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -126,94 +125,6 @@ func rolloutOf(m *xds.Model, sc *xds.Scoper, p *plan.Plan, rejected map[plan.Obj
 		r.Abort[i] = State{State: s, Pushes: nonNil(pr.Abort[i].Pushes), PushesIfLate: pr.Abort[i].IfLate}
 	}
 	return r
-}
-
-// Write writes in the named format the document Build would assemble from
-// the plans next returns in order (nil when there are no more). Text and
-// JSON are written one Rollout at a time, so that only one Rollout's states
-// and pushes are in memory however large the bundle; the other formats
-// assemble the document first. The bytes are those of the format's Writer
-// on Build's document.
-func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func() *plan.Plan, rejected map[plan.Object][]Rejection) error {
-	var each func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error
-	var end func(bw *bufio.Writer, doc *Document, n int) error
-	switch format {
-	case "text":
-		var b bytes.Buffer
-		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
-			b.Reset()
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			textRollout(&b, doc, r)
-			_, err := bw.Write(b.Bytes())
-			return err
-		}
-		end = func(bw *bufio.Writer, _ *Document, n int) error {
-			if n == 0 {
-				_, err := bw.WriteString("no Rollout in the input\n")
-				return err
-			}
-			return nil
-		}
-	case "json":
-		var opening []byte
-		enc := newJSONEnc("    ")
-		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
-			sep := ",\n    "
-			if i == 0 {
-				var err error
-				if opening, err = jsonOpening(doc); err != nil {
-					return err
-				}
-				if _, err := bw.Write(opening); err != nil {
-					return err
-				}
-				sep = "[\n    "
-			}
-			if _, err := bw.WriteString(sep); err != nil {
-				return err
-			}
-			// Indented with the prefix of an element of the top-level
-			// "rollouts" array, the Rollout is what the Encoder's
-			// indentation of the whole document writes there.
-			enc.b = enc.b[:0]
-			enc.rollout(r)
-			_, err := bw.Write(enc.b)
-			return err
-		}
-		end = func(bw *bufio.Writer, doc *Document, n int) error {
-			if n == 0 {
-				return JSON(bw, doc)
-			}
-			_, err := bw.WriteString("\n  ]\n}\n")
-			return err
-		}
-	default:
-		wr, ok := Formats[format]
-		if !ok {
-			return fmt.Errorf("unknown format %q", format)
-		}
-		var plans []*plan.Plan
-		for p := next(); p != nil; p = next() {
-			plans = append(plans, p)
-		}
-		return wr(w, Build(m, sc, plans, rejected))
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	doc := head(m)
-	n := 0
-	for p := next(); p != nil; p = next() {
-		r := rolloutOf(m, sc, p, rejected)
-		if err := each(bw, doc, n, &r); err != nil {
-			return err
-		}
-		n++
-	}
-	if err := end(bw, doc, n); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // jsonOpening is the indented JSON of a document without Rollouts, up to
