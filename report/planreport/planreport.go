@@ -10,7 +10,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
@@ -232,31 +231,47 @@ func stepLabel(s plan.State) string {
 	return string(s.Phase)
 }
 
-// weights renders the routes' weights: "primary s50 c50 a20".
-func weights(s plan.State) string {
-	if len(s.Routes) == 0 {
-		return "-"
+// appendStepLabel appends stepLabel(s) to dst.
+func appendStepLabel(dst []byte, s plan.State) []byte {
+	if s.Step >= 0 {
+		return strconv.AppendInt(append(dst, "step "...), int64(s.Step), 10)
 	}
-	var parts []string
-	for _, rt := range s.Routes {
-		name := rt.Name
-		if name == "" {
-			name = string(rt.Kind) + "[" + strconv.Itoa(rt.Index) + "]"
+	return append(dst, s.Phase...)
+}
+
+// weights renders the routes' weights: "primary s50 c50 a20".
+func weights(s plan.State) string { return string(appendWeights(nil, s)) }
+
+// appendWeights appends weights(s) to dst: each route's name and weights,
+// then the managed routes, joined by "; ".
+func appendWeights(dst []byte, s plan.State) []byte {
+	if len(s.Routes) == 0 {
+		return append(dst, '-')
+	}
+	for i, rt := range s.Routes {
+		if i > 0 {
+			dst = append(dst, "; "...)
 		}
-		var ws []string
-		for _, d := range rt.Dests {
-			mark := ""
-			if d.Clamped {
-				mark = "!"
+		if rt.Name != "" {
+			dst = append(dst, rt.Name...)
+		} else {
+			dst = append(append(append(append(dst, rt.Kind...), '['), strconv.Itoa(rt.Index)...), ']')
+		}
+		dst = append(dst, ' ')
+		for j, d := range rt.Dests {
+			if j > 0 {
+				dst = append(dst, ' ')
 			}
-			ws = append(ws, string(rune(roleLetter(d.Role)))+strconv.FormatInt(int64(d.Weight), 10)+mark)
+			dst = strconv.AppendInt(append(dst, roleLetter(d.Role)), int64(d.Weight), 10)
+			if d.Clamped {
+				dst = append(dst, '!')
+			}
 		}
-		parts = append(parts, name+" "+strings.Join(ws, " "))
 	}
 	for _, m := range s.Managed {
-		parts = append(parts, "+"+m.Name)
+		dst = append(append(dst, "; +"...), m.Name...)
 	}
-	return strings.Join(parts, "; ")
+	return dst
 }
 
 func roleLetter(r plan.Role) byte {
@@ -273,19 +288,29 @@ func roleLetter(r plan.Role) byte {
 	return '?'
 }
 
-func writeText(w plan.Write) string {
-	return w.Object.String() + " " + w.Field + ": " + w.Old + " → " + w.New
+func writeText(w plan.Write) string { return string(appendWriteText(nil, w)) }
+
+// appendWriteText appends a write in one line: object field: old → new.
+func appendWriteText(dst []byte, w plan.Write) []byte {
+	dst = append(append(append(append(append(dst, w.Object.Kind...), '/'), w.Object.Namespace...), '/'), w.Object.Name...)
+	dst = append(append(append(append(dst, ' '), w.Field...), ": "...), w.Old...)
+	return append(append(dst, " → "...), w.New...)
 }
 
-func types(ts []xds.Type) string {
+func types(ts []xds.Type) string { return string(appendTypes(nil, ts)) }
+
+// appendTypes appends the types joined by commas, "-" when there are none.
+func appendTypes(dst []byte, ts []xds.Type) []byte {
 	if len(ts) == 0 {
-		return "-"
+		return append(dst, '-')
 	}
-	s := make([]string, len(ts))
 	for i, t := range ts {
-		s[i] = string(t)
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, t...)
 	}
-	return strings.Join(s, ",")
+	return dst
 }
 
 // pushText is the one-line summary of a push.

@@ -84,9 +84,10 @@ type streamFormat struct {
 func textStream(doc *Document) streamFormat {
 	return streamFormat{
 		newBody: func() func([]byte, *Rollout) []byte {
+			t := newTextWriter(doc)
 			return func(dst []byte, r *Rollout) []byte {
 				b := bytes.NewBuffer(dst)
-				textRollout(b, doc, r)
+				t.rollout(b, r)
 				return b.Bytes()
 			}
 		},
