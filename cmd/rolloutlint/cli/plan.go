@@ -154,7 +154,17 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	} else {
 		n, at = plan.Each(g) // Rollouts planned as they are written
 	}
-	if err := planreport.Write(e.Out, o.format, m, xds.NewScoper(g), n, at, rejections(&bundle{cfg: b.cfg, graph: g})); err != nil {
+	// The Scoper (the bundle's visibility model) and the rejections are
+	// independent: one is made beside the other.
+	var sc *xds.Scoper
+	scoped := make(chan struct{})
+	go func() {
+		defer close(scoped)
+		sc = xds.NewScoper(g)
+	}()
+	rejected := rejections(&bundle{cfg: b.cfg, graph: g})
+	<-scoped
+	if err := planreport.Write(e.Out, o.format, m, sc, n, at, rejected); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}
 	return nil
