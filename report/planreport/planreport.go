@@ -4,14 +4,12 @@
 package planreport
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
@@ -128,94 +126,6 @@ func rolloutOf(m *xds.Model, sc *xds.Scoper, p *plan.Plan, rejected map[plan.Obj
 	return r
 }
 
-// Write writes in the named format the document Build would assemble from
-// the plans next returns in order (nil when there are no more). Text and
-// JSON are written one Rollout at a time, so that only one Rollout's states
-// and pushes are in memory however large the bundle; the other formats
-// assemble the document first. The bytes are those of the format's Writer
-// on Build's document.
-func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, next func() *plan.Plan, rejected map[plan.Object][]Rejection) error {
-	var each func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error
-	var end func(bw *bufio.Writer, doc *Document, n int) error
-	switch format {
-	case "text":
-		var b bytes.Buffer
-		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
-			b.Reset()
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			textRollout(&b, doc, r)
-			_, err := bw.Write(b.Bytes())
-			return err
-		}
-		end = func(bw *bufio.Writer, _ *Document, n int) error {
-			if n == 0 {
-				_, err := bw.WriteString("no Rollout in the input\n")
-				return err
-			}
-			return nil
-		}
-	case "json":
-		var opening []byte
-		enc := newJSONEnc("    ")
-		each = func(bw *bufio.Writer, doc *Document, i int, r *Rollout) error {
-			sep := ",\n    "
-			if i == 0 {
-				var err error
-				if opening, err = jsonOpening(doc); err != nil {
-					return err
-				}
-				if _, err := bw.Write(opening); err != nil {
-					return err
-				}
-				sep = "[\n    "
-			}
-			if _, err := bw.WriteString(sep); err != nil {
-				return err
-			}
-			// Indented with the prefix of an element of the top-level
-			// "rollouts" array, the Rollout is what the Encoder's
-			// indentation of the whole document writes there.
-			enc.b = enc.b[:0]
-			enc.rollout(r)
-			_, err := bw.Write(enc.b)
-			return err
-		}
-		end = func(bw *bufio.Writer, doc *Document, n int) error {
-			if n == 0 {
-				return JSON(bw, doc)
-			}
-			_, err := bw.WriteString("\n  ]\n}\n")
-			return err
-		}
-	default:
-		wr, ok := Formats[format]
-		if !ok {
-			return fmt.Errorf("unknown format %q", format)
-		}
-		var plans []*plan.Plan
-		for p := next(); p != nil; p = next() {
-			plans = append(plans, p)
-		}
-		return wr(w, Build(m, sc, plans, rejected))
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	doc := head(m)
-	n := 0
-	for p := next(); p != nil; p = next() {
-		r := rolloutOf(m, sc, p, rejected)
-		if err := each(bw, doc, n, &r); err != nil {
-			return err
-		}
-		n++
-	}
-	if err := end(bw, doc, n); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
 // jsonOpening is the indented JSON of a document without Rollouts, up to
 // and not including the "rollouts" array's opening bracket.
 func jsonOpening(doc *Document) ([]byte, error) {
@@ -321,31 +231,47 @@ func stepLabel(s plan.State) string {
 	return string(s.Phase)
 }
 
-// weights renders the routes' weights: "primary s50 c50 a20".
-func weights(s plan.State) string {
-	if len(s.Routes) == 0 {
-		return "-"
+// appendStepLabel appends stepLabel(s) to dst.
+func appendStepLabel(dst []byte, s plan.State) []byte {
+	if s.Step >= 0 {
+		return strconv.AppendInt(append(dst, "step "...), int64(s.Step), 10)
 	}
-	var parts []string
-	for _, rt := range s.Routes {
-		name := rt.Name
-		if name == "" {
-			name = string(rt.Kind) + "[" + strconv.Itoa(rt.Index) + "]"
+	return append(dst, s.Phase...)
+}
+
+// weights renders the routes' weights: "primary s50 c50 a20".
+func weights(s plan.State) string { return string(appendWeights(nil, s)) }
+
+// appendWeights appends weights(s) to dst: each route's name and weights,
+// then the managed routes, joined by "; ".
+func appendWeights(dst []byte, s plan.State) []byte {
+	if len(s.Routes) == 0 {
+		return append(dst, '-')
+	}
+	for i, rt := range s.Routes {
+		if i > 0 {
+			dst = append(dst, "; "...)
 		}
-		var ws []string
-		for _, d := range rt.Dests {
-			mark := ""
-			if d.Clamped {
-				mark = "!"
+		if rt.Name != "" {
+			dst = append(dst, rt.Name...)
+		} else {
+			dst = append(append(append(append(dst, rt.Kind...), '['), strconv.Itoa(rt.Index)...), ']')
+		}
+		dst = append(dst, ' ')
+		for j, d := range rt.Dests {
+			if j > 0 {
+				dst = append(dst, ' ')
 			}
-			ws = append(ws, string(rune(roleLetter(d.Role)))+strconv.FormatInt(int64(d.Weight), 10)+mark)
+			dst = strconv.AppendInt(append(dst, roleLetter(d.Role)), int64(d.Weight), 10)
+			if d.Clamped {
+				dst = append(dst, '!')
+			}
 		}
-		parts = append(parts, name+" "+strings.Join(ws, " "))
 	}
 	for _, m := range s.Managed {
-		parts = append(parts, "+"+m.Name)
+		dst = append(append(dst, "; +"...), m.Name...)
 	}
-	return strings.Join(parts, "; ")
+	return dst
 }
 
 func roleLetter(r plan.Role) byte {
@@ -362,19 +288,29 @@ func roleLetter(r plan.Role) byte {
 	return '?'
 }
 
-func writeText(w plan.Write) string {
-	return w.Object.String() + " " + w.Field + ": " + w.Old + " → " + w.New
+func writeText(w plan.Write) string { return string(appendWriteText(nil, w)) }
+
+// appendWriteText appends a write in one line: object field: old → new.
+func appendWriteText(dst []byte, w plan.Write) []byte {
+	dst = append(append(append(append(append(dst, w.Object.Kind...), '/'), w.Object.Namespace...), '/'), w.Object.Name...)
+	dst = append(append(append(append(dst, ' '), w.Field...), ": "...), w.Old...)
+	return append(append(dst, " → "...), w.New...)
 }
 
-func types(ts []xds.Type) string {
+func types(ts []xds.Type) string { return string(appendTypes(nil, ts)) }
+
+// appendTypes appends the types joined by commas, "-" when there are none.
+func appendTypes(dst []byte, ts []xds.Type) []byte {
 	if len(ts) == 0 {
-		return "-"
+		return append(dst, '-')
 	}
-	s := make([]string, len(ts))
 	for i, t := range ts {
-		s[i] = string(t)
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, t...)
 	}
-	return strings.Join(s, ",")
+	return dst
 }
 
 // pushText is the one-line summary of a push.

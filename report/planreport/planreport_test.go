@@ -321,16 +321,8 @@ func TestWriteMatchesBuild(t *testing.T) {
 			if err := planreport.Formats[format](&want, planreport.Build(m, xds.NewScoper(g), plans, rejected)); err != nil {
 				t.Fatal(err)
 			}
-			rest := plans
-			next := func() *plan.Plan {
-				if len(rest) == 0 {
-					return nil
-				}
-				p := rest[0]
-				rest = rest[1:]
-				return p
-			}
-			if err := planreport.Write(&got, format, m, xds.NewScoper(g), next, rejected); err != nil {
+			at := func(i int) *plan.Plan { return plans[i] }
+			if err := planreport.Write(&got, format, m, xds.NewScoper(g), len(plans), at, rejected); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {

@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
+	"github.com/rolloutlint/rolloutlint/semantics/xds"
 )
 
 // Text writes one table per Rollout, wrapped to Width columns.
@@ -17,20 +19,54 @@ func Text(w io.Writer, doc *Document) error {
 	if len(doc.Rollouts) == 0 {
 		b.WriteString("no Rollout in the input\n")
 	}
+	t := newTextWriter(doc)
 	for i := range doc.Rollouts {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		textRollout(&b, doc, &doc.Rollouts[i])
+		t.rollout(&b, &doc.Rollouts[i])
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// textRollout writes one Rollout's table.
-func textRollout(b *bytes.Buffer, doc *Document, r *Rollout) {
-	line(b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
-		keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(*r), r.Replicas, doc.IstioVersion, doc.Verified))
+// textWriter writes the Rollout tables of one document. The text builders
+// below append what fmt's %s, %d and %-Ns (padding counted in runes) would
+// to scratch buffers kept from line to line, without its reflection or the
+// strings that concatenating each line's pieces would make. A textWriter is
+// used by one goroutine at a time.
+type textWriter struct {
+	doc *Document
+	// verified is doc.Verified's sentence, the same in every Rollout's head.
+	verified string
+	b        *bytes.Buffer
+	s, w     []byte // the line being built; a state's weights
+}
+
+func newTextWriter(doc *Document) *textWriter {
+	return &textWriter{doc: doc, verified: doc.Verified.String()}
+}
+
+// line writes the line built in p (t.s grown) after indent, wrapped, and
+// keeps p's array for the next line.
+func (t *textWriter) line(indent string, p []byte) {
+	// line does not keep text: it reads the bytes while it copies them
+	// into t.b, a different buffer, so the scratch need not be copied.
+	line(t.b, indent, unsafe.String(unsafe.SliceData(p), len(p)))
+	t.s = p[:0]
+}
+
+// rollout writes one Rollout's table into b.
+func (t *textWriter) rollout(b *bytes.Buffer, r *Rollout) {
+	t.b = b
+	defer func() { t.b = nil }()
+	p := append(t.s[:0], "Rollout "...)
+	p = append(append(append(p, r.Rollout.Namespace...), '/'), r.Rollout.Name...)
+	p = strconv.AppendInt(append(append(append(p, " ("...), r.File...), ':'), int64(r.Line), 10)
+	p = append(append(append(append(append(p, "): "...), r.Strategy...), ", "...), splitName(*r)...), ", "...)
+	p = strconv.AppendInt(p, int64(r.Replicas), 10)
+	p = append(append(append(append(append(p, " replicas, Istio "...), t.doc.IstioVersion...), " model ("...), t.verified...), ')')
+	t.line("", p)
 	if l := r.Live; l != nil {
 		line(b, "", fmt.Sprintf("from the live state: stable %s, canary %s, status canary weight %d%%", l.StableHash, liveCanary(l), l.CanaryWeight))
 	}
@@ -49,18 +85,22 @@ func textRollout(b *bytes.Buffer, doc *Document, r *Rollout) {
 	b.WriteString("\n")
 	line(b, "", textHeader)
 	for i := range r.States {
-		state(b, &r.States[i])
+		t.state(&r.States[i])
 	}
 	n := r.Summary
 	b.WriteString("\n")
-	line(b, "", fmt.Sprintf("summary: %d full pushes, %d endpoint pushes; %d pushes reach every gateway; %d merged by debounce",
-		n.FullPushes, n.EndpointPushes, n.AllGatewayPushes, n.MergedPushes))
+	p = strconv.AppendInt(append(t.s[:0], "summary: "...), int64(n.FullPushes), 10)
+	p = strconv.AppendInt(append(p, " full pushes, "...), int64(n.EndpointPushes), 10)
+	p = strconv.AppendInt(append(p, " endpoint pushes; "...), int64(n.AllGatewayPushes), 10)
+	p = strconv.AppendInt(append(p, " pushes reach every gateway; "...), int64(n.MergedPushes), 10)
+	t.line("", append(p, " merged by debounce"...))
 	if len(r.Abort) > 0 {
 		from := r.States[r.AbortFrom]
 		b.WriteString("\n")
-		line(b, "", fmt.Sprintf("abort path (from %s, %s):", stepLabel(from.State), from.Action))
+		p = appendStepLabel(append(t.s[:0], "abort path (from "...), from.State)
+		t.line("", append(append(append(p, ", "...), from.Action...), "):"...))
 		for i := range r.Abort {
-			state(b, &r.Abort[i])
+			t.state(&r.Abort[i])
 		}
 	}
 }
@@ -78,53 +118,109 @@ func liveCanary(l *plan.Live) string {
 	return l.CanaryHash
 }
 
-func state(b *bytes.Buffer, s *State) {
-	// The text builders below write what fmt's %s, %d and %-Ns (padding
-	// counted in runes) would, without its reflection.
-	prefix := padRunes(stepLabel(s.State), 10) + " " + padRunes(clip(s.Action, 40), 40) + " " +
-		padRunes(strconv.FormatInt(int64(s.StableReplicas), 10)+"/"+strconv.FormatInt(int64(s.CanaryReplicas), 10), 7) + " "
+const (
+	writeIndent = "           "   // under the ACTION column
+	pushIndent  = "             " // a push's details
+)
+
+func (t *textWriter) state(s *State) {
+	b := t.b
+	p := appendPadRunes(appendStepLabel(t.s[:0], s.State), 0, 10)
+	start := len(p) + 1
+	p = appendPadRunes(appendClip(append(p, ' '), s.Action, 40), start, 40)
+	start = len(p) + 1
+	p = strconv.AppendInt(append(p, ' '), int64(s.StableReplicas), 10)
+	p = strconv.AppendInt(append(p, '/'), int64(s.CanaryReplicas), 10)
+	p = append(appendPadRunes(p, start, 7), ' ')
+	prefix := len(p)
 	// Weights wrap route by route under their own column.
-	pad := strings.Repeat(" ", len(prefix))
-	cur := prefix
-	for i, part := range strings.Split(weights(s.State), "; ") {
+	t.w = appendWeights(t.w[:0], s.State)
+	rest := t.w
+	for i := 0; ; i++ {
+		part, tail, more := bytes.Cut(rest, []byte("; "))
 		if i > 0 {
-			if utf8.RuneCountInString(cur)+2+utf8.RuneCountInString(part) > Width {
-				b.WriteString(cur + ";\n")
-				cur = pad
+			if utf8.RuneCount(p)+2+utf8.RuneCount(part) > Width {
+				b.Write(append(p, ";\n"...))
+				p = p[:0]
+				for range prefix {
+					p = append(p, ' ')
+				}
 			} else {
-				cur += "; "
+				p = append(p, "; "...)
 			}
 		}
-		cur += clip(part, Width-len(prefix))
-	}
-	b.WriteString(cur + "\n")
-	for _, w := range s.Writes {
-		line(b, "           ", "write b"+strconv.Itoa(w.Batch)+" "+writeText(w))
-	}
-	for _, p := range s.Pushes {
-		head := "push " + strconv.Itoa(p.Window) + " " + string(p.Class) + ", changes " + types(p.Effective)
-		if p.Merged {
-			head += " (debounce merged " + strconv.Itoa(len(p.Keys)) + " keys)"
+		p = appendClipBytes(p, part, Width-prefix)
+		if !more {
+			break
 		}
-		line(b, "           ", head)
-		line(b, "             ", "sent: sidecars "+types(p.SidecarTypes)+"; gateways "+types(p.GatewayTypes))
-		line(b, "             ", "keys: "+strings.Join(p.Keys, " "))
-		line(b, "             ", "scope: "+p.Scope.String())
+		rest = tail
+	}
+	b.Write(append(p, '\n'))
+	t.s = p[:0]
+	for _, w := range s.Writes {
+		p = strconv.AppendInt(append(t.s[:0], "write b"...), int64(w.Batch), 10)
+		t.line(writeIndent, appendWriteText(append(p, ' '), w))
+	}
+	for _, x := range s.Pushes {
+		p = t.pushHead(x)
+		if x.Merged {
+			p = strconv.AppendInt(append(p, " (debounce merged "...), int64(len(x.Keys)), 10)
+			p = append(p, " keys)"...)
+		}
+		t.line(writeIndent, p)
+		p = appendTypes(append(t.s[:0], "sent: sidecars "...), x.SidecarTypes)
+		t.line(pushIndent, appendTypes(append(p, "; gateways "...), x.GatewayTypes))
+		t.line(pushIndent, appendKeys(append(t.s[:0], "keys: "...), x.Keys))
+		t.line(pushIndent, x.Scope.Append(append(t.s[:0], "scope: "...)))
 	}
 	if len(s.PushesIfLate) > 0 {
-		line(b, "           ", "possible: if the EndpointSlice update lands after the debounce window:")
-		for _, p := range s.PushesIfLate {
-			line(b, "             ", "push "+strconv.Itoa(p.Window)+" "+string(p.Class)+", changes "+types(p.Effective)+"; keys: "+strings.Join(p.Keys, " "))
+		line(b, writeIndent, "possible: if the EndpointSlice update lands after the debounce window:")
+		for _, x := range s.PushesIfLate {
+			t.line(pushIndent, appendKeys(append(t.pushHead(x), "; keys: "...), x.Keys))
 		}
 	}
 }
 
-// padRunes is fmt's %-ns of s: s padded with spaces to n runes.
-func padRunes(s string, n int) string {
-	if k := n - utf8.RuneCountInString(s); k > 0 {
-		return s + strings.Repeat(" ", k)
+// pushHead starts a push's line in t.s: push N class, changes types.
+func (t *textWriter) pushHead(x xds.Push) []byte {
+	p := strconv.AppendInt(append(t.s[:0], "push "...), int64(x.Window), 10)
+	p = append(append(append(p, ' '), x.Class...), ", changes "...)
+	return appendTypes(p, x.Effective)
+}
+
+// appendKeys appends the keys separated by spaces.
+func appendKeys(dst []byte, keys []string) []byte {
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, k...)
 	}
-	return s
+	return dst
+}
+
+// appendPadRunes pads dst[start:] with spaces to n runes: fmt's %-ns.
+func appendPadRunes(dst []byte, start, n int) []byte {
+	for k := n - utf8.RuneCount(dst[start:]); k > 0; k-- {
+		dst = append(dst, ' ')
+	}
+	return dst
+}
+
+// appendClip appends clip(s, n).
+func appendClip(dst []byte, s string, n int) []byte {
+	if utf8.RuneCountInString(s) <= n {
+		return append(dst, s...)
+	}
+	return append(dst, clip(s, n)...)
+}
+
+// appendClipBytes appends clip(string(s), n).
+func appendClipBytes(dst, s []byte, n int) []byte {
+	if utf8.RuneCount(s) <= n {
+		return append(dst, s...)
+	}
+	return append(dst, clip(string(s), n)...)
 }
 
 // clip shortens s to n runes with an ellipsis.

@@ -204,21 +204,14 @@ func Build(g *graph.Graph) []*Plan {
 	return out
 }
 
-// Each returns the plans of Build one at a time, nil once there are no more:
-// each Rollout is planned when asked for, so that a large bundle's states
-// need not all be in memory at once (planreport.Write).
-func Each(g *graph.Graph) (next func() *Plan) {
+// Each returns the plans of Build on demand: n is the number of Rollouts,
+// and at(i) plans the i-th (nil when Build leaves it out), so that a large
+// bundle's states need not all be in memory at once and several Rollouts can
+// be planned at the same time (planreport.Write). at may be called
+// concurrently.
+func Each(g *graph.Graph) (n int, at func(i int) *Plan) {
 	rrs := g.Refs().Rollouts
-	return func() *Plan {
-		for len(rrs) > 0 {
-			p := ForRollout(g, rrs[0])
-			rrs = rrs[1:]
-			if p != nil {
-				return p
-			}
-		}
-		return nil
-	}
+	return len(rrs), func(i int) *Plan { return ForRollout(g, rrs[i]) }
 }
 
 // ForRollout returns the plan of one Rollout, or nil when it has no strategy

@@ -165,12 +165,13 @@ type Prediction struct {
 // Predict maps every write of a plan to pushes.
 func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 	pr := &Prediction{IstioVersion: m.Version}
+	var evs []windowEvent // the windows' scratch, shared by every state
 	var sim *endpointsSim
 	if len(p.States) > 0 {
 		sim = newEndpointsSim(p.States[0])
 	}
 	for i := range p.States {
-		sp := m.statePushes(sc, sim, p.States[i].Writes)
+		sp := m.statePushes(sc, sim, p.States[i].Writes, &evs)
 		pr.States = append(pr.States, sp)
 		for _, x := range sp.Pushes {
 			switch {
@@ -190,7 +191,7 @@ func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 	if len(p.Abort) > 0 && p.AbortFrom < len(p.States) {
 		sim = newEndpointsSim(p.States[p.AbortFrom])
 		for i := range p.Abort {
-			pr.Abort = append(pr.Abort, m.statePushes(sc, sim, p.Abort[i].Writes))
+			pr.Abort = append(pr.Abort, m.statePushes(sc, sim, p.Abort[i].Writes, &evs))
 		}
 	}
 	return pr
@@ -200,13 +201,15 @@ func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 // the cluster as the writes' first state leaves it unknown: every host is
 // taken to have endpoints. Predict follows the endpoints through the plan.
 func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
-	return m.statePushes(sc, nil, writes)
+	var evs []windowEvent
+	return m.statePushes(sc, nil, writes, &evs)
 }
 
 // statePushes predicts one state's pushes and advances sim past its
 // writes. When a selector write's EndpointSlice update would land in a
-// window of its own if it came late, IfLate holds that prediction.
-func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write) StatePushes {
+// window of its own if it came late, IfLate holds that prediction. evs is
+// the windows' scratch.
+func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write, evs *[]windowEvent) StatePushes {
 	selector := false
 	for i := range writes {
 		if writes[i].Kind == plan.WriteServiceSelector {
@@ -218,9 +221,9 @@ func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write) 
 	if selector {
 		late = sim.clone() // only the late prediction replays the writes
 	}
-	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false)}
+	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false, evs)}
 	if selector {
-		alt := m.windows(sc, late, writes, true)
+		alt := m.windows(sc, late, writes, true, evs)
 		if !samePushes(alt, sp.Pushes) {
 			sp.IfLate = alt
 		}
@@ -248,6 +251,7 @@ type slotHost struct {
 
 // windowEvent is one config update placed in a debounce window.
 type windowEvent struct {
+	slot  slot // the window
 	write int
 	ev    Event
 	cite  string
@@ -261,34 +265,23 @@ type slot struct {
 	stage Stage
 }
 
-// slotEvents are the updates of one window. A state has a handful of
-// windows, so a slice searched linearly beats a map.
-type slotEvents struct {
-	slot
-	evs []windowEvent
-}
-
 // windows groups the writes of one state into debounce windows and merges
 // each window into one push. Writes of one batch (one reconcile) are API
 // calls made back to back and share a window; the EndpointSlice update that
 // follows a selector write joins it (or, late, has a window of its own);
 // pods turning ready and terminated pods being deleted come seconds later,
 // each in a window of its own (reference §9 "Debounce prediction").
-func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late bool) []Push {
-	var windows []slotEvents
+// The updates are collected in *scratch, which windows leaves empty with
+// its array grown for the next call: no update outlives the call.
+func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late bool, scratch *[]windowEvent) []Push {
+	updates := (*scratch)[:0]
 	add := func(b int, we windowEvent) {
 		st := we.ev.Stage
 		if st == StageSlice && !late {
 			st = StageWrite
 		}
-		k := slot{b, st}
-		for i := range windows {
-			if windows[i].slot == k {
-				windows[i].evs = append(windows[i].evs, we)
-				return
-			}
-		}
-		windows = append(windows, slotEvents{slot: k, evs: []windowEvent{we}})
+		we.slot = slot{b, st}
+		updates = append(updates, we)
 	}
 	// Hosts whose selector a batch writes: with a late slice, their pod
 	// changes of that batch are late as well.
@@ -353,20 +346,35 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 			add(w.Batch, windowEvent{write: i, ev: Event{Kind: row.Kind, Stage: e.stage, Effective: row.Effective}, cite: row.Cite, hosts: hosts[j : j+1 : j+1], obj: w})
 		}
 	}
-	slices.SortFunc(windows, func(a, b slotEvents) int {
-		if a.batch != b.batch {
-			return a.batch - b.batch
+	// Windows run in batch then stage order; a stable sort keeps each
+	// window's updates in the order they were added.
+	slices.SortStableFunc(updates, func(a, b windowEvent) int {
+		if a.slot.batch != b.slot.batch {
+			return a.slot.batch - b.slot.batch
 		}
-		return int(a.stage) - int(b.stage)
+		return int(a.slot.stage) - int(b.slot.stage)
 	})
-	out := make([]Push, 0, len(windows))
-	for n, s := range windows {
-		x := m.merge(sc, s.evs)
-		x.Window, x.Async, x.Stage = n+1, s.stage != StageWrite, s.stage.String()
-		out = append(out, x)
-	}
-	if len(out) == 0 {
+	*scratch = updates[:0]
+	if len(updates) == 0 {
 		return nil
+	}
+	n := 1
+	for i := 1; i < len(updates); i++ {
+		if updates[i].slot != updates[i-1].slot {
+			n++
+		}
+	}
+	out := make([]Push, 0, n)
+	for len(updates) > 0 {
+		j := 1
+		for j < len(updates) && updates[j].slot == updates[0].slot {
+			j++
+		}
+		st := updates[0].slot.stage
+		x := m.merge(sc, updates[:j])
+		x.Window, x.Async, x.Stage = len(out)+1, st != StageWrite, st.String()
+		out = append(out, x)
+		updates = updates[j:]
 	}
 	return out
 }
@@ -380,9 +388,12 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	)
 	// Keys, writes and cites are collected with repeats, then sorted and
 	// compacted: a window has a few updates, so this beats sets.
-	keys := make([]string, 0, len(evs))
+	// Keys and cites share one array (each clipped to its part, so that
+	// growing one does not write over the other).
+	strs := make([]string, 3*len(evs))
+	keys := strs[:0:len(evs)]
+	cites := strs[len(evs):len(evs)]
 	writes := make([]int, 0, len(evs))
-	cites := make([]string, 0, 2*len(evs))
 	x.parts = make([]part, 0, len(evs))
 	var scope Scope
 	for _, we := range evs {

@@ -2,7 +2,6 @@ package xds
 
 import (
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -32,29 +31,43 @@ type Scope struct {
 }
 
 // String renders a scope for the table.
-func (s Scope) String() string {
-	var gw string
+func (s Scope) String() string { return string(s.Append(nil)) }
+
+// Append appends String's text to dst: the text plan formats write it for
+// every push, without the strings String would make.
+func (s Scope) Append(dst []byte) []byte {
 	switch {
 	case s.AllGateways:
-		gw = "all gateways"
+		dst = append(dst, "all gateways"...)
 	case len(s.GatewayNamespaces) > 0:
-		gw = "gateways in " + strings.Join(s.GatewayNamespaces, ",")
+		dst = appendJoin(append(dst, "gateways in "...), s.GatewayNamespaces, ",")
 	default:
-		gw = "no gateway"
+		dst = append(dst, "no gateway"...)
 	}
-	var sc string
+	dst = append(dst, "; "...)
 	switch {
 	case len(s.SidecarNamespaces) == 1 && s.SidecarNamespaces[0] == "*":
-		sc = "sidecars in all namespaces"
+		dst = append(dst, "sidecars in all namespaces"...)
 		if len(s.SidecarExcept) > 0 {
-			sc += " except " + strings.Join(s.SidecarExcept, ",")
+			dst = appendJoin(append(dst, " except "...), s.SidecarExcept, ",")
 		}
 	case len(s.SidecarNamespaces) > 0:
-		sc = "sidecars in " + strings.Join(s.SidecarNamespaces, ",")
+		dst = appendJoin(append(dst, "sidecars in "...), s.SidecarNamespaces, ",")
 	default:
-		sc = "no sidecar"
+		dst = append(dst, "no sidecar"...)
 	}
-	return gw + "; " + sc
+	return dst
+}
+
+// appendJoin appends strings.Join(l, sep) to dst.
+func appendJoin(dst []byte, l []string, sep string) []byte {
+	for i, x := range l {
+		if i > 0 {
+			dst = append(dst, sep...)
+		}
+		dst = append(dst, x...)
+	}
+	return dst
 }
 
 // Scoper computes proxy scopes from the bundle's visibility model

@@ -134,7 +134,8 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		}
 	}
 	g := b.graph
-	var next func() *plan.Plan
+	var n int
+	var at func(i int) *plan.Plan
 	if o.cluster.enabled || o.rollout != "" {
 		var plans []*plan.Plan
 		if o.cluster.enabled {
@@ -149,18 +150,21 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 				return err
 			}
 		}
-		next = func() *plan.Plan {
-			if len(plans) == 0 {
-				return nil
-			}
-			p := plans[0]
-			plans = plans[1:]
-			return p
-		}
+		n, at = len(plans), func(i int) *plan.Plan { return plans[i] }
 	} else {
-		next = plan.Each(g) // one Rollout planned at a time
+		n, at = plan.Each(g) // Rollouts planned as they are written
 	}
-	if err := planreport.Write(e.Out, o.format, m, xds.NewScoper(g), next, rejections(&bundle{cfg: b.cfg, graph: g})); err != nil {
+	// The Scoper (the bundle's visibility model) and the rejections are
+	// independent: one is made beside the other.
+	var sc *xds.Scoper
+	scoped := make(chan struct{})
+	go func() {
+		defer close(scoped)
+		sc = xds.NewScoper(g)
+	}()
+	rejected := rejections(&bundle{cfg: b.cfg, graph: g})
+	<-scoped
+	if err := planreport.Write(e.Out, o.format, m, sc, n, at, rejected); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
 	}
 	return nil
