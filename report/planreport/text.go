@@ -132,7 +132,9 @@ func (t *textWriter) state(s *State) {
 	p = strconv.AppendInt(append(p, ' '), int64(s.StableReplicas), 10)
 	p = strconv.AppendInt(append(p, '/'), int64(s.CanaryReplicas), 10)
 	p = append(appendPadRunes(p, start, 7), ' ')
-	prefix := len(p)
+	// The columns before the weights, in runes: an action of multi-byte
+	// characters is 40 runes but up to 160 bytes.
+	prefix := utf8.RuneCount(p)
 	// Weights wrap route by route under their own column.
 	t.w = appendWeights(t.w[:0], s.State)
 	rest := t.w
@@ -227,6 +229,9 @@ func appendClipBytes(dst, s []byte, n int) []byte {
 func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
+	}
+	if n < 1 {
+		return ""
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
