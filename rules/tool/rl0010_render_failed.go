@@ -14,10 +14,13 @@ in it is checked. The finding is at the file and line that caused the failure (a
 entry, a template line, a Chart.yaml dependency) with the renderer's reason.
 
 A chart is also reported, at its Chart.yaml, when rolloutlint-helm is not installed (rolloutlint
-looks at $ROLLOUTLINT_HELM, beside its own binary, then on PATH) or is of another release: the
+looks at $ROLLOUTLINT_HELM, beside its own binary, then on PATH) or speaks another protocol: the
 message gives the command that installs the matching one, go install
 github.com/rolloutlint/rolloutlint/cmd/rolloutlint-helm@VERSION; the release archives and the
-container image ship both binaries.
+container image ship both binaries. A companion of another release that speaks the same protocol
+renders the charts, and rolloutlint notes it once on standard error instead (see
+docs/repositories.md). A companion that crashes is reported at the chart it crashed on, with
+the start and end of what it wrote to its standard error.
 
 rolloutlint never fetches or executes anything while rendering, so these are findings as well:
 remote bases and resources (vendor them into the repository), kustomize exec, container and Go
