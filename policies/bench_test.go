@@ -2,12 +2,12 @@ package policies_test
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/proccpu"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/policies"
@@ -76,9 +76,9 @@ func BenchmarkRules1000(b *testing.B) {
 				runtime.GC() // do not bill the old graph's collection to the rules
 				b.StartTimer()
 			}
-			c0 := cpuTime()
+			c0 := proccpu.Self()
 			analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI, Parallelism: 1})
-			cpu += cpuTime() - c0
+			cpu += proccpu.Self() - c0
 		}
 		// CPU time is steadier than wall time on a shared machine.
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
@@ -86,13 +86,4 @@ func BenchmarkRules1000(b *testing.B) {
 	b.Run("go", func(b *testing.B) { run(b, goRules, false) })
 	b.Run("rego", func(b *testing.B) { run(b, regoRules, true) })
 	b.Run("rego-eval", func(b *testing.B) { run(b, regoRules, false) })
-}
-
-// cpuTime is the CPU time (user + system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,11 +1,11 @@
 package policies
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/proccpu"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
@@ -45,23 +45,14 @@ func BenchmarkConvert1000(b *testing.B) {
 			b.ReportAllocs()
 			var cpu time.Duration
 			for b.Loop() {
-				c0 := processCPU()
+				c0 := proccpu.Self()
 				convert(g, bc.kinds, bc.fields, bc.templates, bc.parts)
-				cpu += processCPU() - c0
+				cpu += proccpu.Self() - c0
 			}
 			// CPU time is steadier than wall time on a shared machine.
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
 	}
-}
-
-// processCPU is the CPU time (user + system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkConvertSmall measures converting a one-Rollout bundle (about six

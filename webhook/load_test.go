@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/proccpu"
 	"github.com/rolloutlint/rolloutlint/internal/testcert"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/model/load"
@@ -101,7 +102,7 @@ func BenchmarkReview(b *testing.B) {
 	h := NewHandler(Options{Linter: &Linter{Rules: all.Rules(), View: v, Globals: rules.Globals{IstioVersion: "1.28"}}})
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := proccpu.Self()
 	for i := 0; i < b.N; i++ {
 		rec := &discardWriter{h: http.Header{}}
 		req, _ := http.NewRequest(http.MethodPost, ValidatePath, bytes.NewReader(bodies[i%len(bodies)]))
@@ -110,7 +111,7 @@ func BenchmarkReview(b *testing.B) {
 			b.Fatalf("HTTP %d", rec.code)
 		}
 	}
-	if c := processCPU() - cpu; c > 0 {
+	if c := proccpu.Self() - cpu; c > 0 {
 		b.ReportMetric(float64(c.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
@@ -373,7 +374,7 @@ func steadyLoad(t *testing.T, url string, client *http.Client, bodies [][]byte) 
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
 	resetPeakRSS()
-	cpu := processCPU()
+	cpu := proccpu.Self()
 	// Each request has a scheduled start; a generator that falls behind
 	// catches up instead of silently lowering the rate.
 	began := time.Now()
@@ -391,7 +392,7 @@ func steadyLoad(t *testing.T, url string, client *http.Client, bodies [][]byte) 
 		}()
 	}
 	wg.Wait()
-	r := steadyResult{n: n, elapsed: time.Since(began), cpu: processCPU() - cpu, rss: peakRSS()}
+	r := steadyResult{n: n, elapsed: time.Since(began), cpu: proccpu.Self() - cpu, rss: peakRSS()}
 	close(errs)
 	for err := range errs {
 		if r.failed == 0 {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/rolloutlint/rolloutlint/internal/proccpu"
 	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
@@ -125,7 +126,7 @@ func BenchmarkReviewSize(b *testing.B) {
 			raw := bigRolloutJSON(b, shape, size)
 			b.Run(fmt.Sprintf("%s/%dKB", shape, size>>10), func(b *testing.B) {
 				b.SetBytes(int64(len(raw)))
-				cpu := processCPU()
+				cpu := proccpu.Self()
 				for b.Loop() {
 					var obj map[string]any
 					if err := json.Unmarshal(raw, &obj); err != nil {
@@ -137,7 +138,7 @@ func BenchmarkReviewSize(b *testing.B) {
 				}
 				perByte := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) / float64(len(raw)) }
 				b.ReportMetric(perByte(b.Elapsed()), "ns/byte")
-				if c := processCPU() - cpu; c > 0 {
+				if c := proccpu.Self() - cpu; c > 0 {
 					b.ReportMetric(perByte(c), "cpu-ns/byte")
 				}
 			})

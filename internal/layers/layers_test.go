@@ -18,7 +18,7 @@ const module = "github.com/rolloutlint/rolloutlint/"
 var leaf = []string{
 	"model/fastyaml",
 	"internal/parallel", "internal/textdist", "internal/memlimit", "internal/heapsize", "internal/testcert", "internal/recent",
-	"internal/version",
+	"internal/version", "internal/proccpu", "internal/fifo",
 }
 
 // layer is one row of the table: the packages it holds (a pattern ending in

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
+	"github.com/rolloutlint/rolloutlint/internal/proccpu"
 	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
@@ -525,18 +525,18 @@ func BenchmarkFastYAML(b *testing.B) {
 	}
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := int64(proccpu.Self())
 		for i := 0; b.Loop(); i++ {
 			if _, ok := fastyaml.Decode(chunks[i%len(chunks)]); !ok {
 				b.Fatal("declined a corpus document")
 			}
 		}
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(int64(proccpu.Self())-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	// The loader's way: decode, then hand the maps back for the next document.
 	b.Run("fast-recycled", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := int64(proccpu.Self())
 		for i := 0; b.Loop(); i++ {
 			obj, ok := fastyaml.DecodeShared(chunks[i%len(chunks)], fastyaml.DefaultMaxNodes)
 			if !ok {
@@ -544,7 +544,7 @@ func BenchmarkFastYAML(b *testing.B) {
 			}
 			fastyaml.Recycle(obj)
 		}
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(int64(proccpu.Self())-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	// A few fields read again, as the Rego input does: parsing what is not
 	// selected, or skipping it by indentation (the document was accepted).
@@ -554,44 +554,34 @@ func BenchmarkFastYAML(b *testing.B) {
 	}}
 	b.Run("fields-parsed", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := int64(proccpu.Self())
 		for i := 0; b.Loop(); i++ {
 			if _, ok := fastyaml.DecodeSharedFields(chunks[i%len(chunks)], sel); !ok {
 				b.Fatal("declined a corpus document")
 			}
 		}
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(int64(proccpu.Self())-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("fields-skipped", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := int64(proccpu.Self())
 		for i := 0; b.Loop(); i++ {
 			if _, ok := fastyaml.DecodeAcceptedFields(chunks[i%len(chunks)], sel); !ok {
 				b.Fatal("declined a corpus document")
 			}
 		}
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(int64(proccpu.Self())-cpu)/float64(b.N), "cpu-ns/op")
 	})
 	b.Run("slow", func(b *testing.B) {
 		b.ReportAllocs()
-		cpu := processCPU()
+		cpu := int64(proccpu.Self())
 		for i := 0; b.Loop(); i++ {
 			if _, ok := load.SlowDecode(chunks[i%len(chunks)], fastyaml.DefaultMaxNodes); !ok {
 				b.Fatal("slow path rejected a corpus document")
 			}
 		}
-		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(int64(proccpu.Self())-cpu)/float64(b.N), "cpu-ns/op")
 	})
-}
-
-// processCPU returns the CPU time (user + system, GC included) this process
-// has used, in nanoseconds: steadier than wall time on a shared machine.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // FuzzDecodeTape is FuzzFastYAML seeded with the typed kinds DecodeTape

@@ -3,15 +3,16 @@
 package load_test
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rolloutlint/rolloutlint/internal/fifo"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
@@ -74,10 +75,12 @@ func TestWalkSkipsSpecialFilesAndEscapingSymlinks(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "a.yaml"), "a")
 	writeFile(t, filepath.Join(base, "secret", "token.yaml"), "TOKEN")
 	writeFile(t, filepath.Join(base, "other", "b.yaml"), "b")
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.yaml"), 0o644); err != nil {
+	if err := fifo.Make(filepath.Join(dir, "pipe.yaml"), 0o644); errors.Is(err, fifo.ErrUnsupported) {
+		t.Skip(err)
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe-not-a-manifest"), 0o644); err != nil {
+	if err := fifo.Make(filepath.Join(dir, "pipe-not-a-manifest"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "s.yaml")
@@ -149,7 +152,9 @@ func TestWalkSkipsSpecialFilesAndEscapingSymlinks(t *testing.T) {
 // it reads what is written.
 func TestNamedPipeOnTheCommandLine(t *testing.T) {
 	pipe := filepath.Join(t.TempDir(), "p.yaml")
-	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+	if err := fifo.Make(pipe, 0o644); errors.Is(err, fifo.ErrUnsupported) {
+		t.Skip(err)
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	ins, err := expandWithin(t, []string{pipe}, load.Options{})

@@ -5,13 +5,13 @@ package all_test
 import (
 	"fmt"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/internal/corpus"
 	"github.com/rolloutlint/rolloutlint/internal/heapsize"
+	"github.com/rolloutlint/rolloutlint/internal/proccpu"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -72,11 +72,11 @@ func measure(b *testing.B, objects int, fn func()) {
 	for b.Loop() {
 		runtime.ReadMemStats(&ms)
 		m0 := ms.Mallocs
-		c0 := cpuTime()
+		c0 := proccpu.Self()
 		start := time.Now()
 		fn()
 		wall += time.Since(start)
-		cpu += cpuTime() - c0
+		cpu += proccpu.Self() - c0
 		runtime.ReadMemStats(&ms)
 		mallocs += ms.Mallocs - m0
 	}
@@ -84,15 +84,6 @@ func measure(b *testing.B, objects int, fn func()) {
 	b.ReportMetric(float64(wall.Nanoseconds())/per, "ns/object")
 	b.ReportMetric(float64(cpu.Nanoseconds())/per, "cpu-ns/object")
 	b.ReportMetric(float64(mallocs)/per, "allocs/object")
-}
-
-// cpuTime is the process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkRuleFamilies runs each theme's rules (RL0xxx … RL6xxx, opt-in ones
@@ -117,9 +108,9 @@ func BenchmarkRuleFamilies(b *testing.B) {
 				g := load.Inputs(inputs, load.Options{})
 				runtime.GC()
 				b.StartTimer()
-				c0 := cpuTime()
+				c0 := proccpu.Self()
 				analyzer.Run(g, analyzer.Options{Rules: rs, Mode: rules.ModeCLI, Enable: []string{family + "*"}})
-				cpu += cpuTime() - c0
+				cpu += proccpu.Self() - c0
 			}
 			per := float64(b.N) * float64(objects)
 			b.ReportMetric(float64(cpu.Nanoseconds())/per, "cpu-ns/object")

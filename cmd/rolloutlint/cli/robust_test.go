@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	namedpipe "github.com/rolloutlint/rolloutlint/internal/fifo"
 )
 
 // TestLimitFlagsMustBePositive: the loader reads 0 as "the default", so a 0
@@ -109,7 +110,7 @@ func TestOutputIsNeverAnInput(t *testing.T) {
 func TestOutputIntoAPipeOrDevice(t *testing.T) {
 	dir := write(t, map[string]string{"r.yaml": acceptance})
 	fifo := filepath.Join(dir, "report.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := namedpipe.Make(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	if err := os.Symlink("report.fifo", filepath.Join(dir, "stdout")); err != nil {

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package webhook
-
-import "time"
-
-// processCPU is not measured here; benchmarks then report wall time only.
-func processCPU() time.Duration { return 0 }
