@@ -114,14 +114,15 @@ func (w *heapWatch) loop(stop chan struct{}) {
 
 // check compares the heap with every evaluation's bound.
 func (w *heapWatch) check() {
-	w.rebase(readHeap())
-	if !w.needsLook(readHeap().objects) {
+	r := readHeap()
+	w.rebase(r)
+	if !w.needsLook(r.objects) {
 		return
 	}
 	// The heap counts garbage not yet collected: collect it before
 	// stopping anything, so that only what evaluations keep counts.
 	collect()
-	r := readHeap()
+	r = readHeap()
 	w.rebase(r)
 	heap := r.objects
 	w.mu.Lock()
