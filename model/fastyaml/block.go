@@ -160,7 +160,7 @@ func (p *parser) key(t string) (key, rest string, ok bool) {
 					return "", "", false
 				}
 				k := trimRight(t[:i])
-				if k == "<<" || template(k) {
+				if k == "<<" || template(k) || nullWord(k) {
 					return "", "", false
 				}
 				return k, t[i+1:], true
@@ -323,6 +323,12 @@ func skipSpaces(s string) int {
 		i++
 	}
 	return i
+}
+
+// nullWord reports a plain scalar that resolves to null: as a key, kubectl
+// rejects the document, which the full loader reports.
+func nullWord(s string) bool {
+	return s == "~" || s == "null" || s == "Null" || s == "NULL"
 }
 
 func trimRight(s string) string {

@@ -188,7 +188,8 @@ func (p *parser) flowScalar(t string, isKey bool) (string, string, bool) {
 			// (a URL, an image tag) unless a flow indicator follows it.
 			if i+1 < len(t) && t[i+1] == ' ' {
 				if isKey && i <= maxKeyLen {
-					return trimRight(t[:i]), t[i+1:], true
+					k := trimRight(t[:i])
+					return k, t[i+1:], !nullWord(k)
 				}
 				return "", "", false
 			}

@@ -169,6 +169,11 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 			"file is a Go/Helm template ({{ … }} at line %d), not a manifest", n.Line)
 		return true, nil
 	}
+	if bad := invalidKey(body); bad != nil {
+		msg, detail := invalidKeyMessage(bad, looksLikeManifest(c.data))
+		l.explained(RuleSyntax, graph.NodePos(in.Path, bad), nil, "", detail, "%s", msg)
+		return false, nil // kubectl cannot convert the document to JSON: nothing of it is applied
+	}
 	if dups := duplicateKeys(body); len(dups) > 0 {
 		manifest := looksLikeManifest(c.data)
 		for _, d := range dups {
@@ -580,6 +585,83 @@ func duplicateKeys(n *yaml.Node) []dupKey {
 	return out
 }
 
+// argoPlaceholderTag matches what Argo Rollouts substitutes between {{ and }}
+// (utils/template: args.NAME, templates.NAME.podTemplateHash,
+// experiment.availableAt), surrounding spaces trimmed as it trims them.
+var argoPlaceholderTag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(args|templates|experiment)\.[A-Za-z0-9_.-]+$`)
+})
+
+// argoPlaceholder returns the tag of an unquoted Argo Rollouts placeholder,
+// `{{args.name}}`, which YAML reads as a flow mapping holding one flow
+// mapping as its key, or "" when m is not one.
+func argoPlaceholder(m *yaml.Node) string {
+	if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle == 0 || len(m.Content) != 2 || !isNullNode(m.Content[1]) {
+		return ""
+	}
+	inner := m.Content[0]
+	if inner.Kind != yaml.MappingNode || inner.Style&yaml.FlowStyle == 0 || len(inner.Content) != 2 || !isNullNode(inner.Content[1]) {
+		return ""
+	}
+	if k := inner.Content[0]; k.Kind == yaml.ScalarNode && k.Style == 0 && argoPlaceholderTag().MatchString(k.Value) {
+		return k.Value
+	}
+	return ""
+}
+
+// isNullNode reports a null scalar: written as null or ~, or left out (the
+// value of `{a}`).
+func isNullNode(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// invalidKey finds the first mapping key that JSON, and so kubectl and the
+// API server, cannot take: a mapping or a list (an unquoted `{{args.name}}` is
+// a flow mapping whose key is one), or a null. yaml.v3 reads them into nodes;
+// kubectl's YAML-to-JSON conversion fails on the document ("invalid map key").
+// Scalar keys of other types become strings, as they do there.
+func invalidKey(n *yaml.Node) (found *yaml.Node) {
+	walkNodes(n, func(cur *yaml.Node) bool {
+		if cur.Kind != yaml.MappingNode {
+			return true
+		}
+		if argoPlaceholder(cur) != "" {
+			found = cur
+			return false
+		}
+		for i := 0; i+1 < len(cur.Content); i += 2 {
+			if k := derefNode(cur.Content[i]); k == nil || k.Kind != yaml.ScalarNode || isNullNode(k) {
+				found = cur.Content[i]
+				return false
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// invalidKeyMessage says why the key invalidKey found makes the document
+// unusable, and how to fix it. It quotes a placeholder's tag only in a
+// manifest: the content of anything else is not echoed.
+func invalidKeyMessage(n *yaml.Node, manifest bool) (msg, detail string) {
+	const rejected = "kubectl and the API server reject the document (invalid map key): none of it reaches the cluster, and it was not linted."
+	if tag := argoPlaceholder(n); tag != "" {
+		if manifest {
+			return fmt.Sprintf("invalid YAML for Kubernetes: unquoted {{%s}} is a mapping, not text", tag),
+				fmt.Sprintf("%s Quote it: \"{{%s}}\".", rejected, tag)
+		}
+		return "invalid YAML for Kubernetes: an unquoted Argo Rollouts placeholder is a mapping, not text", rejected + " Quote it."
+	}
+	what := "a null"
+	switch derefNode(n).Kind {
+	case yaml.MappingNode:
+		what = "a mapping"
+	case yaml.SequenceNode:
+		what = "a list"
+	}
+	return fmt.Sprintf("invalid YAML for Kubernetes: a mapping key is %s, not a string", what), rejected
+}
+
 // walkNodes visits n and its descendants in document order (aliases not
 // followed) until fn returns false.
 func walkNodes(n *yaml.Node, fn func(*yaml.Node) bool) {
@@ -609,7 +691,7 @@ func templateNode(n *yaml.Node) (found *yaml.Node) {
 	walkNodes(n, func(cur *yaml.Node) bool {
 		switch cur.Kind {
 		case yaml.MappingNode:
-			if cur.Style&yaml.FlowStyle != 0 {
+			if cur.Style&yaml.FlowStyle != 0 && argoPlaceholder(cur) == "" {
 				for i := 0; i < len(cur.Content); i += 2 {
 					if cur.Content[i].Kind == yaml.MappingNode {
 						found = cur
@@ -627,18 +709,37 @@ func templateNode(n *yaml.Node) (found *yaml.Node) {
 }
 
 // templateLine returns the first line holding a Go template action outside a
-// comment, or 0.
+// comment, or 0. Argo Rollouts' placeholders are not actions: an
+// AnalysisTemplate's queries hold them, and a syntax error elsewhere in its
+// file is a syntax error, not a template.
 func templateLine(data []byte) int {
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		t := bytes.TrimSpace(line)
 		if bytes.HasPrefix(t, []byte("#")) {
 			continue
 		}
-		if bytes.Contains(t, []byte("{{")) {
+		if hasTemplateAction(t) {
 			return i + 1
 		}
 	}
 	return 0
+}
+
+// hasTemplateAction reports a {{ … }} on the line that is not an Argo
+// Rollouts placeholder, or a {{ left open (an action spanning lines).
+func hasTemplateAction(line []byte) bool {
+	for {
+		i := bytes.Index(line, []byte("{{"))
+		if i < 0 {
+			return false
+		}
+		line = line[i+2:]
+		j := bytes.Index(line, []byte("}}"))
+		if j < 0 || !argoPlaceholderTag().Match(bytes.TrimSpace(line[:j])) {
+			return true
+		}
+		line = line[j+2:]
+	}
 }
 
 // describeKind names what a document that is not a mapping is. It never

@@ -372,3 +372,44 @@ func TestReadAllSized(t *testing.T) {
 		t.Errorf("a failing reader: got %q, %v; want its error", got, err)
 	}
 }
+
+// An Argo Rollouts placeholder is not a Go template: a syntax error in a file
+// whose AnalysisTemplate queries hold them is a syntax error, and the file's
+// other documents are linted; a placeholder left unquoted is reported where
+// it is, and only its document is dropped. A Go template still skips the file.
+func TestArgoPlaceholdersAreNotTemplates(t *testing.T) {
+	const analysis = `apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: rate
+spec:
+  metrics:
+  - name: rate
+    provider:
+      prometheus:
+        address: http://prometheus:9090
+        query: sum(rate(x{service="{{args.service}}", ns="{{ args.namespace }}"}[5m]))
+`
+	cases := []struct {
+		name, src string
+		want      []string // RULE@line:col
+		resources int
+	}{
+		{"syntax error beside placeholders", analysis + "---\nkind: [\n---\n" + fmt.Sprintf(svc, "c", 82), []string{"RL0001@13:1"}, 2},
+		{"unquoted placeholder", analysis + "---\n" + fmt.Sprintf(svc, "c", 82) + "  selector:\n    app: {{args.app}}\n", []string{"RL0001@21:10"}, 1},
+		{"mapping as key", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n  ? {a: 1}\n  : b\n", []string{"RL0001@6:5"}, 0},
+		{"null key", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata: {~: b}\n", []string{"RL0001@5:8"}, 0},
+		{"go template that does not parse", analysis + "---\nkind: [ {{ .Values.kind }}\n", []string{"RL0004@13:1"}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := loadOne(t, "a.yaml", c.src)
+			if got := problems(g); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("problems %v, want %v", got, c.want)
+			}
+			if len(g.Resources) != c.resources {
+				t.Errorf("%d resources, want %d", len(g.Resources), c.resources)
+			}
+		})
+	}
+}

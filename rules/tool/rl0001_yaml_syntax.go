@@ -12,7 +12,14 @@ can be checked. The finding points at the line the YAML parser stopped on; other
 the same file (separated by \'---\') are still read and linted.
 
 Common causes: a tab used for indentation, a key and value on misaligned columns, an unquoted
-value starting with \'{\', \'*\' or \'&\', a duplicate key in one mapping.`,
+value starting with \'{\', \'*\' or \'&\', a duplicate key in one mapping.
+
+Some documents parse as YAML and are still not Kubernetes objects: a mapping key that is a list,
+a mapping or null. \'kubectl\' cannot convert them to JSON and rejects the document ("invalid
+map key"), so rolloutlint reports it here and does not lint it. The common case is an Argo
+Rollouts placeholder left unquoted: \'inject: {{args.enabled}}\' is a mapping whose key is a
+mapping; \'inject: "{{args.enabled}}"\' is the text Argo Rollouts substitutes into. Placeholders
+are not Go templates (RL0004): a syntax error in a file that holds them is reported as one.`,
 		Bad: `
 spec:
   strategy:

@@ -9,7 +9,10 @@ var NotManifest = &rules.Rule{
 	Doc: rules.Doc{
 		Why: `rolloutlint checks what the cluster will receive, so templates must be rendered first. A file
 with \'{{ … }}\' actions that does not parse as YAML gets this one finding instead of a cascade of
-syntax errors; the rest of the file is skipped. Render it and lint the output:
+syntax errors; the rest of the file is skipped. Argo Rollouts' own placeholders
+(\'{{args.name}}\', \'{{templates.name.podTemplateHash}}\') are not template actions: they are text
+the controller substitutes, and a file holding them is linted as a manifest. Render it and lint
+the output:
 
 ~~~sh
 helm template my-release ./chart | rolloutlint lint -
