@@ -43,14 +43,15 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at f
 	}
 	// body formats the i-th Rollout with a formatter of its goroutine; ok
 	// is false when it has no plan.
-	body := func(fmtr func([]byte, *Rollout) []byte, dst []byte, i int) ([]byte, bool) {
+	body := func(w *worker, dst []byte, i int) ([]byte, bool) {
 		p := at(i)
 		if p == nil {
 			return dst, false
 		}
-		r := rolloutOf(m, sc, p, rejected)
-		return fmtr(dst, &r), true
+		r := w.mem.rolloutOf(m, sc, p, rejected)
+		return w.format(dst, &r), true
 	}
+	newWorker := func() *worker { return &worker{format: f.newBody(), mem: &reuse{}} }
 	bw := bufio.NewWriterSize(w, 64<<10)
 	k := 0 // Rollouts written
 	emit := func(b []byte) error {
@@ -61,13 +62,21 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at f
 		_, err := bw.Write(b)
 		return err
 	}
-	if err := stream(n, f.newBody, body, emit); err != nil {
+	if err := stream(n, newWorker, body, emit); err != nil {
 		return err
 	}
 	if err := f.end(bw, k); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// worker is the state of a goroutine of Write: its formatter, and the
+// memory its Rollouts' predictions and states reuse (each Rollout is
+// formatted before the next is predicted).
+type worker struct {
+	format func(dst []byte, r *Rollout) []byte
+	mem    *reuse
 }
 
 // streamFormat is a format written one Rollout at a time.
