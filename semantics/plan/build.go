@@ -64,9 +64,8 @@ type Planner struct {
 	// state lists are cut from.
 	writes []Write
 	states []State
-	// cur and dests are the builder's buffers (builder.cur.Writes, dests).
-	cur   []Write
-	dests []Destination
+	// cur is the builder's buffer of the current state's writes.
+	cur []Write
 }
 
 // ForRollout is ForRollout, in the Planner's memory: see Planner.

@@ -262,8 +262,9 @@ func forRolloutIn(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool, live *Li
 	}
 	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites, from: live, mem: mem}
 	if mem != nil {
-		b.dests = mem.dests[:0]
-		defer func() { mem.cur, mem.dests = b.cur.Writes[:0], b.dests[:0] }()
+		// Not dests: whether it is nil decides whether a route left with
+		// no destination lists them as null or [].
+		defer func() { mem.cur = b.cur.Writes[:0] }()
 	}
 	switch {
 	case ro.Spec.Strategy.Canary != nil:
