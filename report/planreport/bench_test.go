@@ -28,7 +28,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(format+"/stream", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				n, at := plan.Each(g)
+				n, at := plan.EachIn(g)
 				if err := planreport.Write(io.Discard, format, m, sc, n, at, nil); err != nil {
 					b.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/rolloutlint/rolloutlint/semantics/plan"
 	"github.com/rolloutlint/rolloutlint/semantics/xds"
@@ -26,6 +27,78 @@ type jsonEnc struct {
 	depth  int
 	// first is set by an object's opening brace until its first key.
 	first bool
+	// The memos hold where in b this Rollout's encoding wrote values that
+	// come again: the plan's states share their routes, labels and managed
+	// routes until a step changes them, the pushes share their type lists
+	// and scopes, and the same few objects are named at every step, so a
+	// value met again at the same depth is copied from its first encoding
+	// (rollout empties them: the offsets are into one Rollout's bytes).
+	slices  [16]sliceMemo
+	objects [8]objectMemo
+	// nextSlice and nextObject are the entries the next value memoized
+	// replaces.
+	nextSlice, nextObject int
+}
+
+// sliceMemo is the encoding of a slice, e.b[off:end], named by its array,
+// length and depth (and type: slices of different types may share an
+// address).
+type sliceMemo struct {
+	ptr      unsafe.Pointer
+	n, depth int
+	tag      memoTag
+	off, end int
+}
+
+// objectMemo is the encoding of an object, e.b[off:end], at a depth.
+type objectMemo struct {
+	obj      plan.Object
+	depth    int
+	off, end int
+}
+
+// memoTag is the type of a memoized slice.
+type memoTag uint8
+
+const (
+	memoRoutes memoTag = iota + 1
+	memoManaged
+	memoLabels
+	memoTypes
+	memoStrings
+)
+
+// again appends e.b[off:end], an earlier value's encoding.
+func (e *jsonEnc) again(off, end int) {
+	e.b = append(e.b, e.b[off:end]...)
+	e.first = false
+}
+
+// forget empties the memos.
+func (e *jsonEnc) forget() {
+	e.slices = [len(e.slices)]sliceMemo{}
+	e.objects = [len(e.objects)]objectMemo{}
+	e.nextSlice, e.nextObject = 0, 0
+}
+
+// memoArray is jsonArray of a non-empty s, memoized under tag: s's
+// elements must not change while the Rollout is encoded.
+func memoArray[T any](e *jsonEnc, tag memoTag, s []T, elem func(e *jsonEnc, v *T)) {
+	if len(s) == 0 {
+		jsonArray(e, s, elem)
+		return
+	}
+	ptr := unsafe.Pointer(unsafe.SliceData(s))
+	for i := range e.slices {
+		if m := &e.slices[i]; m.ptr == ptr && m.n == len(s) && m.depth == e.depth && m.tag == tag {
+			e.again(m.off, m.end)
+			return
+		}
+	}
+	off := len(e.b)
+	jsonArray(e, s, elem)
+	e.slices[e.nextSlice] = sliceMemo{ptr: ptr, n: len(s), depth: e.depth, tag: tag, off: off, end: len(e.b)}
+	e.nextSlice = (e.nextSlice + 1) % len(e.slices)
 }
 
 const jsonIndent = "  "
@@ -65,12 +138,17 @@ func (e *jsonEnc) close() {
 
 // key starts a member; lit is the quoted name followed by ": ".
 func (e *jsonEnc) key(lit string) {
+	n := 1 + e.prefix + e.depth*len(jsonIndent)
+	for n > len(e.nl) {
+		e.nl = append(e.nl, jsonIndent...)
+	}
+	b := e.b
 	if !e.first {
-		e.b = append(e.b, ',')
+		b = append(b, ',')
 	}
 	e.first = false
-	e.newline()
-	e.b = append(e.b, lit...)
+	b = append(b, e.nl[:n]...)
+	e.b = append(b, lit...)
 }
 
 func (e *jsonEnc) int(v int64) { e.b = strconv.AppendInt(e.b, v, 10) }
@@ -132,9 +210,14 @@ var invalidUTF8 = sync.OnceValue(func() string {
 // U+2028, U+2029 escaped), control characters escaped, every byte of
 // invalid UTF-8 replaced by U+FFFD (see invalidUTF8).
 func (e *jsonEnc) str(s string) {
+	i := safePrefix(s)
+	if i == len(s) { // the common case: nothing to escape
+		e.b = append(append(append(e.b, '"'), s...), '"')
+		return
+	}
 	e.b = append(e.b, '"')
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if jsonSafe[c] {
 			i++
@@ -182,7 +265,39 @@ func (e *jsonEnc) str(s string) {
 	e.b = append(e.b, '"')
 }
 
+// Repeated bytes of a word, for safePrefix.
+const (
+	ones = 0x0101010101010101
+	high = 0x8080808080808080
+)
+
+// hasZeroByte reports whether a byte of x is 0.
+func hasZeroByte(x uint64) bool { return (x-ones)&^x&high != 0 }
+
+// safePrefix is the length of the longest prefix of s that str copies as
+// it is (jsonSafe), found eight bytes at a time.
+func safePrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		// No byte of 0x80 or more, none under 0x20 (valid as the bytes are
+		// ASCII), none of " \ < > &.
+		if x&high != 0 || (x-0x20*ones)&^x&high != 0 ||
+			hasZeroByte(x^('"'*ones)) || hasZeroByte(x^('\\'*ones)) ||
+			hasZeroByte(x^('<'*ones)) || hasZeroByte(x^('>'*ones)) || hasZeroByte(x^('&'*ones)) {
+			break
+		}
+	}
+	for i < len(s) && jsonSafe[s[i]] {
+		i++
+	}
+	return i
+}
+
 func (e *jsonEnc) rollout(r *Rollout) {
+	e.forget()
 	e.open()
 	e.key(`"rollout": `)
 	e.object(&r.Rollout)
@@ -216,6 +331,19 @@ func (e *jsonEnc) rollout(r *Rollout) {
 }
 
 func (e *jsonEnc) object(o *plan.Object) {
+	for i := range e.objects {
+		if m := &e.objects[i]; m.end > 0 && m.depth == e.depth && m.obj == *o {
+			e.again(m.off, m.end)
+			return
+		}
+	}
+	off := len(e.b)
+	e.objectFields(o)
+	e.objects[e.nextObject] = objectMemo{obj: *o, depth: e.depth, off: off, end: len(e.b)}
+	e.nextObject = (e.nextObject + 1) % len(e.objects)
+}
+
+func (e *jsonEnc) objectFields(o *plan.Object) {
 	e.open()
 	e.key(`"kind": `)
 	e.str(o.Kind)
@@ -288,11 +416,11 @@ func (e *jsonEnc) state(s *State) {
 	e.int(int64(s.Weight))
 	if len(s.Routes) > 0 {
 		e.key(`"routes": `)
-		jsonArray(e, s.Routes, (*jsonEnc).routeState)
+		memoArray(e, memoRoutes, s.Routes, (*jsonEnc).routeState)
 	}
 	if len(s.Managed) > 0 {
 		e.key(`"managedRoutes": `)
-		jsonArray(e, s.Managed, (*jsonEnc).managedRoute)
+		memoArray(e, memoManaged, s.Managed, (*jsonEnc).managedRoute)
 	}
 	e.key(`"stableReplicas": `)
 	e.int(int64(s.StableReplicas))
@@ -300,7 +428,7 @@ func (e *jsonEnc) state(s *State) {
 	e.int(int64(s.CanaryReplicas))
 	if len(s.Labels) > 0 {
 		e.key(`"labels": `)
-		jsonArray(e, s.Labels, (*jsonEnc).revisionLabel)
+		memoArray(e, memoLabels, s.Labels, (*jsonEnc).revisionLabel)
 	}
 	if len(s.Writes) > 0 {
 		e.key(`"writes": `)
@@ -419,11 +547,11 @@ func (e *jsonEnc) push(p *xds.Push) {
 	e.key(`"eds": `)
 	e.str(string(p.EDS))
 	e.key(`"sidecarTypes": `)
-	jsonArray(e, p.SidecarTypes, strElem[xds.Type])
+	memoArray(e, memoTypes, p.SidecarTypes, strElem[xds.Type])
 	e.key(`"gatewayTypes": `)
-	jsonArray(e, p.GatewayTypes, strElem[xds.Type])
+	memoArray(e, memoTypes, p.GatewayTypes, strElem[xds.Type])
 	e.key(`"effective": `)
-	jsonArray(e, p.Effective, strElem[xds.Type])
+	memoArray(e, memoTypes, p.Effective, strElem[xds.Type])
 	e.key(`"scope": `)
 	e.scope(&p.Scope)
 	e.key(`"merged": `)
@@ -446,7 +574,7 @@ func (e *jsonEnc) scope(s *xds.Scope) {
 		jsonArray(e, s.GatewayNamespaces, strElem[string])
 	}
 	e.key(`"sidecarNamespaces": `)
-	jsonArray(e, s.SidecarNamespaces, strElem[string])
+	memoArray(e, memoStrings, s.SidecarNamespaces, strElem[string])
 	if len(s.SidecarExcept) > 0 {
 		e.key(`"sidecarExcept": `)
 		jsonArray(e, s.SidecarExcept, strElem[string])
@@ -470,15 +598,15 @@ func (e *jsonEnc) live(l *plan.Live) {
 	e.int(int64(l.CanaryWeight))
 	if len(l.Routes) > 0 {
 		e.key(`"routes": `)
-		jsonArray(e, l.Routes, (*jsonEnc).routeState)
+		memoArray(e, memoRoutes, l.Routes, (*jsonEnc).routeState)
 	}
 	if len(l.Managed) > 0 {
 		e.key(`"managedRoutes": `)
-		jsonArray(e, l.Managed, (*jsonEnc).managedRoute)
+		memoArray(e, memoManaged, l.Managed, (*jsonEnc).managedRoute)
 	}
 	if len(l.Labels) > 0 {
 		e.key(`"labels": `)
-		jsonArray(e, l.Labels, (*jsonEnc).revisionLabel)
+		memoArray(e, memoLabels, l.Labels, (*jsonEnc).revisionLabel)
 	}
 	e.key(`"stableReplicas": `)
 	e.int(int64(l.StableReplicas))

@@ -232,3 +232,103 @@ func TestEncoderMatchesJSONOnCorpus(t *testing.T) {
 		}
 	}
 }
+
+// TestEncoderStringsLong puts every byte and the runes encoding/json
+// escapes at every position of a longer string, so that safePrefix's eight
+// bytes at a time meet each of them in every lane.
+func TestEncoderStringsLong(t *testing.T) {
+	e := newJSONEnc("")
+	const safe = "abcdefghijklmnopqrstuvwxyz0123456789"
+	odd := []string{"\u2028", "\u2029", "é", "😀", "\ufffd", "\xed\xa0\x80", "\xe2\x82"}
+	for c := range 256 {
+		odd = append(odd, string([]byte{byte(c)}))
+	}
+	for p := 0; p <= 26; p++ {
+		for _, o := range odd {
+			for _, s := range []string{safe[:p] + o, safe[:p] + o + safe, o + safe[:p] + o} {
+				e.b = e.b[:0]
+				e.str(s)
+				want, err := json.Marshal(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(e.b, want) {
+					t.Fatalf("%q: got %s, want %s", s, e.b, want)
+				}
+			}
+		}
+	}
+}
+
+// TestEncoderSharedValues has the states share their routes, labels and
+// managed routes, the pushes their type lists and scopes, and the objects
+// recur at other depths, as real plans do: the encodings jsonEnc copies
+// from an earlier one must be what encoding/json writes at each place.
+func TestEncoderSharedValues(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	e := newJSONEnc("    ")
+	for range 2000 {
+		var r Rollout
+		fill(t, rnd, reflect.ValueOf(&r).Elem(), 0)
+		var all []*State
+		for i := range r.States {
+			all = append(all, &r.States[i])
+		}
+		for i := range r.Abort {
+			all = append(all, &r.Abort[i])
+		}
+		if len(all) == 0 {
+			continue
+		}
+		pick := func() *State { return all[rnd.IntN(len(all))] }
+		var pushes []*xds.Push
+		for _, s := range all {
+			switch rnd.IntN(3) {
+			case 0:
+				s.Routes = pick().Routes
+			case 1:
+				if o := pick().Routes; len(o) > 1 {
+					s.Routes = o[:len(o)-1] // same array, shorter
+				}
+			}
+			if rnd.IntN(2) == 0 {
+				s.Labels = pick().Labels
+			}
+			if rnd.IntN(2) == 0 {
+				s.Managed = pick().Managed
+			}
+			if rnd.IntN(3) == 0 && len(s.Writes) > 0 && len(s.Labels) > 0 {
+				s.Writes[0].Object = s.Labels[0].Object
+			}
+			for i := range s.Pushes {
+				pushes = append(pushes, &s.Pushes[i])
+			}
+			for i := range s.PushesIfLate {
+				pushes = append(pushes, &s.PushesIfLate[i])
+			}
+		}
+		if r.Live != nil {
+			p := pick()
+			r.Live.Routes, r.Live.Labels, r.Live.Managed = p.Routes, p.Labels, p.Managed
+		}
+		for _, p := range pushes {
+			o := pushes[rnd.IntN(len(pushes))]
+			switch rnd.IntN(4) {
+			case 0:
+				p.SidecarTypes, p.GatewayTypes, p.Effective = o.Effective, o.SidecarTypes, o.GatewayTypes
+			case 1:
+				p.Scope.SidecarNamespaces = o.Scope.SidecarNamespaces
+			case 2:
+				if len(o.Scope.SidecarNamespaces) > 1 {
+					p.Scope.SidecarNamespaces = o.Scope.SidecarNamespaces[1:] // same array, other start
+				}
+			}
+		}
+		if rnd.IntN(2) == 0 && len(all[0].Routes) > 0 {
+			r.Rollout = all[0].Routes[0].VS
+		}
+		if !checkRollout(t, e, &r, "    ") {
+			return
+		}
+	}
+}

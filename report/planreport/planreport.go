@@ -104,6 +104,30 @@ func head(m *xds.Model) *Document {
 
 // rolloutOf is one plan's entry of the document, its pushes predicted.
 func rolloutOf(m *xds.Model, sc *xds.Scoper, p *plan.Plan, rejected map[plan.Object][]Rejection) Rollout {
+	return (*reuse)(nil).rolloutOf(m, sc, p, rejected)
+}
+
+// reuse is the memory of a goroutine that formats Rollouts one after
+// another and drops each: the Rollout its rolloutOf returns is valid until
+// its next call. A nil *reuse allocates every Rollout anew.
+type reuse struct {
+	pd            xds.Predictor
+	states, abort []State
+}
+
+// statesOf returns a slice of n states in *buf (nil u: a new one), never nil.
+func (u *reuse) statesOf(buf *[]State, n int) []State {
+	if u == nil || cap(*buf) < n || cap(*buf) == 0 {
+		s := make([]State, n, max(n, 1))
+		if u != nil {
+			*buf = s
+		}
+		return s
+	}
+	return (*buf)[:n]
+}
+
+func (u *reuse) rolloutOf(m *xds.Model, sc *xds.Scoper, p *plan.Plan, rejected map[plan.Object][]Rejection) Rollout {
 	r := Rollout{Rollout: p.Rollout, Strategy: p.Strategy, Split: p.Split, Replicas: p.Replicas,
 		States: []State{}, Abort: []State{}, NotInBundle: notInBundle(p), Rejected: []Rejection{}, Live: p.Live}
 	if p.Resource != nil {
@@ -113,13 +137,22 @@ func rolloutOf(m *xds.Model, sc *xds.Scoper, p *plan.Plan, rejected map[plan.Obj
 		r.Rejected = rj
 		return r
 	}
-	pr := xds.Predict(m, sc, p)
+	var pr *xds.Prediction
+	if u == nil {
+		pr = xds.Predict(m, sc, p)
+	} else {
+		pr = u.pd.Predict(m, sc, p)
+	}
 	r.AbortFrom, r.Summary = p.AbortFrom, pr.Summary
-	r.States = make([]State, len(p.States))
+	var sb, ab *[]State
+	if u != nil {
+		sb, ab = &u.states, &u.abort
+	}
+	r.States = u.statesOf(sb, len(p.States))
 	for i, s := range p.States {
 		r.States[i] = State{State: s, Pushes: nonNil(pr.States[i].Pushes), PushesIfLate: pr.States[i].IfLate}
 	}
-	r.Abort = make([]State, len(p.Abort))
+	r.Abort = u.statesOf(ab, len(p.Abort))
 	for i, s := range p.Abort {
 		r.Abort[i] = State{State: s, Pushes: nonNil(pr.Abort[i].Pushes), PushesIfLate: pr.Abort[i].IfLate}
 	}

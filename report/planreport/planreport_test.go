@@ -321,7 +321,7 @@ func TestWriteMatchesBuild(t *testing.T) {
 			if err := planreport.Formats[format](&want, planreport.Build(m, xds.NewScoper(g), plans, rejected)); err != nil {
 				t.Fatal(err)
 			}
-			at := func(i int) *plan.Plan { return plans[i] }
+			at := func(i int, _ *plan.Planner) *plan.Plan { return plans[i] }
 			if err := planreport.Write(&got, format, m, xds.NewScoper(g), len(plans), at, rejected); err != nil {
 				t.Fatal(err)
 			}

@@ -18,9 +18,11 @@ import (
 // and JSON are streamed: a bounded window of Rollouts is planned, predicted
 // and formatted at a time, on every CPU, and written in order as each is
 // done, so that memory does not grow with the bundle; the other formats
-// assemble the document first. at must be safe to call concurrently. The
+// assemble the document first. at must be safe to call concurrently; pl
+// is a Planner of the calling goroutine's (nil for the other formats), in
+// which at may plan: a plan is dropped once written (plan.EachIn). The
 // bytes are those of the format's Writer on Build's document.
-func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at func(i int) *plan.Plan, rejected map[plan.Object][]Rejection) error {
+func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at func(i int, pl *plan.Planner) *plan.Plan, rejected map[plan.Object][]Rejection) error {
 	doc := head(m)
 	var f streamFormat
 	switch format {
@@ -35,7 +37,7 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at f
 		}
 		var plans []*plan.Plan
 		for i := range n {
-			if p := at(i); p != nil {
+			if p := at(i, nil); p != nil {
 				plans = append(plans, p)
 			}
 		}
@@ -43,14 +45,15 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at f
 	}
 	// body formats the i-th Rollout with a formatter of its goroutine; ok
 	// is false when it has no plan.
-	body := func(fmtr func([]byte, *Rollout) []byte, dst []byte, i int) ([]byte, bool) {
-		p := at(i)
+	body := func(w *worker, dst []byte, i int) ([]byte, bool) {
+		p := at(i, &w.pl)
 		if p == nil {
 			return dst, false
 		}
-		r := rolloutOf(m, sc, p, rejected)
-		return fmtr(dst, &r), true
+		r := w.mem.rolloutOf(m, sc, p, rejected)
+		return w.format(dst, &r), true
 	}
+	newWorker := func() *worker { return &worker{format: f.newBody(), mem: &reuse{}} }
 	bw := bufio.NewWriterSize(w, 64<<10)
 	k := 0 // Rollouts written
 	emit := func(b []byte) error {
@@ -61,13 +64,22 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at f
 		_, err := bw.Write(b)
 		return err
 	}
-	if err := stream(n, f.newBody, body, emit); err != nil {
+	if err := stream(n, newWorker, body, emit); err != nil {
 		return err
 	}
 	if err := f.end(bw, k); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// worker is the state of a goroutine of Write: its formatter, and the
+// memory its Rollouts' plans, predictions and states reuse (each Rollout is
+// formatted before the next is planned).
+type worker struct {
+	format func(dst []byte, r *Rollout) []byte
+	pl     plan.Planner
+	mem    *reuse
 }
 
 // streamFormat is a format written one Rollout at a time.

@@ -16,30 +16,30 @@ import (
 
 // streamBundle is a generated bundle of many Rollouts, some with mistakes
 // (rejected ones among them), and the rejections of every fifth plan.
-func streamBundle(t *testing.T) (m *xds.Model, sc *xds.Scoper, n int, at func(int) *plan.Plan, rejected map[plan.Object][]planreport.Rejection) {
+func streamBundle(t *testing.T) (m *xds.Model, sc *xds.Scoper, n int, at func(int, *plan.Planner) *plan.Plan, rejected map[plan.Object][]planreport.Rejection) {
 	t.Helper()
 	g := load.Inputs(corpus.Generate(corpus.Options{Rollouts: 300, MistakeRate: 0.2, Seed: 7}), load.Options{})
 	m, err := xds.ForVersion(xds.DefaultVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, each := plan.Each(g)
+	n, each := plan.EachIn(g) // in the writers' Planners: the plans must not outlive their use
 	if n < 300 {
 		t.Fatalf("%d Rollouts in the bundle, want at least 300", n)
 	}
 	rejected = map[plan.Object][]planreport.Rejection{}
 	for i := 0; i < n; i += 5 {
-		if p := each(i); p != nil {
+		if p := each(i, nil); p != nil {
 			rejected[p.Rollout] = []planreport.Rejection{{RuleID: "RL1001", Message: "refused", File: "f.yaml", Line: i + 1, Column: 3}}
 		}
 	}
 	// Every seventh Rollout has no plan: what Write leaves out must not
 	// change the separators around it.
-	at = func(i int) *plan.Plan {
+	at = func(i int, pl *plan.Planner) *plan.Plan {
 		if i%7 == 3 {
 			return nil
 		}
-		return each(i)
+		return each(i, pl)
 	}
 	return m, xds.NewScoper(g), n, at, rejected
 }
@@ -58,7 +58,7 @@ func TestWriteParallelMatchesSerial(t *testing.T) {
 	m, sc, n, at, rejected := streamBundle(t)
 	var plans []*plan.Plan
 	for i := range n {
-		if p := at(i); p != nil {
+		if p := at(i, nil); p != nil {
 			plans = append(plans, p)
 		}
 	}
@@ -105,9 +105,9 @@ func TestWriteStopsAtWriteError(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		for _, procs := range []int{1, 2, 4} {
 			var calls atomic.Int64
-			counted := func(i int) *plan.Plan {
+			counted := func(i int, pl *plan.Planner) *plan.Plan {
 				calls.Add(1)
-				return at(i)
+				return at(i, pl)
 			}
 			before := runtime.NumGoroutine()
 			var err error

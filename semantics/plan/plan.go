@@ -214,6 +214,18 @@ func Each(g *graph.Graph) (n int, at func(i int) *Plan) {
 	return len(rrs), func(i int) *Plan { return ForRollout(g, rrs[i]) }
 }
 
+// EachIn is Each planning in a Planner of the caller's (nil: ForRollout):
+// the plan at(i, pl) returns is valid until pl plans again.
+func EachIn(g *graph.Graph) (n int, at func(i int, pl *Planner) *Plan) {
+	rrs := g.Refs().Rollouts
+	return len(rrs), func(i int, pl *Planner) *Plan {
+		if pl == nil {
+			return ForRollout(g, rrs[i])
+		}
+		return pl.ForRollout(g, rrs[i])
+	}
+}
+
 // ForRollout returns the plan of one Rollout, or nil when it has no strategy
 // (or uses workloadRef only, where the pod template is elsewhere).
 func ForRollout(g *graph.Graph, rr *graph.RolloutRefs) *Plan {
@@ -235,6 +247,11 @@ func forRollout(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool) *Plan {
 
 // forRolloutFrom plans from the committed state, or from live when set.
 func forRolloutFrom(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool, live *Live) *Plan {
+	return forRolloutIn(g, rr, noWrites, live, nil)
+}
+
+// forRolloutIn is forRolloutFrom in a Planner's memory (mem nil: its own).
+func forRolloutIn(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool, live *Live, mem *Planner) *Plan {
 	ro := rr.Spec
 	p := &Plan{
 		Rollout:  Object{Kind: "Rollout", Namespace: rr.Rollout.Namespace, Name: rr.Rollout.Name},
@@ -243,7 +260,12 @@ func forRolloutFrom(g *graph.Graph, rr *graph.RolloutRefs, noWrites bool, live *
 	if ro.Spec.Replicas != nil {
 		p.Replicas = *ro.Spec.Replicas
 	}
-	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites, from: live}
+	b := &builder{g: g, rr: rr, p: p, noWrites: noWrites, from: live, mem: mem}
+	if mem != nil {
+		// Not dests: whether it is nil decides whether a route left with
+		// no destination lists them as null or [].
+		defer func() { mem.cur = b.cur.Writes[:0] }()
+	}
 	switch {
 	case ro.Spec.Strategy.Canary != nil:
 		p.Strategy = "canary"

@@ -164,14 +164,88 @@ type Prediction struct {
 
 // Predict maps every write of a plan to pushes.
 func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
-	pr := &Prediction{IstioVersion: m.Version}
-	var evs []windowEvent // the windows' scratch, shared by every state
+	var s scratch
+	return m.predict(sc, p, &s)
+}
+
+// Predictor predicts plan after plan in the same memory: the Prediction
+// its Predict returns, and every slice in it, is valid until its next call.
+// `plan` formats each Rollout's prediction and drops it, and the pushes of
+// a large bundle's Rollouts, allocated anew, were a third of what it
+// allocated. A Predictor is not safe for concurrent use.
+type Predictor struct {
+	s scratch
+}
+
+// Predict is Predict, in the Predictor's memory: see Predictor.
+func (pd *Predictor) Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
+	s := &pd.s
+	if !s.reuse {
+		s.reuse = true
+		s.pushes.reuse, s.parts.reuse, s.strs.reuse, s.ints.reuse = true, true, true, true
+	}
+	s.pushes.reset()
+	s.parts.reset()
+	s.strs.reset()
+	s.ints.reset()
+	return m.predict(sc, p, s)
+}
+
+// scratch is the memory of one prediction: the windows' updates, and,
+// when reuse is set (a Predictor's), the pushes' arrays, reused by the
+// next prediction.
+type scratch struct {
+	evs   []windowEvent // the windows' updates, shared by every state
+	reuse bool
+	// The arrays of the pushes, their parts, keys and cites, and writes.
+	pushes arena[Push]
+	parts  arena[part]
+	strs   arena[string]
+	ints   arena[int]
+	// pr, states and abort are the last prediction's (reuse).
+	pr            Prediction
+	states, abort []StatePushes
+	// lateHost and created are windows' sets, emptied for each call.
+	lateHost, created map[slotHost]bool
+}
+
+// arena hands out slices of a few large arrays, all reused after reset,
+// when reuse is set; without reuse, each slice is allocated on its own.
+type arena[T any] struct {
+	reuse bool
+	buf   []T
+}
+
+// make returns a slice of n elements, not zeroed when reused. Its capacity
+// is n: appending past it copies, never writing over the next slice.
+func (a *arena[T]) make(n int) []T {
+	if !a.reuse || n == 0 {
+		return make([]T, n)
+	}
+	if n > cap(a.buf)-len(a.buf) {
+		a.buf = make([]T, 0, max(n, 2*cap(a.buf), 256))
+	}
+	lo := len(a.buf)
+	a.buf = a.buf[:lo+n]
+	return a.buf[lo : lo+n : lo+n]
+}
+
+// reset makes the arrays free for reuse; the largest is kept.
+func (a *arena[T]) reset() { a.buf = a.buf[:0] }
+
+func (m *Model) predict(sc *Scoper, p *plan.Plan, s *scratch) *Prediction {
+	pr := &Prediction{}
+	if s.reuse {
+		pr = &s.pr
+		*pr = Prediction{States: s.states[:0], Abort: s.abort[:0]}
+	}
+	pr.IstioVersion = m.Version
 	var sim *endpointsSim
 	if len(p.States) > 0 {
 		sim = newEndpointsSim(p.States[0])
 	}
 	for i := range p.States {
-		sp := m.statePushes(sc, sim, p.States[i].Writes, &evs)
+		sp := m.statePushes(sc, sim, p.States[i].Writes, s)
 		pr.States = append(pr.States, sp)
 		for _, x := range sp.Pushes {
 			switch {
@@ -191,7 +265,16 @@ func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 	if len(p.Abort) > 0 && p.AbortFrom < len(p.States) {
 		sim = newEndpointsSim(p.States[p.AbortFrom])
 		for i := range p.Abort {
-			pr.Abort = append(pr.Abort, m.statePushes(sc, sim, p.Abort[i].Writes, &evs))
+			pr.Abort = append(pr.Abort, m.statePushes(sc, sim, p.Abort[i].Writes, s))
+		}
+	}
+	if s.reuse {
+		s.states, s.abort = pr.States, pr.Abort
+		if len(pr.States) == 0 {
+			pr.States = nil // as Predict leaves them
+		}
+		if len(pr.Abort) == 0 {
+			pr.Abort = nil
 		}
 	}
 	return pr
@@ -201,15 +284,15 @@ func Predict(m *Model, sc *Scoper, p *plan.Plan) *Prediction {
 // the cluster as the writes' first state leaves it unknown: every host is
 // taken to have endpoints. Predict follows the endpoints through the plan.
 func (m *Model) StatePushes(sc *Scoper, writes []plan.Write) StatePushes {
-	var evs []windowEvent
-	return m.statePushes(sc, nil, writes, &evs)
+	var s scratch
+	return m.statePushes(sc, nil, writes, &s)
 }
 
 // statePushes predicts one state's pushes and advances sim past its
 // writes. When a selector write's EndpointSlice update would land in a
-// window of its own if it came late, IfLate holds that prediction. evs is
-// the windows' scratch.
-func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write, evs *[]windowEvent) StatePushes {
+// window of its own if it came late, IfLate holds that prediction. s is
+// the prediction's memory.
+func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write, s *scratch) StatePushes {
 	selector := false
 	for i := range writes {
 		if writes[i].Kind == plan.WriteServiceSelector {
@@ -221,9 +304,9 @@ func (m *Model) statePushes(sc *Scoper, sim *endpointsSim, writes []plan.Write, 
 	if selector {
 		late = sim.clone() // only the late prediction replays the writes
 	}
-	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false, evs)}
+	sp := StatePushes{Pushes: m.windows(sc, sim, writes, false, s)}
 	if selector {
-		alt := m.windows(sc, late, writes, true, evs)
+		alt := m.windows(sc, late, writes, true, s)
 		if !samePushes(alt, sp.Pushes) {
 			sp.IfLate = alt
 		}
@@ -271,10 +354,10 @@ type slot struct {
 // follows a selector write joins it (or, late, has a window of its own);
 // pods turning ready and terminated pods being deleted come seconds later,
 // each in a window of its own (reference §9 "Debounce prediction").
-// The updates are collected in *scratch, which windows leaves empty with
-// its array grown for the next call: no update outlives the call.
-func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late bool, scratch *[]windowEvent) []Push {
-	updates := (*scratch)[:0]
+// The updates are collected in s.evs, which windows leaves empty with its
+// array grown for the next call: no update outlives the call.
+func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late bool, s *scratch) []Push {
+	updates := s.evs[:0]
 	add := func(b int, we windowEvent) {
 		st := we.ev.Stage
 		if st == StageSlice && !late {
@@ -290,11 +373,12 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 	// endpoint shard, keyed as the Service's creation (conformance:
 	// experiment), so not-ready pods joining it add no update of their own.
 	var created map[slotHost]bool
-	for _, w := range writes {
+	for i := range writes {
+		w := &writes[i]
 		if late && w.Kind == plan.WriteServiceSelector {
 			for _, h := range w.Hosts {
 				if lateHost == nil {
-					lateHost = map[slotHost]bool{}
+					lateHost = s.set(&s.lateHost)
 				}
 				lateHost[slotHost{w.Batch, h}] = true
 			}
@@ -302,7 +386,7 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 		if w.Kind == plan.WriteServiceCreate {
 			for _, h := range w.Hosts {
 				if created == nil {
-					created = map[slotHost]bool{}
+					created = s.set(&s.created)
 				}
 				created[slotHost{w.Batch, h}] = true
 			}
@@ -328,7 +412,7 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 		if len(evs) == 0 {
 			continue
 		}
-		hosts := make([]string, len(evs)) // one backing array for the events' one-host lists
+		hosts := s.strs.make(len(evs)) // one backing array for the events' one-host lists
 		for j, e := range evs {
 			row := m.endpoint(e.change, sc.WorkloadEntryHost(e.host))
 			if row == nil || row.None {
@@ -354,7 +438,7 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 		}
 		return int(a.slot.stage) - int(b.slot.stage)
 	})
-	*scratch = updates[:0]
+	s.evs = updates[:0]
 	if len(updates) == 0 {
 		return nil
 	}
@@ -364,14 +448,14 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 			n++
 		}
 	}
-	out := make([]Push, 0, n)
+	out := s.pushes.make(n)[:0]
 	for len(updates) > 0 {
 		j := 1
 		for j < len(updates) && updates[j].slot == updates[0].slot {
 			j++
 		}
 		st := updates[0].slot.stage
-		x := m.merge(sc, updates[:j])
+		x := m.merge(sc, updates[:j], s)
 		x.Window, x.Async, x.Stage = len(out)+1, st != StageWrite, st.String()
 		out = append(out, x)
 		updates = updates[j:]
@@ -380,7 +464,7 @@ func (m *Model) windows(sc *Scoper, sim *endpointsSim, writes []plan.Write, late
 }
 
 // merge folds one window's updates into a push (reference §5 PushRequest.Merge).
-func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
+func (m *Model) merge(sc *Scoper, evs []windowEvent, s *scratch) Push {
 	var (
 		x             Push
 		full, anyEDS  bool
@@ -390,11 +474,11 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 	// compacted: a window has a few updates, so this beats sets.
 	// Keys and cites share one array (each clipped to its part, so that
 	// growing one does not write over the other).
-	strs := make([]string, 3*len(evs))
+	strs := s.strs.make(3 * len(evs))
 	keys := strs[:0:len(evs)]
 	cites := strs[len(evs):len(evs)]
-	writes := make([]int, 0, len(evs))
-	x.parts = make([]part, 0, len(evs))
+	writes := s.ints.make(len(evs))[:0]
+	x.parts = s.parts.make(len(evs))[:0]
 	var scope Scope
 	for _, we := range evs {
 		kr := m.kind(we.ev.Kind)
@@ -430,23 +514,23 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 		if we.cite != "" {
 			cites = append(cites, shortCite(we.cite))
 		}
-		var s Scope
+		var ws Scope
 		switch we.ev.Kind {
 		case KindVirtualService:
-			s = sc.virtualService(we.obj.Resource, kr.AllGateways)
+			ws = sc.virtualService(we.obj.Resource, kr.AllGateways)
 		case KindDestinationRule:
-			s = sc.destinationRule(we.obj.Resource, kr.AllGateways)
+			ws = sc.destinationRule(we.obj.Resource, kr.AllGateways)
 		default:
-			s = sc.hosts(we.hosts)
+			ws = sc.hosts(we.hosts)
 		}
-		pt := part{row: kr, scope: s}
+		pt := part{row: kr, scope: ws}
 		if kr.KeyKind != "" && !kr.KeyOnly {
 			pt.asFull = m.kind(kr.KeyKind)
 		}
 		if len(x.parts) == 0 {
-			scope = s
+			scope = ws
 		} else {
-			scope = scope.Union(s)
+			scope = scope.Union(ws)
 		}
 		x.parts = append(x.parts, pt)
 	}
@@ -498,6 +582,16 @@ func (m *Model) merge(sc *Scoper, evs []windowEvent) Push {
 		x.Cites = sortedUnique(cites)
 	}
 	return x
+}
+
+// set returns *m emptied, made the first time.
+func (s *scratch) set(m *map[slotHost]bool) map[slotHost]bool {
+	if *m == nil || !s.reuse {
+		*m = map[slotHost]bool{}
+	} else {
+		clear(*m)
+	}
+	return *m
 }
 
 // sortedUnique sorts l and drops repeats, in place.

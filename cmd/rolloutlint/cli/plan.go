@@ -135,7 +135,7 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	}
 	g := b.graph
 	var n int
-	var at func(i int) *plan.Plan
+	var at func(i int, pl *plan.Planner) *plan.Plan
 	if o.cluster.enabled || o.rollout != "" {
 		var plans []*plan.Plan
 		if o.cluster.enabled {
@@ -150,9 +150,9 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 				return err
 			}
 		}
-		n, at = len(plans), func(i int) *plan.Plan { return plans[i] }
+		n, at = len(plans), func(i int, _ *plan.Planner) *plan.Plan { return plans[i] }
 	} else {
-		n, at = plan.Each(g) // Rollouts planned as they are written
+		n, at = plan.EachIn(g) // Rollouts planned as they are written, each in its writer's memory
 	}
 	// The Scoper (the bundle's visibility model) and the rejections are
 	// independent: one is made beside the other.
