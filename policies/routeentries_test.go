@@ -28,7 +28,7 @@ spec:
     - destination:
         host: web-canary
   - name: b
-    route: [{destination: {host: x}}, {destination: {host: y}, weight: 0}]
+    route: [{destination: {host: x}}, {destination: {host: yy}, weight: 0}]
   tls:
   - match: [{sniHosts: [web]}]
     route:

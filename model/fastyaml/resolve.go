@@ -50,8 +50,39 @@ func Scalar(tag, value string) any {
 	return value
 }
 
+// OldBool reports whether s is one of the YAML 1.1 booleans that YAML 1.2
+// (and so yaml.v3) reads as a string: y, yes, on, n, no, off, in the three
+// spellings YAML 1.1 lists. kubectl, Helm and Argo CD convert manifests to
+// JSON with sigs.k8s.io/yaml, a YAML 1.1 parser: to them an unquoted
+// `enabled: yes` is the boolean true, which a string field rejects and a
+// boolean field takes. The loader reads such plain scalars as they do.
+// (kustomize reads YAML 1.2 and quotes these words when it writes them, so
+// its output keeps them strings.)
+func OldBool(s string) (value, ok bool) {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
+		return true, true
+	case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return false, true
+	}
+	return false, false
+}
+
+// NodeTag is the short tag a scalar node resolves to for kubectl: its
+// ShortTag, except that an untagged plain YAML 1.1 boolean (OldBool) is a
+// !!bool.
+func NodeTag(n *yaml.Node) string {
+	tag := n.ShortTag()
+	if tag == "!!str" && n.Kind == yaml.ScalarNode && n.Style == 0 {
+		if _, ok := OldBool(n.Value); ok {
+			return "!!bool"
+		}
+	}
+	return tag
+}
+
 // Plain resolves an untagged plain scalar exactly as yaml.v3's implicit
-// resolution followed by Scalar does, without yaml.v3's regexp and map
+// resolution (with the YAML 1.1 booleans, see OldBool) followed by Scalar does, without yaml.v3's regexp and map
 // look-ups for the values that are obviously strings or small integers.
 func Plain(s string) any {
 	if v, str := plainValue(s); !str {
@@ -89,7 +120,8 @@ func plainValue(s string) (v any, str bool) {
 		return Scalar((&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag(), s), false
 	case 'y', 'Y', 'n', 'N', 't', 'T', 'f', 'F', 'o', 'O', '~':
 		// Only these exact spellings resolve to something other than a
-		// string (yaml.v3's resolve map; YAML 1.1 yes/no/on/off are strings).
+		// string: yaml.v3's resolve map, and the YAML 1.1 booleans kubectl
+		// reads (see OldBool).
 		switch s {
 		case "true", "True", "TRUE":
 			return true, false
@@ -97,6 +129,9 @@ func plainValue(s string) (v any, str bool) {
 			return false, false
 		case "~", "null", "Null", "NULL":
 			return nil, false
+		}
+		if b, ok := OldBool(s); ok {
+			return b, false
 		}
 	}
 	// Every other first byte (and "<<", a merge tag whose value stays "<<")

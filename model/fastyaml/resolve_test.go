@@ -1,18 +1,21 @@
 package fastyaml
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+	k8syaml "sigs.k8s.io/yaml"
 )
 
 // viaYAML is the reference for Plain: yaml.v3's implicit resolution of an
-// untagged plain scalar, then Scalar.
+// untagged plain scalar, with the YAML 1.1 booleans (NodeTag), then Scalar.
 func viaYAML(s string) any {
-	return Scalar((&yaml.Node{Kind: yaml.ScalarNode, Value: s}).ShortTag(), s)
+	return Scalar(NodeTag(&yaml.Node{Kind: yaml.ScalarNode, Value: s}), s)
 }
 
 // TestPlainMatchesYAML checks Plain's shortcuts against yaml.v3's resolver on
@@ -42,6 +45,52 @@ func TestPlainMatchesYAML(t *testing.T) {
 	for _, s := range cases {
 		if got, want := Plain(s), viaYAML(s); !reflect.DeepEqual(got, want) {
 			t.Errorf("Plain(%q) = %#v (%T), yaml.v3 gives %#v (%T)", s, got, got, want, want)
+		}
+	}
+	plainCases = cases
+}
+
+// plainCases are TestPlainMatchesYAML's cases, for TestBooleansMatchKubectl.
+var plainCases []string
+
+// TestBooleansMatchKubectl checks, on TestPlainMatchesYAML's cases, that
+// Plain reads a plain scalar as a boolean exactly when kubectl's YAML-to-JSON
+// conversion (sigs.k8s.io/yaml, YAML 1.1) does, and as the same one; and
+// that a quoted or !!str-tagged word stays a string there too.
+func TestBooleansMatchKubectl(t *testing.T) {
+	if plainCases == nil {
+		TestPlainMatchesYAML(t)
+	}
+	for _, s := range plainCases {
+		if strings.TrimSpace(s) != s {
+			continue // a plain scalar as the parsers hand it over has no outer spaces
+		}
+		j, err := k8syaml.YAMLToJSON([]byte("v: " + s + "\n"))
+		if err != nil {
+			continue // not a value kubectl takes (and not a boolean)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(j, &m); err != nil {
+			t.Fatalf("%q: %v", j, err)
+		}
+		want, wantBool := m["v"].(bool)
+		got, gotBool := Plain(s).(bool)
+		if wantBool != gotBool || got != want {
+			t.Errorf("Plain(%q) = %#v, kubectl reads %#v", s, Plain(s), m["v"])
+		}
+	}
+	for _, s := range []string{`v: "yes"`, `v: 'on'`, `v: !!str n`} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(s), &n); err != nil {
+			t.Fatal(err)
+		}
+		v := n.Content[0].Content[1]
+		if tag := NodeTag(v); tag != "!!str" {
+			t.Errorf("%s: NodeTag %s, want !!str", s, tag)
+		}
+		j, err := k8syaml.YAMLToJSON([]byte(s))
+		if err != nil || strings.Contains(string(j), "true") || strings.Contains(string(j), "false") {
+			t.Errorf("%s: kubectl reads %s (%v), want a string", s, j, err)
 		}
 	}
 }

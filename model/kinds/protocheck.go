@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/rolloutlint/rolloutlint/internal/textdist"
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
 
 // FieldProblem is a schema violation found while walking a yaml node against a
@@ -158,7 +159,12 @@ func protoScalarFit(fd protoreflect.FieldDescriptor, c scalarClass, text string)
 		}
 	case protoreflect.StringKind, protoreflect.BytesKind:
 		// Kubernetes' structural schema would reject a number here, but YAML
-		// writers often leave short strings unquoted; only collections are wrong.
+		// writers often leave short strings unquoted; only collections are wrong,
+		// and booleans (`host: y` unquoted is one to kubectl), which the
+		// decoder cannot turn into text either.
+		if c == clsBool {
+			return fitBadType
+		}
 	case protoreflect.EnumKind:
 		if c != clsString || fd.Enum().Values().ByName(protoreflect.Name(text)) == nil {
 			return fitBadEnum
@@ -212,7 +218,7 @@ func checkWellKnown(name string, n *yaml.Node, p fieldPath, report func(FieldPro
 			report(FieldProblem{Path: path, Node: n, Message: "expected an RFC 3339 timestamp, found " + describe(n)})
 		}
 	case "BoolValue":
-		if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" {
+		if n.Kind != yaml.ScalarNode || fastyaml.NodeTag(n) != "!!bool" {
 			path := p.String()
 			report(FieldProblem{Path: path, Node: n, Message: "expected true or false, found " + describe(n)})
 		}
@@ -322,12 +328,15 @@ func describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	}
-	switch n.ShortTag() {
+	switch fastyaml.NodeTag(n) {
 	case "!!str":
 		return strconv.Quote(n.Value)
 	case "!!int", "!!float":
 		return "the number " + n.Value
 	case "!!bool":
+		if b, ok := fastyaml.OldBool(n.Value); ok && n.ShortTag() == "!!str" {
+			return fmt.Sprintf("%s, which kubectl reads as %t (YAML 1.1)", n.Value, b)
+		}
 		return n.Value
 	}
 	return n.Value

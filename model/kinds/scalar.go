@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rolloutlint/rolloutlint/model/fastyaml"
 )
 
 // scalarClass says what a YAML scalar resolved to, in exactly the detail the
@@ -47,7 +49,7 @@ const twoTo63 = float64(1 << 63)
 
 // nodeClass classifies a scalar node by its (implicit or explicit) tag and text.
 func nodeClass(n *yaml.Node) scalarClass {
-	switch n.ShortTag() {
+	switch fastyaml.NodeTag(n) {
 	case "!!str", "!!timestamp", "!!binary":
 		return clsString
 	case "!!bool":

@@ -227,7 +227,7 @@ func TestNonManifestContentIsNotQuoted(t *testing.T) {
 	if got := problemKeys(g.Problems); len(got) != 1 || !strings.Contains(got[0], "unknown anchor 'nowhere' referenced") {
 		t.Errorf("a manifest's own message: %q", got)
 	}
-	g = loadOne(t, "m.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nmetadata: {name: n}\n")
+	g = loadOne(t, "m.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\nmetadata: {name: m2}\n")
 	if got := problemKeys(g.Problems); len(got) == 0 || !strings.Contains(got[0], `mapping key "metadata" already defined at line 3`) {
 		t.Errorf("a manifest's duplicate key: %q", got)
 	}

@@ -102,7 +102,7 @@ func keyString(k *yaml.Node) string {
 // would see the value after YAML-to-JSON conversion; the conversion is shared
 // with the fast decoder.
 func scalar(n *yaml.Node) any {
-	return fastyaml.Scalar(n.ShortTag(), n.Value)
+	return fastyaml.Scalar(fastyaml.NodeTag(n), n.Value)
 }
 
 // aliasUse is one alias as written in a document and the nodes its

@@ -12,7 +12,12 @@ types (Argo Rollouts v1alpha1, Kubernetes core v1, Istio networking v1). A missp
 not an error for \'kubectl apply\' with a lenient server: it is dropped, and the setting you
 wrote silently does nothing. A value of the wrong type is rejected at apply time. The finding
 is at the field's own line and suggests the closest known name. The object is still decoded
-(without the bad field), so every other rule runs on it.`,
+(without the bad field), so every other rule runs on it.
+
+Values are read as \'kubectl\', Helm and Argo CD read them: with YAML 1.1, where unquoted
+\'yes\', \'no\', \'on\', \'off\', \'y\' and \'n\' are booleans. A label \'canary: yes\' is rejected
+("cannot unmarshal bool into ... of type string"); \'canary: "yes"\' is the text. kustomize
+reads YAML 1.2 and quotes these words in its output, so a kustomize build keeps them text.`,
 		Bad: `
     canary:
       steps:
