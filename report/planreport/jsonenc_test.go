@@ -159,23 +159,28 @@ func TestEncoderDeep(t *testing.T) {
 	}
 }
 
+// quotesLikeJSON reports whether e quotes s as encoding/json does, and
+// says where not.
+func quotesLikeJSON(t *testing.T, e *jsonEnc, s string) bool {
+	t.Helper()
+	e.b = e.b[:0]
+	e.str(s)
+	want, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(e.b, want) {
+		t.Errorf("%q: got %s, want %s", s, e.b, want)
+		return false
+	}
+	return true
+}
+
 // TestEncoderStrings compares the string quoting with encoding/json's on
 // every rune, every byte and random byte strings.
 func TestEncoderStrings(t *testing.T) {
 	e := newJSONEnc("")
-	check := func(s string) bool {
-		e.b = e.b[:0]
-		e.str(s)
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(e.b, want) {
-			t.Errorf("%q: got %s, want %s", s, e.b, want)
-			return false
-		}
-		return true
-	}
+	check := func(s string) bool { return quotesLikeJSON(t, e, s) }
 	for c := range 256 {
 		if !check(string([]byte{byte(c)})) || !check("x"+string([]byte{byte(c)})+"y") {
 			return
@@ -246,14 +251,8 @@ func TestEncoderStringsLong(t *testing.T) {
 	for p := 0; p <= 26; p++ {
 		for _, o := range odd {
 			for _, s := range []string{safe[:p] + o, safe[:p] + o + safe, o + safe[:p] + o} {
-				e.b = e.b[:0]
-				e.str(s)
-				want, err := json.Marshal(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(e.b, want) {
-					t.Fatalf("%q: got %s, want %s", s, e.b, want)
+				if !quotesLikeJSON(t, e, s) {
+					return
 				}
 			}
 		}
