@@ -30,6 +30,7 @@ var goRules = []*rules.Rule{
 	tool.RenderFailed,
 	tool.Skipped,
 	tool.InvalidName,
+	tool.DuplicateObject,
 
 	// RL1xxx: the Rollout spec.
 	rollout.SetWeightRange,
