@@ -343,6 +343,7 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 		v         verdict
 		unchanged bool     // metadata or status change only
 		malformed *failure // the object is not a JSON object
+		incoming  map[string]any
 	)
 	// The objects are decoded in the slot, not before: a burst of large
 	// reviews waiting for a slot then holds their bytes only.
@@ -362,6 +363,7 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 				return nil
 			}
 		}
+		incoming = obj
 		res, err := h.opts.Linter.Lint(ctx, self, req.Namespace, req.Object.Raw, obj)
 		if err != nil {
 			return err
@@ -405,8 +407,14 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	}
 	warns := append(existingWarnings(v.existing), warnings(v.warns)...)
 	errs := v.errs
+	admit := func() {
+		if req.Operation == admissionv1.Create && !dry {
+			h.admitted(self, incoming, log)
+		}
+	}
 	switch {
 	case h.opts.Enforce == EnforceOff:
+		admit()
 		out := answer(decAllowed, true)
 		if len(v.all) > 0 {
 			out.Response.AuditAnnotations = map[string]string{"findings": truncate(strings.Join(findingList(v.all), "; "), maxAuditLen)}
@@ -428,12 +436,25 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 		out.Response.Warnings = warns
 		return out, nil
 	}
+	admit()
 	if len(warns) > 0 {
 		out := answer(decWarned, true)
 		out.Response.Warnings = warns
 		return out, nil
 	}
 	return answer(decAllowed, true), nil
+}
+
+// admitted tells the cluster view of an object this review lets be
+// created, before its watch event comes (clusterview.View.Admitted).
+func (h *Handler) admitted(self clusterview.Key, obj map[string]any, log *slog.Logger) {
+	view := h.opts.Linter.View
+	if view == nil || obj == nil {
+		return
+	}
+	if err := view.Admitted(self, obj); err != nil {
+		log.Warn("admitted object not kept for the next reviews", "err", err)
+	}
 }
 
 // inSlot runs lint in a lint slot, waiting for one in arrival order, and

@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/rolloutlint/rolloutlint/live/clusterview"
 	"github.com/rolloutlint/rolloutlint/rules"
 	"github.com/rolloutlint/rolloutlint/rules/all"
 )
@@ -320,5 +321,52 @@ func TestHealthAndReadiness(t *testing.T) {
 		if rec.Code != want {
 			t.Errorf("observability %s: HTTP %d, want %d", p, rec.Code, want)
 		}
+	}
+}
+
+// A `kubectl apply` of a template and the Rollout that names it sends the
+// two reviews a millisecond apart, before the watch brings the template into
+// the view: the Rollout's review must see the template the webhook just
+// admitted. A dry run creates nothing, and is not kept.
+func TestAdmittedCreateIsSeenByTheNextReview(t *testing.T) {
+	const template = `
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: success-rate, namespace: shop}
+spec:
+  metrics:
+  - name: success-rate
+    successCondition: len(result) > 0 && result[0] >= 0.95
+    provider: {prometheus: {address: "http://prometheus:9090", query: "sum(up)"}}
+`
+	const rollout = `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: checkout, namespace: shop}
+spec:
+  selector: {matchLabels: {app: checkout}}
+  template: {metadata: {labels: {app: checkout}}, spec: {containers: [{name: checkout, image: checkout:1}]}}
+  strategy: {canary: {steps: [{setWeight: 20}, {analysis: {templates: [{templateName: success-rate}]}}]}}
+`
+	rl4001 := func(resp *admissionv1.AdmissionResponse) bool {
+		for _, w := range resp.Warnings {
+			if strings.Contains(w, "RL4001") {
+				return true
+			}
+		}
+		return false
+	}
+	h := newTestHandler(Options{Linter: &Linter{Rules: all.Rules(), Globals: rules.Globals{IstioVersion: "1.28"}, View: clusterview.New()}})
+	if _, resp := post(t, h, reviewJSON(t, "1", "CREATE", template, true)); resp == nil || !resp.Allowed {
+		t.Fatalf("dry-run template: %+v", resp)
+	}
+	if _, resp := post(t, h, reviewJSON(t, "2", "CREATE", rollout, true)); resp == nil || !rl4001(resp) {
+		t.Fatalf("after a dry run of the template, the Rollout's review should warn RL4001: %+v", resp)
+	}
+	if _, resp := post(t, h, reviewJSON(t, "3", "CREATE", template, false)); resp == nil || !resp.Allowed {
+		t.Fatalf("template: %+v", resp)
+	}
+	if _, resp := post(t, h, reviewJSON(t, "4", "CREATE", rollout, false)); resp == nil || !resp.Allowed || rl4001(resp) {
+		t.Fatalf("the Rollout's review did not see the template just admitted: %+v", resp)
 	}
 }

@@ -323,7 +323,7 @@ func (l *lister) list(ctx context.Context, req listRequest) *ListProblem {
 			if !l.admit() {
 				return problem(ReasonLimit, nil)
 			}
-			n, err := l.v.set(u)
+			n, err := l.v.set(u, time.Time{})
 			l.mu.Lock()
 			if err != nil {
 				l.res.Objects-- // the place admit reserved

@@ -86,6 +86,13 @@ type View struct {
 	users   map[Key]map[Key]struct{} // referenced object → objects that reference it
 	apps    map[string]map[Key]struct{}
 
+	// pending holds, for objects Admitted put in the view before their
+	// watch event came, until when they count; the watch's Set or Delete
+	// clears them.
+	pending map[Key]time.Time
+	// swept is when set last removed the pending objects that expired.
+	swept time.Time
+
 	maxRelated int
 	// RediscoverEvery is how often Start looks again for kinds the cluster
 	// did not serve (0: DefaultRediscoverEvery; negative: never).
@@ -110,6 +117,7 @@ func New() *View {
 		objects:    map[Key]*entry{},
 		users:      map[Key]map[Key]struct{}{},
 		apps:       map[string]map[Key]struct{}{},
+		pending:    map[Key]time.Time{},
 		maxRelated: DefaultMaxRelated,
 	}
 }
@@ -123,13 +131,51 @@ func (v *View) Len() int {
 
 // Set adds or replaces an object.
 func (v *View) Set(u *unstructured.Unstructured) error {
-	_, err := v.set(u)
+	_, err := v.set(u, time.Time{})
 	return err
 }
 
-// set is Set returning the size of the object's JSON.
-func (v *View) set(u *unstructured.Unstructured) (int, error) {
+// clock is the time Admitted's pending objects are measured by (a variable
+// for the tests).
+var clock = time.Now
+
+// PendingFor is how long an object Admitted put in the view counts without
+// its watch event: a create the webhook admitted may still fail after it
+// (another webhook, a quota), and then no event ever comes.
+const PendingFor = 30 * time.Second
+
+// Admitted puts an object the webhook has just admitted for creation in the
+// view, unless the view has it already, so that the reviews that follow
+// within the same `kubectl apply` see it: the watch event that carries it
+// comes asynchronously, often after the next object's review (a Rollout
+// reviewed before the view saw the AnalysisTemplate created a millisecond
+// earlier was warned that the template does not exist). It counts for
+// PendingFor, or until the watch sets or deletes the object.
+func (v *View) Admitted(k Key, obj map[string]any) error {
+	u := &unstructured.Unstructured{Object: obj}
+	if u.GetNamespace() == "" && k.Namespace != "" {
+		u = u.DeepCopy()
+		u.SetNamespace(k.Namespace)
+	}
+	if u.GetKind() == "" || u.GetName() == "" {
+		return nil // not an object the view can key
+	}
+	_, err := v.set(u, clock().Add(PendingFor))
+	return err
+}
+
+// set is Set returning the size of the object's JSON. A non-zero until sets
+// the object only when the view lacks it, as pending until then (Admitted).
+func (v *View) set(u *unstructured.Unstructured, until time.Time) (int, error) {
 	k := Key{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	if !until.IsZero() {
+		v.mu.RLock()
+		_, has := v.objects[k]
+		v.mu.RUnlock()
+		if has {
+			return 0, nil
+		}
+	}
 	obj := u.Object
 	if md, ok := obj["metadata"].(map[string]any); ok {
 		if _, has := md["managedFields"]; has {
@@ -154,7 +200,16 @@ func (v *View) set(u *unstructured.Unstructured) (int, error) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if !until.IsZero() {
+		if _, has := v.objects[k]; has {
+			return 0, nil // the watch came first
+		}
+	}
 	v.removeLocked(k)
+	if !until.IsZero() {
+		v.sweepLocked()
+		v.pending[k] = until
+	}
 	v.objects[k] = e
 	for _, r := range e.refs {
 		set := v.users[r]
@@ -183,6 +238,7 @@ func (v *View) Delete(k Key) {
 }
 
 func (v *View) removeLocked(k Key) {
+	delete(v.pending, k)
 	old, ok := v.objects[k]
 	if !ok {
 		return
@@ -204,6 +260,30 @@ func (v *View) removeLocked(k Key) {
 	}
 }
 
+// sweepLocked removes, at most once a second, the objects Admitted put in
+// the view whose watch event never came, so that creates that failed after
+// the webhook do not pile up. The caller holds v.mu for writing.
+func (v *View) sweepLocked() {
+	now := clock()
+	if len(v.pending) == 0 || now.Sub(v.swept) < time.Second {
+		return
+	}
+	v.swept = now
+	for k, until := range v.pending {
+		if now.After(until) {
+			v.removeLocked(k)
+		}
+	}
+}
+
+// expired reports an object Admitted put in the view whose watch event has
+// not come within PendingFor: its creation failed after the webhook, and it
+// no longer counts. The caller holds v.mu.
+func (v *View) expired(k Key, now time.Time) bool {
+	until, ok := v.pending[k]
+	return ok && now.After(until)
+}
+
 // Related returns the cached objects an incoming object must be linted with,
 // sorted by key: what it references, what references it, and — through the
 // VirtualServices and DestinationRules involved — the other Rollouts that
@@ -213,6 +293,7 @@ func (v *View) Related(self Key, obj map[string]any) []Object {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	picked := map[Key]bool{self: true}
+	now := clock()
 	var order []Key
 	add := func(k Key) bool {
 		if k.Kind == KindApplication && k.Namespace == "" {
@@ -227,7 +308,7 @@ func (v *View) Related(self Key, obj map[string]any) []Object {
 		if picked[k] || len(order) >= v.maxRelated {
 			return false
 		}
-		if _, ok := v.objects[k]; !ok {
+		if _, ok := v.objects[k]; !ok || v.expired(k, now) {
 			return false
 		}
 		picked[k] = true

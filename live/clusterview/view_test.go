@@ -382,3 +382,66 @@ func TestDerivedFollowsTheObjectsContent(t *testing.T) {
 		t.Fatal("a value stored through Related is not kept")
 	}
 }
+
+// An object the webhook admitted counts for the next reviews before its
+// watch event comes; the watch's version replaces it and is never replaced
+// by it; without an event it stops counting after PendingFor, and is swept.
+func TestAdmittedObjectsCountUntilTheWatchComes(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	at := t0
+	clock = func() time.Time { return at }
+	defer func() { clock = time.Now }()
+
+	v := New()
+	rollout := mustObj(t, `
+apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata: {name: r, namespace: shop}
+spec: {strategy: {canary: {steps: [{analysis: {templates: [{templateName: success-rate}]}}]}}}
+`)
+	template := Key{KindAnalysisTemplate, "shop", "success-rate"}
+	related := func() []Key { return keysOf(v.Related(Key{KindRollout, "shop", "r"}, rollout.Object)) }
+	if got := related(); len(got) != 0 {
+		t.Fatalf("related before anything: %v", got)
+	}
+	// Admitted without a namespace in the object: the request's counts.
+	admitted := mustObj(t, "apiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {name: success-rate}\nspec: {metrics: [{name: admitted}]}\n")
+	if err := v.Admitted(template, admitted.Object); err != nil {
+		t.Fatal(err)
+	}
+	if got := related(); !reflect.DeepEqual(got, []Key{template}) {
+		t.Fatalf("related after the template was admitted: %v", got)
+	}
+	// The watch's version replaces it, and a later admission of the same
+	// object does not replace the watch's.
+	watched := mustObj(t, "apiVersion: argoproj.io/v1alpha1\nkind: AnalysisTemplate\nmetadata: {name: success-rate, namespace: shop}\nspec: {metrics: [{name: watched}]}\n")
+	if err := v.Set(watched); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Admitted(template, admitted.Object); err != nil {
+		t.Fatal(err)
+	}
+	at = t0.Add(2 * PendingFor)
+	objs := v.Related(Key{KindRollout, "shop", "r"}, rollout.Object)
+	if len(objs) != 1 || !strings.Contains(string(objs[0].JSON), "watched") {
+		t.Fatalf("after the watch: %v", keysOf(objs))
+	}
+	// An admission whose watch event never comes stops counting, and the
+	// next admission sweeps it out of the view.
+	v.Delete(template)
+	at = t0
+	if err := v.Admitted(template, admitted.Object); err != nil {
+		t.Fatal(err)
+	}
+	at = t0.Add(PendingFor + time.Second)
+	if got := related(); len(got) != 0 {
+		t.Fatalf("an admission past PendingFor still counts: %v", got)
+	}
+	other := mustObj(t, "apiVersion: v1\nkind: Service\nmetadata: {name: other, namespace: shop}\nspec: {}\n")
+	if err := v.Admitted(Key{KindService, "shop", "other"}, other.Object); err != nil {
+		t.Fatal(err)
+	}
+	if n := v.Len(); n != 1 {
+		t.Fatalf("%d objects after the sweep, want the one admitted last", n)
+	}
+}
