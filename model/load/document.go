@@ -169,12 +169,13 @@ func (l *loader) parse(in Input, doc int, c chunk) (bool, *pendingDoc) {
 			"file is a Go/Helm template ({{ … }} at line %d), not a manifest", n.Line)
 		return true, nil
 	}
-	if bad := invalidKey(body); bad != nil {
+	bad, dups := keyProblems(body)
+	if bad != nil {
 		msg, detail := invalidKeyMessage(bad, looksLikeManifest(c.data))
 		l.explained(RuleSyntax, graph.NodePos(in.Path, bad), nil, "", detail, "%s", msg)
 		return false, nil // kubectl cannot convert the document to JSON: nothing of it is applied
 	}
-	if dups := duplicateKeys(body); len(dups) > 0 {
+	if len(dups) > 0 {
 		manifest := looksLikeManifest(c.data)
 		for _, d := range dups {
 			key := "a mapping key"
@@ -560,29 +561,49 @@ type dupKey struct {
 	first int
 }
 
-// duplicateKeys finds keys repeated within one mapping. yaml.v3 rejects them
-// when decoding into Go values but not into nodes; the API server rejects them
-// under strict field validation.
-func duplicateKeys(n *yaml.Node) []dupKey {
-	var out []dupKey
+// keyProblems walks a document's mappings once for the keys kubectl cannot
+// take. invalid is the first key JSON cannot hold, and so kubectl and the API
+// server cannot: a mapping or a list (an unquoted `{{args.name}}` is a flow
+// mapping whose key is one), or a null; yaml.v3 reads them into nodes, and
+// kubectl's YAML-to-JSON conversion fails on the document ("invalid map
+// key"). Scalar keys of other types become strings, as they do there. When
+// there is none, dups are the keys repeated within one mapping: yaml.v3
+// rejects them when decoding into Go values but not into nodes; the API
+// server rejects them under strict field validation.
+func keyProblems(n *yaml.Node) (invalid *yaml.Node, dups []dupKey) {
 	walkNodes(n, func(cur *yaml.Node) bool {
-		if cur.Kind == yaml.MappingNode {
-			seen := map[string]int{}
-			for i := 0; i+1 < len(cur.Content); i += 2 {
-				k := cur.Content[i]
-				if k.Kind != yaml.ScalarNode || k.Value == "<<" {
-					continue
+		if cur.Kind != yaml.MappingNode {
+			return true
+		}
+		if argoPlaceholder(cur) != "" {
+			invalid = cur
+			return false
+		}
+		var seen map[string]int
+		for i := 0; i+1 < len(cur.Content); i += 2 {
+			k := cur.Content[i]
+			if d := derefNode(k); d == nil || d.Kind != yaml.ScalarNode || isNullNode(d) {
+				invalid = k
+				return false
+			}
+			if k.Kind != yaml.ScalarNode || k.Value == "<<" {
+				continue
+			}
+			if first, ok := seen[k.Value]; ok {
+				dups = append(dups, dupKey{key: k, first: first})
+			} else {
+				if seen == nil {
+					seen = map[string]int{}
 				}
-				if first, ok := seen[k.Value]; ok {
-					out = append(out, dupKey{key: k, first: first})
-				} else {
-					seen[k.Value] = k.Line
-				}
+				seen[k.Value] = k.Line
 			}
 		}
 		return true
 	})
-	return out
+	if invalid != nil {
+		dups = nil
+	}
+	return invalid, dups
 }
 
 // argoPlaceholderTag matches what Argo Rollouts substitutes between {{ and }}
@@ -615,32 +636,7 @@ func isNullNode(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
-// invalidKey finds the first mapping key that JSON, and so kubectl and the
-// API server, cannot take: a mapping or a list (an unquoted `{{args.name}}` is
-// a flow mapping whose key is one), or a null. yaml.v3 reads them into nodes;
-// kubectl's YAML-to-JSON conversion fails on the document ("invalid map key").
-// Scalar keys of other types become strings, as they do there.
-func invalidKey(n *yaml.Node) (found *yaml.Node) {
-	walkNodes(n, func(cur *yaml.Node) bool {
-		if cur.Kind != yaml.MappingNode {
-			return true
-		}
-		if argoPlaceholder(cur) != "" {
-			found = cur
-			return false
-		}
-		for i := 0; i+1 < len(cur.Content); i += 2 {
-			if k := derefNode(cur.Content[i]); k == nil || k.Kind != yaml.ScalarNode || isNullNode(k) {
-				found = cur.Content[i]
-				return false
-			}
-		}
-		return true
-	})
-	return found
-}
-
-// invalidKeyMessage says why the key invalidKey found makes the document
+// invalidKeyMessage says why the key keyProblems found makes the document
 // unusable, and how to fix it. It quotes a placeholder's tag only in a
 // manifest: the content of anything else is not echoed.
 func invalidKeyMessage(n *yaml.Node, manifest bool) (msg, detail string) {

@@ -31,7 +31,7 @@ func SplitDocuments(data []byte) [][]byte {
 }
 
 // SlowDecode runs the loader's slow path on one chunk, as document does:
-// yaml.v3 nodes, the template, duplicate-key, root-kind and node-budget
+// yaml.v3 nodes, the template, key (invalid and duplicate), root-kind and node-budget
 // checks, then the converter. clean is false when the slow path would report
 // a problem or skip the document; obj is the converted root mapping.
 func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
@@ -47,7 +47,10 @@ func SlowDecode(data []byte, maxNodes int) (obj map[string]any, clean bool) {
 		}
 		body = body.Content[0]
 	}
-	if body.Kind != yaml.MappingNode || templateNode(body) != nil || len(duplicateKeys(body)) > 0 {
+	if body.Kind != yaml.MappingNode || templateNode(body) != nil {
+		return nil, false
+	}
+	if invalid, dups := keyProblems(body); invalid != nil || len(dups) > 0 {
 		return nil, false
 	}
 	conv := converter{budget: maxNodes}
