@@ -9,7 +9,7 @@ import (
 // is revisited: a field it does not carry would be lost in every review
 // that joins a cluster object loaded once.
 func TestCopyCoversEveryField(t *testing.T) {
-	const known = "APIVersion Group Version Kind Namespace Name NamespaceExplicit File Doc object Typed Known DecodeFailed index kindPos weights mu node src positions derived"
+	const known = "Typed Kind Namespace Name APIVersion Group Version NamespaceExplicit File Doc object Known DecodeFailed index kindPos weights mu node src positions derived"
 	var got string
 	rt := reflect.TypeFor[Resource]()
 	for i := range rt.NumField() {

@@ -79,7 +79,7 @@ type Graph struct {
 	FastDocuments int
 
 	byKind    map[string][]*Resource
-	byKey     map[ObjectKey][]*Resource
+	byKey     *keyIndex
 	files     map[string]*File
 	refs      *References
 	hostIdx   *hostIndex
@@ -156,36 +156,21 @@ func addTo[K comparable, V any](l *lists[V], m map[K][]V, k K, v V) {
 // newLists returns lists with room for n keys.
 func newLists[V any](n int) *lists[V] { return &lists[V]{store: make([]V, 0, n)} }
 
-// indexKeys fills byKey. Nearly every key names one object, whose list is a
-// one-element window of Resources (capacity one, so that appending a
-// duplicate copies it) rather than an allocation of its own.
-func (g *Graph) indexKeys() {
-	g.byKey = make(map[ObjectKey][]*Resource, len(g.Resources))
-	for i, r := range g.Resources {
-		k := ObjectKey{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
-		if rs, dup := g.byKey[k]; dup {
-			g.byKey[k] = append(rs, r)
-		} else {
-			g.byKey[k] = g.Resources[i : i+1 : i+1]
-		}
-	}
-}
+// indexKeys fills byKey.
+func (g *Graph) indexKeys() { g.byKey = newKeyIndex(g.Resources) }
 
 // OfKind returns every resource of a kind, in load order.
 func (g *Graph) OfKind(kind string) []*Resource { return g.byKind[kind] }
 
 // Get returns the first resource with that kind, namespace and name, or nil.
 func (g *Graph) Get(kind, namespace, name string) *Resource {
-	if rs := g.byKey[ObjectKey{kind, namespace, name}]; len(rs) > 0 {
-		return rs[0]
-	}
-	return nil
+	return g.byKey.first(kind, namespace, name)
 }
 
 // GetGroup is Get restricted to one API group, for kind names two groups
 // share (Istio's Gateway and the Gateway API's).
 func (g *Graph) GetGroup(group, kind, namespace, name string) *Resource {
-	for _, r := range g.byKey[ObjectKey{kind, namespace, name}] {
+	for _, r := range g.byKey.all(kind, namespace, name) {
 		if r.Group == group {
 			return r
 		}
@@ -196,8 +181,12 @@ func (g *Graph) GetGroup(group, kind, namespace, name string) *Resource {
 // All returns every resource with that kind, namespace and name (more than one
 // means the bundle defines the object twice).
 func (g *Graph) All(kind, namespace, name string) []*Resource {
-	return g.byKey[ObjectKey{kind, namespace, name}]
+	return g.byKey.all(kind, namespace, name)
 }
+
+// Duplicates returns, in load order, every resource defined after an earlier
+// one with the same kind, namespace and name (whatever their API groups).
+func (g *Graph) Duplicates() []*Resource { return g.byKey.dups }
 
 // UserFiles counts the files the user wrote (rendered output excluded).
 func (g *Graph) UserFiles() int {

@@ -66,7 +66,7 @@ spec:
 }
 
 func runDuplicateObject(p *rules.Pass) error {
-	for _, r := range p.Graph.Resources {
+	for _, r := range p.Graph.Duplicates() { // every other object is the first of its key
 		if r.Name == "" {
 			continue
 		}
