@@ -44,7 +44,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
 	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
-	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart a `helm template` rendered: SARIF gets a real artifact URI and fingerprints")
+	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart that helm template rendered: SARIF gets a real artifact URI and fingerprints")
 }
 
 // bundle is what a command works on after flags, config and files are read.
