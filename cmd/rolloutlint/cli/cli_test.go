@@ -657,8 +657,32 @@ func TestOutputFile(t *testing.T) {
 	if diags := parseJSON(t, string(data)); len(diags) == 0 {
 		t.Errorf("empty report file")
 	}
-	if r := run(t, dir, "", "lint", "-o", filepath.Join(dir, "no", "such", "dir", "r.txt"), "bad.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "writing report") {
-		t.Errorf("unwritable output: exit %d stderr %q", r.code, r.err)
+	// A missing directory is refused before the lint, named as given (not
+	// the temporary file the report would have been written to first).
+	for _, args := range [][]string{{"lint", "-o", "no/such/dir/r.txt", "bad.yaml"}, {"lint", "--render=false", "-o", "no/such/dir/r.txt", "bad.yaml"}} {
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, "--output no/such/dir/r.txt: directory no/such/dir does not exist") || strings.Contains(r.err, ".tmp") {
+			t.Errorf("%v: exit %d stderr %q", args, r.code, r.err)
+		}
+	}
+	if r := run(t, dir, "", "lint", "-o", "bad.yaml/r.txt", "bad.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "bad.yaml is not a directory") {
+		t.Errorf("output under a file: exit %d stderr %q", r.code, r.err)
+	}
+}
+
+// TestColorFlagValue: --color takes auto, always or never; anything else is
+// a usage error, not a silent "no colour".
+func TestColorFlagValue(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	for _, v := range []string{"auto", "always", "never"} {
+		if r := run(t, dir, "", "lint", "--color", v, "bad.yaml"); r.code != cli.ExitFindings {
+			t.Errorf("--color %s: exit %d, stderr %q", v, r.code, r.err)
+		}
+	}
+	for _, args := range [][]string{{"lint", "--color", "yes", "bad.yaml"}, {"lint", "--render=false", "--color", "yes", "bad.yaml"}} {
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, `--color: "yes" is not auto, always or never`) {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
+		}
 	}
 }
 

@@ -380,6 +380,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkFlags(e); err != nil {
+		return err
+	}
 	if err := o.cluster.check(fl); err != nil {
 		return err
 	}
@@ -462,6 +465,21 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
 	}
 	return o.write(e, w, res, all, failAt, b.stdin, cluster)
+}
+
+// checkFlags rejects flag values that would otherwise be found wrong only
+// after the lint, or never: a --color other than auto, always or never, and an
+// --output whose directory does not exist.
+func (o *lintOptions) checkFlags(e *Env) error {
+	switch o.color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("--color: %q is not auto, always or never", o.color)
+	}
+	if o.output != "" {
+		return checkOutputDir(o.output, e.path(o.output))
+	}
+	return nil
 }
 
 // write writes the report and picks the exit code; sources hold the text of
