@@ -553,17 +553,24 @@ func TestBadConfig(t *testing.T) {
 		{"bad severity", "rules:\n  RL1001: loud\n", `\.rolloutlint\.yaml:2: rules\.RL1001: "loud" is not off`},
 		{"bad rule key", "rules:\n  setWeight: off\n", `\.rolloutlint\.yaml:2: rules\.setWeight: not a rule ID`},
 		{"invalid yaml", "rules: [\n", `\.rolloutlint\.yaml:\d+: invalid YAML`},
+		{"typo of a setting", "namepsace: shop\n", `\.rolloutlint\.yaml:1: namepsace: unknown setting \(did you mean "namespace"\?\)`},
+		{"no such rule", "rules:\n  RL1001: warning\n  RL2103: off\n", `\.rolloutlint\.yaml:3: rules\.RL2103: no rule matches RL2103`},
+		{"set twice", "rules:\n  RL1001: warning\n  RL1001: off\n", `\.rolloutlint\.yaml:3: rules\.RL1001: set twice \(first at line 2\)`},
+		{"istio version", "namespace: shop\nistioVersion: \"1.29\"\n", `\.rolloutlint\.yaml:2: istioVersion: unsupported Istio version "1\.29"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := write(t, map[string]string{".rolloutlint.yaml": c.body, "clean.yaml": clean})
-			r := run(t, dir, "", "lint", "clean.yaml")
-			if r.code != cli.ExitFailure {
-				t.Errorf("exit %d, want 2", r.code)
-			}
-			if !regexp.MustCompile(c.want).MatchString(r.err) {
-				t.Errorf("stderr %q does not match %s", r.err, c.want)
+			// Rendering and plain lints read the config alike.
+			for _, args := range [][]string{{"lint", "clean.yaml"}, {"lint", "--render=false", "clean.yaml"}} {
+				r := run(t, dir, "", args...)
+				if r.code != cli.ExitFailure {
+					t.Errorf("%v: exit %d, want 2", args, r.code)
+				}
+				if !regexp.MustCompile(c.want).MatchString(r.err) {
+					t.Errorf("%v: stderr %q does not match %s", args, r.err, c.want)
+				}
 			}
 		})
 	}

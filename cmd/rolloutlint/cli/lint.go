@@ -420,7 +420,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return err
 	}
 	globals := globalsFrom(b.cfg)
-	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, globals.IstioVersion); err != nil {
+	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, b.cfg, globals.IstioVersion); err != nil {
 		return err
 	}
 	if err := checkRuleFlags(all, o.enable, o.disable); err != nil {

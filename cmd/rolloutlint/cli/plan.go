@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
@@ -19,11 +20,12 @@ import (
 
 // lintIstioVersion picks the Istio version of a lint: --istio-version when
 // set, else the config's (or the default) current. A config value is
-// validated too: a typo must not silently select nothing.
-func lintIstioVersion(flagSet bool, flag, current string) (string, error) {
+// validated too, and its error names the config's file:line: a typo must not
+// silently select nothing.
+func lintIstioVersion(flagSet bool, flag string, cfg *config.Config, current string) (string, error) {
 	if !flagSet {
 		if _, err := xds.ForVersion(current); err != nil {
-			return "", fmt.Errorf("istioVersion in config: %w", err)
+			return "", fmt.Errorf("%s: %w", cfg.At("istioVersion"), err)
 		}
 		return current, nil
 	}
@@ -52,7 +54,7 @@ func (o *planOptions) bind(fl *pflag.FlagSet) {
 	o.load.bind(fl)
 	o.cluster.bind(fl, "start each plan from the Rollout's live state in the cluster (read-only; without PATH: every Rollout of the namespaces; see docs/cluster.md)")
 	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
-	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default "+xds.DefaultVersion+")")
+	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default: the config's istioVersion, else "+xds.DefaultVersion+")")
 	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
 }
 
@@ -118,13 +120,16 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	} else if b, err = o.load.loadBundle(e, args); err != nil {
 		return err
 	}
-	version := o.istioVersion
-	if !fl.Changed("istio-version") && b.cfg != nil && b.cfg.IstioVersion != "" {
+	version := xds.DefaultVersion
+	if b.cfg != nil && b.cfg.IstioVersion != "" {
 		version = b.cfg.IstioVersion
+	}
+	if version, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, b.cfg, version); err != nil {
+		return err
 	}
 	m, err := xds.ForVersion(version)
 	if err != nil {
-		return fmt.Errorf("--istio-version: %w", err)
+		return err
 	}
 	if b.graph != nil {
 		for _, p := range b.graph.Problems {
