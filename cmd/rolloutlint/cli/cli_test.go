@@ -544,6 +544,31 @@ func TestConfigSeverityAndPaths(t *testing.T) {
 	}
 }
 
+// TestConfigPathsReportedRelative: the paths of a config found upward are
+// reported relative to the working directory, as paths given on the command
+// line are (they were absolute: /home/me/repo/deploy/bad.yaml:15:20), when
+// they are below it.
+func TestConfigPathsReportedRelative(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		".rolloutlint.yaml": "paths: [deploy]\n",
+		"deploy/bad.yaml":   acceptance,
+		"other/.keep":       "",
+	})
+	for _, c := range []struct{ wd, want string }{
+		{dir, "deploy/bad.yaml:15:20: error RL1001"},
+		{filepath.Join(dir, "deploy"), "bad.yaml:15:20: error RL1001"},
+		{filepath.Join(dir, "other"), filepath.Join(dir, "deploy", "bad.yaml") + ":15:20: error RL1001"}, // outside: absolute
+	} {
+		for _, args := range [][]string{{"lint"}, {"lint", "--render=false"}} {
+			r := run(t, c.wd, "", args...)
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(c.want)).MatchString(r.out) {
+				t.Errorf("%v in %s: want a line starting %q, got:\n%s%s", args, c.wd, c.want, r.out, r.err)
+			}
+		}
+	}
+}
+
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -132,7 +132,7 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	var cfgPaths []string
 	if cfg != nil {
 		for _, p := range cfg.Paths {
-			cfgPaths = append(cfgPaths, cfg.Resolve(p))
+			cfgPaths = append(cfgPaths, e.relative(cfg.Resolve(p)))
 		}
 	}
 	context := o.context
@@ -145,6 +145,30 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 		context = cfgPaths
 	}
 	return &resolved{cfg: cfg, opts: opts, args: args, context: context}, nil
+}
+
+// relative names an absolute path below the working directory relative to
+// it, as a path given on the command line is: the config found upward gives
+// its paths as absolute ones, and findings in them read
+// deploy/rollout.yaml:12:3, not /home/me/repo/deploy/rollout.yaml:12:3. A
+// path outside the working directory stays absolute, as in repository mode
+// (analyzer/repo), and other paths are returned as they are.
+func (e *Env) relative(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := e.workDir()
+	if err != nil {
+		return p
+	}
+	if wd, err = filepath.Abs(wd); err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return rel
 }
 
 // loadBundle reads config and files into one graph. Paths named on the
