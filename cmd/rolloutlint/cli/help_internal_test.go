@@ -26,3 +26,17 @@ func TestFlagUsageHasNoBackquotes(t *testing.T) {
 	}
 	walk(newRoot(&Env{}))
 }
+
+// TestVersionFlagMatchesVersionCommand: --version and -v print the line
+// `rolloutlint version` prints (cobra's default was "rolloutlint version dev").
+func TestVersionFlagMatchesVersionCommand(t *testing.T) {
+	code, want, _ := runMain("version")
+	if code != 0 || !strings.HasPrefix(want, "rolloutlint ") || !strings.Contains(want, "(commit ") {
+		t.Fatalf("version: exit %d, %q", code, want)
+	}
+	for _, flag := range []string{"--version", "-v"} {
+		if code, got, _ := runMain(flag); code != 0 || got != want {
+			t.Errorf("%s: exit %d, %q; want %q", flag, code, got, want)
+		}
+	}
+}
