@@ -63,13 +63,15 @@ func newPlan(e *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan [PATH...]",
 		Short: "Show each Rollout's steps: weights, replicas, API writes and the xDS pushes they cause",
-		Long: `Plan reads manifests like lint and prints, for every Rollout, the cluster states Argo Rollouts
-drives it through: canary start, each step, promotion, scale-down and the abort path. For
-each state it lists the route weights (s stable, c canary, a additional, x experiment),
-the old/new ReplicaSet sizes, the API writes (object, field, old → new) and, per debounce
-window, istiod's push: class (full, partial-full-eds, incremental-eds; config and
-endpoints-only from Istio 1.31), the xDS types sent to sidecars and gateways, the types
-whose content changes, and the proxies in scope.
+		Long: `Plan reads manifests as written (lint --render=false: it renders no Kustomize root, Helm
+chart or Argo CD source; pipe kustomize build or helm template into plan -) and prints, for
+every Rollout, the cluster states Argo Rollouts drives it through: canary start, each step,
+promotion, scale-down and the abort path. For each state it lists the route weights
+(s stable, c canary, a additional, x experiment), the old/new ReplicaSet sizes, the API
+writes (object, field, old → new) and, per debounce window, istiod's push: class (full,
+partial-full-eds, incremental-eds; config and endpoints-only from Istio 1.31), the xDS
+types sent to sidecars and gateways, the types whose content changes, and the proxies in
+scope.
 
 With --cluster each Rollout starts from where it is in the cluster: its current step,
 pause or abort, the stable and canary pod-template hashes, the weights on its routes and
