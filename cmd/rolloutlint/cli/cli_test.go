@@ -292,6 +292,13 @@ func TestNamespaceFlag(t *testing.T) {
 			t.Errorf("%s: namespace %q, want shop", d.RuleID, d.Object.Namespace)
 		}
 	}
+	// A namespace the API server would refuse is a usage error: every object
+	// without one would be linted where none can be.
+	for _, args := range [][]string{{"lint", "-n", "Shop", "bad.yaml"}, {"lint", "--render=false", "-n", "shop_1", "bad.yaml"}, {"plan", "-n", "Shop", "bad.yaml"}} {
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, "--namespace: \"") || !strings.Contains(r.err, "is not a namespace name") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
+		}
+	}
 }
 
 func TestStdin(t *testing.T) {
@@ -581,6 +588,7 @@ func TestBadConfig(t *testing.T) {
 		{"typo of a setting", "namepsace: shop\n", `\.rolloutlint\.yaml:1: namepsace: unknown setting \(did you mean "namespace"\?\)`},
 		{"no such rule", "rules:\n  RL1001: warning\n  RL2103: off\n", `\.rolloutlint\.yaml:3: rules\.RL2103: no rule matches RL2103`},
 		{"set twice", "rules:\n  RL1001: warning\n  RL1001: off\n", `\.rolloutlint\.yaml:3: rules\.RL1001: set twice \(first at line 2\)`},
+		{"namespace", "namespace: Shop\n", `\.rolloutlint\.yaml:1: namespace: "Shop" is not a namespace name`},
 		{"istio version", "namespace: shop\nistioVersion: \"1.29\"\n", `\.rolloutlint\.yaml:2: istioVersion: unsupported Istio version "1\.29"`},
 	}
 	for _, c := range cases {

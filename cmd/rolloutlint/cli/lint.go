@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
@@ -109,8 +110,15 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 		return nil, err
 	}
 	ns := o.namespace
-	if ns == "" && cfg != nil {
+	if ns != "" {
+		if err := checkNamespace(ns); err != nil {
+			return nil, fmt.Errorf("--namespace: %w", err)
+		}
+	} else if cfg != nil && cfg.Namespace != "" {
 		ns = cfg.Namespace
+		if err := checkNamespace(ns); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.At("namespace"), err)
+		}
 	}
 	if ns == "" {
 		ns = o.fallbackNamespace
@@ -145,6 +153,16 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 		context = cfgPaths
 	}
 	return &resolved{cfg: cfg, opts: opts, args: args, context: context}, nil
+}
+
+// checkNamespace refuses a default namespace the API server would refuse
+// (Shop, shop_1): every object without one would be linted in a namespace
+// that cannot exist, and references into the real one would not resolve.
+func checkNamespace(ns string) error {
+	if len(validation.IsDNS1123Label(ns)) > 0 {
+		return fmt.Errorf("%q is not a namespace name (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63)", ns)
+	}
+	return nil
 }
 
 // relative names an absolute path below the working directory relative to
