@@ -709,6 +709,19 @@ func TestOutputFile(t *testing.T) {
 	}
 }
 
+// TestHelmValuesNeedRendering: --values and --set with --render=false would
+// be ignored (no chart is rendered), so they are a usage error.
+func TestHelmValuesNeedRendering(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{"bad.yaml": acceptance, "values.yaml": "a: 1\n"})
+	for _, args := range [][]string{{"--values", "values.yaml"}, {"--set", "a=2"}} {
+		args = append(append([]string{"lint", "--render=false"}, args...), "bad.yaml")
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, "with --render=false no chart is rendered") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
+		}
+	}
+}
+
 // TestColorFlagValue: --color takes auto, always or never; anything else is
 // a usage error, not a silent "no colour".
 func TestColorFlagValue(t *testing.T) {

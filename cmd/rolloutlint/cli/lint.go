@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -510,13 +511,17 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 }
 
 // checkFlags rejects flag values that would otherwise be found wrong only
-// after the lint, or never: a --color other than auto, always or never, and an
-// --output whose directory does not exist.
+// after the lint, or never: a --color other than auto, always or never,
+// --values or --set with --render=false (no chart is rendered to take them),
+// and an --output whose directory does not exist.
 func (o *lintOptions) checkFlags(e *Env) error {
 	switch o.color {
 	case "auto", "always", "never":
 	default:
 		return fmt.Errorf("--color: %q is not auto, always or never", o.color)
+	}
+	if !o.render && (len(o.helmValues) > 0 || len(o.helmSet) > 0) {
+		return errors.New("--values and --set are values for the Helm charts lint renders: with --render=false no chart is rendered, so they would do nothing")
 	}
 	if o.output != "" {
 		return checkOutputDir(o.output, e.path(o.output))
