@@ -426,6 +426,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := o.checkFlags(e); err != nil {
 		return err
 	}
+	if err := o.prometheus.check(fl); err != nil {
+		return err
+	}
 	if err := o.cluster.check(fl); err != nil {
 		return err
 	}
