@@ -281,6 +281,11 @@ func TestEnableDisable(t *testing.T) {
 			t.Errorf("--disable %s: exit %d, stderr %q; want 2 naming the pattern", bad, r.code, r.err)
 		}
 	}
+	// explain takes rl1001; --enable says how to write it.
+	r = run(t, dir, "", "lint", "--enable", "rl1*", "bad.yaml")
+	if r.code != cli.ExitFailure || !strings.Contains(r.err, `rule IDs are upper-case (did you mean "RL1*"?)`) {
+		t.Errorf("--enable rl1*: exit %d, stderr %q", r.code, r.err)
+	}
 }
 
 func TestNamespaceFlag(t *testing.T) {

@@ -595,6 +595,9 @@ func checkRuleFlags(all []*rules.Rule, lists ...[]string) error {
 				}
 			}
 			if !matched {
+				if up := strings.ToUpper(p); up != p && checkRuleFlags(all, []string{up}) == nil {
+					return fmt.Errorf("no rule matches %q: rule IDs are upper-case (did you mean %q?)", p, up)
+				}
 				return fmt.Errorf("no rule matches %q (see 'rolloutlint rules')", p)
 			}
 		}
