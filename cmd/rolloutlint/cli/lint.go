@@ -347,7 +347,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
 	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
-	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable)")
+	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable; a path from the working directory, not the chart)")
 	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
 	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
