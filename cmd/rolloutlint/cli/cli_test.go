@@ -595,6 +595,7 @@ func TestBadConfig(t *testing.T) {
 		{"set twice", "rules:\n  RL1001: warning\n  RL1001: off\n", `\.rolloutlint\.yaml:3: rules\.RL1001: set twice \(first at line 2\)`},
 		{"namespace", "namespace: Shop\n", `\.rolloutlint\.yaml:1: namespace: "Shop" is not a namespace name`},
 		{"policies", "namespace: shop\npolicies: [policies/, rego/]\n", `\.rolloutlint\.yaml:2: policies: policies/ \(.*policies\): no such directory`},
+		{"paths", "paths: [., nope/]\n", `\.rolloutlint\.yaml:1: paths: nope/ \(nope\): no such file or directory`},
 		{"istio version", "namespace: shop\nistioVersion: \"1.29\"\n", `\.rolloutlint\.yaml:2: istioVersion: unsupported Istio version "1\.29"`},
 	}
 	for _, c := range cases {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,7 +142,13 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	var cfgPaths []string
 	if cfg != nil {
 		for _, p := range cfg.Paths {
-			cfgPaths = append(cfgPaths, e.relative(cfg.Resolve(p)))
+			path := e.relative(cfg.Resolve(p))
+			// The config's mistake, said where it is written (it was
+			// "reading nope: no such file or directory").
+			if _, err := os.Stat(e.path(path)); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: %s (%s): no such file or directory", cfg.At("paths"), p, path)
+			}
+			cfgPaths = append(cfgPaths, path)
 		}
 	}
 	context := o.context
