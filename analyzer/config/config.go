@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -47,6 +48,21 @@ type Config struct {
 	IstioVersion string
 	// Rules holds per-rule settings in file order.
 	Rules []RuleSetting
+	// lines are the lines of the top-level settings, for At.
+	lines map[string]int
+}
+
+// settings are the top-level keys of a config, in the order the README lists them.
+var settings = []string{"namespace", "paths", "exclude", "failLevel", "policies", "argocd", "istioVersion", "rules"}
+
+// At names where a top-level setting is written, "FILE:LINE: key", for an
+// error about its value found after parsing (an unsupported istioVersion);
+// "key in config" when the setting's line is not known.
+func (c *Config) At(key string) string {
+	if c == nil || c.lines[key] == 0 {
+		return key + " in config"
+	}
+	return fmt.Sprintf("%s:%d: %s", c.File, c.lines[key], key)
 }
 
 // RuleSetting is one entry under `rules:`.
@@ -128,8 +144,13 @@ func Parse(file string, data []byte) (*Config, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{File: file, Line: root.Line, Msg: "the config must be a mapping of settings"}
 	}
+	c.lines = map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		if first, ok := c.lines[k.Value]; ok {
+			return nil, twice(file, k, k.Value, first)
+		}
+		c.lines[k.Value] = k.Line
 		var err error
 		switch k.Value {
 		case "namespace":
@@ -152,8 +173,7 @@ func Parse(file string, data []byte) (*Config, error) {
 		case "rules":
 			err = c.parseRules(file, v)
 		default:
-			return nil, &Error{File: file, Line: k.Line, Key: k.Value,
-				Msg: "unknown setting (known: namespace, paths, exclude, failLevel, policies, argocd, istioVersion, rules)"}
+			return nil, &Error{File: file, Line: k.Line, Key: k.Value, Msg: unknownSetting(k.Value)}
 		}
 		if err != nil {
 			var ce *Error
@@ -164,6 +184,30 @@ func Parse(file string, data []byte) (*Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// unknownSetting is the message for a top-level key that is no setting: the
+// setting it is probably a typo of, else the list of settings.
+func unknownSetting(key string) string {
+	best, bestD := "", 3 // at most two edits away
+	for _, s := range settings {
+		if strings.EqualFold(s, key) {
+			return fmt.Sprintf("unknown setting (did you mean %q?)", s)
+		}
+		if d, ok := textdist.Within(strings.ToLower(key), strings.ToLower(s), 2); ok && d < bestD {
+			best, bestD = s, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf("unknown setting (did you mean %q?)", best)
+	}
+	return "unknown setting (known: " + strings.Join(settings, ", ") + ")"
+}
+
+// twice is the error for a key written a second time in one mapping: YAML
+// keeps one of the two, so one setting would be dropped unnoticed.
+func twice(file string, k *yaml.Node, key string, first int) *Error {
+	return &Error{File: file, Line: k.Line, Key: key, Msg: fmt.Sprintf("set twice (first at line %d): keep one", first)}
 }
 
 func decodeScalar(v *yaml.Node, out *string) error {
@@ -195,33 +239,50 @@ func (c *Config) parseRules(file string, v *yaml.Node) error {
 	if v.Kind != yaml.MappingNode {
 		return errors.New("must map rule IDs or globs to off, info, warning, error or {severity, options}")
 	}
+	seen := map[string]int{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], v.Content[i+1]
 		key := "rules." + k.Value
 		if !rulePattern.MatchString(k.Value) {
 			return &Error{File: file, Line: k.Line, Key: key, Msg: "not a rule ID (RL + four digits) or a glob such as RL2*"}
 		}
+		if first, ok := seen[k.Value]; ok {
+			return twice(file, k, key, first)
+		}
+		seen[k.Value] = k.Line
 		s := RuleSetting{Pattern: k.Value, Line: k.Line}
 		level := ""
 		switch val.Kind {
 		case yaml.ScalarNode:
 			level = val.Value
 		case yaml.MappingNode:
+			seenSetting := map[string]int{}
 			for j := 0; j+1 < len(val.Content); j += 2 {
 				sk, sv := val.Content[j], val.Content[j+1]
+				if first, ok := seenSetting[sk.Value]; ok {
+					return twice(file, sk, key+"."+sk.Value, first)
+				}
+				seenSetting[sk.Value] = sk.Line
 				switch sk.Value {
 				case "severity":
 					level = sv.Value
 				case "options":
+					if sv.Kind != yaml.MappingNode {
+						return &Error{File: file, Line: sv.Line, Key: key + ".options", Msg: "must be a mapping"}
+					}
+					s.optionLines = map[string]int{}
+					for k := 0; k+1 < len(sv.Content); k += 2 {
+						ok := sv.Content[k]
+						if first, dup := s.optionLines[ok.Value]; dup {
+							return twice(file, ok, key+".options."+ok.Value, first)
+						}
+						s.optionLines[ok.Value] = ok.Line
+					}
 					var opts map[string]any
-					if err := sv.Decode(&opts); err != nil || sv.Kind != yaml.MappingNode {
+					if err := sv.Decode(&opts); err != nil {
 						return &Error{File: file, Line: sv.Line, Key: key + ".options", Msg: "must be a mapping"}
 					}
 					s.Options = opts
-					s.optionLines = map[string]int{}
-					for k := 0; k+1 < len(sv.Content); k += 2 {
-						s.optionLines[sv.Content[k].Value] = sv.Content[k].Line
-					}
 				default:
 					return &Error{File: file, Line: sk.Line, Key: key + "." + sk.Value, Msg: "unknown rule setting (known: severity, options)"}
 				}
@@ -245,24 +306,27 @@ func (c *Config) parseRules(file string, v *yaml.Node) error {
 	return nil
 }
 
-// CheckOptions checks each rules entry's options against the options the
-// rules it matches declare (rules.Rule.Options): a key no matched rule
-// declares (a typo) or a value of the wrong type is an *Error at the key's
-// line, as an ill-formed rule ID is. Options on a pattern that matches no
-// rule of rs are an error too, since nothing would read them.
+// CheckOptions checks each rules entry against the rules of rs: an ID or
+// glob that matches none of them (a typo such as RL2103, as --enable
+// rejects it) is an *Error at its line, and so are an option no matched rule
+// declares (rules.Rule.Options) and a value of the wrong type, as an
+// ill-formed rule ID is.
 func (c *Config) CheckOptions(rs []*rules.Rule) error {
 	if c == nil {
 		return nil
 	}
 	for _, s := range c.Rules {
-		if len(s.Options) == 0 {
-			continue
-		}
 		var matched []*rules.Rule
 		for _, r := range rs {
 			if MatchRule(s.Pattern, r.ID) {
 				matched = append(matched, r)
 			}
+		}
+		if len(matched) == 0 {
+			return &Error{File: c.File, Line: s.Line, Key: "rules." + s.Pattern, Msg: fmt.Sprintf("no rule matches %s (see 'rolloutlint rules')", s.Pattern)}
+		}
+		if len(s.Options) == 0 {
+			continue
 		}
 		keys := make([]string, 0, len(s.Options))
 		for k := range s.Options {
@@ -280,9 +344,6 @@ func (c *Config) CheckOptions(rs []*rules.Rule) error {
 				line = s.Line
 			}
 			key := "rules." + s.Pattern + ".options." + k
-			if len(matched) == 0 {
-				return &Error{File: c.File, Line: line, Key: key, Msg: fmt.Sprintf("no rule matches %s, so nothing reads its options (see 'rolloutlint rules')", s.Pattern)}
-			}
 			declared := false
 			var known []string
 			for _, r := range matched {

@@ -208,8 +208,11 @@ func TestCheckOptions(t *testing.T) {
 		{"rules:\n  RL1001:\n    options:\n      max: 3\n",
 			"/repo/.rolloutlint.yaml:4: rules.RL1001.options.max: unknown option: RL1001 has no options"},
 		{"rules:\n  RL9999:\n    options:\n      max: 3\n",
-			"/repo/.rolloutlint.yaml:4: rules.RL9999.options.max: no rule matches RL9999, so nothing reads its options (see 'rolloutlint rules')"},
-		{"rules:\n  RL9999: off\n", ""}, // no options: nothing to check
+			"/repo/.rolloutlint.yaml:2: rules.RL9999: no rule matches RL9999 (see 'rolloutlint rules')"},
+		// A typo of an ID (RL2103 for RL2013) or a glob of no theme would
+		// leave the rule as it was: rejected, as --enable/--disable reject it.
+		{"rules:\n  RL1001: warning\n  RL9999: off\n", "/repo/.rolloutlint.yaml:3: rules.RL9999: no rule matches RL9999 (see 'rolloutlint rules')"},
+		{"rules:\n  RL7*: off\n", "/repo/.rolloutlint.yaml:2: rules.RL7*: no rule matches RL7* (see 'rolloutlint rules')"},
 	}
 	for _, c := range cases {
 		err := parse(t, c.src).CheckOptions(rs)
@@ -228,5 +231,39 @@ func TestCheckOptions(t *testing.T) {
 	var nilCfg *config.Config
 	if err := nilCfg.CheckOptions(rs); err != nil {
 		t.Errorf("nil config: %v", err)
+	}
+}
+
+// TestUnknownSettingSuggests: a misspelt top-level key names the setting it
+// is probably a typo of, else lists the settings.
+func TestUnknownSettingSuggests(t *testing.T) {
+	for src, want := range map[string]string{
+		"namepsace: shop\n":      `/repo/.rolloutlint.yaml:1: namepsace: unknown setting (did you mean "namespace"?)`,
+		"failLevl: error\n":      `/repo/.rolloutlint.yaml:1: failLevl: unknown setting (did you mean "failLevel"?)`,
+		"istioversion: x\n":      `/repo/.rolloutlint.yaml:1: istioversion: unknown setting (did you mean "istioVersion"?)`,
+		"rule:\n  RL1001: off\n": `/repo/.rolloutlint.yaml:1: rule: unknown setting (did you mean "rules"?)`,
+		"severity: error\n":      "/repo/.rolloutlint.yaml:1: severity: unknown setting (known: namespace, paths, exclude, failLevel, policies, argocd, istioVersion, rules)",
+	} {
+		_, err := config.Parse("/repo/.rolloutlint.yaml", []byte(src))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got  %v\n want %s", src, err, want)
+		}
+	}
+}
+
+// TestKeySetTwice: YAML keeps one of two equal keys, so a setting written
+// twice (a second rules: block, an ID listed again) would drop the other
+// unnoticed; it is an error at the second, naming the first.
+func TestKeySetTwice(t *testing.T) {
+	for src, want := range map[string]string{
+		"rules: {RL2*: off}\nnamespace: shop\nrules: {RL1*: off}\n":    "/repo/.rolloutlint.yaml:3: rules: set twice (first at line 1): keep one",
+		"rules:\n  RL2003: error\n  RL2003: off\n":                     "/repo/.rolloutlint.yaml:3: rules.RL2003: set twice (first at line 2): keep one",
+		"rules:\n  RL2011:\n    severity: info\n    severity: error\n": "/repo/.rolloutlint.yaml:4: rules.RL2011.severity: set twice (first at line 3): keep one",
+		"rules:\n  RL2011:\n    options:\n      a: 1\n      a: 2\n":    "/repo/.rolloutlint.yaml:5: rules.RL2011.options.a: set twice (first at line 4): keep one",
+	} {
+		_, err := config.Parse("/repo/.rolloutlint.yaml", []byte(src))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got  %v\n want %s", src, err, want)
+		}
 	}
 }

@@ -108,8 +108,11 @@ Exit codes: 0 nothing at or above --fail-level, 1 findings at or above it,
 2 usage, configuration, I/O or internal failure.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       VersionString(),
+		Version:       version.Get().String(),
 	}
+	// --version prints what `rolloutlint version` prints (cobra's default
+	// was "rolloutlint version dev", without the commit and platform).
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
 	})

@@ -281,6 +281,11 @@ func TestEnableDisable(t *testing.T) {
 			t.Errorf("--disable %s: exit %d, stderr %q; want 2 naming the pattern", bad, r.code, r.err)
 		}
 	}
+	// explain takes rl1001; --enable says how to write it.
+	r = run(t, dir, "", "lint", "--enable", "rl1*", "bad.yaml")
+	if r.code != cli.ExitFailure || !strings.Contains(r.err, `rule IDs are upper-case (did you mean "RL1*"?)`) {
+		t.Errorf("--enable rl1*: exit %d, stderr %q", r.code, r.err)
+	}
 }
 
 func TestNamespaceFlag(t *testing.T) {
@@ -290,6 +295,13 @@ func TestNamespaceFlag(t *testing.T) {
 	for _, d := range parseJSON(t, r.out) {
 		if d.Object.Kind == "Rollout" && d.Object.Namespace != "shop" {
 			t.Errorf("%s: namespace %q, want shop", d.RuleID, d.Object.Namespace)
+		}
+	}
+	// A namespace the API server would refuse is a usage error: every object
+	// without one would be linted where none can be.
+	for _, args := range [][]string{{"lint", "-n", "Shop", "bad.yaml"}, {"lint", "--render=false", "-n", "shop_1", "bad.yaml"}, {"plan", "-n", "Shop", "bad.yaml"}} {
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, "--namespace: \"") || !strings.Contains(r.err, "is not a namespace name") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
 		}
 	}
 }
@@ -544,6 +556,31 @@ func TestConfigSeverityAndPaths(t *testing.T) {
 	}
 }
 
+// TestConfigPathsReportedRelative: the paths of a config found upward are
+// reported relative to the working directory, as paths given on the command
+// line are (they were absolute: /home/me/repo/deploy/bad.yaml:15:20), when
+// they are below it.
+func TestConfigPathsReportedRelative(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{
+		".rolloutlint.yaml": "paths: [deploy]\n",
+		"deploy/bad.yaml":   acceptance,
+		"other/.keep":       "",
+	})
+	for _, c := range []struct{ wd, want string }{
+		{dir, "deploy/bad.yaml:15:20: error RL1001"},
+		{filepath.Join(dir, "deploy"), "bad.yaml:15:20: error RL1001"},
+		{filepath.Join(dir, "other"), filepath.Join(dir, "deploy", "bad.yaml") + ":15:20: error RL1001"}, // outside: absolute
+	} {
+		for _, args := range [][]string{{"lint"}, {"lint", "--render=false"}} {
+			r := run(t, c.wd, "", args...)
+			if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(c.want)).MatchString(r.out) {
+				t.Errorf("%v in %s: want a line starting %q, got:\n%s%s", args, c.wd, c.want, r.out, r.err)
+			}
+		}
+	}
+}
+
 func TestBadConfig(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -553,17 +590,27 @@ func TestBadConfig(t *testing.T) {
 		{"bad severity", "rules:\n  RL1001: loud\n", `\.rolloutlint\.yaml:2: rules\.RL1001: "loud" is not off`},
 		{"bad rule key", "rules:\n  setWeight: off\n", `\.rolloutlint\.yaml:2: rules\.setWeight: not a rule ID`},
 		{"invalid yaml", "rules: [\n", `\.rolloutlint\.yaml:\d+: invalid YAML`},
+		{"typo of a setting", "namepsace: shop\n", `\.rolloutlint\.yaml:1: namepsace: unknown setting \(did you mean "namespace"\?\)`},
+		{"no such rule", "rules:\n  RL1001: warning\n  RL2103: off\n", `\.rolloutlint\.yaml:3: rules\.RL2103: no rule matches RL2103`},
+		{"set twice", "rules:\n  RL1001: warning\n  RL1001: off\n", `\.rolloutlint\.yaml:3: rules\.RL1001: set twice \(first at line 2\)`},
+		{"namespace", "namespace: Shop\n", `\.rolloutlint\.yaml:1: namespace: "Shop" is not a namespace name`},
+		{"policies", "namespace: shop\npolicies: [policies/, rego/]\n", `\.rolloutlint\.yaml:2: policies: policies/ \(.*policies\): no such directory`},
+		{"paths", "paths: [., nope/]\n", `\.rolloutlint\.yaml:1: paths: nope/ \(nope\): no such file or directory`},
+		{"istio version", "namespace: shop\nistioVersion: \"1.29\"\n", `\.rolloutlint\.yaml:2: istioVersion: unsupported Istio version "1\.29"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := write(t, map[string]string{".rolloutlint.yaml": c.body, "clean.yaml": clean})
-			r := run(t, dir, "", "lint", "clean.yaml")
-			if r.code != cli.ExitFailure {
-				t.Errorf("exit %d, want 2", r.code)
-			}
-			if !regexp.MustCompile(c.want).MatchString(r.err) {
-				t.Errorf("stderr %q does not match %s", r.err, c.want)
+			// Rendering and plain lints read the config alike.
+			for _, args := range [][]string{{"lint", "clean.yaml"}, {"lint", "--render=false", "clean.yaml"}} {
+				r := run(t, dir, "", args...)
+				if r.code != cli.ExitFailure {
+					t.Errorf("%v: exit %d, want 2", args, r.code)
+				}
+				if !regexp.MustCompile(c.want).MatchString(r.err) {
+					t.Errorf("%v: stderr %q does not match %s", args, r.err, c.want)
+				}
 			}
 		})
 	}
@@ -657,8 +704,45 @@ func TestOutputFile(t *testing.T) {
 	if diags := parseJSON(t, string(data)); len(diags) == 0 {
 		t.Errorf("empty report file")
 	}
-	if r := run(t, dir, "", "lint", "-o", filepath.Join(dir, "no", "such", "dir", "r.txt"), "bad.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "writing report") {
-		t.Errorf("unwritable output: exit %d stderr %q", r.code, r.err)
+	// A missing directory is refused before the lint, named as given (not
+	// the temporary file the report would have been written to first).
+	for _, args := range [][]string{{"lint", "-o", "no/such/dir/r.txt", "bad.yaml"}, {"lint", "--render=false", "-o", "no/such/dir/r.txt", "bad.yaml"}} {
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, "--output no/such/dir/r.txt: directory no/such/dir does not exist") || strings.Contains(r.err, ".tmp") {
+			t.Errorf("%v: exit %d stderr %q", args, r.code, r.err)
+		}
+	}
+	if r := run(t, dir, "", "lint", "-o", "bad.yaml/r.txt", "bad.yaml"); r.code != cli.ExitFailure || !strings.Contains(r.err, "bad.yaml is not a directory") {
+		t.Errorf("output under a file: exit %d stderr %q", r.code, r.err)
+	}
+}
+
+// TestHelmValuesNeedRendering: --values and --set with --render=false would
+// be ignored (no chart is rendered), so they are a usage error.
+func TestHelmValuesNeedRendering(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{"bad.yaml": acceptance, "values.yaml": "a: 1\n"})
+	for _, args := range [][]string{{"--values", "values.yaml"}, {"--set", "a=2"}} {
+		args = append(append([]string{"lint", "--render=false"}, args...), "bad.yaml")
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, "with --render=false no chart is rendered") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
+		}
+	}
+}
+
+// TestColorFlagValue: --color takes auto, always or never; anything else is
+// a usage error, not a silent "no colour".
+func TestColorFlagValue(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{"bad.yaml": acceptance})
+	for _, v := range []string{"auto", "always", "never"} {
+		if r := run(t, dir, "", "lint", "--color", v, "bad.yaml"); r.code != cli.ExitFindings {
+			t.Errorf("--color %s: exit %d, stderr %q", v, r.code, r.err)
+		}
+	}
+	for _, args := range [][]string{{"lint", "--color", "yes", "bad.yaml"}, {"lint", "--render=false", "--color", "yes", "bad.yaml"}} {
+		if r := run(t, dir, "", args...); r.code != cli.ExitFailure || !strings.Contains(r.err, `--color: "yes" is not auto, always or never`) {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.err)
+		}
 	}
 }
 

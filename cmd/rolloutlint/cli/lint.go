@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
@@ -44,7 +47,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
 	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
-	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart a `helm template` rendered: SARIF gets a real artifact URI and fingerprints")
+	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart that helm template rendered: SARIF gets a real artifact URI and fingerprints")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -109,8 +112,15 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 		return nil, err
 	}
 	ns := o.namespace
-	if ns == "" && cfg != nil {
+	if ns != "" {
+		if err := checkNamespace(ns); err != nil {
+			return nil, fmt.Errorf("--namespace: %w", err)
+		}
+	} else if cfg != nil && cfg.Namespace != "" {
 		ns = cfg.Namespace
+		if err := checkNamespace(ns); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.At("namespace"), err)
+		}
 	}
 	if ns == "" {
 		ns = o.fallbackNamespace
@@ -132,7 +142,13 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 	var cfgPaths []string
 	if cfg != nil {
 		for _, p := range cfg.Paths {
-			cfgPaths = append(cfgPaths, cfg.Resolve(p))
+			path := e.relative(cfg.Resolve(p))
+			// The config's mistake, said where it is written (it was
+			// "reading nope: no such file or directory").
+			if _, err := os.Stat(e.path(path)); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%s: %s (%s): no such file or directory", cfg.At("paths"), p, path)
+			}
+			cfgPaths = append(cfgPaths, path)
 		}
 	}
 	context := o.context
@@ -145,6 +161,40 @@ func (o *loadOptions) resolve(e *Env, args []string) (*resolved, error) {
 		context = cfgPaths
 	}
 	return &resolved{cfg: cfg, opts: opts, args: args, context: context}, nil
+}
+
+// checkNamespace refuses a default namespace the API server would refuse
+// (Shop, shop_1): every object without one would be linted in a namespace
+// that cannot exist, and references into the real one would not resolve.
+func checkNamespace(ns string) error {
+	if len(validation.IsDNS1123Label(ns)) > 0 {
+		return fmt.Errorf("%q is not a namespace name (lower-case letters, digits and '-', starting and ending with a letter or digit, at most 63)", ns)
+	}
+	return nil
+}
+
+// relative names an absolute path below the working directory relative to
+// it, as a path given on the command line is: the config found upward gives
+// its paths as absolute ones, and findings in them read
+// deploy/rollout.yaml:12:3, not /home/me/repo/deploy/rollout.yaml:12:3. A
+// path outside the working directory stays absolute, as in repository mode
+// (analyzer/repo), and other paths are returned as they are.
+func (e *Env) relative(p string) string {
+	if !filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := e.workDir()
+	if err != nil {
+		return p
+	}
+	if wd, err = filepath.Abs(wd); err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return rel
 }
 
 // loadBundle reads config and files into one graph. Paths named on the
@@ -304,7 +354,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
 	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
-	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable)")
+	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable; a path from the working directory, not the chart)")
 	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
 	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
@@ -380,6 +430,12 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := o.checkFlags(e); err != nil {
+		return err
+	}
+	if err := o.prometheus.check(fl); err != nil {
+		return err
+	}
 	if err := o.cluster.check(fl); err != nil {
 		return err
 	}
@@ -417,7 +473,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return err
 	}
 	globals := globalsFrom(b.cfg)
-	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, globals.IstioVersion); err != nil {
+	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, b.cfg, globals.IstioVersion); err != nil {
 		return err
 	}
 	if err := checkRuleFlags(all, o.enable, o.disable); err != nil {
@@ -462,6 +518,25 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("no Kubernetes object in %s (%d file(s) read, no document with apiVersion and kind): a render or path that produced nothing would pass unnoticed; pass --allow-empty to accept it", b.given, b.givenFiles)
 	}
 	return o.write(e, w, res, all, failAt, b.stdin, cluster)
+}
+
+// checkFlags rejects flag values that would otherwise be found wrong only
+// after the lint, or never: a --color other than auto, always or never,
+// --values or --set with --render=false (no chart is rendered to take them),
+// and an --output whose directory does not exist.
+func (o *lintOptions) checkFlags(e *Env) error {
+	switch o.color {
+	case "auto", "always", "never":
+	default:
+		return fmt.Errorf("--color: %q is not auto, always or never", o.color)
+	}
+	if !o.render && (len(o.helmValues) > 0 || len(o.helmSet) > 0) {
+		return errors.New("--values and --set are values for the Helm charts lint renders: with --render=false no chart is rendered, so they would do nothing")
+	}
+	if o.output != "" {
+		return checkOutputDir(o.output, e.path(o.output))
+	}
+	return nil
 }
 
 // write writes the report and picks the exit code; sources hold the text of
@@ -527,6 +602,9 @@ func checkRuleFlags(all []*rules.Rule, lists ...[]string) error {
 				}
 			}
 			if !matched {
+				if up := strings.ToUpper(p); up != p && checkRuleFlags(all, []string{up}) == nil {
+					return fmt.Errorf("no rule matches %q: rule IDs are upper-case (did you mean %q?)", p, up)
+				}
 				return fmt.Errorf("no rule matches %q (see 'rolloutlint rules')", p)
 			}
 		}

@@ -34,6 +34,22 @@ func (e *Env) checkOutput(output string, files []*graph.File) error {
 	return nil
 }
 
+// checkOutputDir refuses an --output (named as given, at path) whose
+// directory does not exist or is not a directory, before anything is linted.
+func checkOutputDir(given, path string) error {
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--output %s: directory %s does not exist", given, filepath.Dir(given))
+	case err != nil:
+		return fmt.Errorf("--output %s: %w", given, unwrapPath(err))
+	case !st.IsDir():
+		return fmt.Errorf("--output %s: %s is not a directory", given, filepath.Dir(given))
+	}
+	return nil
+}
+
 // writeOutput writes the report atomically: into a temporary file in the
 // output's directory, renamed over the output once complete. A reader never
 // sees half a report, a failed write leaves the old one, and an output that
@@ -54,7 +70,13 @@ func writeOutput(output string, data []byte) (err error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(output)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("writing report: %w", unwrapPath(err))
+		// The temporary file's name is of no use to the reader: say which
+		// report could not be written, and why.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("writing report to %s: %w", output, err)
 	}
 	defer func() {
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rolloutlint/rolloutlint/analyzer"
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
@@ -19,11 +20,12 @@ import (
 
 // lintIstioVersion picks the Istio version of a lint: --istio-version when
 // set, else the config's (or the default) current. A config value is
-// validated too: a typo must not silently select nothing.
-func lintIstioVersion(flagSet bool, flag, current string) (string, error) {
+// validated too, and its error names the config's file:line: a typo must not
+// silently select nothing.
+func lintIstioVersion(flagSet bool, flag string, cfg *config.Config, current string) (string, error) {
 	if !flagSet {
 		if _, err := xds.ForVersion(current); err != nil {
-			return "", fmt.Errorf("istioVersion in config: %w", err)
+			return "", fmt.Errorf("%s: %w", cfg.At("istioVersion"), err)
 		}
 		return current, nil
 	}
@@ -52,7 +54,7 @@ func (o *planOptions) bind(fl *pflag.FlagSet) {
 	o.load.bind(fl)
 	o.cluster.bind(fl, "start each plan from the Rollout's live state in the cluster (read-only; without PATH: every Rollout of the namespaces; see docs/cluster.md)")
 	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
-	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default "+xds.DefaultVersion+")")
+	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default: the config's istioVersion, else "+xds.DefaultVersion+")")
 	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
 }
 
@@ -61,13 +63,15 @@ func newPlan(e *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan [PATH...]",
 		Short: "Show each Rollout's steps: weights, replicas, API writes and the xDS pushes they cause",
-		Long: `Plan reads manifests like lint and prints, for every Rollout, the cluster states Argo Rollouts
-drives it through: canary start, each step, promotion, scale-down and the abort path. For
-each state it lists the route weights (s stable, c canary, a additional, x experiment),
-the old/new ReplicaSet sizes, the API writes (object, field, old → new) and, per debounce
-window, istiod's push: class (full, partial-full-eds, incremental-eds; config and
-endpoints-only from Istio 1.31), the xDS types sent to sidecars and gateways, the types
-whose content changes, and the proxies in scope.
+		Long: `Plan reads manifests as written (lint --render=false: it renders no Kustomize root, Helm
+chart or Argo CD source; pipe kustomize build or helm template into plan -) and prints, for
+every Rollout, the cluster states Argo Rollouts drives it through: canary start, each step,
+promotion, scale-down and the abort path. For each state it lists the route weights
+(s stable, c canary, a additional, x experiment), the old/new ReplicaSet sizes, the API
+writes (object, field, old → new) and, per debounce window, istiod's push: class (full,
+partial-full-eds, incremental-eds; config and endpoints-only from Istio 1.31), the xDS
+types sent to sidecars and gateways, the types whose content changes, and the proxies in
+scope.
 
 With --cluster each Rollout starts from where it is in the cluster: its current step,
 pause or abort, the stable and canary pod-template hashes, the weights on its routes and
@@ -118,13 +122,16 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	} else if b, err = o.load.loadBundle(e, args); err != nil {
 		return err
 	}
-	version := o.istioVersion
-	if !fl.Changed("istio-version") && b.cfg != nil && b.cfg.IstioVersion != "" {
+	version := xds.DefaultVersion
+	if b.cfg != nil && b.cfg.IstioVersion != "" {
 		version = b.cfg.IstioVersion
+	}
+	if version, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, b.cfg, version); err != nil {
+		return err
 	}
 	m, err := xds.ForVersion(version)
 	if err != nil {
-		return fmt.Errorf("--istio-version: %w", err)
+		return err
 	}
 	if b.graph != nil {
 		for _, p := range b.graph.Problems {

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -17,6 +20,19 @@ import (
 // `policies:` and of extraDirs (lint --policy), sorted by ID.
 func (e *Env) ruleSet(cfg *config.Config, extraDirs []string) ([]*rules.Rule, error) {
 	rs := e.builtinRules()
+	// A directory of the config's that is not there is the config's mistake:
+	// say where it is written, not only that a stat failed.
+	for i, dir := range configPolicyDirs(cfg) {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			what := "no such directory"
+			if err == nil {
+				what = "not a directory"
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				what = err.Error()
+			}
+			return nil, fmt.Errorf("%s: %s (%s): %s", cfg.At("policies"), cfg.Policies[i], dir, what)
+		}
+	}
 	user, err := policies.LoadDirs(uniqueDirs(append(configPolicyDirs(cfg), extraDirs...)))
 	if err != nil {
 		return nil, err

@@ -25,6 +25,24 @@ func (o *promOptions) bind(fl *pflag.FlagSet) {
 	fl.BoolVar(&o.insecure, "prometheus-insecure-skip-verify", false, "do not verify Prometheus' TLS certificate")
 }
 
+// check refuses the other --prometheus-* flags without --prometheus-url,
+// where nothing reads them (as the --cluster-* flags need --cluster), and a
+// timeout that is not positive.
+func (o *promOptions) check(fl *pflag.FlagSet) error {
+	if o.url == "" {
+		for _, f := range []string{"prometheus-timeout", "prometheus-bearer-token-file", "prometheus-ca-file", "prometheus-insecure-skip-verify"} {
+			if fl.Changed(f) {
+				return fmt.Errorf("--%s needs --prometheus-url", f)
+			}
+		}
+		return nil
+	}
+	if o.timeout <= 0 {
+		return fmt.Errorf("--prometheus-timeout %s: must be positive (default %s)", o.timeout, promcheck.DefaultTimeout)
+	}
+	return nil
+}
+
 // live returns the running systems of the lint: with --prometheus-url, its
 // client for the live rule RL4090, which notes what it did on stderr; nil
 // without, which leaves the live rules off.

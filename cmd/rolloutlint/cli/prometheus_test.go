@@ -159,3 +159,26 @@ spec:
 		t.Errorf("RL4090: off: exit %d, findings %v, %d requests, stderr %q; want nothing sent", code, live, requests.Load()-before, stderr)
 	}
 }
+
+// TestPrometheusFlagsNeedURL: the other --prometheus-* flags without
+// --prometheus-url did nothing, silently; they are a usage error, as the
+// --cluster-* flags without --cluster are. A timeout must be positive.
+func TestPrometheusFlagsNeedURL(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--prometheus-timeout", "5s"}, "--prometheus-timeout needs --prometheus-url"},
+		{[]string{"--prometheus-ca-file", "ca.pem"}, "--prometheus-ca-file needs --prometheus-url"},
+		{[]string{"--prometheus-bearer-token-file", "t"}, "--prometheus-bearer-token-file needs --prometheus-url"},
+		{[]string{"--prometheus-insecure-skip-verify"}, "--prometheus-insecure-skip-verify needs --prometheus-url"},
+		{[]string{"--prometheus-url", "http://127.0.0.1:1", "--prometheus-timeout", "0s"}, "--prometheus-timeout 0s: must be positive"},
+	} {
+		var out, errw bytes.Buffer
+		args := append(append([]string{"lint"}, c.args...), seed004)
+		if code := Main(args, nil, &out, &errw); code != ExitFailure || !strings.Contains(errw.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errw.String(), c.want)
+		}
+	}
+}

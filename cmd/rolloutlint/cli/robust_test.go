@@ -179,7 +179,7 @@ func TestOutputIsWrittenAtomicallyWithoutFollowingASymlink(t *testing.T) {
 	}
 	// A directory that cannot take the report is an error, not a half-written file.
 	r = run(t, dir, "", "lint", "--output", "missing/dir/report.txt", "r.yaml")
-	if r.code != 2 || !strings.Contains(r.err, "writing report") {
+	if r.code != 2 || !strings.Contains(r.err, "directory missing/dir does not exist") {
 		t.Errorf("missing directory: exit %d, stderr %q", r.code, r.err)
 	}
 }

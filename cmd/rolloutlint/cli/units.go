@@ -42,7 +42,7 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 		return err
 	}
 	globals := globalsFrom(rs.cfg)
-	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, globals.IstioVersion); err != nil {
+	if globals.IstioVersion, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, rs.cfg, globals.IstioVersion); err != nil {
 		return err
 	}
 	if err := checkRuleFlags(all, o.enable, o.disable); err != nil {

@@ -4,7 +4,7 @@
 // file and a clean file, and the registry line in rules/all/all.go. See
 // CONTRIBUTING.md ("Adding a rule").
 //
-//	go run ./internal/tools/newrule RL2017 some-name
+//	go run ./internal/tools/newrule RL2099 some-name
 package main
 
 import (
