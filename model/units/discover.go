@@ -327,13 +327,17 @@ func ownedFiles(u *Unit, dirs map[string]*dirInfo, kusts map[string]*kustRefs, i
 		return u.Files
 	case Helm:
 		var out []string
-		for d, di := range dirs {
-			if d == u.Dir || strings.HasPrefix(d, u.Dir+string(filepath.Separator)) {
-				out = append(out, di.manifests...)
-				if di.chart {
-					out = append(out, filepath.Join(d, "Chart.yaml"))
+		// The chart's tree, and that of each file:// dependency it renders
+		// from its own directory.
+		for _, top := range append([]string{u.Dir}, localDependencies(u.Dir)...) {
+			for d, di := range dirs {
+				if d == top || strings.HasPrefix(d, top+string(filepath.Separator)) {
+					out = append(out, di.manifests...)
+					if di.chart {
+						out = append(out, filepath.Join(d, "Chart.yaml"))
+					}
+					out = append(out, templateFiles(d)...)
 				}
-				out = append(out, templateFiles(d)...)
 			}
 		}
 		return out
@@ -355,6 +359,32 @@ func ownedFiles(u *Unit, dirs map[string]*dirInfo, kusts map[string]*kustRefs, i
 		}
 	}
 	visit(u.Dir)
+	return out
+}
+
+// localDependencies are the directories of a chart's file:// dependencies
+// that hold a chart.
+func localDependencies(chartDir string) []string {
+	data, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		return nil
+	}
+	var meta struct {
+		Dependencies []struct {
+			Repository string `yaml:"repository"`
+		} `yaml:"dependencies"`
+	}
+	if yaml.Unmarshal(data, &meta) != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range meta.Dependencies {
+		if dir, ok := LocalDependencyDir(chartDir, d.Repository); ok {
+			if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil {
+				out = append(out, dir)
+			}
+		}
+	}
 	return out
 }
 

@@ -12,6 +12,7 @@ package units
 import (
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
@@ -103,4 +104,19 @@ func appName(u *Unit) string {
 		return ""
 	}
 	return u.App.Namespace + "/" + u.App.Name
+}
+
+// LocalDependencyDir is the directory of a chart dependency whose
+// repository is file:// (relative to the chart's directory, or absolute),
+// and whether it is one. `helm dependency build` packages the chart there
+// into charts/; rolloutlint renders it from there when charts/ lacks it.
+func LocalDependencyDir(chartDir, repository string) (string, bool) {
+	rest, ok := strings.CutPrefix(repository, "file://")
+	if !ok || rest == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(rest) {
+		rest = filepath.Join(chartDir, filepath.FromSlash(rest))
+	}
+	return filepath.Clean(rest), true
 }

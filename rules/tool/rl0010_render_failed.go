@@ -26,7 +26,7 @@ rolloutlint never fetches or executes anything while rendering, so these are fin
 remote bases and resources (vendor them into the repository), kustomize exec, container and Go
 plugins, kustomize helmCharts (which run the helm binary), chart dependencies that are not
 vendored under charts/ (run helm dependency build and commit charts/; one that its condition or
-tags disable is not needed, and the chart renders without it), and value files of another
+tags disable is not needed, and a file:// one is rendered from its directory), and value files of another
 source of a multi-source Application. To lint such a unit, render it yourself and pipe the output:
 
 ~~~sh

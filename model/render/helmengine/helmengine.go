@@ -22,6 +22,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 
 	"github.com/rolloutlint/rolloutlint/model/render/helmrpc"
+	"github.com/rolloutlint/rolloutlint/model/units"
 )
 
 // Render renders one request. A failure is in the response (its stage and
@@ -48,6 +49,7 @@ func Render(req *helmrpc.Request) (resp *helmrpc.Response) {
 	}
 	resp.ChartName = ch.Name()
 	resp.ChartKubeVersion = ch.Metadata.KubeVersion
+	addLocalDependencies(ch, req.ChartDir)
 	vals := req.Values
 	if vals == nil {
 		vals = map[string]any{}
@@ -84,6 +86,31 @@ func Render(req *helmrpc.Request) (resp *helmrpc.Response) {
 	}
 	sort.Slice(resp.Files, func(i, j int) bool { return resp.Files[i].Name < resp.Files[j].Name })
 	return resp
+}
+
+// addLocalDependencies loads the dependencies Chart.yaml names with a
+// file:// repository that are not vendored under charts/ from that
+// directory, as `helm dependency build` (and Argo CD, which runs it) would
+// package them: the chart there, when its name and version are the
+// dependency's. Nothing is fetched; a dependency that does not match
+// stays missing.
+func addLocalDependencies(ch *chart.Chart, dir string) {
+	have := map[string]bool{}
+	for _, d := range ch.Dependencies() {
+		have[d.Name()] = true
+	}
+	for _, d := range ch.Metadata.Dependencies {
+		local, ok := units.LocalDependencyDir(dir, d.Repository)
+		if have[d.Name] || !ok {
+			continue
+		}
+		sub, err := loader.Load(local)
+		if err != nil || sub.Name() != d.Name || d.Version != "" && !chartutil.IsCompatibleRange(d.Version, sub.Metadata.Version) {
+			continue
+		}
+		ch.AddDependency(sub)
+		have[d.Name] = true
+	}
 }
 
 // missingDependencies lists the Chart.yaml dependencies with no chart
