@@ -53,6 +53,14 @@ type Unit struct {
 	// Namespace is the namespace the deploying tool gives objects that set
 	// none (an Application's destination namespace), or "".
 	Namespace string
+	// Jsonnet are the *.jsonnet files of a Directory unit, sorted: Argo CD
+	// renders them in a directory source, rolloutlint does not (each
+	// directory holding some is an info RL0010).
+	Jsonnet []string
+	// Plugin is set when the unit's Application renders it with a Config
+	// Management Plugin, which rolloutlint does not run: nothing of the
+	// directory is read, and the render notes it (an info RL0010).
+	Plugin bool
 }
 
 // Name is a short human name for the unit: its directory, and the

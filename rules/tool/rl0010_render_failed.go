@@ -31,7 +31,12 @@ source of a multi-source Application. To lint such a unit, render it yourself an
 
 ~~~sh
 kustomize build overlays/prod | rolloutlint lint -
-~~~`,
+~~~
+
+What rolloutlint does not render by design is an info finding, not a failure: an Application
+rendered by a Config Management Plugin (source.plugin), at its plugin field, and Jsonnet
+(*.jsonnet files, which Argo CD evaluates in a directory source), at the first such file of each
+directory. Nothing they make is linted; pipe their output to rolloutlint lint - to lint it.`,
 		BadNote: "a strategic merge patch naming an object the build does not have",
 		Bad: `
 # overlays/prod/kustomization.yaml
