@@ -25,7 +25,9 @@ The usual cause is a copied file: a second Rollout or VirtualService pasted from
 and not renamed, two scenarios kept in one directory, or one manifest listed by two units
 that deploy to the same namespace. The finding is on each later definition, with the first
 as its related location. Two identical copies are a warning: the cluster gets the same
-object, but the tools above still stop or warn on it.`,
+object, but the tools above still stop or warn on it. In a repository lint, the same object in
+two directories of plain manifests is not reported: such directories are variants applied one
+at a time (examples, environments), though they are linted together for their references.`,
 		Bad: `
 apiVersion: v1
 kind: Service
