@@ -449,10 +449,13 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	}
 	ao := opts.Analyzer
 	ao.Globals.ArgoCD = ao.Globals.ArgoCD || argo
+	// The plain directories are linted together so that their references
+	// resolve, but directories of plain manifests that define the same
+	// object are variants applied one at a time (examples, environments,
+	// versions, each its own Application), not one `kubectl apply -R`: a
+	// duplicate counts within a directory (`kubectl apply -f DIR`).
+	ao.Globals.DuplicatesByDirectory = b.group == "plain"
 	res := analyzer.Run(g, ao)
-	if b.group == "plain" {
-		res.Diagnostics = withoutSiblingDuplicates(res.Diagnostics)
-	}
 	if opts.AfterBundle != nil {
 		if err := opts.AfterBundle(g, res); err != nil {
 			return nil, nil, err
@@ -460,28 +463,6 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	}
 	return res, mapper, nil
 }
-
-// withoutSiblingDuplicates drops the RL0013 findings of the plain
-// directories whose two definitions are in different directories. The
-// plain directories are linted together so that their references resolve,
-// but a repository's directories of plain manifests that define the same
-// object are variants applied one at a time (examples, environments,
-// versions, each its own Application), not one `kubectl apply -R`: the
-// object reported twice would be noise on every such repository. In one
-// directory (`kubectl apply -f DIR`) the duplicate stays reported.
-func withoutSiblingDuplicates(ds []rules.Diagnostic) []rules.Diagnostic {
-	out := ds[:0]
-	for _, d := range ds {
-		if d.RuleID == duplicateObject && len(d.Related) > 0 && filepath.Dir(d.Pos.File) != filepath.Dir(d.Related[0].File) {
-			continue
-		}
-		out = append(out, d)
-	}
-	return out
-}
-
-// duplicateObject is RL0013's ID.
-const duplicateObject = "RL0013"
 
 // onlyDocuments blanks every document of a file but the kept ones, keeping
 // each line (so positions stay those of the file).
