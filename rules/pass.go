@@ -51,6 +51,11 @@ type Globals struct {
 	// ArgoCD is true when the config says the bundle is deployed by Argo CD
 	// even though no Application is in it.
 	ArgoCD bool
+	// DuplicatesByDirectory is set for a bundle of directories applied one
+	// at a time (a repository lint's plain directories, linted together for
+	// their references): an object defined twice is a duplicate (RL0013)
+	// only within one directory.
+	DuplicatesByDirectory bool
 }
 
 // Pass is what a rule sees: the graph, its own options, and a way to report

@@ -449,6 +449,12 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	}
 	ao := opts.Analyzer
 	ao.Globals.ArgoCD = ao.Globals.ArgoCD || argo
+	// The plain directories are linted together so that their references
+	// resolve, but directories of plain manifests that define the same
+	// object are variants applied one at a time (examples, environments,
+	// versions, each its own Application), not one `kubectl apply -R`: a
+	// duplicate counts within a directory (`kubectl apply -f DIR`).
+	ao.Globals.DuplicatesByDirectory = b.group == "plain"
 	res := analyzer.Run(g, ao)
 	if opts.AfterBundle != nil {
 		if err := opts.AfterBundle(g, res); err != nil {

@@ -17,6 +17,9 @@ type Problem struct {
 	Detail   string    // what follows from it and how to fix it, or ""
 	Resource *Resource // nil when no object could be identified
 	Path     string
+	// Info marks a note rather than a failure (reported at info
+	// severity): something rolloutlint does not read by design.
+	Info bool
 }
 
 // Directive is an inline `# rolloutlint:ignore RLxxxx -- reason` comment.

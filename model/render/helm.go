@@ -147,12 +147,43 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 			template: tmpl, values: sources, dependency: inDep, app: u.App}
 		if inDep != "" {
 			rf.template = ""
+			// A file:// dependency rendered from its own directory.
+			if local := r.localDependency(chartFile, inDep); local != "" {
+				rel := strings.SplitN(strings.TrimPrefix(name, resp.ChartName+"/"), "/", 3)
+				if p := filepath.Join(local, filepath.FromSlash(rel[len(rel)-1])); len(rel) == 3 && fileExists(p) {
+					rf.template, rf.dependency, rf.subchart, rf.subchartDir = p, "", inDep, local
+					res.Files = appendFile(res.Files, p)
+				}
+			}
 		}
 		rf.data = []byte(text)
 		rf.splitHelmDocs(r)
 		res.Mapper.files[rf.path] = rf
 		res.Inputs = append(res.Inputs, load.Input{Path: rf.path, Data: rf.data, Role: load.RoleRendered})
 	}
+}
+
+// localDependency is the directory of the chart a file:// dependency of
+// Chart.yaml names (by name or alias), when it holds a chart, else "".
+func (r *Renderer) localDependency(chartFile, dep string) string {
+	src := r.source(chartFile)
+	if src == nil || len(src.docs) == 0 {
+		return ""
+	}
+	deps := mapValue(src.docs[0], "dependencies")
+	if deps == nil || deps.Kind != yaml.SequenceNode {
+		return ""
+	}
+	for _, d := range deps.Content {
+		name, alias, repo := mapValue(d, "name"), mapValue(d, "alias"), mapValue(d, "repository")
+		if repo == nil || name == nil || name.Value != dep && (alias == nil || alias.Value != dep) {
+			continue
+		}
+		if dir, ok := units.LocalDependencyDir(filepath.Dir(chartFile), repo.Value); ok && fileExists(filepath.Join(dir, "Chart.yaml")) {
+			return dir
+		}
+	}
+	return ""
 }
 
 // chartFiles lists the files of a chart directory tree Helm reads.

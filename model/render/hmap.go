@@ -118,7 +118,11 @@ func (m *Mapper) valuesLoc(rf *renderedFile, keys []string, rest []graph.PathEle
 	}
 	// A subchart's own values.yaml.
 	if len(prefix) > 0 {
-		if src := m.r.source(filepath.Join(filepath.Dir(rf.unitRoot), "charts", prefix[0], "values.yaml")); src != nil && len(src.docs) > 0 {
+		subDir := filepath.Join(filepath.Dir(rf.unitRoot), "charts", prefix[0])
+		if rf.subchartDir != "" {
+			subDir = rf.subchartDir
+		}
+		if src := m.r.source(filepath.Join(subDir, "values.yaml")); src != nil && len(src.docs) > 0 {
 			k, v, depth := lookup(src.docs[0], elems[len(prefix):])
 			if depth >= len(keys) {
 				return []graph.Location{{Pos: nodePos(src.path, k, v), Message: "subchart default: " + pathString(elems[len(prefix):][:depth])}}
@@ -152,6 +156,9 @@ func (m *Mapper) valuesLen(rf *renderedFile, keys []string) int {
 
 // subchartPrefix is the values key of a subchart whose template this is.
 func subchartPrefix(rf *renderedFile) []string {
+	if rf.subchart != "" {
+		return []string{rf.subchart}
+	}
 	rel, err := filepath.Rel(filepath.Dir(rf.unitRoot), rf.template)
 	if err != nil {
 		return nil

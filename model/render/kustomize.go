@@ -58,8 +58,8 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 	}
 	res.Files = appendFile(res.Files, rootFile)
 	if err != nil {
-		pos, msg := r.kustomizeError(u.Dir, absDir, rootFile, res.Files, err)
-		res.fail(pos, "kustomize build of %s failed: %s", u.Dir, msg)
+		pos, msg, detail := r.kustomizeError(u.Dir, absDir, rootFile, res.Files, err)
+		res.failDetail(pos, detail, "kustomize build of %s failed: %s", u.Dir, msg)
 		return
 	}
 	keepOrigin := containsString(userMeta, types.OriginAnnotations)
@@ -370,7 +370,6 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 }
 
 var (
-	quotedRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`'([^'\n]+)'`) })
 	yamlLineRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 	inFileRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
 	patchTarget = sync.OnceValue(func() *regexp.Regexp {
@@ -378,14 +377,26 @@ var (
 	})
 	absPathsLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[^\s':]+)+`) })
 	pluginRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`unable to load external plugin '([^']+)'`) })
+	outsideRe    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`security; file '([^']+)' is not in or below '([^']+)'`)
+	})
+	invalidKustRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`invalid Kustomization: json: cannot unmarshal (\w+) into (?:Go struct field )?Kustomization\.([\w.]+) of type (\S+)`)
+	})
 )
+
+// outsideDetail explains kustomize's load restriction.
+const outsideDetail = "kustomize reads a kustomization's files only from its own directory and below (a base " +
+	"directory, with its own kustomization, may be anywhere). Move the file, or give its directory a " +
+	"kustomization and list the directory. Argo CD builds with the same restriction unless its " +
+	"kustomize.buildOptions say --load-restrictor LoadRestrictionsNone."
 
 // kustomizeError finds the user's file and line a kustomize error is
 // about: the file and line of a YAML error, else the kustomization line
 // that names what failed (a missing file, a patch target), else the root
 // kustomization. The message keeps kustomize's reason with absolute paths
 // made relative.
-func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []string, err error) (graph.Position, string) {
+func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []string, err error) (graph.Position, string, string) {
 	msg := err.Error()
 	wd, _ := os.Getwd()
 	msg = absPathsLike().ReplaceAllStringFunc(msg, func(p string) string {
@@ -408,16 +419,43 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 				if lm := yamlLineRe().FindStringSubmatch(msg); lm != nil {
 					line, _ = strconv.Atoi(lm[1])
 				}
-				return lineStart(f, line), msg
+				return lineStart(f, line), msg, ""
 			}
 		}
 	}
+	// A kustomization field of the wrong type: at the field, in the root
+	// kustomization or another one the build read.
+	if m := invalidKustRe().FindStringSubmatch(msg); m != nil {
+		if pos, path, ok := r.kustomizationField(append([]string{rootFile}, kusts...), m[2], m[1]); ok {
+			field := kustFieldPath(path)
+			detail := ""
+			if strings.HasPrefix(path, "patches.") && !strings.Contains(path[len("patches."):], ".") && m[1] == "string" {
+				detail = "A patches entry is a mapping: `- path: rollout.yaml`, or `- patch: |-` with the patch inline, " +
+					"each with an optional target. A bare file name was a patchesStrategicMerge entry."
+			}
+			want := m[3]
+			if strings.HasPrefix(want, "types.") {
+				want = "a mapping (" + want + ")"
+			}
+			return pos, fmt.Sprintf("%s is a %s, and kustomize expects %s there", field, m[1], want), detail
+		}
+	}
+	detail := ""
 	var tokens []string
+	if m := outsideRe().FindStringSubmatch(msg); m != nil {
+		// The entry naming the file is written relative to its
+		// kustomization: search it by the file's name.
+		tokens = append(tokens, filepath.Base(m[1]))
+		msg = fmt.Sprintf("%s is not in or below %s (kustomize's load restriction)", m[1], m[2])
+		detail = outsideDetail
+	}
 	if m := patchTarget().FindStringSubmatch(msg); m != nil {
 		tokens = append(tokens, m[2])
 	}
-	for _, m := range quotedRe().FindAllStringSubmatch(err.Error(), -1) {
-		tokens = append(tokens, filepath.Base(m[1]), m[1])
+	if detail == "" {
+		for _, q := range quoted(err.Error()) {
+			tokens = append(tokens, filepath.Base(q), q)
+		}
 	}
 	if m := pluginRe().FindStringSubmatch(msg); m != nil {
 		tokens = append(tokens, "kind: "+m[1])
@@ -442,13 +480,88 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 						continue
 					}
 					if col := wordIndex(l, tok); col >= 0 {
-						return graph.Position{File: k, Line: n + 1, Column: col + 1, EndLine: n + 1, EndColumn: col + 1 + len(tok)}, msg
+						return graph.Position{File: k, Line: n + 1, Column: col + 1, EndLine: n + 1, EndColumn: col + 1 + len(tok)}, msg, detail
 					}
 				}
 			}
 		}
 	}
-	return lineStart(rootFile, 1), msg
+	return lineStart(rootFile, 1), msg, detail
+}
+
+// quoted lists the single-quoted names of a kustomize error. Its messages
+// nest quotes (err='accumulating resources from '../x.yaml': ...'), so a
+// pairwise match would take the text between two names for one: every
+// text between two quotes that holds no space is a candidate.
+func quoted(msg string) []string {
+	parts := strings.Split(msg, "'")
+	var out []string
+	for i := 1; i < len(parts)-1; i++ {
+		if p := parts[i]; p != "" && !strings.ContainsAny(p, " \t\n") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// kustomizationField is the position of a field of a kustomization (a path
+// such as patches.0, as kustomize's decoding error names it) in the first
+// of the files that has it, with the path found. Go versions differ in
+// naming the item of a list (patches.0, or patches): a path ending at a
+// list is completed with its first item that is a scalar where a scalar
+// (got: string, number, bool) was not expected.
+func (r *Renderer) kustomizationField(files []string, path, got string) (graph.Position, string, bool) {
+	for _, f := range files {
+		src := r.source(f)
+		if src == nil || len(src.docs) == 0 {
+			continue
+		}
+		cur := src.docs[0]
+		for _, e := range strings.Split(path, ".") {
+			var next *yaml.Node
+			if i, err := strconv.Atoi(e); err == nil {
+				if cur.Kind == yaml.SequenceNode && i >= 0 && i < len(cur.Content) {
+					next = cur.Content[i]
+				}
+			} else {
+				next = mapValue(cur, e)
+			}
+			if next == nil {
+				cur = nil
+				break
+			}
+			cur = next
+		}
+		if cur == nil {
+			continue
+		}
+		if cur.Kind == yaml.SequenceNode && (got == "string" || got == "number" || got == "bool") {
+			for i, item := range cur.Content {
+				if item.Kind == yaml.ScalarNode {
+					return graph.NodePos(f, item), path + "." + strconv.Itoa(i), true
+				}
+			}
+		}
+		return graph.NodePos(f, cur), path, true
+	}
+	return graph.Position{}, "", false
+}
+
+// kustFieldPath writes kustomize's field path (patches.0) as rolloutlint
+// writes paths (patches[0]).
+func kustFieldPath(p string) string {
+	var b strings.Builder
+	for i, e := range strings.Split(p, ".") {
+		if _, err := strconv.Atoi(e); err == nil {
+			b.WriteString("[" + e + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e)
+	}
+	return b.String()
 }
 
 // wordIndex is the index of tok in line where it stands alone (not inside a

@@ -42,6 +42,9 @@ type renderedFile struct {
 	template   string
 	dependency string
 	values     []valuesSource
+	// subchart is the values key of a file:// dependency rendered from
+	// subchartDir, its own directory (a vendored one is under charts/).
+	subchart, subchartDir string
 }
 
 // renderedDoc is one document of a rendered file.

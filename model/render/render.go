@@ -97,6 +97,7 @@ func (r *Renderer) Render(u *units.Unit) *Result {
 	case units.Helm:
 		r.helm(u, res)
 	default:
+		notRendered(u, res)
 		for _, f := range u.Files {
 			if e, ok := u.Skipped[f]; ok {
 				res.Inputs = append(res.Inputs, load.Input{Path: f, Skipped: e.Skipped, SkippedDetail: e.SkippedDetail})
@@ -133,6 +134,43 @@ func (r *Renderer) Render(u *units.Unit) *Result {
 		}
 	}
 	return res
+}
+
+// notRendered notes what a directory unit holds that rolloutlint does not
+// render, as info findings: a Config Management Plugin source, at the
+// Application's plugin field, and Jsonnet, once a directory, at its first
+// *.jsonnet file.
+func notRendered(u *units.Unit, res *Result) {
+	if u.Plugin && u.App != nil {
+		what := "a Config Management Plugin"
+		if n := u.App.Source.Plugin.Name; n != "" {
+			what = fmt.Sprintf("Config Management Plugin %q", n)
+		}
+		res.Problems = append(res.Problems, graph.Problem{RuleID: RuleRender, Info: true, Pos: u.App.Pos(u.App.SourcePath + ".plugin"),
+			Message: fmt.Sprintf("Application %s is rendered by %s, which rolloutlint does not run", u.App.Name, what),
+			Detail: "rolloutlint renders Kustomize, Helm and plain manifests in process and runs no plugin, so nothing this " +
+				"Application deploys is linted. Run the plugin's generate command and pipe its output: `... | rolloutlint lint -`."})
+	}
+	byDir := map[string][]string{}
+	var dirs []string
+	for _, f := range u.Jsonnet {
+		d := filepath.Dir(f)
+		if byDir[d] == nil {
+			dirs = append(dirs, d)
+		}
+		byDir[d] = append(byDir[d], f)
+	}
+	for _, d := range dirs {
+		fs := byDir[d]
+		what := filepath.Base(fs[0])
+		if len(fs) > 1 {
+			what = fmt.Sprintf("%s and %d other Jsonnet file(s)", what, len(fs)-1)
+		}
+		res.Problems = append(res.Problems, graph.Problem{RuleID: RuleRender, Info: true, Pos: lineStart(fs[0], 1),
+			Message: fmt.Sprintf("%s in %s: Jsonnet is not rendered, so what it makes is not linted", what, filepath.ToSlash(d)),
+			Detail: "Argo CD evaluates the *.jsonnet files of a directory source; rolloutlint reads YAML and JSON manifests " +
+				"only. Render them and pipe the output: `jsonnet -y FILE.jsonnet | rolloutlint lint -`."})
+	}
 }
 
 func appendFile(files []string, f string) []string {

@@ -249,6 +249,48 @@ spec:
 	}
 }
 
+// TestHelmLocalDependency: a dependency with a file:// repository that is
+// not vendored is rendered from its directory, as `helm dependency build`
+// would package it, with positions in its own template and values; one
+// whose version the chart there does not satisfy stays missing.
+func TestHelmLocalDependency(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"umbrella/Chart.yaml":  "apiVersion: v2\nname: shop\nversion: 0.1.0\ndependencies:\n- name: cart\n  version: '>=1.0.0'\n  repository: file://../cart\n",
+		"umbrella/values.yaml": "cart:\n  replicas: 4\n",
+		"cart/Chart.yaml":      "apiVersion: v2\nname: cart\nversion: 1.2.0\n",
+		"cart/values.yaml":     "replicas: 1\nhistory: 3\n",
+		"cart/templates/rollout.yaml": `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: cart
+spec:
+  replicas: {{ .Values.replicas }}
+  revisionHistoryLimit: {{ .Values.history }}
+`,
+	})
+	res := New(Options{}).Render(&units.Unit{Kind: units.Helm, Dir: filepath.Join(dir, "umbrella")})
+	for _, p := range res.Problems {
+		t.Fatalf("%s at %v: %s", p.RuleID, p.Pos, p.Message)
+	}
+	cases := []struct{ path, pos, related string }{
+		{"spec.replicas", "cart/templates/rollout.yaml:6:3", "umbrella/values.yaml:2:13"},
+		{"spec.revisionHistoryLimit", "cart/templates/rollout.yaml:7:3", "cart/values.yaml:2:10"},
+	}
+	for _, c := range cases {
+		pos, rel := mapped(t, res, dir, "Rollout", "cart", c.path)
+		if pos != c.pos || len(rel) == 0 || !strings.HasPrefix(rel[0], c.related) {
+			t.Errorf("%s: at %s, related %q; want %s, related %s", c.path, pos, rel, c.pos, c.related)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cart", "Chart.yaml"), []byte("apiVersion: v2\nname: cart\nversion: 0.9.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = New(Options{}).Render(&units.Unit{Kind: units.Helm, Dir: filepath.Join(dir, "umbrella")})
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0].Message, `chart dependency "cart" is not in`) {
+		t.Errorf("cart 0.9.0 for >=1.0.0: %+v, want the dependency missing", res.Problems)
+	}
+}
+
 // TestDirectoryUnitRendersWhatDiscoveryRead checks that a directory unit is
 // rendered from the bytes discovery read (Unit.Inputs), not from a second
 // read of the file, and that a file discovery did not keep is read.

@@ -48,6 +48,15 @@ type Source struct {
 	Helm                                      *HelmSource
 	Kustomize                                 *KustomizeSource
 	Directory                                 *DirectorySource
+	// Plugin is source.plugin: a Config Management Plugin renders the
+	// source, which rolloutlint does not run.
+	Plugin *PluginSource
+}
+
+// PluginSource is source.plugin (its name may be empty: Argo CD then
+// finds the plugin by its discovery rules).
+type PluginSource struct {
+	Name string `yaml:"name"`
 }
 
 // HelmSource is source.helm.
@@ -183,6 +192,7 @@ func applicationsIn(file string, data []byte) []*Application {
 				Helm           *HelmSource      `yaml:"helm"`
 				Kustomize      *KustomizeSource `yaml:"kustomize"`
 				Directory      *DirectorySource `yaml:"directory"`
+				Plugin         *PluginSource    `yaml:"plugin"`
 			}
 			if n == nil || n.Decode(&src) != nil {
 				return
@@ -190,7 +200,7 @@ func applicationsIn(file string, data []byte) []*Application {
 			out = append(out, &Application{
 				Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, File: file, Doc: doc,
 				Source: Source{RepoURL: src.RepoURL, Path: src.Path, Chart: src.Chart, TargetRevision: src.TargetRevision,
-					Ref: src.Ref, Helm: src.Helm, Kustomize: src.Kustomize, Directory: src.Directory},
+					Ref: src.Ref, Helm: src.Helm, Kustomize: src.Kustomize, Directory: src.Directory, Plugin: src.Plugin},
 				SourcePath: path, Destination: dest, node: body,
 			})
 		}

@@ -38,6 +38,7 @@ type dirInfo struct {
 	kustomization string   // its kustomization file, or ""
 	chart         bool     // it holds Chart.yaml
 	manifests     []string // *.yaml, *.yml, *.json files (kustomization and Chart.yaml excluded)
+	jsonnet       []string // *.jsonnet files (Argo CD renders them in a directory source)
 	skipped       []string // manifest-named files that must not be read (see load.Walk)
 }
 
@@ -64,7 +65,7 @@ func Discover(roots []string, opts Options) (*Set, error) {
 	}
 	wanted := func(p string) bool {
 		name := filepath.Base(p)
-		return isKustomizationName(name) || isManifestName(name)
+		return isKustomizationName(name) || isManifestName(name) || isJsonnetName(name)
 	}
 	for _, root := range roots {
 		st, err := os.Stat(root)
@@ -95,6 +96,8 @@ func Discover(roots []string, opts Options) (*Set, error) {
 				}
 			case name == "Chart.yaml":
 				di.chart = true
+			case isJsonnetName(name):
+				di.jsonnet = append(di.jsonnet, p)
 			default:
 				di.manifests = append(di.manifests, p)
 			}
@@ -127,6 +130,12 @@ func isKustomizationName(name string) bool {
 		}
 	}
 	return false
+}
+
+// isJsonnetName is a Jsonnet program Argo CD evaluates in a directory
+// source (*.jsonnet; *.libsonnet are libraries it imports).
+func isJsonnetName(name string) bool {
+	return strings.EqualFold(filepath.Ext(name), ".jsonnet")
 }
 
 func isManifestName(name string) bool {
@@ -235,8 +244,12 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 		}
 		files = append(files, dirs[d].skipped...) // reported as not read (RL0011)
 		sort.Strings(files)
-		if len(files) > 0 {
-			set.Units = append(set.Units, &Unit{Kind: Directory, Dir: d, Files: files, Group: "plain"})
+		var jsonnet []string
+		if kusts[d] == nil {
+			jsonnet = dirs[d].jsonnet
+		}
+		if len(files) > 0 || len(jsonnet) > 0 {
+			set.Units = append(set.Units, &Unit{Kind: Directory, Dir: d, Files: files, Jsonnet: jsonnet, Group: "plain"})
 		}
 	}
 	// Directory units keep the bytes read above, so the render does not
@@ -327,13 +340,17 @@ func ownedFiles(u *Unit, dirs map[string]*dirInfo, kusts map[string]*kustRefs, i
 		return u.Files
 	case Helm:
 		var out []string
-		for d, di := range dirs {
-			if d == u.Dir || strings.HasPrefix(d, u.Dir+string(filepath.Separator)) {
-				out = append(out, di.manifests...)
-				if di.chart {
-					out = append(out, filepath.Join(d, "Chart.yaml"))
+		// The chart's tree, and that of each file:// dependency it renders
+		// from its own directory.
+		for _, top := range append([]string{u.Dir}, localDependencies(u.Dir)...) {
+			for d, di := range dirs {
+				if d == top || strings.HasPrefix(d, top+string(filepath.Separator)) {
+					out = append(out, di.manifests...)
+					if di.chart {
+						out = append(out, filepath.Join(d, "Chart.yaml"))
+					}
+					out = append(out, templateFiles(d)...)
 				}
-				out = append(out, templateFiles(d)...)
 			}
 		}
 		return out
@@ -355,6 +372,32 @@ func ownedFiles(u *Unit, dirs map[string]*dirInfo, kusts map[string]*kustRefs, i
 		}
 	}
 	visit(u.Dir)
+	return out
+}
+
+// localDependencies are the directories of a chart's file:// dependencies
+// that hold a chart.
+func localDependencies(chartDir string) []string {
+	data, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		return nil
+	}
+	var meta struct {
+		Dependencies []struct {
+			Repository string `yaml:"repository"`
+		} `yaml:"dependencies"`
+	}
+	if yaml.Unmarshal(data, &meta) != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range meta.Dependencies {
+		if dir, ok := LocalDependencyDir(chartDir, d.Repository); ok {
+			if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil {
+				out = append(out, dir)
+			}
+		}
+	}
 	return out
 }
 
@@ -410,13 +453,15 @@ func appUnit(app *Application, dirs map[string]*dirInfo, kusts map[string]*kustR
 	}
 	u := &Unit{Dir: dir, App: app, Group: "app:" + app.Destination.Key(), Namespace: app.Destination.Namespace}
 	switch {
+	case src.Plugin != nil:
+		u.Kind, u.Plugin = Directory, true // the plugin reads the directory, rolloutlint nothing
 	case kusts[dir] != nil:
 		u.Kind = Kustomize
 	case containsString(charts, dir):
 		u.Kind = Helm
 	default:
 		u.Kind = Directory
-		u.Files = directoryFiles(dir, dirs, src.Directory)
+		u.Files, u.Jsonnet = directoryFiles(dir, dirs, src.Directory)
 	}
 	return u
 }
@@ -433,14 +478,15 @@ func containsString(list []string, s string) bool {
 // directoryFiles are the manifests Argo CD applies from a directory source:
 // the directory's own files, or its whole subtree with recurse, filtered by
 // the include and exclude globs (matched against the path relative to the
-// source directory; `{a,b}` alternatives allowed, as Argo CD does).
-func directoryFiles(dir string, dirs map[string]*dirInfo, opt *DirectorySource) []string {
+// source directory; `{a,b}` alternatives allowed, as Argo CD does); the
+// *.jsonnet files among them apart.
+func directoryFiles(dir string, dirs map[string]*dirInfo, opt *DirectorySource) (files, jsonnet []string) {
 	var out []string
 	for d, di := range dirs {
 		if d != dir && (opt == nil || !opt.Recurse || !strings.HasPrefix(d, dir+string(filepath.Separator))) {
 			continue
 		}
-		for _, f := range append(append([]string(nil), di.manifests...), di.skipped...) {
+		for _, f := range append(append(append([]string(nil), di.manifests...), di.skipped...), di.jsonnet...) {
 			rel, _ := filepath.Rel(dir, f)
 			rel = filepath.ToSlash(rel)
 			if opt != nil && opt.Include != "" && !globMatch(opt.Include, rel) {
@@ -453,7 +499,14 @@ func directoryFiles(dir string, dirs map[string]*dirInfo, opt *DirectorySource) 
 		}
 	}
 	sort.Strings(out)
-	return out
+	for _, f := range out {
+		if isJsonnetName(filepath.Base(f)) {
+			jsonnet = append(jsonnet, f)
+		} else {
+			files = append(files, f)
+		}
+	}
+	return files, jsonnet
 }
 
 // globMatch matches Argo CD's include/exclude patterns: `{a,b}` lists

@@ -12,6 +12,7 @@ package units
 import (
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
@@ -52,6 +53,14 @@ type Unit struct {
 	// Namespace is the namespace the deploying tool gives objects that set
 	// none (an Application's destination namespace), or "".
 	Namespace string
+	// Jsonnet are the *.jsonnet files of a Directory unit, sorted: Argo CD
+	// renders them in a directory source, rolloutlint does not (each
+	// directory holding some is an info RL0010).
+	Jsonnet []string
+	// Plugin is set when the unit's Application renders it with a Config
+	// Management Plugin, which rolloutlint does not run: nothing of the
+	// directory is read, and the render notes it (an info RL0010).
+	Plugin bool
 }
 
 // Name is a short human name for the unit: its directory, and the
@@ -103,4 +112,19 @@ func appName(u *Unit) string {
 		return ""
 	}
 	return u.App.Namespace + "/" + u.App.Name
+}
+
+// LocalDependencyDir is the directory of a chart dependency whose
+// repository is file:// (relative to the chart's directory, or absolute),
+// and whether it is one. `helm dependency build` packages the chart there
+// into charts/; rolloutlint renders it from there when charts/ lacks it.
+func LocalDependencyDir(chartDir, repository string) (string, bool) {
+	rest, ok := strings.CutPrefix(repository, "file://")
+	if !ok || rest == "" {
+		return "", false
+	}
+	if !filepath.IsAbs(rest) {
+		rest = filepath.Join(chartDir, filepath.FromSlash(rest))
+	}
+	return filepath.Clean(rest), true
 }

@@ -166,3 +166,28 @@ func TestDirectoryUnitsKeepWhatDiscoveryRead(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalDependencyOwned: a chart's file:// dependency is rendered from
+// its own directory, so a file there given alone loads the chart using it
+// (as well as its own chart).
+func TestLocalDependencyOwned(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"umbrella/Chart.yaml":          "apiVersion: v2\nname: shop\nversion: 0.1.0\ndependencies:\n- name: cart\n  repository: file://../cart\n",
+		"cart/Chart.yaml":              "apiVersion: v2\nname: cart\nversion: 1.0.0\n",
+		"cart/templates/rollout.yaml":  manifest,
+		"other/Chart.yaml":             "apiVersion: v2\nname: other\nversion: 0.1.0\ndependencies:\n- name: cart\n  repository: https://charts.example.com\n",
+		"other/templates/service.yaml": manifest,
+	})
+	set, err := Discover([]string{dir}, Options{RepoRoot: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range set.UnitsOf(filepath.Join(dir, "cart", "templates", "rollout.yaml")) {
+		got = append(got, filepath.Base(u.Dir))
+	}
+	sort.Strings(got)
+	if strings.Join(got, " ") != "cart umbrella" {
+		t.Errorf("cart/templates/rollout.yaml belongs to %v, want [cart umbrella]", got)
+	}
+}

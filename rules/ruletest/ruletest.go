@@ -152,6 +152,14 @@ func Run(t *testing.T, all []*rules.Rule, ruleID, dir string, setups ...Setup) {
 	// Findings about a user policy itself (RL0009) land in its .rego file:
 	// `# want` comments there count too.
 	regos, _ := filepath.Glob(filepath.Join(dir, UserPoliciesDir, "*.rego"))
+	// Jsonnet is not rendered, and that note (RL0010) lands in the .jsonnet
+	// file: Jsonnet's `#` comments hold wants too.
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".jsonnet") {
+			regos = append(regos, p)
+		}
+		return nil
+	})
 	tree, treeFiles := treeDir(dir)
 	read := map[string]bool{} // AllFiles lists the tree's files too when the directory has units
 	for _, f := range append(append(append([]string(nil), files...), regos...), treeFiles...) {

@@ -25,12 +25,18 @@ the start and end of what it wrote to its standard error.
 rolloutlint never fetches or executes anything while rendering, so these are findings as well:
 remote bases and resources (vendor them into the repository), kustomize exec, container and Go
 plugins, kustomize helmCharts (which run the helm binary), chart dependencies that are not
-vendored under charts/ (run helm dependency build and commit charts/), and value files of another
+vendored under charts/ (run helm dependency build and commit charts/; one that its condition or
+tags disable is not needed, and a file:// one is rendered from its directory), and value files of another
 source of a multi-source Application. To lint such a unit, render it yourself and pipe the output:
 
 ~~~sh
 kustomize build overlays/prod | rolloutlint lint -
-~~~`,
+~~~
+
+What rolloutlint does not render by design is an info finding, not a failure: an Application
+rendered by a Config Management Plugin (source.plugin), at its plugin field, and Jsonnet
+(*.jsonnet files, which Argo CD evaluates in a directory source), at the first such file of each
+directory. Nothing they make is linted; pipe their output to rolloutlint lint - to lint it.`,
 		BadNote: "a strategic merge patch naming an object the build does not have",
 		Bad: `
 # overlays/prod/kustomization.yaml

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
@@ -25,7 +26,9 @@ The usual cause is a copied file: a second Rollout or VirtualService pasted from
 and not renamed, two scenarios kept in one directory, or one manifest listed by two units
 that deploy to the same namespace. The finding is on each later definition, with the first
 as its related location. Two identical copies are a warning: the cluster gets the same
-object, but the tools above still stop or warn on it.`,
+object, but the tools above still stop or warn on it. In a repository lint, the same object in
+two directories of plain manifests is not reported: such directories are variants applied one
+at a time (examples, environments), though they are linted together for their references.`,
 		Bad: `
 apiVersion: v1
 kind: Service
@@ -74,8 +77,11 @@ func runDuplicateObject(p *rules.Pass) error {
 		if len(all) < 2 {
 			continue
 		}
+		if p.Globals.DuplicatesByDirectory {
+			all = sameDirectory(all, r)
+		}
 		first := firstOfGroup(all, r.Group)
-		if first == r {
+		if first == r || first == nil {
 			continue // reported on the later definitions
 		}
 		d := rules.Diagnostic{Resource: r, Path: "metadata.name",
@@ -112,6 +118,17 @@ func sameContent(a, b *graph.Resource) bool {
 // firstOfGroup is the first of the objects of one key that belongs to the
 // API group: kinds of one name in two groups (Istio's Gateway and the
 // Gateway API's) are different objects.
+// sameDirectory keeps the definitions in r's directory.
+func sameDirectory(all []*graph.Resource, r *graph.Resource) []*graph.Resource {
+	var out []*graph.Resource
+	for _, o := range all {
+		if filepath.Dir(o.File) == filepath.Dir(r.File) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func firstOfGroup(all []*graph.Resource, group string) *graph.Resource {
 	for _, o := range all {
 		if o.Group == group {

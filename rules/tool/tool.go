@@ -14,7 +14,11 @@ func fromProblems(p *rules.Pass) error {
 		if pr.RuleID != p.Rule.ID {
 			continue
 		}
-		p.ReportDiag(rules.Diagnostic{Pos: pr.Pos, Resource: pr.Resource, Path: pr.Path, Message: pr.Message, Detail: pr.Detail})
+		d := rules.Diagnostic{Pos: pr.Pos, Resource: pr.Resource, Path: pr.Path, Message: pr.Message, Detail: pr.Detail}
+		if pr.Info {
+			d.Severity = rules.Info
+		}
+		p.ReportDiag(d)
 	}
 	return nil
 }

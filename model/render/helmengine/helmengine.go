@@ -22,6 +22,7 @@ import (
 	"helm.sh/helm/v4/pkg/engine"
 
 	"github.com/rolloutlint/rolloutlint/model/render/helmrpc"
+	"github.com/rolloutlint/rolloutlint/model/units"
 )
 
 // Render renders one request. A failure is in the response (its stage and
@@ -48,12 +49,13 @@ func Render(req *helmrpc.Request) (resp *helmrpc.Response) {
 	}
 	resp.ChartName = ch.Name()
 	resp.ChartKubeVersion = ch.Metadata.KubeVersion
-	if resp.Missing = missingDependencies(ch); len(resp.Missing) > 0 || req.CheckOnly {
-		return resp
-	}
+	addLocalDependencies(ch, req.ChartDir)
 	vals := req.Values
 	if vals == nil {
 		vals = map[string]any{}
+	}
+	if resp.Missing = missingDependencies(ch, vals); len(resp.Missing) > 0 || req.CheckOnly {
+		return resp
 	}
 	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		return fail(helmrpc.StageDependencies, err)
@@ -86,9 +88,35 @@ func Render(req *helmrpc.Request) (resp *helmrpc.Response) {
 	return resp
 }
 
-// missingDependencies lists Chart.yaml dependencies with no chart under
-// charts/ (the check `helm template` makes before rendering).
-func missingDependencies(ch *chart.Chart) []string {
+// addLocalDependencies loads the dependencies Chart.yaml names with a
+// file:// repository that are not vendored under charts/ from that
+// directory, as `helm dependency build` (and Argo CD, which runs it) would
+// package them: the chart there, when its name and version are the
+// dependency's. Nothing is fetched; a dependency that does not match
+// stays missing.
+func addLocalDependencies(ch *chart.Chart, dir string) {
+	have := map[string]bool{}
+	for _, d := range ch.Dependencies() {
+		have[d.Name()] = true
+	}
+	for _, d := range ch.Metadata.Dependencies {
+		local, ok := units.LocalDependencyDir(dir, d.Repository)
+		if have[d.Name] || !ok {
+			continue
+		}
+		sub, err := loader.Load(local)
+		if err != nil || sub.Name() != d.Name || d.Version != "" && !chartutil.IsCompatibleRange(d.Version, sub.Metadata.Version) {
+			continue
+		}
+		ch.AddDependency(sub)
+		have[d.Name] = true
+	}
+}
+
+// missingDependencies lists the Chart.yaml dependencies with no chart
+// under charts/ (the check `helm template` makes before rendering) that
+// the values enable.
+func missingDependencies(ch *chart.Chart, vals map[string]any) []string {
 	have := map[string]bool{}
 	for _, d := range ch.Dependencies() {
 		have[d.Name()] = true
@@ -99,7 +127,53 @@ func missingDependencies(ch *chart.Chart) []string {
 			out = append(out, d.Name)
 		}
 	}
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	// A dependency its condition or tags disable adds nothing to the
+	// render (Helm removes it before coalescing the values): `helm
+	// template` still refuses the chart without it, but what `helm
+	// dependency build` then `helm template` (or Argo CD, which builds the
+	// dependencies) renders is this chart without it. Helm decides which
+	// are enabled on a copy of the chart whose dependencies are all
+	// present: those vendored, with their values, and a stub for the rest.
+	probe := &chart.Chart{Metadata: &chart.Metadata{Name: ch.Metadata.Name, Version: ch.Metadata.Version, APIVersion: ch.Metadata.APIVersion}, Values: ch.Values}
+	byName := map[string]*chart.Chart{}
+	for _, d := range ch.Dependencies() {
+		byName[d.Name()] = d
+	}
+	var stubs []*chart.Chart
+	for _, d := range ch.Metadata.Dependencies {
+		c := *d
+		c.ImportValues = nil // the stubs have none to give
+		probe.Metadata.Dependencies = append(probe.Metadata.Dependencies, &c)
+		stub := &chart.Chart{Metadata: &chart.Metadata{Name: d.Name, Version: d.Version, APIVersion: chart.APIVersionV2}}
+		if real := byName[d.Name]; real != nil {
+			stub.Metadata.Version, stub.Values = real.Metadata.Version, real.Values
+		}
+		stubs = append(stubs, stub)
+	}
+	probe.SetDependencies(stubs...)
+	if chartutil.ProcessDependencies(probe, vals) != nil {
+		return out // Helm's own processing reports the error after the dependencies are vendored
+	}
+	enabled := map[string]bool{}
+	for _, d := range probe.Metadata.Dependencies {
+		if d.Enabled {
+			enabled[d.Name] = true
+		}
+	}
+	var missing []string
+	for _, d := range ch.Metadata.Dependencies {
+		name := d.Name
+		if d.Alias != "" {
+			name = d.Alias
+		}
+		if !have[d.Name] && enabled[name] {
+			missing = append(missing, d.Name)
+		}
+	}
+	return missing
 }
 
 // InProcess renders with Helm in the calling process: an engine for

@@ -177,3 +177,39 @@ func TestRenderStages(t *testing.T) {
 		t.Errorf("render: %+v", resp)
 	}
 }
+
+// TestDisabledDependencyNotVendored: a dependency its condition or tags
+// disable is not needed to render (Helm removes it before rendering), so
+// its absence from charts/ is no failure; enabled by the values, it is.
+func TestDisabledDependencyNotVendored(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: shop\nversion: 0.1.0\ndependencies:\n" +
+			"- name: cache\n  version: 1.0.0\n  repository: https://charts.example.com\n  condition: cache.enabled\n" +
+			"- name: queue\n  alias: jobs\n  version: 1.0.0\n  repository: https://charts.example.com\n  tags: [async]\n" +
+			"  import-values: [{child: exported, parent: imported}]\n",
+		"values.yaml":            "cache:\n  enabled: false\ntags:\n  async: false\n",
+		"templates/service.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: shop\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp := helmengine.Render(&helmrpc.Request{ChartDir: dir, Values: map[string]any{}})
+	if len(resp.Missing) != 0 || resp.Stage != "" || len(resp.Files) != 1 {
+		t.Errorf("both disabled: %+v, want the chart rendered without them", resp)
+	}
+	resp = helmengine.Render(&helmrpc.Request{ChartDir: dir, Values: map[string]any{"cache": map[string]any{"enabled": true}}})
+	if !reflect.DeepEqual(resp.Missing, []string{"cache"}) {
+		t.Errorf("cache enabled: missing %v, want [cache]", resp.Missing)
+	}
+	resp = helmengine.Render(&helmrpc.Request{ChartDir: dir, Values: map[string]any{"tags": map[string]any{"async": true}}})
+	if !reflect.DeepEqual(resp.Missing, []string{"queue"}) {
+		t.Errorf("async tag on: missing %v, want [queue]", resp.Missing)
+	}
+}
