@@ -328,9 +328,17 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 	}
 	rep := &Report{files: map[string]bool{}}
 	files := rep.files
-	for _, g := range order {
+	gathered := make([]*bundleInputs, len(order))
+	for i, g := range order {
+		var err error
+		if gathered[i], err = gatherBundle(byGroup[g], results, opts); err != nil {
+			return nil, err
+		}
+	}
+	shared := indexClusterTemplates(gathered, opts.Load)
+	for i, g := range order {
 		b := byGroup[g]
-		res, m, err := lintBundle(b, results, opts, files)
+		res, m, err := lintBundle(gathered[i], shared, opts, files)
 		if err != nil {
 			return nil, err
 		}
@@ -344,9 +352,21 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 	return rep, nil
 }
 
-// lintBundle loads the rendered units of one bundle into one graph and
-// lints it.
-func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Options, files map[string]bool) (*analyzer.Result, *render.Mapper, error) {
+// bundleInputs is what one bundle loads: its inputs, the problems its
+// rendering met, the mapper of its rendered files, its default namespace,
+// and whether an Application deploys it.
+type bundleInputs struct {
+	group    string
+	inputs   []load.Input
+	problems []graph.Problem
+	mapper   *render.Mapper
+	ns       string
+	argo     bool
+}
+
+// gatherBundle collects the inputs of one bundle's rendered units, its
+// Applications' documents and its loose files.
+func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Options) (*bundleInputs, error) {
 	var inputs []load.Input
 	var problems []graph.Problem
 	mapper := (*render.Mapper)(nil)
@@ -386,7 +406,7 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	for file, list := range apps {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading %s: %w", file, unwrap(err))
+			return nil, fmt.Errorf("reading %s: %w", file, unwrap(err))
 		}
 		keep := map[int]bool{}
 		for _, a := range list {
@@ -404,7 +424,7 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 		lo := opts.Load
 		extra, err := load.Expand(append(append([]string{}, b.loose...), opts.Context...), lo)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		// A given file is also in the context paths, perhaps under
 		// another name (absolute, ./): it is loaded once, as given.
@@ -420,16 +440,40 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 			}
 		}
 	}
+	return &bundleInputs{group: b.group, inputs: inputs, problems: problems, mapper: mapper, ns: ns, argo: argo}, nil
+}
+
+// lintBundle loads the rendered units of one bundle into one graph and
+// lints it.
+func lintBundle(bi *bundleInputs, shared *clusterTemplates, opts Options, files map[string]bool) (*analyzer.Result, *render.Mapper, error) {
+	inputs, problems, mapper, argo := bi.inputs, bi.problems, bi.mapper, bi.argo
 	lo := opts.Load
-	lo.Namespace = ns
+	lo.Namespace = bi.ns
 	g := load.Inputs(inputs, lo)
+	// The ClusterAnalysisTemplates other bundles define, which this one's
+	// Rollouts name: cluster-scoped, they are in the cluster for every
+	// unit, so they join the bundle (their own findings are reported, once,
+	// by the bundle that defines them).
+	borrowed := 0
+	if extra, mappers, n := shared.missingFrom(bi, g); n > 0 {
+		for _, m := range mappers {
+			if mapper == nil {
+				mapper = m.Copy()
+			} else {
+				mapper.Merge(m)
+			}
+		}
+		inputs = append(slices.Clip(inputs), extra...)
+		g = load.Inputs(inputs, lo)
+		borrowed = n
+	}
 	if opts.Live != nil {
-		extra, err := opts.Live(g)
+		live, err := opts.Live(g)
 		if err != nil {
 			return nil, nil, err
 		}
-		if len(extra) > 0 {
-			g = load.Inputs(append(slices.Clip(inputs), extra...), lo)
+		if len(live) > 0 {
+			g = load.Inputs(append(slices.Clip(inputs), live...), lo)
 		}
 	}
 	if len(problems) > 0 {
@@ -454,8 +498,9 @@ func lintBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Opti
 	// object are variants applied one at a time (examples, environments,
 	// versions, each its own Application), not one `kubectl apply -R`: a
 	// duplicate counts within a directory (`kubectl apply -f DIR`).
-	ao.Globals.DuplicatesByDirectory = b.group == "plain"
+	ao.Globals.DuplicatesByDirectory = bi.group == "plain"
 	res := analyzer.Run(g, ao)
+	res.Summary.Objects -= borrowed // counted by the bundle that defines them
 	if opts.AfterBundle != nil {
 		if err := opts.AfterBundle(g, res); err != nil {
 			return nil, nil, err

@@ -250,3 +250,24 @@ func TestLiveInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterTemplatesAcrossUnits: a ClusterAnalysisTemplate is in the
+// cluster for every unit, so a Rollout of an overlay runs one that a plain
+// directory holds, and a plain directory's Rollout one that a kustomization
+// renders. Their argument checks apply (RL4002 at the shared template, with
+// the rendered one's line in its source file); a template no unit defines
+// is still RL4001; the borrowed templates are counted once.
+func TestClusterTemplatesAcrossUnits(t *testing.T) {
+	dir := filepath.Join(repos, "shared-templates")
+	res := lint(t, dir, dir)
+	checkWants(t, res, dir)
+	userFilesOnly(t, res, dir)
+	if res.Summary.Objects != 5 {
+		t.Errorf("%d objects, want 5 (2 Rollouts, 1 AnalysisTemplate, 2 ClusterAnalysisTemplates)", res.Summary.Objects)
+	}
+	// The overlay alone is its own bundle, with nothing to borrow from.
+	res = lint(t, dir, filepath.Join(dir, "kustomize/shop/overlays/prod"))
+	if ds := res.Active(); len(ds) != 1 || ds[0].RuleID != "RL4001" {
+		t.Errorf("overlay alone: %v, want one RL4001", ds)
+	}
+}

@@ -28,6 +28,14 @@ func (m *Mapper) Merge(o *Mapper) {
 	}
 }
 
+// Copy returns a mapper of the same rendered files, which Merge may extend
+// without changing m.
+func (m *Mapper) Copy() *Mapper {
+	c := &Mapper{r: m.r, files: make(map[string]*renderedFile, len(m.files))}
+	c.Merge(m)
+	return c
+}
+
 // renderedFile is one rendered output: a kustomize build, or the output of
 // one Helm template.
 type renderedFile struct {
