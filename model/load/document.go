@@ -266,7 +266,7 @@ func (l *loader) object(file string, doc int, node *yaml.Node, obj map[string]an
 	group, version := res.Group, res.Version
 	if res.Name == "" {
 		md, _ := obj["metadata"].(map[string]any)
-		if gen, _ := md["generateName"].(string); gen == "" {
+		if gen, _ := md["generateName"].(string); gen == "" && !toolInput(group, kind) {
 			l.explained(RuleNoKind, res.Pos("metadata.name"), res, "metadata.name", "Other objects cannot reference it.",
 				"%s has no metadata.name", kind)
 		}
@@ -782,4 +782,22 @@ func unquoted(msg string) string { return quotedText().ReplaceAllString(msg, "(â
 
 func lineStart(file string, line int) graph.Position {
 	return graph.Position{File: file, Line: line, Column: 1, EndLine: line, EndColumn: 2}
+}
+
+// toolInput reports a kind that a command-line tool reads from a file, not one
+// the API server stores: an IstioOperator for istioctl install (the in-cluster
+// operator that stored them was removed in Istio 1.24), a kubeconfig (v1
+// Config), a kind or k3d cluster, a kustomization under another file name,
+// kubeadm's and the components' configuration files, an audit policy, a
+// Skaffold config. They are written without metadata.name, and rightly so.
+func toolInput(group, kind string) bool {
+	switch {
+	case group == "install.istio.io" && kind == "IstioOperator",
+		group == "" && kind == "Config",
+		group == "kind.x-k8s.io", group == "k3d.io", group == "ctlptl.dev",
+		group == "kubeadm.k8s.io", group == "audit.k8s.io", group == "skaffold",
+		strings.HasSuffix(group, ".config.k8s.io"):
+		return true
+	}
+	return false
 }

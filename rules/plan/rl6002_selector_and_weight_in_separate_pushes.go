@@ -95,16 +95,19 @@ func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp
 		if endpoints == 0 {
 			continue
 		}
-		// Weight moved onto the switched Service in the same reconcile.
+		// Weight moved onto the switched Service in the same reconcile, route
+		// by route: each route carries its own requests, so the share at
+		// risk is the largest any one route moves (not their sum: two
+		// VirtualServices moving 100% each are not 200% of anything).
 		var gained int32
+		moved := 0 // routes that move weight onto the Service
 		weightWindow := 0
 		var route aplan.RouteState
-		for j, w := range s.Writes {
-			if w.Kind != aplan.WriteVSWeight || w.Batch != sel.Batch {
-				continue
-			}
-			for _, rt := range s.Routes {
-				if rt.VS != w.Object {
+		for _, rt := range s.Routes {
+			var got int32
+			gotWindow := 0
+			for j, w := range s.Writes {
+				if w.Kind != aplan.WriteVSWeight || w.Batch != sel.Batch || rt.VS != w.Object {
 					continue
 				}
 				for _, d := range rt.Dests {
@@ -117,11 +120,17 @@ func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp
 						continue
 					}
 					if d.Weight > int32(old) {
-						gained += d.Weight - int32(old)
-						weightWindow = windowOf(j, false)
-						route = rt
+						got += d.Weight - int32(old)
+						gotWindow = windowOf(j, false)
 					}
 				}
+			}
+			if got == 0 {
+				continue
+			}
+			moved++
+			if got > gained {
+				gained, weightWindow, route = got, gotWindow, rt
 			}
 		}
 		if gained == 0 || weightWindow == 0 || weightWindow >= endpoints {
@@ -139,9 +148,20 @@ func checkWindows(p *rules.Pass, m *xds.Model, pl *aplan.Plan, s aplan.State, sp
 			related = append(related, rules.RelatedAt(sel.Resource, "spec.selector", "selector switched to the new revision"))
 		}
 		p.ReportDetail(pl.Resource, path, fmt.Sprintf("%s: up to %d%% of requests can reach the old revision's pods between two pushes", stepName(s), gained),
-			fmt.Sprintf("Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s onto it in one reconcile, "+
+			fmt.Sprintf("Argo switches Service %s to the new revision and moves %d%% of %s of VirtualService %s/%s%s onto it in one reconcile, "+
 				"but the endpoints follow only through the EndpointSlice controller: when its update lands after Istio %s's %d ms debounce window "+
 				"(it usually lands inside and merges), the weight goes out in push %d and the endpoints in push %d.",
-				sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, m.Version, m.DebounceMillis, weightWindow, endpoints), related...)
+				sel.Object.Name, gained, routeName(route), route.VS.Namespace, route.VS.Name, otherRoutes(moved-1), m.Version, m.DebounceMillis, weightWindow, endpoints), related...)
 	}
+}
+
+// otherRoutes names how many more routes move weight in the same reconcile.
+func otherRoutes(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return ", and weight of 1 more route,"
+	}
+	return fmt.Sprintf(", and weight of %d more routes,", n)
 }

@@ -9,7 +9,10 @@ var NoKind = &rules.Rule{
 	Doc: rules.Doc{
 		Why: `Every document must be a Kubernetes object: a mapping with \'apiVersion\', \'kind\' and
 \'metadata.name\'. Without them the API server rejects it and no other object can reference it.
-Documents that are only comments, and empty documents, are fine.`,
+Documents that are only comments, and empty documents, are fine. So are, without a name, the
+files a command-line tool reads rather than the API server: an IstioOperator for \'istioctl
+install -f\', a kubeconfig (\'v1\' \'Config\'), a kind or k3d cluster, kubeadm's and the
+components' configuration files (\'*.config.k8s.io\'), an audit policy, a Skaffold config.`,
 		Bad: `
 metadata:
   name: checkout

@@ -31,7 +31,8 @@ what it reports is what \'kubectl apply\' would be refused.
 The dangerous case is the name that looks right: a Cyrillic \'о\' in \'checkоut\', or a zero-width
 space pasted from a chat, makes a name that no reference written by hand matches — the Rollout
 names \'checkout\', the Service is something else. The finding names the character and suggests
-the ASCII name it imitates.`,
+the ASCII name it imitates. A name holding a shell variable (\'${REGION}\', \'$TEAM\') comes
+from a file written for envsubst or sed; the finding names the variable.`,
 		Bad: `
 apiVersion: v1
 kind: Service
@@ -156,7 +157,37 @@ func invalidNameMessage(what, name string, msgs []string, valid func(group, kind
 	if s := asciiLookalike(name); s != "" && s != name && len(valid(r.Group, r.Kind, s)) == 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return msg, "The API server rejects it: " + strings.TrimSuffix(reason, ".") + "."
+	detail := "The API server rejects it: " + strings.TrimSuffix(reason, ".") + "."
+	if v := shellVariable(name); v != "" {
+		msg += ": " + v + " is not substituted"
+		detail += " The file is a template for envsubst or sed (" + v + " is a shell variable): " +
+			"lint what the substitution writes (`envsubst < FILE | rolloutlint lint -`)."
+	}
+	return msg, detail
+}
+
+// shellVariable is the first ${NAME} or $NAME a name holds, the placeholder
+// of a file meant for envsubst or sed, or "".
+func shellVariable(name string) string {
+	i := strings.IndexByte(name, '$')
+	if i < 0 || i+1 >= len(name) {
+		return ""
+	}
+	rest := name[i+1:]
+	if rest[0] == '{' {
+		if j := strings.IndexByte(rest, '}'); j > 1 {
+			return name[i : i+j+2]
+		}
+		return ""
+	}
+	j := 0
+	for j < len(rest) && (rest[j] == '_' || 'A' <= rest[j] && rest[j] <= 'Z' || 'a' <= rest[j] && rest[j] <= 'z' || j > 0 && isDigit(rest[j])) {
+		j++
+	}
+	if j == 0 {
+		return ""
+	}
+	return name[i : i+j+1]
 }
 
 // asciiLookalike is the ASCII name a name imitates: invisible format
