@@ -600,7 +600,7 @@ func only(rep *Report, reported map[string]bool) *analyzer.Result {
 			return true
 		}
 		for d := range reported {
-			if strings.HasPrefix(p, d+string(filepath.Separator)) {
+			if units.Within(p, d) {
 				return true
 			}
 		}

@@ -154,7 +154,7 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 	var charts []string
 	inChart := func(p string) bool {
 		for _, c := range charts {
-			if p == c || strings.HasPrefix(p, c+string(filepath.Separator)) {
+			if Within(p, c) {
 				return true
 			}
 		}
@@ -212,7 +212,7 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 		claimed[u.Dir] = true
 		if u.Kind == Directory && app.Source.Directory != nil && app.Source.Directory.Recurse {
 			for d := range dirs {
-				if strings.HasPrefix(d, u.Dir+string(filepath.Separator)) {
+				if d != u.Dir && Within(d, u.Dir) {
 					claimed[d] = true // the Application's, even what include/exclude leave out
 				}
 			}
@@ -344,7 +344,7 @@ func ownedFiles(u *Unit, dirs map[string]*dirInfo, kusts map[string]*kustRefs, i
 		// from its own directory.
 		for _, top := range append([]string{u.Dir}, localDependencies(u.Dir)...) {
 			for d, di := range dirs {
-				if d == top || strings.HasPrefix(d, top+string(filepath.Separator)) {
+				if Within(d, top) {
 					out = append(out, di.manifests...)
 					if di.chart {
 						out = append(out, filepath.Join(d, "Chart.yaml"))
@@ -483,7 +483,7 @@ func containsString(list []string, s string) bool {
 func directoryFiles(dir string, dirs map[string]*dirInfo, opt *DirectorySource) (files, jsonnet []string) {
 	var out []string
 	for d, di := range dirs {
-		if d != dir && (opt == nil || !opt.Recurse || !strings.HasPrefix(d, dir+string(filepath.Separator))) {
+		if d != dir && (opt == nil || !opt.Recurse || !Within(d, dir)) {
 			continue
 		}
 		for _, f := range append(append(append([]string(nil), di.manifests...), di.skipped...), di.jsonnet...) {
@@ -618,4 +618,17 @@ func IsRemote(p string) bool {
 	return strings.Contains(p, "://") || strings.HasPrefix(p, "git@") || strings.HasPrefix(p, "github.com/") ||
 		strings.HasPrefix(p, "gitlab.com/") || strings.HasPrefix(p, "bitbucket.org/") || strings.Contains(p, "?ref=") ||
 		strings.Contains(p, ".git//")
+}
+
+// Within reports whether path p is dir or below it. Both are clean paths
+// as discovery makes them; "." holds every relative path that does not
+// climb out of it (a chart linted as `lint .` owns "templates").
+func Within(p, dir string) bool {
+	if p == dir {
+		return true
+	}
+	if dir == "." {
+		return !filepath.IsAbs(p) && p != ".." && !strings.HasPrefix(p, ".."+string(filepath.Separator))
+	}
+	return strings.HasPrefix(p, dir+string(filepath.Separator))
 }

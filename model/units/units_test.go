@@ -191,3 +191,41 @@ func TestLocalDependencyOwned(t *testing.T) {
 		t.Errorf("cart/templates/rollout.yaml belongs to %v, want [cart umbrella]", got)
 	}
 }
+
+// TestDiscoverDot: discovery of "." — `rolloutlint lint .` inside a chart
+// or beside an Application's recursive directory — gives the units that
+// discovery of the directory by name gives (the chart owns its templates,
+// which are not plain manifests).
+func TestDiscoverDot(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"Chart.yaml":            "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"values.yaml":           "x: 1\n",
+		"templates/svc.yaml":    "{{ .Values.x }}\n",
+		"templates/extra.yaml":  manifest,
+		"charts/dep/Chart.yaml": "apiVersion: v2\nname: dep\nversion: 0.1.0\n",
+	})
+	t.Chdir(dir)
+	set, err := Discover([]string{"."}, Options{RepoRoot: "."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Units) != 1 || set.Units[0].Kind != Helm || set.Units[0].Dir != "." {
+		for _, u := range set.Units {
+			t.Errorf("unit %v %s", u.Kind, u.Dir)
+		}
+		t.Fatal("want one Helm unit at .")
+	}
+	for _, p := range []string{"templates", "charts/dep", "x/../y"} {
+		if !Within(filepath.Clean(p), ".") {
+			t.Errorf("Within(%q, \".\") = false", p)
+		}
+	}
+	for _, p := range []string{"..", "../x", "/abs"} {
+		if Within(p, ".") {
+			t.Errorf("Within(%q, \".\") = true", p)
+		}
+	}
+	if Within("chartx/t", "chart") || !Within("chart/t", "chart") {
+		t.Error("Within compares whole path elements")
+	}
+}
