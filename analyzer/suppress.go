@@ -1,10 +1,13 @@
 package analyzer
 
 import (
+	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
+	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -18,6 +21,7 @@ type suppression struct {
 	line     int             // for comments: the covered line
 	file     string          // for comments
 	resource *graph.Resource // for annotations
+	key      string          // for a misspelt annotation: its key (else IgnoreAnnotation)
 	used     []bool
 }
 
@@ -43,11 +47,17 @@ func (s *suppression) matches(d *rules.Diagnostic) int {
 // or naming an unknown rule (RL0008).
 func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.Rule, settings map[string]config.Setting) []rules.Diagnostic {
 	var sups []*suppression
+	var misspelt []misspelling
 	for _, f := range g.Files {
 		for _, d := range f.Directives {
+			if d.Unknown != "" {
+				misspelt = append(misspelt, misspelling{pos: d.Pos, what: "directive", got: "rolloutlint:" + d.Unknown, want: "rolloutlint:ignore"})
+				continue
+			}
 			sups = append(sups, &suppression{pos: d.Pos, rules: d.Rules, reason: d.Reason, kind: "inSource", line: d.Line, file: f.Path})
 		}
 	}
+	misspelt = append(misspelt, misspeltAnnotations(g)...)
 	for _, r := range g.Resources {
 		v, ok := r.Annotation(IgnoreAnnotation)
 		if !ok {
@@ -58,7 +68,7 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		s.rules = strings.FieldsFunc(ids, func(c rune) bool { return c == ',' || c == ' ' })
 		sups = append(sups, s)
 	}
-	if len(sups) == 0 {
+	if len(sups) == 0 && len(misspelt) == 0 {
 		return nil
 	}
 	for _, s := range sups {
@@ -87,9 +97,21 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		d := rules.Diagnostic{RuleID: id, Name: name, Severity: sev, Pos: s.pos, Message: msg, Detail: detail, Resource: s.resource}
 		if s.resource != nil {
 			d.Object = s.resource.Ref()
-			d.Path = graph.Key("metadata.annotations", IgnoreAnnotation)
+			key := IgnoreAnnotation
+			if s.key != "" {
+				key = s.key
+			}
+			d.Path = graph.Key("metadata.annotations", key)
 		}
 		out = append(out, d)
+	}
+	for _, m := range misspelt {
+		msg := fmt.Sprintf("unknown %s %s suppresses nothing", m.what, m.got)
+		if _, near := textdist.Within(m.got, m.want, 3); near {
+			msg = fmt.Sprintf("unknown %s %s suppresses nothing (did you mean %s?)", m.what, m.got, m.want)
+		}
+		emit(RuleSuppressionUnused, "unused-suppression", &suppression{pos: m.pos, resource: m.resource, key: m.key}, msg,
+			fmt.Sprintf("rolloutlint reads only the comment `rolloutlint:ignore RLxxxx -- reason` and the annotation `%s: \"RLxxxx -- reason\"`.", IgnoreAnnotation))
 	}
 	for _, s := range sups {
 		if len(s.rules) == 0 {
@@ -115,6 +137,68 @@ func suppress(g *graph.Graph, diags []rules.Diagnostic, known map[string]*rules.
 		}
 	}
 	return out
+}
+
+// misspelling is a comment or annotation meant as a suppression that
+// rolloutlint does not read as one.
+type misspelling struct {
+	pos       graph.Position
+	what      string // "directive" or "annotation"
+	got, want string
+	resource  *graph.Resource // for an annotation
+	key       string          // for an annotation: its key
+}
+
+// annotationPrefix starts every annotation key of rolloutlint's.
+const annotationPrefix = "rolloutlint.io/"
+
+// misspeltAnnotations finds annotation keys under rolloutlint.io/ other than
+// the ignore annotation, in the files whose text holds the prefix.
+func misspeltAnnotations(g *graph.Graph) []misspelling {
+	var mention map[string]bool
+	for _, f := range g.Files {
+		if bytes.Contains(f.Source, []byte(annotationPrefix)) {
+			if mention == nil {
+				mention = map[string]bool{}
+			}
+			mention[f.Path] = true
+		}
+	}
+	if mention == nil {
+		return nil
+	}
+	var out []misspelling
+	for _, r := range g.Resources {
+		if !mention[r.File] {
+			continue
+		}
+		for _, k := range annotationKeys(r) {
+			if k == IgnoreAnnotation || !strings.HasPrefix(k, annotationPrefix) {
+				continue
+			}
+			out = append(out, misspelling{pos: r.Pos(graph.Key("metadata.annotations", k)), what: "annotation",
+				got: k, want: IgnoreAnnotation, resource: r, key: k})
+		}
+	}
+	return out
+}
+
+// annotationKeys returns a resource's annotation keys, sorted.
+func annotationKeys(r *graph.Resource) []string {
+	var keys []string
+	if o, ok := r.Typed.(interface{ GetAnnotations() map[string]string }); ok {
+		for k := range o.GetAnnotations() {
+			keys = append(keys, k)
+		}
+	} else {
+		md, _ := r.Object()["metadata"].(map[string]any)
+		ann, _ := md["annotations"].(map[string]any)
+		for k := range ann {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (s *suppression) covers(d *rules.Diagnostic) bool {

@@ -28,6 +28,10 @@ type Directive struct {
 	Line   int      // the line the directive covers: its own when it trails code, else the next
 	Rules  []string // rule IDs or globs
 	Reason string
+	// Unknown is the word after `rolloutlint:` when it is not `ignore` (a
+	// misspelt directive, such as `rolloutlint:ignroe`): it suppresses
+	// nothing, and is reported.
+	Unknown string
 }
 
 // File is one source file of the bundle.

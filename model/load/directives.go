@@ -10,14 +10,18 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
-// directiveRe matches `rolloutlint:ignore RL2003,RL5001 -- reason` inside a comment.
-var directiveRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`#\s*rolloutlint:ignore\b[ \t]*([^\r\n]*)`) })
+// directiveRe matches `rolloutlint:ignore RL2003,RL5001 -- reason` inside a
+// comment; the first group is the directive's word (anything but `ignore`
+// is a misspelling), the second what follows it.
+var directiveRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`#\s*rolloutlint:([A-Za-z][A-Za-z_-]*)\b[ \t]*([^\r\n]*)`)
+})
 
 // directives finds inline suppression comments. A directive that trails code
 // covers its own line; one on a line of its own covers the next line that is
 // not a comment.
 func (l *loader) directives(file string, data []byte) []graph.Directive {
-	if !bytes.Contains(data, []byte("rolloutlint:ignore")) {
+	if !bytes.Contains(data, []byte("rolloutlint:")) {
 		return nil
 	}
 	lines := bytes.Split(data, []byte("\n"))
@@ -28,7 +32,13 @@ func (l *loader) directives(file string, data []byte) []graph.Directive {
 		if loc == nil || !inComment(line, loc[0]) {
 			continue
 		}
-		body := line[loc[2]:loc[3]]
+		if verb := line[loc[2]:loc[3]]; verb != "ignore" {
+			out = append(out, graph.Directive{Unknown: verb,
+				Pos: graph.Position{File: file, Line: i + 1, Column: utf8.RuneCountInString(line[:loc[0]]) + 1,
+					EndLine: i + 1, EndColumn: utf8.RuneCountInString(line) + 1}})
+			continue
+		}
+		body := line[loc[4]:loc[5]]
 		if i := strings.Index(body, " #"); i >= 0 { // a further comment follows
 			body = body[:i]
 		}
