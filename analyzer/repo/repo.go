@@ -348,6 +348,10 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 		rep.Bundles = append(rep.Bundles, &Bundle{Units: b.units, Result: res})
 	}
 	rep.Result = merge(rep.Bundles)
+	if len(rep.Bundles) == 0 { // nothing to lint (--allow-empty): the summary still counts the rules in force
+		rep.Result.Rules, _ = analyzer.Select(opts.Analyzer)
+		rep.Result.Summary.Rules = len(rep.Result.Rules)
+	}
 	rep.Result.Summary.Files = len(files)
 	return rep, nil
 }

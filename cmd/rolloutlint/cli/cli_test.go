@@ -398,8 +398,13 @@ func TestEmptyInput(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, stdout %q; want exit 2 with %q and no report", r.code, r.err, r.out, c.want)
 			}
 			args := append([]string{c.args[0], "--allow-empty"}, c.args[1:]...)
-			if r := run(t, dir, c.stdin, args...); r.code != cli.ExitOK {
+			r = run(t, dir, c.stdin, args...)
+			if r.code != cli.ExitOK {
 				t.Errorf("--allow-empty: exit %d, %s", r.code, r.err)
+			}
+			// The summary counts the rules in force, as for any lint.
+			if c.args[1] != "-f" && !strings.Contains(r.out, " 0 objects, ") || strings.Contains(r.out, " 0 rules") {
+				t.Errorf("--allow-empty summary: %q", r.out)
 			}
 		})
 	}
