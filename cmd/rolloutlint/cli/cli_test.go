@@ -734,6 +734,26 @@ func TestHelmValuesNeedRendering(t *testing.T) {
 	}
 }
 
+// TestHelmValuesNeedAChart: --values and --set apply to the charts no
+// Application deploys; an input without one would ignore them, so that is a
+// usage error, and an input with one is linted.
+func TestHelmValuesNeedAChart(t *testing.T) {
+	t.Parallel()
+	dir := write(t, map[string]string{"bad.yaml": acceptance, "values.yaml": "a: 1\n",
+		"chart/Chart.yaml":          "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"chart/templates/conf.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"{{ .Values.a }}\"}\n"})
+	for _, args := range [][]string{{"--values", "values.yaml"}, {"--set", "a=2"}} {
+		a := append(append([]string{"lint"}, args...), "bad.yaml")
+		if r := run(t, dir, "", a...); r.code != cli.ExitFailure || !strings.Contains(r.err, "bad.yaml holds none: they would do nothing") {
+			t.Errorf("%v: exit %d, stderr %q", a, r.code, r.err)
+		}
+		a = append(append([]string{"lint"}, args...), "chart")
+		if r := run(t, dir, "", a...); r.code == cli.ExitFailure || strings.Contains(r.err, "would do nothing") {
+			t.Errorf("%v: exit %d, stderr %q", a, r.code, r.err)
+		}
+	}
+}
+
 // TestColorFlagValue: --color takes auto, always or never; anything else is
 // a usage error, not a silent "no colour".
 func TestColorFlagValue(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/model/render"
+	"github.com/rolloutlint/rolloutlint/model/units"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -97,6 +98,9 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	if err != nil {
 		return err
 	}
+	if (len(o.helmValues) > 0 || len(o.helmSet) > 0) && !rendersOwnChart(rep) {
+		return fmt.Errorf("--values and --set are values for the Helm charts no Application deploys, and %s holds none: they would do nothing (an Application's chart takes its values from the Application)", describePaths(rs.args))
+	}
 	// Nothing rendered and nothing to say about the files: an empty render
 	// or a wrong path must not pass green (as for a plain lint).
 	if !o.allowEmpty && rep.Result.Summary.Objects == 0 && len(rep.Result.Active()) == 0 {
@@ -116,4 +120,17 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 		res, cluster = sess.localOnly(res)
 	}
 	return o.write(e, w, res, all, failAt, nil, cluster)
+}
+
+// rendersOwnChart reports whether a lint rendered a Helm chart that no
+// Application deploys: the charts --values and --set apply to.
+func rendersOwnChart(rep *repo.Report) bool {
+	for _, b := range rep.Bundles {
+		for _, u := range b.Units {
+			if u.Kind == units.Helm && u.App == nil {
+				return true
+			}
+		}
+	}
+	return false
 }
