@@ -739,12 +739,18 @@ func TestHelmValuesNeedRendering(t *testing.T) {
 // usage error, and an input with one is linted.
 func TestHelmValuesNeedAChart(t *testing.T) {
 	t.Parallel()
-	dir := write(t, map[string]string{"bad.yaml": acceptance, "values.yaml": "a: 1\n",
+	dir := write(t, map[string]string{"bad.yaml": acceptance, "values.yaml": "a: 1\n", "plain/bad.yaml": acceptance,
 		"chart/Chart.yaml":          "apiVersion: v2\nname: c\nversion: 0.1.0\n",
 		"chart/templates/conf.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: \"{{ .Values.a }}\"}\n"})
 	for _, args := range [][]string{{"--values", "values.yaml"}, {"--set", "a=2"}} {
-		a := append(append([]string{"lint"}, args...), "bad.yaml")
-		if r := run(t, dir, "", a...); r.code != cli.ExitFailure || !strings.Contains(r.err, "bad.yaml holds none: they would do nothing") {
+		a := append(append([]string{"lint"}, args...), ".")
+		if r := run(t, filepath.Join(dir, "plain"), "", a...); r.code != cli.ExitFailure || !strings.Contains(r.err, ". holds none: they would do nothing") {
+			t.Errorf("%v: exit %d, stderr %q", a, r.code, r.err)
+		}
+		// A changed file given alone (pre-commit) is linted: the hook's
+		// --values are for the commits that touch the chart.
+		a = append(append([]string{"lint"}, args...), "bad.yaml")
+		if r := run(t, dir, "", a...); r.code != cli.ExitFindings {
 			t.Errorf("%v: exit %d, stderr %q", a, r.code, r.err)
 		}
 		a = append(append([]string{"lint"}, args...), "chart")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -98,7 +99,10 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	if err != nil {
 		return err
 	}
-	if (len(o.helmValues) > 0 || len(o.helmSet) > 0) && !rendersOwnChart(rep) {
+	// Files given alone (a pre-commit hook's changed files, whose args may
+	// carry --values for the commits that touch the chart) take the values
+	// only when a chart is among their units.
+	if (len(o.helmValues) > 0 || len(o.helmSet) > 0) && onlyDirectories(e, rs.args) && !rendersOwnChart(rep) {
 		return fmt.Errorf("--values and --set are values for the Helm charts no Application deploys, and %s holds none: they would do nothing (an Application's chart takes its values from the Application)", describePaths(rs.args))
 	}
 	// Nothing rendered and nothing to say about the files: an empty render
@@ -133,4 +137,17 @@ func rendersOwnChart(rep *repo.Report) bool {
 		}
 	}
 	return false
+}
+
+// onlyDirectories reports whether every path is a directory.
+func onlyDirectories(e *Env, paths []string) bool {
+	for _, p := range paths {
+		if p == "-" {
+			return false
+		}
+		if st, err := os.Stat(e.path(p)); err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	return len(paths) > 0
 }
