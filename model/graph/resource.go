@@ -33,10 +33,14 @@ type Resource struct {
 
 	// Typed is the decoded API object (*v1alpha1.Rollout, *corev1.Service,
 	// *kinds.VirtualServiceObject, ...) or nil for kinds kept untyped.
-	Typed     any
-	Kind      string
-	Namespace string // defaulted: explicit > --namespace > "default"; "" for cluster-scoped kinds
-	Name      string
+	Typed any
+	// Kind is the object's kind, as written (Rollout, VirtualService, ...).
+	Kind string
+	// Namespace is defaulted: explicit > --namespace > "default"; "" for
+	// cluster-scoped kinds.
+	Namespace string
+	// Name is metadata.name ("" when the manifest gives none).
+	Name string
 
 	APIVersion string
 	Group      string
