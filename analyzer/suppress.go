@@ -3,7 +3,6 @@ package analyzer
 import (
 	"bytes"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/analyzer/config"
@@ -172,7 +171,7 @@ func misspeltAnnotations(g *graph.Graph) []misspelling {
 		if !mention[r.File] {
 			continue
 		}
-		for _, k := range annotationKeys(r) {
+		for _, k := range r.AnnotationKeys() {
 			if k == IgnoreAnnotation || !strings.HasPrefix(k, annotationPrefix) {
 				continue
 			}
@@ -181,24 +180,6 @@ func misspeltAnnotations(g *graph.Graph) []misspelling {
 		}
 	}
 	return out
-}
-
-// annotationKeys returns a resource's annotation keys, sorted.
-func annotationKeys(r *graph.Resource) []string {
-	var keys []string
-	if o, ok := r.Typed.(interface{ GetAnnotations() map[string]string }); ok {
-		for k := range o.GetAnnotations() {
-			keys = append(keys, k)
-		}
-	} else {
-		md, _ := r.Object()["metadata"].(map[string]any)
-		ann, _ := md["annotations"].(map[string]any)
-		for k := range ann {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func (s *suppression) covers(d *rules.Diagnostic) bool {

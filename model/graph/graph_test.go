@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -424,5 +425,45 @@ func TestConcurrentBuildMatchesSerial(t *testing.T) {
 				t.Fatalf("RolloutsSelectedBy(%v): %d Rollouts, serially %d", labels, len(a), len(b))
 			}
 		}
+	}
+}
+
+// TestAnnotationKeys: the keys come sorted from the typed object when there
+// is one, else from the generic object, whatever their values' types.
+func TestAnnotationKeys(t *testing.T) {
+	g := load1(t, "r.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: Rollout
+metadata:
+  name: typed
+  annotations: {b: "1", a: "2"}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: generic
+  annotations: {z: "1", y: 2}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: bare}
+`)
+	for _, c := range []struct {
+		kind, name string
+		want       []string
+	}{
+		{"Rollout", "typed", []string{"a", "b"}},
+		{"Widget", "generic", []string{"y", "z"}},
+		{"Widget", "bare", []string{}},
+	} {
+		r := g.Get(c.kind, "shop", c.name)
+		if r == nil {
+			t.Fatalf("no %s %s", c.kind, c.name)
+		}
+		if got := r.AnnotationKeys(); !slices.Equal(got, c.want) {
+			t.Errorf("%s AnnotationKeys() = %q, want %q", c.name, got, c.want)
+		}
+	}
+	if _, ok := g.Get("Widget", "shop", "generic").Annotation("y"); ok {
+		t.Errorf("Annotation of a value that is no string: found")
 	}
 }

@@ -4,6 +4,7 @@
 package graph
 
 import (
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -603,12 +604,36 @@ func (r *Resource) AnalysisRun() *v1alpha1.AnalysisRun {
 // Annotation returns metadata.annotations[key], from the typed object when
 // there is one (no decoding), else from the generic object.
 func (r *Resource) Annotation(key string) (string, bool) {
-	if o, ok := r.Typed.(interface{ GetAnnotations() map[string]string }); ok {
-		v, found := o.GetAnnotations()[key]
+	typed, generic := r.annotations()
+	if typed != nil || generic == nil {
+		v, found := typed[key]
 		return v, found
 	}
-	md, _ := r.Object()["metadata"].(map[string]any)
-	ann, _ := md["annotations"].(map[string]any)
-	v, ok := ann[key].(string)
+	v, ok := generic[key].(string)
 	return v, ok
+}
+
+// AnnotationKeys returns the keys of the resource's annotations, sorted.
+func (r *Resource) AnnotationKeys() []string {
+	typed, generic := r.annotations()
+	keys := make([]string, 0, len(typed)+len(generic))
+	for k := range typed {
+		keys = append(keys, k)
+	}
+	for k := range generic {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// annotations returns the typed object's annotations when it has them
+// (typed is then non-nil, or both are nil), else the generic object's.
+func (r *Resource) annotations() (typed map[string]string, generic map[string]any) {
+	if o, ok := r.Typed.(interface{ GetAnnotations() map[string]string }); ok {
+		return o.GetAnnotations(), nil
+	}
+	md, _ := r.Object()["metadata"].(map[string]any)
+	generic, _ = md["annotations"].(map[string]any)
+	return nil, generic
 }
