@@ -354,7 +354,7 @@ func dedupe(ds []rules.Diagnostic) []rules.Diagnostic {
 }
 
 func summarize(g *graph.Graph, res *Result) Summary {
-	return recount(Summary{Files: g.UserFiles(), Objects: len(g.Resources), Rules: len(res.Rules)}, res.Diagnostics)
+	return Summary{Files: g.UserFiles(), Objects: len(g.Resources), Rules: len(res.Rules)}.Recount(res.Diagnostics)
 }
 
 // Only returns a copy of the result restricted to diagnostics that involve
@@ -380,11 +380,13 @@ func (r *Result) Only(files map[string]bool, key func(string) string) *Result {
 			out.Diagnostics = append(out.Diagnostics, r.Diagnostics[i])
 		}
 	}
-	out.Summary = recount(out.Summary, out.Diagnostics)
+	out.Summary = out.Summary.Recount(out.Diagnostics)
 	return out
 }
 
-func recount(s Summary, ds []rules.Diagnostic) Summary {
+// Recount returns s with the counts by severity (and of suppressed
+// findings) taken from ds, its other fields unchanged.
+func (s Summary) Recount(ds []rules.Diagnostic) Summary {
 	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
 	for _, d := range ds {
 		switch {
@@ -414,5 +416,5 @@ func (r *Result) Add(ds ...rules.Diagnostic) {
 	}
 	r.Diagnostics = append(r.Diagnostics, ds...)
 	sort.SliceStable(r.Diagnostics, func(i, j int) bool { return rules.Less(&r.Diagnostics[i], &r.Diagnostics[j]) })
-	r.Summary = recount(r.Summary, r.Diagnostics)
+	r.Summary = r.Summary.Recount(r.Diagnostics)
 }

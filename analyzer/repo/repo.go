@@ -573,25 +573,8 @@ func merge(bundles []*Bundle) *analyzer.Result {
 	}
 	out.Diagnostics = kept
 	out.Summary.Rules = len(out.Rules)
-	out.Summary = recount(out.Summary, out.Diagnostics)
+	out.Summary = out.Summary.Recount(out.Diagnostics)
 	return out
-}
-
-func recount(s analyzer.Summary, ds []rules.Diagnostic) analyzer.Summary {
-	s.Errors, s.Warnings, s.Infos, s.Suppressed = 0, 0, 0, 0
-	for _, d := range ds {
-		switch {
-		case d.Suppressed != nil:
-			s.Suppressed++
-		case d.Severity == rules.Error:
-			s.Errors++
-		case d.Severity == rules.Warning:
-			s.Warnings++
-		default:
-			s.Infos++
-		}
-	}
-	return s
 }
 
 // only keeps the findings on the reported files: at one of them, with a
@@ -630,7 +613,7 @@ func only(rep *Report, reported map[string]bool) *analyzer.Result {
 		}
 	}
 	out.Summary.Files = len(reported) // the files reported on, as without units
-	out.Summary = recount(out.Summary, out.Diagnostics)
+	out.Summary = out.Summary.Recount(out.Diagnostics)
 	return out
 }
 
