@@ -5,7 +5,7 @@ import "github.com/rolloutlint/rolloutlint/rules"
 // Schema reports unknown fields and mistyped values in known kinds.
 var Schema = &rules.Rule{
 	ID: "RL0003", Name: "schema", Severity: rules.Error, Source: rules.SourceGo, Tags: []string{"input"},
-	Kinds: []string{"*"},
+	Kinds:   []string{"*"},
 	Summary: "A field is unknown to the kind's API, a value has the wrong type, or istiod's webhook rejects it.",
 	Doc: rules.Doc{
 		Why: `Rollouts, AnalysisTemplates, Services and Istio objects are checked against their real API
