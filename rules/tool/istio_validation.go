@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	networkingv1 "istio.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
@@ -27,6 +26,10 @@ const maxRegexLen = 1024
 
 // headerNameRe is an HTTP header name (RFC 7230 token characters).
 var headerNameRe = regexp.MustCompile("^[!#$%&'*+\\-.^_`|~A-Za-z0-9]+$")
+
+// subsetNameRe is a subset name as istiod checks it: a DNS-1123 label that
+// may hold upper-case letters (Istio's labels.IsDNS1123Label), at most 63.
+var subsetNameRe = regexp.MustCompile(`^[a-zA-Z0-9](?:[-a-zA-Z0-9]*[a-zA-Z0-9])?$`)
 
 // pseudoHeaders may be matched although they are not tokens.
 var pseudoHeaders = []string{":method", ":scheme", ":authority", ":path", ":status"}
@@ -206,7 +209,7 @@ func validateDestination(p *rules.Pass, r *graph.Resource, at string, d *network
 	if s := d.GetSubset(); s != "" {
 		if problem := subsetNameProblem(s); problem != "" {
 			p.ReportDetail(r, at+".subset", fmt.Sprintf("VirtualService: subset %s; istiod rejects the VirtualService", problem),
-				"A subset name is a DNS-1123 label: lower-case letters, digits and '-', at most 63.")
+				"A subset name is a DNS label: letters, digits and '-' inside, at most 63 characters.")
 		}
 	}
 	if pt := d.GetPort(); pt != nil && (pt.GetNumber() == 0 || pt.GetNumber() > 65535) {
@@ -227,7 +230,7 @@ func validateDestinationRule(p *rules.Pass, r *graph.Resource, dr *networkingv1.
 		name := s.GetName()
 		if problem := subsetNameProblem(name); problem != "" {
 			p.ReportDetail(r, at, fmt.Sprintf("DestinationRule: subset %s; istiod rejects the DestinationRule", problem),
-				"A subset name is a DNS-1123 label: lower-case letters, digits and '-', at most 63.")
+				"A subset name is a DNS label: letters, digits and '-' inside, at most 63 characters.")
 			continue
 		}
 		if first, dup := seen[name]; dup {
@@ -245,7 +248,7 @@ func subsetNameProblem(name string) string {
 	if name == "" {
 		return "name is empty"
 	}
-	if len(validation.IsDNS1123Label(name)) > 0 {
+	if len(name) > 63 || !subsetNameRe.MatchString(name) {
 		return fmt.Sprintf("name %s is not a DNS-1123 label", shortQuote(name))
 	}
 	return ""

@@ -26,8 +26,8 @@ apply is not refused: match regular expressions must be RE2 (no lookaround, no b
 of at most 1024 characters, header match names must be header tokens (or a pseudo-header, or
 \'@request.auth.claims.<claim>\'), a prefix match may be empty only for the URI, every route
 entry needs a destination and a weight of 0 or more, subset names (in a DestinationRule, unique
-there, and in a destination) must be DNS-1123 labels, port numbers must be in 1..65535, and a
-ServiceEntry host may not be \'*\'. The rest of istiod's validation (delegate rules, rewrites,
+there, and in a destination) must be DNS labels (capitals allowed), port numbers must be in
+1..65535, and a ServiceEntry host may not be \'*\'. The rest of istiod's validation (delegate rules, rewrites,
 retries, TLS settings, ...) is not reproduced.`,
 		Bad: `
     canary:
