@@ -39,8 +39,11 @@ StatefulSet, DaemonSet, ReplicaSet) in the Service's namespace whose template la
 Service selector. A subset passes when one of them carries all of its labels. Labels that a
 controller adds are accepted: \'rollouts-pod-template-hash\' (Argo Rollouts writes it into the stable
 and canary subsets), and a Rollout's \'canaryMetadata\'/\'stableMetadata\' (and blue-green
-\'activeMetadata\'/\'previewMetadata\') labels. Nothing is reported when the Service or its
-workloads are not in the bundle.`,
+\'activeMetadata\'/\'previewMetadata\') labels, and the labels istiod adds to each endpoint from
+where its pod runs (\'topology.kubernetes.io/region\' and \'zone\', \'topology.istio.io/subzone\',
+\'cluster\' and \'network\', \'kubernetes.io/hostname\'), unless empty: istiod never sets an empty
+one. Nothing is reported when the Service or its workloads are not in the bundle; bare Pods are
+not read.`,
 		Bad: `
 kind: Rollout
 spec:
@@ -108,10 +111,29 @@ type workload struct {
 // podLabel is one pod label, k=v.
 type podLabel struct{ key, value string }
 
+// endpointLabels are the labels istiod adds to every endpoint from where its
+// pod runs (its node's locality and name, the cluster and network), which a
+// subset may select on; istiod sets only non-empty values, so an empty one
+// is still the pod's own.
+var endpointLabels = map[string]bool{
+	"topology.kubernetes.io/region": true,
+	"topology.kubernetes.io/zone":   true,
+	"topology.istio.io/subzone":     true,
+	"topology.istio.io/cluster":     true,
+	"topology.istio.io/network":     true,
+	"kubernetes.io/hostname":        true,
+}
+
 // carries reports whether some pod of the workload can have label k=v.
 func (w *workload) carries(k, v string) bool {
 	if k == podTemplateHashLabel && w.res.Kind == "Rollout" {
 		return true
+	}
+	if v != "" && endpointLabels[k] {
+		// The node decides; only the network label is the pod's when set.
+		if got, ok := w.labels[k]; !ok || k != "topology.istio.io/network" || got == v {
+			return true
+		}
 	}
 	if got, ok := w.labels[k]; ok && got == v {
 		return true

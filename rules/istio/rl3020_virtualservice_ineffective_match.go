@@ -14,15 +14,16 @@ var VirtualServiceIneffectiveMatch = &rules.Rule{
 	ID: "RL3020", Name: "virtualservice-ineffective-match", Severity: rules.Info, Source: rules.SourceGo,
 	Kinds:   []string{kinds.VirtualService},
 	Tags:    []string{"istio"},
-	Summary: "One match of a VirtualService route never takes effect: an earlier match (of an earlier route, or repeated in the same one) accepts every request it does.",
+	Summary: "One match of a VirtualService route never takes effect: an earlier match (of an earlier route, or of the same one) accepts every request it does.",
 	Doc: rules.Doc{
 		Why: `A route's \'match\' list is a list of alternatives; the first route whose list accepts a request
 takes it. A match that an earlier route's match already covers (the same conditions, or fewer
-and looser ones) never selects this route, and a match repeated within one route is redundant:
-the route still works through its other matches, but the match is misleading — it reads as if
-those requests came here. This is \'istioctl analyze\' IST0131 (VirtualServiceIneffectiveMatch),
-with coverage decided condition by condition as RL3019 explains. When all of a route's matches
-are covered the route itself is unused (RL3019).`,
+and looser ones) never selects this route. Within one route, a match repeated, or covered by an
+earlier alternative (a \'/api/v1/products\' prefix after \'/api/v1/product\' with the same
+method), is redundant: the route still works through its other matches, but the match is
+misleading — it reads as if it decided something. This is \'istioctl analyze\' IST0131
+(VirtualServiceIneffectiveMatch), with coverage decided condition by condition as RL3019
+explains. When earlier routes cover all of a route's matches the route itself is unused (RL3019).`,
 		Bad: `
 http:
 - match: [{uri: {prefix: /api}}]

@@ -5,7 +5,8 @@ import "github.com/rolloutlint/rolloutlint/rules"
 // Schema reports unknown fields and mistyped values in known kinds.
 var Schema = &rules.Rule{
 	ID: "RL0003", Name: "schema", Severity: rules.Error, Source: rules.SourceGo, Tags: []string{"input"},
-	Summary: "A field is unknown to the kind's API, or a value has the wrong type.",
+	Kinds:   []string{"*"},
+	Summary: "A field is unknown to the kind's API, a value has the wrong type, or istiod's webhook rejects it.",
 	Doc: rules.Doc{
 		Why: `Rollouts, AnalysisTemplates, Services and Istio objects are checked against their real API
 types (Argo Rollouts v1alpha1, Kubernetes core v1, Istio networking v1). A misspelt field is
@@ -17,7 +18,17 @@ is at the field's own line and suggests the closest known name. The object is st
 Values are read as \'kubectl\', Helm and Argo CD read them: with YAML 1.1, where unquoted
 \'yes\', \'no\', \'on\', \'off\', \'y\' and \'n\' are booleans. A label \'canary: yes\' is rejected
 ("cannot unmarshal bool into ... of type string"); \'canary: "yes"\' is the text. kustomize
-reads YAML 1.2 and quotes these words in its output, so a kustomize build keeps them text.`,
+reads YAML 1.2 and quotes these words in its output, so a kustomize build keeps them text.
+
+Istio objects are also checked against the part of istiod's validating webhook that a canary's
+VirtualService and DestinationRule run into and that their types do not express, so that the
+apply is not refused: match regular expressions must be RE2 (no lookaround, no backreferences)
+of at most 1024 characters, header match names must be header tokens (or a pseudo-header, or
+\'@request.auth.claims.<claim>\'), a prefix match may be empty only for the URI, every route
+entry needs a destination and a weight of 0 or more, subset names (in a DestinationRule, unique
+there, and in a destination) must be DNS labels (capitals allowed), port numbers must be in
+1..65535, and a ServiceEntry host may not be \'*\'. The rest of istiod's validation (delegate rules, rewrites,
+retries, TLS settings, ...) is not reproduced.`,
 		Bad: `
     canary:
       steps:
@@ -32,5 +43,11 @@ reads YAML 1.2 and quotes these words in its output, so a kustomize build keeps 
 `,
 	},
 	Since: "v0.1.0",
-	Run:   fromProblems,
+	Run: func(p *rules.Pass) error {
+		if err := fromProblems(p); err != nil {
+			return err
+		}
+		validateIstio(p)
+		return nil
+	},
 }

@@ -5,8 +5,9 @@
 //
 //   - a route after one with no match (a catch-all) is never used, and so is
 //     a second route without matches;
-//   - a match every request of which an earlier match already accepts is
-//     never used; a route all of whose matches are is never used.
+//   - a match every request of which an earlier match already accepts (of an
+//     earlier route, or an earlier alternative of the same route) is never
+//     used; a route all of whose matches earlier routes take is never used.
 //
 // This is what istioctl's schema validation reports as IST0130
 // (VirtualServiceUnreachableRule) and IST0131 (VirtualServiceIneffectiveMatch)
@@ -89,7 +90,10 @@ type Result struct {
 func Analyze(routes []Route) Result {
 	var res Result
 	catchAll := -1
-	type seen struct{ route, match int }
+	type seen struct {
+		route, match int
+		takenBy      int // the earlier route that takes its requests, or -1
+	}
 	var earlier []seen
 	for i, r := range routes {
 		if r.catchAll() {
@@ -106,25 +110,31 @@ func Analyze(routes []Route) Result {
 		}
 		covered, firstBy := 0, -1
 		for j := 0; j < r.matchCount(); j++ {
-			found := false
+			// takenBy: an earlier route whose match takes this match's requests,
+			// so they never reach this route through it. A match of the same
+			// route that covers it makes it redundant (istioctl reports that
+			// too), but counts for the route's reachability only when that
+			// match is itself taken by an earlier route.
+			takenBy := -1
 			for _, e := range earlier {
 				dup, cov := compare(routes[e.route], e.match, r, j)
-				if !cov || e.route == i && !dup {
-					// A route's own matches are alternatives: only a repeated
-					// one is dead (istioctl reports it too).
+				if !cov {
 					continue
 				}
 				res.Ineffective = append(res.Ineffective, Ineffective{Route: i, Match: j, By: e.route, ByMatch: e.match, Duplicate: dup})
-				if firstBy < 0 {
-					firstBy = e.route
+				takenBy = e.route
+				if e.route == i {
+					takenBy = e.takenBy
 				}
-				found = true
 				break
 			}
-			if found {
+			if takenBy >= 0 {
 				covered++
+				if firstBy < 0 {
+					firstBy = takenBy
+				}
 			}
-			earlier = append(earlier, seen{i, j})
+			earlier = append(earlier, seen{i, j, takenBy})
 		}
 		if covered == r.matchCount() {
 			res.Unreachable = append(res.Unreachable, Unreachable{Route: i, Reason: AllMatchesCover, By: firstBy})

@@ -1,6 +1,7 @@
 package routematch_test
 
 import (
+	"slices"
 	"testing"
 
 	networkingv1 "istio.io/api/networking/v1"
@@ -87,9 +88,27 @@ func TestAnalyze(t *testing.T) {
 			t.Errorf("ineffective[%d] = %+v, want %+v", i, res.Ineffective[i], w)
 		}
 	}
-	// A match repeated within one route is dead, other alternatives are not.
-	same := routematch.Analyze([]routematch.Route{{Matches: []*m{{Uri: prefix("/a")}, {Uri: prefix("/a")}, {Uri: prefix("/a/b")}}}})
-	if len(same.Ineffective) != 1 || same.Ineffective[0].Match != 1 || len(same.Unreachable) != 0 {
+	// Within one route, a repeated match and one an earlier alternative
+	// covers are dead (istioctl IST0131), a broader later one is not; the
+	// route stays reachable through its first match.
+	same := routematch.Analyze([]routematch.Route{{Matches: []*m{{Uri: prefix("/a")}, {Uri: prefix("/a")}, {Uri: prefix("/a/b")}, {Uri: prefix("/")}}}})
+	wantSame := []routematch.Ineffective{
+		{Route: 0, Match: 1, By: 0, ByMatch: 0, Duplicate: true},
+		{Route: 0, Match: 2, By: 0, ByMatch: 0},
+	}
+	if !slices.Equal(same.Ineffective, wantSame) || len(same.Unreachable) != 0 {
 		t.Errorf("one route: %+v", same)
+	}
+	// A match its own route's earlier alternative covers is taken by the
+	// earlier route that takes that alternative: the route is unused, and
+	// the earlier route is named.
+	taken := routematch.Analyze([]routematch.Route{
+		{Matches: []*m{{Uri: prefix("/a")}}},
+		{Matches: []*m{{Uri: prefix("/a/b")}, {Uri: prefix("/a/b/c")}}},
+		{Matches: []*m{{Uri: prefix("/x")}, {Uri: prefix("/x/y")}}},
+	})
+	wantTaken := []routematch.Unreachable{{Route: 1, Reason: routematch.AllMatchesCover, By: 0}}
+	if !slices.Equal(taken.Unreachable, wantTaken) || len(taken.Ineffective) != 3 {
+		t.Errorf("covered alternatives: %+v", taken)
 	}
 }

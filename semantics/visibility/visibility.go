@@ -159,6 +159,9 @@ func build(g *graph.Graph) *Model {
 			path = "spec.exportTo"
 		}
 		for _, h := range se.Spec.GetHosts() {
+			if h == "*" {
+				continue // istiod rejects a ServiceEntry host "*" (RL0003): it covers nothing
+			}
 			s := &Service{Host: h, Namespace: r.Namespace, Resource: r, Export: exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path}
 			if wildcarded(h) {
 				m.wildcards = append(m.wildcards, s)
