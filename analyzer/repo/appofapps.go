@@ -140,10 +140,10 @@ func indexOf(list []string, s string) int {
 }
 
 // addSetProblems puts discovery's findings (ApplicationSet generators not
-// expanded) into the render of a unit whose bundle holds their file, else
-// into the first bundle's.
+// expanded) into the render of a unit whose bundle holds their file; those
+// of files the lint does not load (a discovery of the whole repository for
+// files given alone) are dropped.
 func addSetProblems(problems []graph.Problem, order []string, byGroup map[string]*bundleWork, results map[*units.Unit]*render.Result) {
-	var firstRes *render.Result
 	for _, p := range problems {
 		var target *render.Result
 		for _, g := range order {
@@ -151,9 +151,6 @@ func addSetProblems(problems []graph.Problem, order []string, byGroup map[string
 				res := results[u]
 				if res == nil {
 					continue
-				}
-				if firstRes == nil {
-					firstRes = res
 				}
 				for _, in := range res.Inputs {
 					if in.Path == p.Pos.File {
@@ -167,9 +164,6 @@ func addSetProblems(problems []graph.Problem, order []string, byGroup map[string
 			if target != nil {
 				break
 			}
-		}
-		if target == nil {
-			target = firstRes
 		}
 		if target != nil {
 			target.Problems = append(target.Problems, p)
