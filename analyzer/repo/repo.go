@@ -162,12 +162,13 @@ func lint(paths []string, opts Options) (*Report, error) {
 	var selected []*units.Unit
 	var reported map[string]bool // nil: everything
 	var loose []string
+	var found *units.Set // the discovery whose units are linted, for the Applications renders make
 	if len(dirs) > 0 {
 		set, err := units.Discover(dirs, uopts)
 		if err != nil {
 			return nil, err
 		}
-		selected = set.Units
+		selected, found = set.Units, set
 	}
 	if len(files) > 0 {
 		reported = map[string]bool{}
@@ -179,6 +180,9 @@ func lint(paths []string, opts Options) (*Report, error) {
 			var err error
 			if set, err = units.Discover([]string{root}, uopts); err != nil {
 				return nil, err
+			}
+			if found == nil {
+				found = set
 			}
 		}
 		seen := map[*units.Unit]bool{}
@@ -210,7 +214,7 @@ func lint(paths []string, opts Options) (*Report, error) {
 			}
 		}
 	}
-	rep, err := lintUnits(selected, loose, opts)
+	rep, err := lintUnits(found, selected, loose, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +277,7 @@ type bundleWork struct {
 	loose []string
 }
 
-func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, error) {
+func lintUnits(set *units.Set, selected []*units.Unit, loose []string, opts Options) (*Report, error) {
 	byGroup := map[string]*bundleWork{}
 	var order []string
 	add := func(group string) *bundleWork {
@@ -316,15 +320,37 @@ func lintUnits(selected []*units.Unit, loose []string, opts Options) (*Report, e
 		}
 		rendered[i] = r.Render(all[i])
 	})
+	results := map[*units.Unit]*render.Result{}
+	for i, u := range all {
+		if rendered[i] != nil {
+			results[u] = rendered[i]
+		}
+	}
+	// The Applications the renders made (an app of apps) deploy units of
+	// their own, rendered in turn, as deep as maxAppDepth.
+	if set != nil {
+		children, dropped := expandChildren(set, all, results, r, ropts)
+		if len(dropped) > 0 {
+			for _, g := range order {
+				b := byGroup[g]
+				b.units = slices.DeleteFunc(b.units, func(u *units.Unit) bool { return dropped[u] })
+			}
+		}
+		for _, u := range children {
+			b := add(u.Group)
+			b.units = append(b.units, u)
+		}
+		sort.Strings(order)
+	}
+	order = slices.DeleteFunc(order, func(g string) bool { return len(byGroup[g].units) == 0 && len(byGroup[g].loose) == 0 })
 	_ = r.Close() // stops the Helm companion, if a chart started it
 	if ctx := ropts.Context; ctx != nil && ctx.Err() != nil {
 		// Some units did not render: their findings would be about the
 		// stop, not the repository.
 		return nil, fmt.Errorf("stopped while rendering: %w", ctx.Err())
 	}
-	results := map[*units.Unit]*render.Result{}
-	for i, u := range all {
-		results[u] = rendered[i]
+	if set != nil && len(set.Problems) > 0 {
+		addSetProblems(set.Problems, order, byGroup, results)
 	}
 	rep := &Report{files: map[string]bool{}}
 	files := rep.files
@@ -376,6 +402,7 @@ func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Op
 	mapper := (*render.Mapper)(nil)
 	have := map[string]int{} // path → index in inputs
 	apps := map[string][]*units.Application{}
+	var origins []*units.Application // Applications a render made or an ApplicationSet generated
 	ns := opts.Load.Namespace
 	argo := false
 	for _, u := range b.units {
@@ -398,7 +425,11 @@ func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Op
 		}
 		if u.App != nil {
 			argo = true
-			apps[u.App.File] = append(apps[u.App.File], u.App)
+			if u.App.Origin != nil {
+				origins = append(origins, u.App)
+			} else {
+				apps[u.App.File] = append(apps[u.App.File], u.App)
+			}
 			if u.Namespace != "" {
 				ns = u.Namespace
 			}
@@ -423,6 +454,34 @@ func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Op
 			have[file] = len(inputs)
 			inputs = append(inputs, in)
 		}
+	}
+	// A root Application that deploys itself is rendered by its own unit:
+	// that document is the Application, not a second one.
+	defined := map[string]string{} // Application key → the rendered input defining it
+	if len(origins) > 0 {
+		for _, in := range inputs {
+			if in.Role == load.RoleRendered {
+				for _, a := range units.ApplicationsIn(in.Path, in.Data) {
+					defined[a.Key()] = in.Path
+				}
+			}
+		}
+	}
+	for _, a := range origins {
+		if p, ok := defined[a.Key()]; ok && p != a.File {
+			continue
+		}
+		in, ok := originInput(a, results, mapper)
+		if !ok {
+			continue
+		}
+		if i, ok := have[in.Path]; ok {
+			// Another child of the same render: keep both documents.
+			inputs[i].Data = overlay(inputs[i].Data, in.Data)
+			continue
+		}
+		have[in.Path] = len(inputs)
+		inputs = append(inputs, in)
 	}
 	if len(b.loose) > 0 {
 		lo := opts.Load
@@ -511,6 +570,24 @@ func lintBundle(bi *bundleInputs, shared *clusterTemplates, opts Options, files 
 		}
 	}
 	return res, mapper, nil
+}
+
+// overlay joins two blanked copies of one text line by line: each line is
+// the one of a that is not blank, else b's.
+func overlay(a, b []byte) []byte {
+	la, lb := bytes.SplitAfter(a, []byte("\n")), bytes.SplitAfter(b, []byte("\n"))
+	var out bytes.Buffer
+	for i := 0; i < max(len(la), len(lb)); i++ {
+		switch {
+		case i < len(la) && len(bytes.TrimSpace(la[i])) > 0:
+			out.Write(la[i])
+		case i < len(lb):
+			out.Write(lb[i])
+		default:
+			out.Write(la[i])
+		}
+	}
+	return out.Bytes()
 }
 
 // onlyDocuments blanks every document of a file but the kept ones, keeping

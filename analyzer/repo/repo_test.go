@@ -3,6 +3,7 @@ package repo_test
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -269,5 +270,49 @@ func TestClusterTemplatesAcrossUnits(t *testing.T) {
 	res = lint(t, dir, filepath.Join(dir, "kustomize/shop/overlays/prod"))
 	if ds := res.Active(); len(ds) != 1 || ds[0].RuleID != "RL4001" {
 		t.Errorf("overlay alone: %v, want one RL4001", ds)
+	}
+}
+
+// TestAppOfApps: an app-of-apps chart's Applications deploy a Kustomize
+// overlay and a chart, an ApplicationSet's list and git directories
+// generators make Applications of the tree's directories, each linted as
+// its Application deploys it; a generator that needs a cluster and a root
+// that deploys itself are info findings at their lines, and every
+// position is in a file of the repository.
+func TestAppOfApps(t *testing.T) {
+	dir := filepath.Join(repos, "appofapps")
+	rep, err := repo.Lint([]string{dir}, options(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWants(t, rep.Result, dir)
+	userFilesOnly(t, rep.Result, dir)
+	var got []string
+	for _, b := range rep.Bundles {
+		for _, u := range b.Units {
+			if u.App != nil && u.App.Origin != nil {
+				got = append(got, u.App.Name+" "+filepath.ToSlash(u.Dir[len(dir)+1:]))
+			}
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"cart services/cart", "checkout kustomize/checkout/overlays/prod", "checkout-prod kustomize/checkout/overlays/prod",
+		"reviews charts/reviews", "root loop", "search services/search",
+	}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("units of rendered and generated Applications:\n%s\nwant:\n%s", strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+	// The chart the app of apps deploys is rendered with the child's
+	// parameter only, not a second time with its defaults (whose pause,
+	// 10m, is valid): one RL1003 per pause step.
+	n := 0
+	for _, d := range rep.Result.Active() {
+		if d.RuleID == "RL1003" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d RL1003 findings, want 2", n)
 	}
 }

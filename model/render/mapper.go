@@ -36,6 +36,20 @@ func (m *Mapper) Copy() *Mapper {
 	return c
 }
 
+// generatedKind marks a generated document (an Application an
+// ApplicationSet makes), whose fields map to the same field paths of a node
+// of the user's file (the ApplicationSet's template).
+const generatedKind units.Kind = "generated"
+
+// AddDocument registers a generated document: a position in it maps to
+// the same field of source (a node tree with lines of file), or the
+// nearest field above it that source has.
+func (m *Mapper) AddDocument(path string, data []byte, source *yaml.Node, file string) {
+	rf := &renderedFile{kind: generatedKind, path: path, data: data, unitRoot: file, source: source}
+	rf.docs = []*renderedDoc{{start: 1, end: bytes.Count(data, []byte("\n")) + 1, data: data}}
+	m.files[path] = rf
+}
+
 // renderedFile is one rendered output: a kustomize build, or the output of
 // one Helm template.
 type renderedFile struct {
@@ -50,6 +64,8 @@ type renderedFile struct {
 	template   string
 	dependency string
 	values     []valuesSource
+	// source is a generated document's node in unitRoot (generatedKind).
+	source *yaml.Node
 	// subchart is the values key of a file:// dependency rendered from
 	// subchartDir, its own directory (a vendored one is under charts/).
 	subchart, subchartDir string
@@ -106,6 +122,10 @@ func (m *Mapper) MapPos(p graph.Position) (graph.Position, []graph.Location) {
 		return rf.fallback(), nil
 	}
 	elems, key, val := pathAt(doc.root(), p)
+	if rf.kind == generatedKind {
+		k, v, _ := lookup(rf.source, elems)
+		return nodePos(rf.unitRoot, k, v), nil
+	}
 	if rf.kind == units.Helm {
 		return m.helmPos(rf, doc, p, elems, key, val)
 	}
@@ -369,6 +389,9 @@ func (m *Mapper) SourcesOf(res *graph.Resource) []string {
 	var out []string
 	if rf.app != nil {
 		out = append(out, rf.app.File)
+	}
+	if rf.kind == generatedKind {
+		return append(out, rf.unitRoot)
 	}
 	if rf.kind == units.Helm {
 		out = append(out, rf.unitRoot)

@@ -23,9 +23,33 @@ type Application struct {
 	SourcePath string
 	// Destination is where the Application deploys.
 	Destination Destination
+	// Origin is set for an Application no file holds as written: one a
+	// render made (an app of apps) or an ApplicationSet generated.
+	Origin *Origin
 	// node is the Application's top-level mapping, for positions.
 	node *yaml.Node
 }
+
+// Origin says how an Application that is not written as such came to be.
+type Origin struct {
+	// Rendered: File names a renderer's output (not a file on disk), Data
+	// is that output's text, and the parent unit's render maps positions
+	// in it into the user's files.
+	Rendered bool
+	Data     []byte
+	// Parent is the unit whose render made the Application (Rendered).
+	Parent *Unit
+	// Set names the ApplicationSet that generated the Application (File is
+	// the ApplicationSet's file, and positions are in its template), and
+	// Params the parameter set it was generated with.
+	Set, Params string
+	// Chain lists what deploys the Application, outermost first (units and
+	// Applications, as Unit.Name and "Application NS/NAME" give them).
+	Chain []string
+}
+
+// Key is the Application's identity: namespace and name.
+func (a *Application) Key() string { return a.Namespace + "/" + a.Name }
 
 // Destination is an Application's target cluster and namespace.
 type Destination struct {
@@ -141,6 +165,10 @@ func (a *Application) Pos(path string) graph.Position {
 	return graph.NodePos(a.File, best)
 }
 
+// ApplicationsIn reads the Argo CD Applications of a manifest's text (a
+// render's output, for an app of apps), with lines of that text.
+func ApplicationsIn(file string, data []byte) []*Application { return applicationsIn(file, data) }
+
 // applicationsIn reads the Argo CD Applications of a manifest file. Files
 // without the word Application are not parsed; documents that do not parse
 // are left to the lint, which reports them.
@@ -159,59 +187,71 @@ func applicationsIn(file string, data []byte) []*Application {
 		if body.Kind == yaml.DocumentNode && len(body.Content) > 0 {
 			body = body.Content[0]
 		}
-		var head struct {
-			APIVersion string `yaml:"apiVersion"`
-			Kind       string `yaml:"kind"`
-			Metadata   struct {
+		if body.Kind != yaml.MappingNode {
+			continue
+		}
+		out = append(out, applicationFrom(file, doc, body, false)...)
+	}
+	return out
+}
+
+// applicationFrom reads the Application a mapping node holds (one per
+// source): a document of File, or (template) an ApplicationSet's
+// template after substitution, which has no apiVersion and kind of its own.
+func applicationFrom(file string, doc int, body *yaml.Node, template bool) []*Application {
+	var out []*Application
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name      string `yaml:"name"`
+			Namespace string `yaml:"namespace"`
+		} `yaml:"metadata"`
+		Spec struct {
+			Destination struct {
+				Server    string `yaml:"server"`
 				Name      string `yaml:"name"`
 				Namespace string `yaml:"namespace"`
-			} `yaml:"metadata"`
-			Spec struct {
-				Destination struct {
-					Server    string `yaml:"server"`
-					Name      string `yaml:"name"`
-					Namespace string `yaml:"namespace"`
-				} `yaml:"destination"`
-			} `yaml:"spec"`
+			} `yaml:"destination"`
+		} `yaml:"spec"`
+	}
+	if body.Decode(&head) != nil {
+		return nil
+	}
+	if !template && (head.Kind != "Application" || !strings.HasPrefix(head.APIVersion, "argoproj.io/")) {
+		return nil
+	}
+	d := head.Spec.Destination
+	dest := Destination{Server: strings.TrimSpace(d.Server), Name: strings.TrimSpace(d.Name), Namespace: strings.TrimSpace(d.Namespace)}
+	add := func(n *yaml.Node, path string) {
+		var src struct {
+			RepoURL        string           `yaml:"repoURL"`
+			Path           string           `yaml:"path"`
+			Chart          string           `yaml:"chart"`
+			TargetRevision string           `yaml:"targetRevision"`
+			Ref            string           `yaml:"ref"`
+			Helm           *HelmSource      `yaml:"helm"`
+			Kustomize      *KustomizeSource `yaml:"kustomize"`
+			Directory      *DirectorySource `yaml:"directory"`
+			Plugin         *PluginSource    `yaml:"plugin"`
 		}
-		if body.Kind != yaml.MappingNode || body.Decode(&head) != nil {
-			continue
+		if n == nil || n.Decode(&src) != nil {
+			return
 		}
-		if head.Kind != "Application" || !strings.HasPrefix(head.APIVersion, "argoproj.io/") {
-			continue
-		}
-		d := head.Spec.Destination
-		dest := Destination{Server: strings.TrimSpace(d.Server), Name: strings.TrimSpace(d.Name), Namespace: strings.TrimSpace(d.Namespace)}
-		add := func(n *yaml.Node, path string) {
-			var src struct {
-				RepoURL        string           `yaml:"repoURL"`
-				Path           string           `yaml:"path"`
-				Chart          string           `yaml:"chart"`
-				TargetRevision string           `yaml:"targetRevision"`
-				Ref            string           `yaml:"ref"`
-				Helm           *HelmSource      `yaml:"helm"`
-				Kustomize      *KustomizeSource `yaml:"kustomize"`
-				Directory      *DirectorySource `yaml:"directory"`
-				Plugin         *PluginSource    `yaml:"plugin"`
-			}
-			if n == nil || n.Decode(&src) != nil {
-				return
-			}
-			out = append(out, &Application{
-				Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, File: file, Doc: doc,
-				Source: Source{RepoURL: src.RepoURL, Path: src.Path, Chart: src.Chart, TargetRevision: src.TargetRevision,
-					Ref: src.Ref, Helm: src.Helm, Kustomize: src.Kustomize, Directory: src.Directory, Plugin: src.Plugin},
-				SourcePath: path, Destination: dest, node: body,
-			})
-		}
-		spec := child(body, "spec")
-		if src := child(spec, "source"); src != nil {
-			add(src, "spec.source")
-		}
-		if srcs := child(spec, "sources"); srcs != nil && srcs.Kind == yaml.SequenceNode {
-			for i, n := range srcs.Content {
-				add(n, fmt.Sprintf("spec.sources[%d]", i))
-			}
+		out = append(out, &Application{
+			Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, File: file, Doc: doc,
+			Source: Source{RepoURL: src.RepoURL, Path: src.Path, Chart: src.Chart, TargetRevision: src.TargetRevision,
+				Ref: src.Ref, Helm: src.Helm, Kustomize: src.Kustomize, Directory: src.Directory, Plugin: src.Plugin},
+			SourcePath: path, Destination: dest, node: body,
+		})
+	}
+	spec := child(body, "spec")
+	if src := child(spec, "source"); src != nil {
+		add(src, "spec.source")
+	}
+	if srcs := child(spec, "sources"); srcs != nil && srcs.Kind == yaml.SequenceNode {
+		for i, n := range srcs.Content {
+			add(n, fmt.Sprintf("spec.sources[%d]", i))
 		}
 	}
 	return out

@@ -188,6 +188,7 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 	}
 	// Applications, from every manifest file outside charts and kustomizations.
 	read := map[string]load.Input{} // what directory units may keep (Unit.Inputs)
+	var sets []*appSet
 	for _, d := range order {
 		if inChart(d) {
 			continue
@@ -201,8 +202,16 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 				read[f] = in
 			}
 			set.Applications = append(set.Applications, applicationsIn(f, data)...)
+			sets = append(sets, applicationSetsIn(f, data)...)
 		}
 	}
+	// ApplicationSets: the Applications their repository generators make.
+	for _, s := range sets {
+		apps, problems := expandApplicationSet(s, dirs, candidateRoots(roots, opts))
+		set.Applications = append(set.Applications, apps...)
+		set.Problems = append(set.Problems, problems...)
+	}
+	set.dirs, set.kusts, set.charts, set.roots, set.opts = dirs, kusts, charts, roots, opts
 	claimed := map[string]bool{} // directories deployed by an Application
 	for _, app := range set.Applications {
 		u := appUnit(app, dirs, kusts, charts, roots, opts)
@@ -429,20 +438,8 @@ func appUnit(app *Application, dirs map[string]*dirInfo, kusts map[string]*kustR
 	// its .git (a copy, a fixture) is tried from each walked root and the
 	// directories above it.
 	rel := filepath.FromSlash(path.Clean("/" + src.Path))[1:]
-	var candidates []string
-	if opts.RepoRoot != "" {
-		candidates = append(candidates, opts.RepoRoot)
-	}
-	for _, r := range roots {
-		for d := filepath.Clean(r); ; d = filepath.Dir(d) {
-			candidates = append(candidates, d)
-			if d == "." || d == string(filepath.Separator) || filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
 	dir := ""
-	for _, c := range candidates {
+	for _, c := range candidateRoots(roots, opts) {
 		if p := filepath.Join(c, rel); dirs[p] != nil {
 			dir = p
 			break
@@ -464,6 +461,25 @@ func appUnit(app *Application, dirs map[string]*dirInfo, kusts map[string]*kustR
 		u.Files, u.Jsonnet = directoryFiles(dir, dirs, src.Directory)
 	}
 	return u
+}
+
+// candidateRoots are the directories an Argo CD path may be relative to:
+// the repository root, then each walked root and the directories above it
+// (a tree linted without its .git: a copy, a fixture).
+func candidateRoots(roots []string, opts Options) []string {
+	var candidates []string
+	if opts.RepoRoot != "" {
+		candidates = append(candidates, filepath.Clean(opts.RepoRoot))
+	}
+	for _, r := range roots {
+		for d := filepath.Clean(r); ; d = filepath.Dir(d) {
+			candidates = append(candidates, d)
+			if d == "." || d == string(filepath.Separator) || filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	return candidates
 }
 
 func containsString(list []string, s string) bool {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
 )
 
@@ -82,8 +83,29 @@ type Set struct {
 	// file given alone (pre-commit) finds the units to load for context.
 	Owned map[string][]*Unit
 	// Applications are every Argo CD Application found, whether or not its
-	// source could be rendered here.
+	// source could be rendered here, and those ApplicationSets generate.
 	Applications []*Application
+	// Problems are what discovery could not evaluate (an ApplicationSet
+	// generator that needs a cluster): info findings, at their line.
+	Problems []graph.Problem
+
+	// What Deploy needs to find the unit of an Application found later.
+	dirs   map[string]*dirInfo
+	kusts  map[string]*kustRefs
+	charts []string
+	roots  []string
+	opts   Options
+}
+
+// Deploy returns the unit an Application found after discovery deploys
+// (one a render made: an app of apps), as discovery would have made it for
+// an Application in a file, or nil when its source is not a directory of
+// the tree.
+func (s *Set) Deploy(app *Application) *Unit {
+	if s.dirs == nil {
+		return nil
+	}
+	return appUnit(app, s.dirs, s.kusts, s.charts, s.roots, s.opts)
 }
 
 // UnitsOf returns the units a file belongs to (path cleaned), or nil.

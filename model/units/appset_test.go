@@ -1,0 +1,107 @@
+package units
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestApplicationSetGenerators expands git files, matrix and merge
+// generators in both template modes; an unknown parameter stays as
+// written (fasttemplate), and a function rolloutlint lacks is an info
+// finding, not an Application.
+func TestApplicationSetGenerators(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, env := range []string{"dev", "prod"} {
+		write("envs/"+env+"/config.json", `{"cluster": {"name": "c-`+env+`"}, "ns": "shop-`+env+`"}`)
+		write("apps/"+env+"/svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+	}
+	write("sets.yaml", `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: files, namespace: argocd}
+spec:
+  generators:
+  - matrix:
+      generators:
+      - git: {repoURL: x, files: [{path: "envs/**/config.json"}]}
+      - list: {elements: [{team: a}]}
+  template:
+    metadata: {name: '{{cluster.name}}-{{team}}-{{nope}}'}
+    spec:
+      source: {repoURL: x, path: 'apps/{{path.basename}}'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '{{ns}}'}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: merged}
+spec:
+  goTemplate: true
+  generators:
+  - merge:
+      mergeKeys: [env]
+      generators:
+      - list: {elements: [{env: dev, ns: d}, {env: prod, ns: p}]}
+      - list: {elements: [{env: prod, ns: production}]}
+  template:
+    metadata: {name: '{{ .env | upper | lower }}-{{ .ns | normalize }}'}
+    spec:
+      source: {repoURL: x, path: 'apps/{{ .env }}'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: '{{ .ns }}'}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: odd}
+spec:
+  goTemplate: true
+  generators:
+  - list: {elements: [{env: dev}]}
+  template:
+    metadata: {name: '{{ .env | sha256sum }}'}
+    spec:
+      source: {repoURL: x, path: apps/dev}
+      destination: {server: 'https://kubernetes.default.svc', namespace: x}
+`)
+	set, err := Discover([]string{dir}, Options{RepoRoot: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range set.Applications {
+		if a.Origin != nil {
+			got = append(got, a.Name+" "+a.Source.Path+" "+a.Destination.Namespace)
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"c-dev-a-{{nope}} apps/dev shop-dev", "c-prod-a-{{nope}} apps/prod shop-prod",
+		"dev-d apps/dev d", "prod-production apps/prod production",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("generated:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(set.Problems) != 1 || !strings.Contains(set.Problems[0].Message, `function "sha256sum" not defined`) || !set.Problems[0].Info {
+		t.Errorf("problems: %+v, want one info on sha256sum", set.Problems)
+	}
+	// Each generated Application deploys its directory.
+	n := 0
+	for _, u := range set.Units {
+		if u.App != nil && u.App.Origin != nil {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d units of generated Applications, want 4", n)
+	}
+}
