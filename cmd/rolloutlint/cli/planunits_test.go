@@ -232,3 +232,40 @@ current-context: x
 		t.Errorf("exit %d %q", r.code, r.err)
 	}
 }
+
+// TestPlanBorrowsClusterTemplates: an overlay planned with the repository
+// sees the ClusterAnalysisTemplates another unit defines (as lint does);
+// planned alone it lists them as not in the bundle.
+func TestPlanBorrowsClusterTemplates(t *testing.T) {
+	t.Parallel()
+	missing := func(args ...string) map[string][]string {
+		r := run(t, "../../../testdata/repos/shared-templates", "", append([]string{"plan", "--config", "/dev/null", "-f", "json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.err)
+		}
+		var doc struct {
+			Rollouts []struct {
+				Rollout     struct{ Namespace, Name string }
+				NotInBundle []struct{ Name string } `json:"notInBundle"`
+			}
+		}
+		if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]string{}
+		for _, ro := range doc.Rollouts {
+			k := ro.Rollout.Namespace + "/" + ro.Rollout.Name
+			out[k] = []string{}
+			for _, n := range ro.NotInBundle {
+				out[k] = append(out[k], n.Name)
+			}
+		}
+		return out
+	}
+	if got := missing("."); !reflect.DeepEqual(got["shop/checkout"], []string{}) {
+		t.Errorf("with the repository: shop/checkout lacks %v (all: %v), want nothing", got["shop/checkout"], got)
+	}
+	if got := missing("kustomize/shop/overlays/prod"); !reflect.DeepEqual(got, map[string][]string{"shop/checkout": {"success-rate"}}) {
+		t.Errorf("the overlay alone: %v, want shop/checkout lacking success-rate", got)
+	}
+}
