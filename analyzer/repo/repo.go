@@ -98,25 +98,15 @@ func Lint(paths []string, opts Options) (*Report, error) {
 
 // lintIn is Lint with relative paths read from base.
 func lintIn(base string, paths []string, opts Options) (*Report, error) {
-	join := func(ps []string) []string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = p
-			if p != "-" && !filepath.IsAbs(p) {
-				out[i] = filepath.Join(base, p)
-			}
-		}
-		return out
-	}
 	if opts.RepoRoot != "" && !filepath.IsAbs(opts.RepoRoot) {
 		opts.RepoRoot = filepath.Join(base, opts.RepoRoot)
 	}
-	opts.Context = join(opts.Context)
+	opts.Context = joinAll(base, opts.Context)
 	if ex := opts.Load.Exclude; ex != nil {
 		opts.Load.Exclude = func(p string) bool { return ex(strip(base, p)) }
 	}
 	opts.Load.Dir = ""
-	return lint(join(paths), opts)
+	return lint(joinAll(base, paths), opts)
 }
 
 // strip makes a path below base relative to it again.
@@ -138,6 +128,45 @@ func trimDir(base string, ds []rules.Diagnostic) []rules.Diagnostic {
 }
 
 func lint(paths []string, opts Options) (*Report, error) {
+	sel, err := selectUnits(paths, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := lintUnits(sel.found, sel.units, sel.loose, opts)
+	if err != nil {
+		return nil, err
+	}
+	// Files given alone, with nothing else loaded, are all there is: no
+	// filter (as before units).
+	if sel.filtered(opts) {
+		rep.Result = only(rep, sel.reported)
+	}
+	return rep, nil
+}
+
+// selection is what the paths of a lint select: the units to render, the
+// loose files (linted with the plain directories), and the paths findings
+// are reported on (nil: everything).
+type selection struct {
+	units    []*units.Unit
+	loose    []string
+	reported map[string]bool
+	// ofFiles are the units a given file belongs to.
+	ofFiles map[*units.Unit]bool
+	// found is the discovery the units come from: the Applications their
+	// renders make (an app of apps) deploy units it knows.
+	found *units.Set
+}
+
+// filtered reports whether only findings on the reported paths are kept:
+// files were given, and something besides them is loaded.
+func (s *selection) filtered(opts Options) bool {
+	return s.reported != nil && (len(s.units) > 0 || len(opts.Context) > 0)
+}
+
+// selectUnits discovers the units of the directories among paths and the
+// units the files among them belong to.
+func selectUnits(paths []string, opts Options) (*selection, error) {
 	var dirs, files []string
 	for _, p := range paths {
 		if p == "-" {
@@ -159,21 +188,18 @@ func lint(paths []string, opts Options) (*Report, error) {
 		root = FindRoot(paths[0])
 	}
 	uopts := units.Options{RepoRoot: root, Exclude: opts.Load.Exclude, FollowSymlinks: opts.Load.FollowSymlinks, Limits: opts.Render.Limits}
-	var selected []*units.Unit
-	var reported map[string]bool // nil: everything
-	var loose []string
-	var found *units.Set // the discovery whose units are linted, for the Applications renders make
+	sel := &selection{}
 	if len(dirs) > 0 {
 		set, err := units.Discover(dirs, uopts)
 		if err != nil {
 			return nil, err
 		}
-		selected, found = set.Units, set
+		sel.units, sel.found = set.Units, set
 	}
 	if len(files) > 0 {
-		reported = map[string]bool{}
+		sel.reported = map[string]bool{}
 		for _, d := range dirs {
-			reported[d] = true
+			sel.reported[d] = true
 		}
 		var set *units.Set
 		if root != "" {
@@ -181,49 +207,44 @@ func lint(paths []string, opts Options) (*Report, error) {
 			if set, err = units.Discover([]string{root}, uopts); err != nil {
 				return nil, err
 			}
-			if found == nil {
-				found = set
+			if sel.found == nil {
+				sel.found = set
 			}
 		}
 		seen := map[*units.Unit]bool{}
-		for _, u := range selected {
+		for _, u := range sel.units {
 			seen[u] = true
 		}
+		sel.ofFiles = map[*units.Unit]bool{}
 		for _, f := range files {
-			reported[f] = true
+			sel.reported[f] = true
 			var us []*units.Unit
 			if set != nil && f != "-" {
 				us = set.UnitsOf(f)
 			}
+			for _, u := range us {
+				sel.ofFiles[u] = true
+			}
 			if len(us) == 0 {
-				loose = append(loose, f)
+				sel.loose = append(sel.loose, f)
 				continue
 			}
 			for _, u := range us {
 				if !seen[u] && (u.Kind != units.Directory || u.App != nil) {
 					seen[u] = true
-					selected = append(selected, u)
+					sel.units = append(sel.units, u)
 				}
 			}
 			// A plain file is linted with the plain directories.
 			for _, u := range us {
 				if u.Kind == units.Directory && u.App == nil {
-					loose = append(loose, f)
+					sel.loose = append(sel.loose, f)
 					break
 				}
 			}
 		}
 	}
-	rep, err := lintUnits(found, selected, loose, opts)
-	if err != nil {
-		return nil, err
-	}
-	// Files given alone, with nothing else loaded, are all there is: no
-	// filter (as before units).
-	if reported != nil && (len(selected) > 0 || len(opts.Context) > 0) {
-		rep.Result = only(rep, reported)
-	}
-	return rep, nil
+	return sel, nil
 }
 
 // FindRoot is the repository root above path: the nearest directory
@@ -278,6 +299,44 @@ type bundleWork struct {
 }
 
 func lintUnits(set *units.Set, selected []*units.Unit, loose []string, opts Options) (*Report, error) {
+	pr, err := prepare(set, selected, loose, opts)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{files: map[string]bool{}}
+	files := rep.files
+	for i, b := range pr.bundles {
+		res, m, err := lintBundle(pr.gathered[i], pr.shared, opts, files)
+		if err != nil {
+			return nil, err
+		}
+		if m != nil {
+			rep.mappers = append(rep.mappers, m)
+		}
+		rep.Bundles = append(rep.Bundles, &Bundle{Units: b.units, Result: res})
+	}
+	rep.Result = merge(rep.Bundles)
+	if len(rep.Bundles) == 0 { // nothing to lint (--allow-empty): the summary still counts the rules in force
+		rep.Result.Rules, _ = analyzer.Select(opts.Analyzer)
+		rep.Result.Summary.Rules = len(rep.Result.Rules)
+	}
+	rep.Result.Summary.Files = len(files)
+	return rep, nil
+}
+
+// prepared is a repository rendered and gathered into bundles, in order:
+// each bundle's work, its inputs, and the ClusterAnalysisTemplates they
+// share.
+type prepared struct {
+	bundles  []*bundleWork
+	gathered []*bundleInputs
+	shared   *clusterTemplates
+}
+
+// prepare groups the units into bundles (sorted by group), renders every
+// unit (and the units the Applications they render deploy, when set, the
+// discovery they come from, is given) and gathers each bundle's inputs.
+func prepare(set *units.Set, selected []*units.Unit, loose []string, opts Options) (*prepared, error) {
 	byGroup := map[string]*bundleWork{}
 	var order []string
 	add := func(group string) *bundleWork {
@@ -292,7 +351,7 @@ func lintUnits(set *units.Set, selected []*units.Unit, loose []string, opts Opti
 		b.units = append(b.units, u)
 	}
 	if len(loose) > 0 {
-		b := add("plain")
+		b := add(plainGroup)
 		b.loose = loose
 	}
 	sort.Strings(order)
@@ -352,42 +411,33 @@ func lintUnits(set *units.Set, selected []*units.Unit, loose []string, opts Opti
 	if set != nil && len(set.Problems) > 0 {
 		addSetProblems(set.Problems, order, byGroup, results)
 	}
-	rep := &Report{files: map[string]bool{}}
-	files := rep.files
-	gathered := make([]*bundleInputs, len(order))
-	for i, g := range order {
-		var err error
-		if gathered[i], err = gatherBundle(byGroup[g], results, opts); err != nil {
-			return nil, err
-		}
-	}
-	shared := indexClusterTemplates(gathered, opts.Load)
-	for i, g := range order {
+	pr := &prepared{}
+	for _, g := range order {
 		b := byGroup[g]
-		res, m, err := lintBundle(gathered[i], shared, opts, files)
+		bi, err := gatherBundle(b, results, opts)
 		if err != nil {
 			return nil, err
 		}
-		if m != nil {
-			rep.mappers = append(rep.mappers, m)
-		}
-		rep.Bundles = append(rep.Bundles, &Bundle{Units: b.units, Result: res})
+		pr.bundles = append(pr.bundles, b)
+		pr.gathered = append(pr.gathered, bi)
 	}
-	rep.Result = merge(rep.Bundles)
-	if len(rep.Bundles) == 0 { // nothing to lint (--allow-empty): the summary still counts the rules in force
-		rep.Result.Rules, _ = analyzer.Select(opts.Analyzer)
-		rep.Result.Summary.Rules = len(rep.Result.Rules)
-	}
-	rep.Result.Summary.Files = len(files)
-	return rep, nil
+	pr.shared = indexClusterTemplates(pr.gathered, opts.Load)
+	return pr, nil
 }
+
+// plainGroup is the group of the plain directories and of the files in no
+// unit.
+const plainGroup = "plain"
 
 // bundleInputs is what one bundle loads: its inputs, the problems its
 // rendering met, the mapper of its rendered files, its default namespace,
 // and whether an Application deploys it.
 type bundleInputs struct {
-	group    string
-	inputs   []load.Input
+	group  string
+	inputs []load.Input
+	// unitOf is the unit each input came from (the first, for an input
+	// two units share).
+	unitOf   map[string]*units.Unit
 	problems []graph.Problem
 	mapper   *render.Mapper
 	ns       string
@@ -405,6 +455,7 @@ func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Op
 	var origins []*units.Application // Applications a render made or an ApplicationSet generated
 	ns := opts.Load.Namespace
 	argo := false
+	unitOf := map[string]*units.Unit{}
 	for _, u := range b.units {
 		res := results[u]
 		for _, in := range res.Inputs {
@@ -416,6 +467,7 @@ func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Op
 			}
 			have[in.Path] = len(inputs)
 			inputs = append(inputs, in)
+			unitOf[in.Path] = u
 		}
 		problems = append(problems, res.Problems...)
 		if mapper == nil {
@@ -503,21 +555,56 @@ func gatherBundle(b *bundleWork, results map[*units.Unit]*render.Result, opts Op
 			}
 		}
 	}
-	return &bundleInputs{group: b.group, inputs: inputs, problems: problems, mapper: mapper, ns: ns, argo: argo}, nil
+	return &bundleInputs{group: b.group, inputs: inputs, unitOf: unitOf, problems: problems, mapper: mapper, ns: ns, argo: argo}, nil
 }
 
 // lintBundle loads the rendered units of one bundle into one graph and
 // lints it.
 func lintBundle(bi *bundleInputs, shared *clusterTemplates, opts Options, files map[string]bool) (*analyzer.Result, *render.Mapper, error) {
-	inputs, problems, mapper, argo := bi.inputs, bi.problems, bi.mapper, bi.argo
+	g, mapper, borrowed, err := loadBundle(bi, shared, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.AfterLoad != nil {
+		opts.AfterLoad(g)
+	}
+	for _, f := range g.Files {
+		if !f.Rendered && !graph.IsLive(f.Path) {
+			files[f.Path] = true
+		}
+	}
+	ao := opts.Analyzer
+	ao.Globals.ArgoCD = ao.Globals.ArgoCD || bi.argo
+	// The plain directories are linted together so that their references
+	// resolve, but directories of plain manifests that define the same
+	// object are variants applied one at a time (examples, environments,
+	// versions, each its own Application), not one `kubectl apply -R`: a
+	// duplicate counts within a directory (`kubectl apply -f DIR`).
+	ao.Globals.DuplicatesByDirectory = bi.group == plainGroup
+	res := analyzer.Run(g, ao)
+	res.Summary.Objects -= borrowed // counted by the bundle that defines them
+	if opts.AfterBundle != nil {
+		if err := opts.AfterBundle(g, res); err != nil {
+			return nil, nil, err
+		}
+	}
+	return res, mapper, nil
+}
+
+// loadBundle loads the rendered units of one bundle into one graph, with
+// the ClusterAnalysisTemplates of other bundles its Rollouts name (their
+// count is borrowed), the live objects of Options.Live, the render
+// problems and the mapper of its rendered files.
+func loadBundle(bi *bundleInputs, shared *clusterTemplates, opts Options) (g *graph.Graph, mapper *render.Mapper, borrowed int, err error) {
+	inputs, problems := bi.inputs, bi.problems
+	mapper = bi.mapper
 	lo := opts.Load
 	lo.Namespace = bi.ns
-	g := load.Inputs(inputs, lo)
+	g = load.Inputs(inputs, lo)
 	// The ClusterAnalysisTemplates other bundles define, which this one's
 	// Rollouts name: cluster-scoped, they are in the cluster for every
 	// unit, so they join the bundle (their own findings are reported, once,
 	// by the bundle that defines them).
-	borrowed := 0
 	if extra, mappers, n := shared.missingFrom(bi, g); n > 0 {
 		for _, m := range mappers {
 			if mapper == nil {
@@ -533,7 +620,7 @@ func lintBundle(bi *bundleInputs, shared *clusterTemplates, opts Options, files 
 	if opts.Live != nil {
 		live, err := opts.Live(g)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		if len(live) > 0 {
 			g = load.Inputs(append(slices.Clip(inputs), live...), lo)
@@ -546,30 +633,7 @@ func lintBundle(bi *bundleInputs, shared *clusterTemplates, opts Options, files 
 	if mapper != nil {
 		g.Mapper = mapper
 	}
-	if opts.AfterLoad != nil {
-		opts.AfterLoad(g)
-	}
-	for _, f := range g.Files {
-		if !f.Rendered && !graph.IsLive(f.Path) {
-			files[f.Path] = true
-		}
-	}
-	ao := opts.Analyzer
-	ao.Globals.ArgoCD = ao.Globals.ArgoCD || argo
-	// The plain directories are linted together so that their references
-	// resolve, but directories of plain manifests that define the same
-	// object are variants applied one at a time (examples, environments,
-	// versions, each its own Application), not one `kubectl apply -R`: a
-	// duplicate counts within a directory (`kubectl apply -f DIR`).
-	ao.Globals.DuplicatesByDirectory = bi.group == "plain"
-	res := analyzer.Run(g, ao)
-	res.Summary.Objects -= borrowed // counted by the bundle that defines them
-	if opts.AfterBundle != nil {
-		if err := opts.AfterBundle(g, res); err != nil {
-			return nil, nil, err
-		}
-	}
-	return res, mapper, nil
+	return g, mapper, borrowed, nil
 }
 
 // overlay joins two blanked copies of one text line by line: each line is

@@ -327,6 +327,23 @@ func (e *jsonEnc) rollout(r *Rollout) {
 		e.key(`"live": `)
 		e.live(r.Live)
 	}
+	if r.Unit != nil {
+		e.key(`"unit": `)
+		e.unit(r.Unit)
+	}
+	e.close()
+}
+
+func (e *jsonEnc) unit(u *Unit) {
+	e.open()
+	e.key(`"kind": `)
+	e.str(u.Kind)
+	e.key(`"dir": `)
+	e.str(u.Dir)
+	if u.Application != "" {
+		e.key(`"application": `)
+		e.str(u.Application)
+	}
 	e.close()
 }
 

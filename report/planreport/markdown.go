@@ -10,7 +10,14 @@ import (
 func Markdown(w io.Writer, doc *Document) error {
 	var b strings.Builder
 	for _, r := range doc.Rollouts {
-		fmt.Fprintf(&b, "### Rollout %s (%s, %s, Istio %s model)\n\n", codeSpan(keyOf(r.Rollout)), r.Strategy, splitName(r), doc.IstioVersion)
+		in := ""
+		if r.Unit != nil {
+			in = " in " + mdText(r.Unit.Kind) + " " + codeSpan(r.Unit.Dir)
+			if r.Unit.Application != "" {
+				in += " (Application " + codeSpan(r.Unit.Application) + ")"
+			}
+		}
+		fmt.Fprintf(&b, "### Rollout %s%s (%s, %s, Istio %s model)\n\n", codeSpan(keyOf(r.Rollout)), in, r.Strategy, splitName(r), doc.IstioVersion)
 		for _, ref := range r.NotInBundle {
 			fmt.Fprintf(&b, "- Not in the bundle: %s\n", mdText(refText(ref)))
 		}

@@ -21,7 +21,11 @@ func Mermaid(w io.Writer, doc *Document) error {
 	}
 	for _, r := range doc.Rollouts {
 		b.WriteString("    rect rgba(128, 128, 128, 0.08)\n")
-		fmt.Fprintf(&b, "    Note over A,P: Rollout %s (%s, %s)\n", mmEscape(keyOf(r.Rollout)), mmEscape(r.Strategy), splitName(r))
+		in := ""
+		if r.Unit != nil {
+			in = " in " + mmEscape(r.Unit.String())
+		}
+		fmt.Fprintf(&b, "    Note over A,P: Rollout %s%s (%s, %s)\n", mmEscape(keyOf(r.Rollout)), in, mmEscape(r.Strategy), splitName(r))
 		for _, ref := range r.NotInBundle {
 			fmt.Fprintf(&b, "    Note over A,K: not in the bundle: %s\n", mmEscape(refText(ref)))
 		}

@@ -51,6 +51,47 @@ type Rollout struct {
 	Rejected []Rejection `json:"rejected"`
 	// Live is the live state the plan starts from (plan --cluster).
 	Live *plan.Live `json:"live,omitempty"`
+	// Unit is the deployable unit the Rollout was rendered in (a
+	// Kustomize root, a Helm chart, an Argo CD Application's source);
+	// omitted for files read as written. File and Line then point into the
+	// file the user wrote, not into the rendered output.
+	Unit *Unit `json:"unit,omitempty"`
+}
+
+// Unit names the deployable unit a Rollout was rendered in.
+type Unit struct {
+	// Kind is kustomize, helm or directory (an Application's directory
+	// source).
+	Kind string `json:"kind"`
+	// Dir is the kustomization root, the chart or the directory, as
+	// discovered from the paths given.
+	Dir string `json:"dir"`
+	// Application is namespace/name of the Argo CD Application that
+	// renders the unit, when one does.
+	Application string `json:"application,omitempty"`
+}
+
+// String is the unit in a few words: "kustomize overlays/prod", with
+// "(Application argocd/app)" when an Application renders it.
+func (u *Unit) String() string {
+	s := u.Kind + " " + u.Dir
+	if u.Application != "" {
+		s += " (Application " + u.Application + ")"
+	}
+	return s
+}
+
+// Bundle is the Rollouts of one bundle: N plans from At (as in Write),
+// predicted with the bundle's Scoper and listed with its rejections.
+type Bundle struct {
+	N        int
+	At       func(i int, pl *plan.Planner) *plan.Plan
+	Scoper   *xds.Scoper
+	Rejected map[plan.Object][]Rejection
+	// Origin, when set, gives a plan's unit (nil for none) and the
+	// position of its Rollout in the files the user wrote (file "" keeps
+	// the Rollout's own file and name line).
+	Origin func(p *plan.Plan) (u *Unit, file string, line int)
 }
 
 // Reference is an object a Rollout names that is not in the bundle.
@@ -95,6 +136,35 @@ func Build(m *xds.Model, sc *xds.Scoper, plans []*plan.Plan, rejected map[plan.O
 		doc.Rollouts = append(doc.Rollouts, rolloutOf(m, sc, p, rejected))
 	}
 	return doc
+}
+
+// BuildBundles is Build over the plans of several bundles, in order, each
+// predicted with its own bundle's Scoper and rejections.
+func BuildBundles(m *xds.Model, bundles []Bundle) *Document {
+	doc := head(m)
+	for i := range bundles {
+		b := &bundles[i]
+		for j := range b.N {
+			if p := b.At(j, nil); p != nil {
+				doc.Rollouts = append(doc.Rollouts, b.rolloutOf(nil, m, p))
+			}
+		}
+	}
+	return doc
+}
+
+// rolloutOf is one plan's entry, with the bundle's Scoper, rejections and
+// origin, in u's memory (nil: its own).
+func (b *Bundle) rolloutOf(u *reuse, m *xds.Model, p *plan.Plan) Rollout {
+	r := u.rolloutOf(m, b.Scoper, p, b.Rejected)
+	if b.Origin != nil {
+		unit, file, line := b.Origin(p)
+		r.Unit = unit
+		if file != "" {
+			r.File, r.Line = file, line
+		}
+	}
+	return r
 }
 
 // head is the document without Rollouts.

@@ -85,6 +85,37 @@ func TestJSONSchema(t *testing.T) {
 			t.Errorf("experiment@%s: %s", v, e)
 		}
 	}
+	// Rollouts of two bundles, rendered in units: each with its unit, one
+	// with the Application rendering it, at the position Origin gives.
+	var ub bytes.Buffer
+	origin := func(u *planreport.Unit) func(*plan.Plan) (*planreport.Unit, string, int) {
+		return func(*plan.Plan) (*planreport.Unit, string, int) { return u, "base/rollout.yaml", 4 }
+	}
+	bundles := []planreport.Bundle{
+		{N: 1, At: func(int, *plan.Planner) *plan.Plan { return plan.Build(eg)[0] }, Scoper: xds.NewScoper(eg),
+			Origin: origin(&planreport.Unit{Kind: "kustomize", Dir: "overlays/dev"})},
+		{N: 1, At: func(int, *plan.Planner) *plan.Plan { return plan.Build(eg)[0] }, Scoper: xds.NewScoper(eg),
+			Origin: origin(&planreport.Unit{Kind: "helm", Dir: "charts/app", Application: "argocd/app"})},
+	}
+	m0, err := xds.ForVersion(xds.DefaultVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := planreport.WriteBundles(&ub, "json", m0, bundles); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"file": "base/rollout.yaml"`, `"dir": "overlays/dev"`, `"application": "argocd/app"`} {
+		if !strings.Contains(ub.String(), want) {
+			t.Errorf("units: the JSON lacks %s", want)
+		}
+	}
+	ures, err := schema.Validate(gojsonschema.NewBytesLoader(ub.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ures.Errors() {
+		t.Errorf("units: %s", e)
+	}
 	// A refused Rollout: its rejections, with and without a detail.
 	g, err := load.Paths([]string{filepath.Join(fixtures, "host-level.yaml")}, load.Options{})
 	if err != nil {

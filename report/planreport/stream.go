@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -23,6 +24,13 @@ import (
 // which at may plan: a plan is dropped once written (plan.EachIn). The
 // bytes are those of the format's Writer on Build's document.
 func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at func(i int, pl *plan.Planner) *plan.Plan, rejected map[plan.Object][]Rejection) error {
+	return WriteBundles(w, format, m, []Bundle{{N: n, At: at, Scoper: sc, Rejected: rejected}})
+}
+
+// WriteBundles is Write over the Rollouts of several bundles, one after
+// another in order: the document BuildBundles would assemble, streamed as
+// Write streams one bundle.
+func WriteBundles(w io.Writer, format string, m *xds.Model, bundles []Bundle) error {
 	doc := head(m)
 	var f streamFormat
 	switch format {
@@ -35,22 +43,27 @@ func Write(w io.Writer, format string, m *xds.Model, sc *xds.Scoper, n int, at f
 		if !ok {
 			return fmt.Errorf("unknown format %q", format)
 		}
-		var plans []*plan.Plan
-		for i := range n {
-			if p := at(i, nil); p != nil {
-				plans = append(plans, p)
-			}
-		}
-		return wr(w, Build(m, sc, plans, rejected))
+		return wr(w, BuildBundles(m, bundles))
 	}
+	// starts[k] is the index of bundle k's first Rollout among all.
+	starts := make([]int, len(bundles)+1)
+	for k := range bundles {
+		starts[k+1] = starts[k] + bundles[k].N
+	}
+	n := starts[len(bundles)]
 	// body formats the i-th Rollout with a formatter of its goroutine; ok
 	// is false when it has no plan.
 	body := func(w *worker, dst []byte, i int) ([]byte, bool) {
-		p := at(i, &w.pl)
+		k := 0
+		if len(bundles) > 1 {
+			k = sort.SearchInts(starts[1:], i+1)
+		}
+		b := &bundles[k]
+		p := b.At(i-starts[k], &w.pl)
 		if p == nil {
 			return dst, false
 		}
-		r := w.mem.rolloutOf(m, sc, p, rejected)
+		r := b.rolloutOf(w.mem, m, p)
 		return w.format(dst, &r), true
 	}
 	newWorker := func() *worker { return &worker{format: f.newBody(), mem: &reuse{}} }

@@ -126,3 +126,48 @@ func TestWriteStopsAtWriteError(t *testing.T) {
 		}
 	}
 }
+
+// WriteBundles over a bundle split in parts (one empty, each with its unit
+// and the rejections of its own) writes what Write writes of the whole with
+// the units added: the bytes of the format's Writer on BuildBundles'
+// document, whatever the goroutines.
+func TestWriteBundlesMatchesDocument(t *testing.T) {
+	m, sc, n, at, rejected := streamBundle(t)
+	part := func(from, to int, u *planreport.Unit) planreport.Bundle {
+		return planreport.Bundle{N: to - from, Scoper: sc, Rejected: rejected,
+			At:     func(i int, pl *plan.Planner) *plan.Plan { return at(from+i, pl) },
+			Origin: func(*plan.Plan) (*planreport.Unit, string, int) { return u, "", 0 }}
+	}
+	bundles := []planreport.Bundle{
+		part(0, 40, &planreport.Unit{Kind: "kustomize", Dir: "overlays/dev"}),
+		part(40, 40, nil),
+		part(40, n, &planreport.Unit{Kind: "helm", Dir: "charts/app", Application: "argocd/app"}),
+	}
+	for _, format := range []string{"text", "json", "markdown"} {
+		var want bytes.Buffer
+		if err := planreport.Formats[format](&want, planreport.BuildBundles(m, bundles)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(want.Bytes(), []byte("charts/app")) || !bytes.Contains(want.Bytes(), []byte("overlays/dev")) {
+			t.Fatalf("%s: the document names no unit", format)
+		}
+		var whole bytes.Buffer
+		if err := planreport.Write(&whole, format, m, sc, n, at, rejected); err != nil {
+			t.Fatal(err)
+		}
+		if whole.Len() >= want.Len() {
+			t.Errorf("%s: with units %d bytes, without %d: the units add nothing", format, want.Len(), whole.Len())
+		}
+		for _, procs := range []int{1, 2, 4} {
+			var got bytes.Buffer
+			var err error
+			withProcs(procs, func() { err = planreport.WriteBundles(&got, format, m, bundles) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%s, GOMAXPROCS %d: WriteBundles' %d bytes differ from the document's %d", format, procs, got.Len(), want.Len())
+			}
+		}
+	}
+}

@@ -63,6 +63,9 @@ func (t *textWriter) rollout(b *bytes.Buffer, r *Rollout) {
 	p := append(t.s[:0], "Rollout "...)
 	p = append(append(append(p, r.Rollout.Namespace...), '/'), r.Rollout.Name...)
 	p = strconv.AppendInt(append(append(append(p, " ("...), r.File...), ':'), int64(r.Line), 10)
+	if r.Unit != nil {
+		p = append(append(p, ", in "...), r.Unit.String()...)
+	}
 	p = append(append(append(append(append(p, "): "...), r.Strategy...), ", "...), splitName(*r)...), ", "...)
 	p = strconv.AppendInt(p, int64(r.Replicas), 10)
 	p = append(append(append(append(append(p, " replicas, Istio "...), t.doc.IstioVersion...), " model ("...), t.verified...), ')')

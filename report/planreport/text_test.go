@@ -19,8 +19,12 @@ import (
 
 // refTextRollout writes one Rollout's table.
 func refTextRollout(b *bytes.Buffer, doc *Document, r *Rollout) {
-	line(b, "", fmt.Sprintf("Rollout %s (%s:%d): %s, %s, %d replicas, Istio %s model (%s)",
-		keyOf(r.Rollout), r.File, r.Line, r.Strategy, splitName(*r), r.Replicas, doc.IstioVersion, doc.Verified))
+	in := ""
+	if r.Unit != nil {
+		in = ", in " + r.Unit.String()
+	}
+	line(b, "", fmt.Sprintf("Rollout %s (%s:%d%s): %s, %s, %d replicas, Istio %s model (%s)",
+		keyOf(r.Rollout), r.File, r.Line, in, r.Strategy, splitName(*r), r.Replicas, doc.IstioVersion, doc.Verified))
 	if l := r.Live; l != nil {
 		line(b, "", fmt.Sprintf("from the live state: stable %s, canary %s, status canary weight %d%%", l.StableHash, liveCanary(l), l.CanaryWeight))
 	}

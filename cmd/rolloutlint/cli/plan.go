@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -48,6 +49,9 @@ type planOptions struct {
 	istioVersion string
 	format       string
 	cluster      clusterOptions
+	render       bool
+	helmValues   []string
+	helmSet      []string
 }
 
 func (o *planOptions) bind(fl *pflag.FlagSet) {
@@ -56,6 +60,9 @@ func (o *planOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
 	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default: the config's istioVersion, else "+xds.DefaultVersion+")")
 	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
+	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources as lint does and plan each unit's Rollouts (--render=false: plan the files as written)")
+	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable; a path from the working directory, not the chart)")
+	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
 }
 
 func newPlan(e *Env) *cobra.Command {
@@ -63,26 +70,35 @@ func newPlan(e *Env) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan [PATH...]",
 		Short: "Show each Rollout's steps: weights, replicas, API writes and the xDS pushes they cause",
-		Long: `Plan reads manifests as written (lint --render=false: it renders no Kustomize root, Helm
-chart or Argo CD source; pipe kustomize build or helm template into plan -) and prints, for
-every Rollout, the cluster states Argo Rollouts drives it through: canary start, each step,
-promotion, scale-down and the abort path. For each state it lists the route weights
-(s stable, c canary, a additional, x experiment), the old/new ReplicaSet sizes, the API
-writes (object, field, old → new) and, per debounce window, istiod's push: class (full,
-partial-full-eds, incremental-eds; config and endpoints-only from Istio 1.31), the xDS
-types sent to sidecars and gateways, the types whose content changes, and the proxies in
-scope.
+		Long: `Plan reads manifests the way lint does: each Kustomize root is built, each Helm chart
+rendered, each Argo CD Application's source rendered with its options, and the plain
+directories read as they are (see docs/repositories.md); every Rollout is planned with the
+Services, VirtualServices, DestinationRules and templates of its own unit, once per unit
+that deploys it, and its position is in the file you wrote. --render=false plans the
+files as written; - reads standard input as given (kustomize build | rolloutlint plan -).
+For every Rollout it prints the cluster states Argo Rollouts drives it through: canary
+start, each step, promotion, scale-down and the abort path. For each state it lists the
+route weights (s stable, c canary, a additional, x experiment), the old/new ReplicaSet
+sizes, the API writes (object, field, old → new) and, per debounce window, istiod's push:
+class (full, partial-full-eds, incremental-eds; config and endpoints-only from Istio
+1.31), the xDS types sent to sidecars and gateways, the types whose content changes, and
+the proxies in scope.
 
 With --cluster each Rollout starts from where it is in the cluster: its current step,
 pause or abort, the stable and canary pod-template hashes, the weights on its routes and
 the sizes of its ReplicaSets; the plan lists the remaining steps and the abort path from
 there. A local Rollout whose pod template differs from the live one plans the update that
 applying it starts. Without PATH, every Rollout of --cluster-namespace (else the kube
-context's namespace) is planned as it is live.
+context's namespace) is planned as it is live. --cluster plans files as written: with
+PATHs that hold a Kustomize root, Helm chart or Application source it needs
+--render=false (or a render piped into plan --cluster -).
 
 The xDS model follows Istio 1.28 by default; --istio-version selects another table.
 JSON fields are documented in docs/plan.md.`,
 		Example: `  rolloutlint plan deploy/
+  rolloutlint plan overlays/prod                        # the Rollouts kustomize build would deploy
+  rolloutlint plan --values values-prod.yaml charts/app
+  rolloutlint plan --render=false overlays/prod         # the files as written
   rolloutlint plan --rollout shop/checkout --format markdown deploy/
   rolloutlint plan --istio-version 1.31 --format json rollout.yaml vs.yaml dr.yaml
   rolloutlint plan --cluster --cluster-namespace shop
@@ -111,6 +127,24 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		}
 		o.load.fallbackNamespace = kt.namespace
 	}
+	if !o.render && (len(o.helmValues) > 0 || len(o.helmSet) > 0) {
+		return errors.New("--values and --set are values for the Helm charts plan renders: with --render=false no chart is rendered, so they would do nothing")
+	}
+	if o.render && !onlyStdin(args) && !(o.cluster.enabled && len(args) == 0) {
+		units, err := o.loadUnits(e, args)
+		if err != nil {
+			return err
+		}
+		if !o.cluster.enabled {
+			return o.planUnits(e, fl, units)
+		}
+		for _, l := range units.loaded {
+			if !l.Plain {
+				return fmt.Errorf("--cluster plans the files as written, and %s holds %s, which plan renders: pass --render=false to plan its files as written, or render it and pipe the output (kustomize build DIR | rolloutlint plan --cluster -)", describePaths(units.args), unitName(l.Units[0]))
+			}
+		}
+		// Plain files only: planned as written, as they always were.
+	}
 	var b *bundle
 	var err error
 	if o.cluster.enabled && len(args) == 0 {
@@ -122,22 +156,13 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	} else if b, err = o.load.loadBundle(e, args); err != nil {
 		return err
 	}
-	version := xds.DefaultVersion
-	if b.cfg != nil && b.cfg.IstioVersion != "" {
-		version = b.cfg.IstioVersion
-	}
-	if version, err = lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, b.cfg, version); err != nil {
-		return err
-	}
-	m, err := xds.ForVersion(version)
+	m, err := o.model(fl, b.cfg)
 	if err != nil {
 		return err
 	}
 	if b.graph != nil {
-		for _, p := range b.graph.Problems {
-			if p.RuleID == "RL0001" {
-				return fmt.Errorf("%s:%d:%d: %s", p.Pos.File, p.Pos.Line, p.Pos.Column, p.Message)
-			}
+		if err := unreadable(b.graph, nil); err != nil {
+			return err
 		}
 	}
 	g := b.graph
@@ -173,6 +198,36 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	<-scoped
 	if err := planreport.Write(e.Out, o.format, m, sc, n, at, rejected); err != nil {
 		return fmt.Errorf("writing plan: %w", err)
+	}
+	return nil
+}
+
+// model is the xDS model of --istio-version, else the config's
+// istioVersion, else the default.
+func (o *planOptions) model(fl *pflag.FlagSet, cfg *config.Config) (*xds.Model, error) {
+	version := xds.DefaultVersion
+	if cfg != nil && cfg.IstioVersion != "" {
+		version = cfg.IstioVersion
+	}
+	version, err := lintIstioVersion(fl.Changed("istio-version"), o.istioVersion, cfg, version)
+	if err != nil {
+		return nil, err
+	}
+	return xds.ForVersion(version)
+}
+
+// unreadable is the error of a bundle with a file that is not YAML
+// (RL0001): plan refuses input it cannot read whole. name names a graph's
+// file as the paths were given (nil: as it is).
+func unreadable(g *graph.Graph, name func(string) string) error {
+	for _, p := range g.Problems {
+		if p.RuleID == "RL0001" {
+			file := p.Pos.File
+			if name != nil {
+				file = name(file)
+			}
+			return fmt.Errorf("%s:%d:%d: %s", file, p.Pos.Line, p.Pos.Column, p.Message)
+		}
 	}
 	return nil
 }
