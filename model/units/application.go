@@ -176,23 +176,31 @@ func applicationsIn(file string, data []byte) []*Application {
 	if !bytes.Contains(data, []byte("Application")) {
 		return nil
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*Application
+	mappingDocuments(data, func(doc int, body *yaml.Node) {
+		out = append(out, applicationFrom(file, doc, body, false)...)
+	})
+	return out
+}
+
+// mappingDocuments calls f with each document of data whose top is a
+// mapping, and the document's index. It stops at the first document that
+// does not parse: the lint reports it.
+func mappingDocuments(data []byte, f func(doc int, body *yaml.Node)) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for doc := 0; ; doc++ {
 		var root yaml.Node
 		if err := dec.Decode(&root); err != nil {
-			break // io.EOF, or a syntax error the lint reports
+			return // io.EOF, or a syntax error
 		}
 		body := &root
 		if body.Kind == yaml.DocumentNode && len(body.Content) > 0 {
 			body = body.Content[0]
 		}
-		if body.Kind != yaml.MappingNode {
-			continue
+		if body.Kind == yaml.MappingNode {
+			f(doc, body)
 		}
-		out = append(out, applicationFrom(file, doc, body, false)...)
 	}
-	return out
 }
 
 // applicationFrom reads the Application a mapping node holds (one per

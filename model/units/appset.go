@@ -35,17 +35,8 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 	if !bytes.Contains(data, []byte("ApplicationSet")) {
 		return nil
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*appSet
-	for doc := 0; ; doc++ {
-		var root yaml.Node
-		if err := dec.Decode(&root); err != nil {
-			break // io.EOF, or a syntax error the lint reports
-		}
-		body := &root
-		if body.Kind == yaml.DocumentNode && len(body.Content) > 0 {
-			body = body.Content[0]
-		}
+	mappingDocuments(data, func(doc int, body *yaml.Node) {
 		var head struct {
 			APIVersion string `yaml:"apiVersion"`
 			Kind       string `yaml:"kind"`
@@ -54,14 +45,11 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 				Namespace string `yaml:"namespace"`
 			} `yaml:"metadata"`
 		}
-		if body.Kind != yaml.MappingNode || body.Decode(&head) != nil {
-			continue
-		}
-		if head.Kind != "ApplicationSet" || !strings.HasPrefix(head.APIVersion, "argoproj.io/") {
-			continue
+		if body.Decode(&head) != nil || head.Kind != "ApplicationSet" || !strings.HasPrefix(head.APIVersion, "argoproj.io/") {
+			return
 		}
 		out = append(out, &appSet{file: file, doc: doc, name: head.Metadata.Name, namespace: head.Metadata.Namespace, node: body})
-	}
+	})
 	return out
 }
 
