@@ -94,18 +94,8 @@ func (l *Loaded) Renamed() bool { return l.base != "" }
 // Options.Analyzer, AfterBundle and Live are not used; AfterLoad runs after
 // each bundle is loaded.
 func Load(paths []string, opts Options) ([]*Loaded, error) {
-	base := opts.Load.Dir
-	if base != "" {
-		paths = joinAll(base, paths)
-		if opts.RepoRoot != "" && !filepath.IsAbs(opts.RepoRoot) {
-			opts.RepoRoot = filepath.Join(base, opts.RepoRoot)
-		}
-		opts.Context = joinAll(base, opts.Context)
-		if ex := opts.Load.Exclude; ex != nil {
-			opts.Load.Exclude = func(p string) bool { return ex(strip(base, p)) }
-		}
-		opts.Load.Dir = ""
-	}
+	base := opts.Load.Dir // positions are given back relative to it
+	paths, opts = inDir(paths, opts)
 	opts.Live = nil
 	sel, err := selectUnits(paths, opts)
 	if err != nil {

@@ -86,7 +86,7 @@ func Lint(paths []string, opts Options) (*Report, error) {
 	// A caller with its own working directory (load.Options.Dir): files
 	// are read there, and findings name them as given.
 	if base := opts.Load.Dir; base != "" {
-		rep, err := lintIn(base, paths, opts)
+		rep, err := lint(inDir(paths, opts))
 		if err != nil {
 			return nil, err
 		}
@@ -96,8 +96,14 @@ func Lint(paths []string, opts Options) (*Report, error) {
 	return lint(paths, opts)
 }
 
-// lintIn is Lint with relative paths read from base.
-func lintIn(base string, paths []string, opts Options) (*Report, error) {
+// inDir returns paths and opts as read from the caller's own working
+// directory (load.Options.Dir), if it has one: paths joined to it, and
+// options whose paths and exclusions are too.
+func inDir(paths []string, opts Options) ([]string, Options) {
+	base := opts.Load.Dir
+	if base == "" {
+		return paths, opts
+	}
 	if opts.RepoRoot != "" && !filepath.IsAbs(opts.RepoRoot) {
 		opts.RepoRoot = filepath.Join(base, opts.RepoRoot)
 	}
@@ -106,7 +112,7 @@ func lintIn(base string, paths []string, opts Options) (*Report, error) {
 		opts.Load.Exclude = func(p string) bool { return ex(strip(base, p)) }
 	}
 	opts.Load.Dir = ""
-	return lint(joinAll(base, paths), opts)
+	return joinAll(base, paths), opts
 }
 
 // strip makes a path below base relative to it again.
