@@ -334,9 +334,7 @@ type lintOptions struct {
 	allowEmpty        bool
 	sarif             sarifOptions
 	prometheus        promOptions
-	render            bool
-	helmValues        []string
-	helmSet           []string
+	rendering         renderFlags
 	cluster           clusterOptions
 }
 
@@ -353,9 +351,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
 		"directory of user Rego policies to run with the built-in rules (repeatable; adds to the config's policies:)")
-	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources and lint each deployable unit (--render=false: lint the files as written)")
-	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable; a path from the working directory, not the chart)")
-	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
+	o.rendering.bind(fl, "and lint each deployable unit (--render=false: lint the files as written)")
 	fl.BoolVar(&o.allowEmpty, "allow-empty", false, "accept input with no Kubernetes object (by default that is a failure, exit 2: a render that produced nothing must not pass)")
 	o.sarif.bind(fl)
 	o.prometheus.bind(fl)
@@ -446,7 +442,7 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		}
 		o.load.fallbackNamespace = kt.namespace
 	}
-	if o.render && !onlyStdin(args) {
+	if o.rendering.render && !onlyStdin(args) {
 		return o.runUnits(e, fl, w, args, kt)
 	}
 	b, err := o.load.loadBundle(e, args)
@@ -530,8 +526,8 @@ func (o *lintOptions) checkFlags(e *Env) error {
 	default:
 		return fmt.Errorf("--color: %q is not auto, always or never", o.color)
 	}
-	if !o.render && (len(o.helmValues) > 0 || len(o.helmSet) > 0) {
-		return errors.New("--values and --set are values for the Helm charts lint renders: with --render=false no chart is rendered, so they would do nothing")
+	if err := o.rendering.check("lint"); err != nil {
+		return err
 	}
 	if o.output != "" {
 		return checkOutputDir(o.output, e.path(o.output))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -49,9 +48,7 @@ type planOptions struct {
 	istioVersion string
 	format       string
 	cluster      clusterOptions
-	render       bool
-	helmValues   []string
-	helmSet      []string
+	rendering    renderFlags
 }
 
 func (o *planOptions) bind(fl *pflag.FlagSet) {
@@ -60,9 +57,7 @@ func (o *planOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
 	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default: the config's istioVersion, else "+xds.DefaultVersion+")")
 	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
-	fl.BoolVar(&o.render, "render", true, "render Kustomize roots, Helm charts and Argo CD Applications' sources as lint does and plan each unit's Rollouts (--render=false: plan the files as written)")
-	fl.StringArrayVar(&o.helmValues, "values", nil, "values file for Helm charts no Application deploys, as helm template --values (repeatable; a path from the working directory, not the chart)")
-	fl.StringArrayVar(&o.helmSet, "set", nil, "value for Helm charts no Application deploys, as helm template --set key=value (repeatable)")
+	o.rendering.bind(fl, "as lint does and plan each unit's Rollouts (--render=false: plan the files as written)")
 }
 
 func newPlan(e *Env) *cobra.Command {
@@ -127,10 +122,10 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 		}
 		o.load.fallbackNamespace = kt.namespace
 	}
-	if !o.render && (len(o.helmValues) > 0 || len(o.helmSet) > 0) {
-		return errors.New("--values and --set are values for the Helm charts plan renders: with --render=false no chart is rendered, so they would do nothing")
+	if err := o.rendering.check("plan"); err != nil {
+		return err
 	}
-	if o.render && !onlyStdin(args) && !(o.cluster.enabled && len(args) == 0) {
+	if o.rendering.render && !onlyStdin(args) && !(o.cluster.enabled && len(args) == 0) {
 		units, err := o.loadUnits(e, args)
 		if err != nil {
 			return err

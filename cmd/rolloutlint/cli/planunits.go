@@ -41,9 +41,8 @@ func (o *planOptions) loadUnits(e *Env, args []string) (*loadedUnits, error) {
 	}
 	fitted := false
 	loaded, err := repo.Load(rs.args, repo.Options{
-		Load: rs.opts,
-		Render: render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits,
-			Context: e.Context, Stderr: e.Err},
+		Load:    rs.opts,
+		Render:  o.rendering.options(e, rs.opts.Limits),
 		Context: context,
 		AfterLoad: func(*graph.Graph) {
 			if !fitted {
@@ -57,8 +56,8 @@ func (o *planOptions) loadUnits(e *Env, args []string) (*loadedUnits, error) {
 	}
 	// As for lint: values for charts that none of the directories holds
 	// would do nothing.
-	if (len(o.helmValues) > 0 || len(o.helmSet) > 0) && onlyDirectories(e, rs.args) && !loadsOwnChart(loaded) {
-		return nil, fmt.Errorf("--values and --set are values for the Helm charts no Application deploys, and %s holds none: they would do nothing (an Application's chart takes its values from the Application)", describePaths(rs.args))
+	if err := o.rendering.unused(e, rs.args, loadsOwnChart(loaded)); err != nil {
+		return nil, err
 	}
 	return &loadedUnits{cfg: rs.cfg, args: rs.args, loaded: loaded}, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/load"
-	"github.com/rolloutlint/rolloutlint/model/render"
 	"github.com/rolloutlint/rolloutlint/model/units"
 	"github.com/rolloutlint/rolloutlint/report"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -80,9 +79,8 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 		Analyzer: aopts,
 		Live:     liveFor,
 		Load:     rs.opts,
-		Render: render.Options{HelmValueFiles: e.paths(o.helmValues), HelmSet: o.helmSet, Limits: rs.opts.Limits,
-			Context: e.Context, Stderr: e.Err},
-		Context: context,
+		Render:   o.rendering.options(e, rs.opts.Limits),
+		Context:  context,
 		AfterLoad: func(*graph.Graph) {
 			if !fitted {
 				memlimit.Fit() // the first loaded bundle sets the floor of the memory limit
@@ -102,8 +100,8 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 	// Files given alone (a pre-commit hook's changed files, whose args may
 	// carry --values for the commits that touch the chart) take the values
 	// only when a chart is among their units.
-	if (len(o.helmValues) > 0 || len(o.helmSet) > 0) && onlyDirectories(e, rs.args) && !rendersOwnChart(rep) {
-		return fmt.Errorf("--values and --set are values for the Helm charts no Application deploys, and %s holds none: they would do nothing (an Application's chart takes its values from the Application)", describePaths(rs.args))
+	if err := o.rendering.unused(e, rs.args, rendersOwnChart(rep)); err != nil {
+		return err
 	}
 	// Nothing rendered and nothing to say about the files: an empty render
 	// or a wrong path must not pass green (as for a plain lint).
