@@ -28,9 +28,9 @@ func GitHub(w io.Writer, res *analyzer.Result, opts Options) error {
 	for _, d := range res.Active() {
 		msg := d.FullMessage()
 		for _, r := range d.Related {
-			msg += fmt.Sprintf("\n%s:%d:%d: %s", file(r.File), r.Line, r.Column, r.Message)
+			msg += fmt.Sprintf("\n%s:%d:%d: %s", printable(file(r.File)), r.Line, r.Column, printable(r.Message))
 		}
-		fmt.Fprintf(&b, "::%s file=%s,line=%d,col=%d", annotationLevel(d.Severity), escapeProperty(file(d.Pos.File)), d.Pos.Line, d.Pos.Column)
+		fmt.Fprintf(&b, "::%s file=%s,line=%d,col=%d", annotationLevel(d.Severity), escapeProperty(printable(file(d.Pos.File))), d.Pos.Line, d.Pos.Column)
 		if d.Pos.EndLine > 0 {
 			fmt.Fprintf(&b, ",endLine=%d", d.Pos.EndLine)
 		}
@@ -38,7 +38,7 @@ func GitHub(w io.Writer, res *analyzer.Result, opts Options) error {
 			// GitHub ignores endColumn on a multi-line range.
 			fmt.Fprintf(&b, ",endColumn=%d", d.Pos.EndColumn)
 		}
-		fmt.Fprintf(&b, ",title=%s::%s\n", escapeProperty(d.RuleID), escapeData(msg))
+		fmt.Fprintf(&b, ",title=%s::%s\n", escapeProperty(d.RuleID), printable(escapeData(msg)))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

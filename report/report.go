@@ -178,14 +178,14 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 		if d.Suppressed != nil {
 			suffix = paint(dim, " (suppressed)")
 		}
-		fmt.Fprintf(&b, "%s: %s %s %s%s\n", paint(bold, d.Pos.String()), sev, d.RuleID, d.Message, suffix)
+		fmt.Fprintf(&b, "%s: %s %s %s%s\n", paint(bold, printable(d.Pos.String())), sev, d.RuleID, printable(d.Message), suffix)
 		if opts.Verbose && d.Detail != "" {
 			for _, line := range wrap(d.Detail, textWidth-len(detailIndent)) {
 				b.WriteString(detailIndent + line + "\n")
 			}
 		}
 		for _, r := range d.Related {
-			fmt.Fprintf(&b, "    %s:%d:%d: %s\n", r.File, r.Line, r.Column, paint(dim, r.Message))
+			fmt.Fprintf(&b, "    %s:%d:%d: %s\n", printable(r.File), r.Line, r.Column, paint(dim, printable(r.Message)))
 		}
 	}
 	s := res.Summary
@@ -200,6 +200,43 @@ func Text(w io.Writer, res *analyzer.Result, opts Options) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// printable writes the control characters of s (C0, DEL, C1) as Go escapes
+// (\n, \x1b): a file name or a value can hold them, and written raw to a
+// terminal or a log they start a line that looks like another finding or an
+// ANSI escape sequence that recolours or rewrites the screen.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if isControl(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !isControl(r) {
+			b.WriteRune(r)
+			continue
+		}
+		switch r {
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }
 
 // textWidth is the width text output is written for: a finding's line fits
 // it when the names do, and a detail is wrapped to it.

@@ -499,7 +499,7 @@ func (b *sarifBuilder) artifact(file string) *sarif.ArtifactLocation {
 func (b *sarifBuilder) lineHash(file string, line int) string {
 	hs, ok := b.hashes[file]
 	if !ok {
-		if data, err := os.ReadFile(b.opts.osPath(file)); err == nil {
+		if data := readForHashes(b.opts.osPath(file)); data != nil {
 			hs = LineHashes(data)
 		}
 		b.hashes[file] = hs
@@ -608,4 +608,33 @@ func uniqueStrings(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// maxHashedFile is the largest file whose lines are hashed: the loader's
+// default file-size limit (a larger file is RL0005 and not read).
+const maxHashedFile = 32 << 20
+
+// readForHashes reads a file to hash its lines, or returns nil: only a
+// regular file no larger than maxHashedFile is read. A finding can be on a
+// named pipe, a device or a socket (RL0011, not linted), which reading would
+// block on or never finish (a SARIF report of a directory holding a FIFO
+// used to hang), or on a file over the size limit.
+func readForHashes(path string) []byte {
+	// Stat before opening: opening a named pipe waits for a writer.
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Size() > maxHashedFile {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = f.Close() }()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxHashedFile {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxHashedFile+1))
+	if err != nil || len(data) > maxHashedFile {
+		return nil
+	}
+	return data
 }

@@ -320,8 +320,11 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 			Response: &admissionv1.AdmissionResponse{UID: req.UID, Allowed: allowed},
 		}
 	}
-	if !linted(self.Kind) || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) || len(req.Object.Raw) == 0 {
+	if !linted(self.Kind) || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
 		return answer(decSkipped, true), nil
+	}
+	if len(req.Object.Raw) == 0 { // the API server always sends what is created or updated
+		return nil, &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("%s of %s has no request.object", req.Operation, self)}
 	}
 	if self.Name == "" { // generateName: the API server has not named it yet
 		var named struct {
@@ -351,6 +354,12 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 		var obj map[string]any
 		if err := json.Unmarshal(req.Object.Raw, &obj); err != nil || obj == nil {
 			malformed = &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("request.object of %s is not a JSON object", self)}
+			return nil
+		}
+		// The object is linted as what it says it is; one that is not the
+		// kind the request names would be linted by other rules than its own.
+		if k, _ := obj["kind"].(string); k != self.Kind {
+			malformed = &failure{http.StatusBadRequest, reasonMalformed, fmt.Sprintf("request.object of %s has kind %q", self, k)}
 			return nil
 		}
 		var old map[string]any

@@ -228,17 +228,24 @@ func TestMalformedReviews(t *testing.T) {
 				t.Errorf("%s/%s: got HTTP %d, want %d", mode, c.name, rec.Code, c.code)
 			}
 		}
-		// A review whose object is not an object: answered per failure mode, uid echoed.
-		body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u9","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Rollout"},"resource":{"group":"argoproj.io","version":"v1alpha1","resource":"rollouts"},"operation":"CREATE","userInfo":{},"name":"x","namespace":"n","object":[1,2]}}`
-		_, resp := post(t, h, []byte(body))
-		if resp == nil || resp.UID != "u9" {
-			t.Fatalf("%s: bad object not answered with uid: %+v", mode, resp)
-		}
-		if got := resp.Allowed; got != (mode == FailOpen) {
-			t.Errorf("%s: allowed=%v", mode, got)
-		}
-		if mode == FailOpen && (len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "did not check")) {
-			t.Errorf("fail-open answer lacks its warning: %q", resp.Warnings)
+		// A review whose object is not an object, a CREATE or UPDATE without
+		// one, or one whose object is another kind than the request names
+		// (each was allowed without a word before, the last two silently):
+		// answered per failure mode, uid echoed.
+		for _, obj := range []string{`[1,2]`, `null`, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}`} {
+			for _, op := range []string{"CREATE", "UPDATE"} {
+				body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u9","kind":{"group":"argoproj.io","version":"v1alpha1","kind":"Rollout"},"resource":{"group":"argoproj.io","version":"v1alpha1","resource":"rollouts"},"operation":"` + op + `","userInfo":{},"name":"x","namespace":"n","object":` + obj + `}}`
+				_, resp := post(t, h, []byte(body))
+				if resp == nil || resp.UID != "u9" {
+					t.Fatalf("%s %s %s: bad object not answered with uid: %+v", mode, op, obj, resp)
+				}
+				if got := resp.Allowed; got != (mode == FailOpen) {
+					t.Errorf("%s %s %s: allowed=%v", mode, op, obj, got)
+				}
+				if mode == FailOpen && (len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "did not check")) {
+					t.Errorf("%s %s %s: fail-open answer lacks its warning: %q", mode, op, obj, resp.Warnings)
+				}
+			}
 		}
 	}
 }

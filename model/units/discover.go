@@ -1,7 +1,9 @@
 package units
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -295,18 +297,42 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 // and returns what a directory unit may keep (keep false: nothing, the
 // render reads the file again and reports what the loader says of it) with
 // the bytes to find Applications in: the same bytes or, for a file the loader
-// does not read whole (over the limit) or at all, the whole file, as
-// discovery has always searched it.
+// does not read whole (over the limit) or at all, the file as far as
+// maxSearchBytes, as discovery has always searched it. That bound keeps a
+// file of gigabytes from being read whole (a 400 MB file in a linted
+// directory was read twice, the second time whole: 500 MB for a lint).
 func readManifest(f string, limits load.Limits) (in load.Input, data []byte, keep bool, err error) {
 	in, lerr := load.ReadFile(f, load.Options{Limits: limits})
 	if lerr == nil && int64(len(in.Data)) <= maxFileBytes(limits) {
 		return in, in.Data, true, nil
 	}
-	data, err = os.ReadFile(f)
+	data, err = readPrefix(f, max(maxFileBytes(limits), maxSearchBytes))
 	if err != nil {
 		return load.Input{}, nil, false, fmt.Errorf("reading %s: %w", f, err)
 	}
 	return in, data, lerr == nil, nil
+}
+
+// maxSearchBytes is how much of a file over the file-size limit discovery
+// searches for Applications (at least: a larger limit is searched whole).
+const maxSearchBytes = load.DefaultMaxFileBytes
+
+// readPrefix reads at most n bytes of a file.
+func readPrefix(f string, n int64) ([]byte, error) {
+	file, err := os.Open(f)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = file.Close() }()
+	if st, err := file.Stat(); err == nil && st.Size() < n {
+		n = st.Size()
+	}
+	buf := make([]byte, n)
+	m, err := io.ReadFull(file, buf)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return buf[:m], err
 }
 
 // maxFileBytes is the file-size limit limits set.
