@@ -68,7 +68,7 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		m := visibility.Of(g)
+		m := visibility.For(g, p.Globals.IstioVersion)
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
 			dests := destinationsOf(g, r, vs)
 			if len(dests) == 0 {

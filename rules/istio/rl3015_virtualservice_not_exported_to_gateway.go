@@ -46,7 +46,7 @@ spec:
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		m := visibility.Of(p.Graph)
+		m := visibility.For(p.Graph, p.Globals.IstioVersion)
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
 			export := m.VirtualServiceExport(r)
 			if export.IsAll() && len(export.Except()) == 0 {

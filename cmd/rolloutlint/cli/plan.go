@@ -192,7 +192,7 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	scoped := make(chan struct{})
 	go func() {
 		defer close(scoped)
-		sc = xds.NewScoper(g)
+		sc = xds.NewScoperFor(g, m.Version)
 	}()
 	rejected := rejections(&bundle{cfg: b.cfg, graph: g})
 	<-scoped
