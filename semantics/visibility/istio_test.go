@@ -258,7 +258,7 @@ func TestIstioDestinationRuleLookup(t *testing.T) {
 		{"istio-system", "random", "httpbin.org", "istio-system/rule1"}, // the root's private rule for its own proxies
 		{"istio-system", "istio-system", "httpbin.org", "istio-system/rule1"},
 		{"istio-system", "istio-system", "foo.app.org", "istio-system/rule3"}, // most specific wildcard
-		{"istio-system", "test5", "api.test.com", "test5/rule5"},            // exported to the root namespace
+		{"istio-system", "test5", "api.test.com", "test5/rule5"},              // exported to the root namespace
 		{"istio-system", "test6", "api.test.com", "test6/rule6"},
 		{"istio-system", "test7", "api.test.com", ""},
 	}
