@@ -198,51 +198,6 @@ func gatewayKey(ref, ns string) (name, namespace string) {
 	return ref, ns
 }
 
-// exportScope is the set of namespaces an Istio object is visible in: all
-// (`*` or no exportTo), none (`~`), or a list (`.` resolved to its own).
-type exportScope struct {
-	all bool
-	ns  map[string]bool
-}
-
-// exportScopeOf resolves an exportTo list written in namespace own.
-func exportScopeOf(exportTo []string, own string) exportScope {
-	if len(exportTo) == 0 {
-		return exportScope{all: true}
-	}
-	s := exportScope{ns: map[string]bool{}}
-	for _, e := range exportTo {
-		switch e {
-		case "*":
-			s.all = true
-		case ".":
-			s.ns[own] = true
-		case "~":
-		default:
-			s.ns[e] = true
-		}
-	}
-	return s
-}
-
-// overlaps reports whether two objects are visible in a common namespace.
-func (s exportScope) overlaps(o exportScope) bool {
-	switch {
-	case s.all && o.all:
-		return true
-	case s.all:
-		return len(o.ns) > 0
-	case o.all:
-		return len(s.ns) > 0
-	}
-	for n := range s.ns {
-		if o.ns[n] {
-			return true
-		}
-	}
-	return false
-}
-
 // sameObject reports whether a and b are the same object: the same resource,
 // or two definitions of one kind/namespace/name (the later apply replaces the
 // earlier; that is reported by the tool rules, not as two objects here).

@@ -64,7 +64,7 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		m := visibility.Of(g)
+		m := visibility.For(g, p.Globals.IstioVersion)
 		cover := pairCover{}
 		eachInFileOrder(g, kinds.VirtualService, func(r *graph.Resource) {
 			o := r.VirtualService()

@@ -10,13 +10,14 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
+	"github.com/rolloutlint/rolloutlint/semantics/visibility"
 )
 
 // DuplicateDestinationRule reports DestinationRules of one namespace that
 // configure the same host, which Istio merges with first-wins semantics.
 var DuplicateDestinationRule = &rules.Rule{
 	ID: "RL3006", Name: "duplicate-destinationrule-host", Severity: rules.Warning, Source: rules.SourceGo,
-	Kinds: []string{kinds.DestinationRule}, Tags: []string{"istio"},
+	Kinds: []string{kinds.DestinationRule, kinds.ConfigMap}, Tags: []string{"istio"},
 	Summary: "Two DestinationRules in one namespace configure the same host; Istio merges them first-wins.",
 	Doc: rules.Doc{
 		Why: `When several DestinationRules of one namespace, visible in a common namespace through
@@ -61,6 +62,7 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
+		m := visibility.For(g, p.Globals.IstioVersion)
 		cover := pairCover{}
 		eachInFileOrder(g, kinds.DestinationRule, func(r *graph.Resource) {
 			o := r.DestinationRule()
@@ -69,7 +71,7 @@ spec:
 			}
 			host := o.Spec.GetHost()
 			fq := graph.FQDN(host, r.Namespace)
-			scope := exportScopeOf(o.Spec.GetExportTo(), r.Namespace)
+			scope := m.DestinationRuleExport(r)
 			var names []string
 			var related []rules.Related
 			var others []*graph.Resource
@@ -83,7 +85,7 @@ spec:
 				if sameObject(other, r) || od == nil || other.Namespace != r.Namespace || od.Spec.GetWorkloadSelector() != nil {
 					continue
 				}
-				if !scope.overlaps(exportScopeOf(od.Spec.GetExportTo(), other.Namespace)) {
+				if !scope.Overlaps(m.DestinationRuleExport(other)) {
 					continue
 				}
 				others = append(others, other)

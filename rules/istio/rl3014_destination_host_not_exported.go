@@ -22,18 +22,24 @@ var DestinationHostNotExported = &rules.Rule{
 	Doc: rules.Doc{
 		Why: `A proxy builds clusters only for the services visible to its namespace. A Kubernetes Service
 is visible where its \'networking.istio.io/exportTo\' annotation says, a ServiceEntry where its
-\'exportTo\' says, and both default to the mesh config's \'defaultServiceExportTo\' (\'*\' unless
-the bundle's \'istio\' ConfigMap sets it). When a route sends traffic to a host that is not
-exported to the namespace of the proxy applying the route, that proxy has no cluster for it and
-the requests fail with \'503\' (response flag \'NC\'); a mirror to it is dropped.
+\'exportTo\' says: \'*\' anywhere in the list is every namespace, else \'~\' anywhere is none,
+\'.\' is the object's own namespace, and any other entry that namespace — a list naming other
+namespaces only leaves out the object's own. An absent (or empty) exportTo takes the mesh config's
+\'defaultServiceExportTo\' (\'*\' unless the bundle's \'istio\' ConfigMap sets it; Istio 1.28
+reads only \'.\' (own namespace) or else \'*\' in it, 1.30 and later the whole list). When a route
+sends traffic to a host that is not exported to the namespace of the proxy applying the route,
+that proxy has no cluster for it and the requests fail with \'503\' (response flag \'NC\'); a
+mirror to it is dropped.
 
 The namespaces where a route is applied are taken from the same model istiod uses
-(pilot/pkg/model/push_context.go, sidecar.go): for a mesh VirtualService, the namespaces it is
-exported to whose Sidecar (or the root namespace's Sidecar) imports one of its hosts — a sidecar
-always sees the services of its own namespace; for a gateway-bound VirtualService, the namespaces
-of the bound Gateway's proxies (the bundle's workloads carrying the Gateway's selector labels, or
-the Gateway's namespace when none does), which see only the services exported to them. Namespaces
-the bundle does not name are evaluated together.
+(pilot/pkg/model/push_context.go, sidecar.go, for the \'--istio-version\' chosen): for a mesh
+VirtualService, the namespaces it is exported to whose Sidecar (or the root namespace's Sidecar)
+imports one of its hosts. A sidecar resolves a route's destination to the service of that host in
+its own namespace whatever that service's exportTo (collectImportedServices), else to one exported
+to its namespace. For a gateway-bound VirtualService, the namespaces of the bound Gateway's proxies
+(the bundle's workloads carrying the Gateway's selector labels, or the Gateway's namespace when
+none does), which see only the services exported to them, those of their own namespace included.
+Namespaces the bundle does not name are evaluated together.
 
 \'istioctl analyze\' reports the first case from the VirtualService's own namespace (IST0101,
 \'Referenced host not found\'), only against a live cluster. A host that no Service or
@@ -68,7 +74,7 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		m := visibility.Of(g)
+		m := visibility.For(g, p.Globals.IstioVersion)
 		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
 			dests := destinationsOf(g, r, vs)
 			if len(dests) == 0 {

@@ -23,8 +23,10 @@ namespace** (push_context.go VirtualServicesForGateway: the private ones of that
 ones exported to it, the public ones). A VirtualService with \'exportTo: ["."]\' in the
 application's namespace, bound to an ingress Gateway whose proxies run in \'istio-system\', is
 therefore invisible to the ingress: its hosts get \'404\' (no route) there, and a canary's
-weights on it move nothing. The mesh config's \'defaultVirtualServiceExportTo\' (from the bundle's
-\'istio\' ConfigMap) applies when \'exportTo\' is empty.
+weights on it move nothing. \'*\' in \'exportTo\' exports everywhere, else \'~\' in it nowhere. The
+mesh config's \'defaultVirtualServiceExportTo\' (from the bundle's \'istio\' ConfigMap) applies when
+\'exportTo\' is empty: Istio 1.28 reads only \'.\' (own namespace) or else \'*\' in it, 1.30 and
+later the whole list (\'--istio-version\').
 
 The proxies' namespace is the namespace of the bundle's workloads whose pod template carries the
 Gateway's \'selector\' labels (istiod matches the selector in every namespace), else the Gateway's
@@ -46,7 +48,7 @@ spec:
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		m := visibility.Of(p.Graph)
+		m := visibility.For(p.Graph, p.Globals.IstioVersion)
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
 			export := m.VirtualServiceExport(r)
 			if export.IsAll() && len(export.Except()) == 0 {

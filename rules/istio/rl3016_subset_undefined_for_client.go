@@ -70,7 +70,7 @@ spec:
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		m := visibility.Of(p.Graph)
+		m := visibility.For(p.Graph, p.Globals.IstioVersion)
 		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
 			uses := graph.SubsetRefs(vs)
 			if len(uses) == 0 {

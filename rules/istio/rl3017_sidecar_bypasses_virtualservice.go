@@ -54,7 +54,7 @@ spec:
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		m := visibility.Of(g)
+		m := visibility.For(g, p.Globals.IstioVersion)
 		root := m.Mesh.RootNamespace
 		managers := map[*graph.Resource]*graph.Resource{} // VirtualService → a Rollout managing it
 		for _, rr := range g.Refs().Rollouts {

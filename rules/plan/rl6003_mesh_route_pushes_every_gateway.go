@@ -100,7 +100,7 @@ func reportFanout(p *rules.Pass, m *xds.Model, pl *aplan.Plan, o aplan.Object, p
 			return // already narrowed
 		}
 	}
-	scope := xds.ScoperFor(p.Graph).For(xds.KindVirtualService, aplan.Write{Resource: r}, true)
+	scope := xds.ScoperFor(p.Graph, m.Version).For(xds.KindVirtualService, aplan.Write{Resource: r}, true)
 	if len(scope.SidecarNamespaces) != 1 || scope.SidecarNamespaces[0] != "*" || len(scope.SidecarExcept) > 0 {
 		return // Sidecar egress hosts already narrow the sidecars
 	}

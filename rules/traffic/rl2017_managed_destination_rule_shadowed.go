@@ -64,7 +64,7 @@ spec:
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		m := visibility.Of(p.Graph)
+		m := visibility.For(p.Graph, p.Globals.IstioVersion)
 		for _, rr := range p.Graph.Refs().Rollouts {
 			dr := rr.DestinationRule
 			if dr == nil || dr.Target == nil || dr.Target.DestinationRule() == nil {

@@ -216,7 +216,8 @@ func (e *Effective) add(d *destRule) {
 }
 
 // DestinationRuleExport is where a DestinationRule can apply: its exportTo,
-// or the mesh default.
+// or, when it has none, its own namespace under a mesh default holding "."
+// and every namespace otherwise (istiod reads nothing else of the default).
 func (m *Model) DestinationRuleExport(r *graph.Resource) Set {
 	o := r.DestinationRule()
 	if o == nil {
@@ -225,7 +226,7 @@ func (m *Model) DestinationRuleExport(r *graph.Resource) Set {
 	if o.Spec.GetWorkloadSelector() != nil {
 		return Only(r.Namespace)
 	}
-	return exportSet(o.Spec.GetExportTo(), r.Namespace, m.Mesh.DefaultDestinationRuleExportTo)
+	return destinationRuleExportSet(o.Spec.GetExportTo(), r.Namespace, m.Mesh.DefaultDestinationRuleExportTo)
 }
 
 // ServiceNamespace is the namespace of the service behind a host as a

@@ -107,21 +107,63 @@ func (s Set) String() string {
 	return strings.Join(sortedKeys(s.ns), ", ")
 }
 
-// exportSet reads an exportTo list written in namespace own: "*" is every
-// namespace, "." the object's own, "~" none, anything else that namespace.
-// An empty list takes the mesh default def (itself "*" when unset).
-func exportSet(exportTo []string, own string, def []string) Set {
+// exportSet reads the exportTo of a Service, ServiceEntry or VirtualService
+// written in namespace own (initServiceRegistry, IsServiceVisible,
+// initVirtualServices): "*" anywhere in it is every namespace, else "~"
+// anywhere is none, else "." is the object's own namespace and any other
+// entry that namespace (own only when listed). An empty list takes the mesh
+// default def: from 1.30 read the same way, before as "." (own namespace
+// only) if it holds it, else "*" if it holds it, else none. An unset default
+// is "*".
+func (m *Model) exportSet(exportTo []string, own string, def []string) Set {
 	if len(exportTo) == 0 {
+		if len(def) == 0 {
+			return Everywhere()
+		}
+		if !m.b.listDefaults {
+			switch {
+			case containsEntry(def, "."):
+				return Only(own)
+			case containsEntry(def, "*"):
+				return Everywhere()
+			}
+			return Set{}
+		}
 		exportTo = def
 	}
-	if len(exportTo) == 0 {
+	if containsEntry(exportTo, "*") {
 		return Everywhere()
 	}
+	if containsEntry(exportTo, "~") {
+		return Set{}
+	}
+	return listedSet(exportTo, own)
+}
+
+// destinationRuleExportSet reads a DestinationRule's exportTo written in
+// namespace own (setDestinationRules): "*" is every namespace, "." its own,
+// any other entry that namespace ("~" names none); an empty list takes the
+// mesh default def only when it holds "." (own namespace only), and is every
+// namespace otherwise.
+func destinationRuleExportSet(exportTo []string, own string, def []string) Set {
+	if len(exportTo) == 0 {
+		if containsEntry(def, ".") {
+			return Only(own)
+		}
+		return Everywhere()
+	}
+	if containsEntry(exportTo, "*") {
+		return Everywhere()
+	}
+	return listedSet(exportTo, own)
+}
+
+// listedSet is the namespaces an exportTo list without "*" names: "." is
+// own, "~" and empty entries none.
+func listedSet(exportTo []string, own string) Set {
 	s := Set{ns: map[string]bool{}}
 	for _, e := range exportTo {
 		switch e = strings.TrimSpace(e); e {
-		case "*":
-			return Everywhere()
 		case ".":
 			s.ns[own] = true
 		case "~", "":
@@ -130,6 +172,15 @@ func exportSet(exportTo []string, own string, def []string) Set {
 		}
 	}
 	return s
+}
+
+func containsEntry(list []string, entry string) bool {
+	for _, e := range list {
+		if strings.TrimSpace(e) == entry {
+			return true
+		}
+	}
+	return false
 }
 
 // sortedKeys lists the keys of m, sorted, with room for one more (callers

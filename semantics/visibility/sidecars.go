@@ -10,7 +10,8 @@ import (
 )
 
 // sidecarScope is a namespace-wide Sidecar's egress imports: for each
-// namespace ("*" for any), the hosts imported and the hosts excluded ("~").
+// namespace ("*" for any), the hosts imported and, from 1.31, the hosts
+// excluded ("~ns/host", "~/host" for any namespace).
 type sidecarScope struct {
 	res *graph.Resource
 	// all is set when the Sidecar has no egress listener: it imports "*/*".
@@ -42,7 +43,13 @@ func (m *Model) indexSidecars() {
 				if !ok || strings.Contains(name, "/") {
 					continue // istiod rejects the host ("must be of form namespace/dnsName")
 				}
-				if rest, excl := strings.CutPrefix(ns, "~"); excl {
+				rest, excl := strings.CutPrefix(ns, "~")
+				if excl && !m.b.egressExclusion {
+					// Before 1.31 "~" is no prefix: "~/host" names a
+					// namespace "~" (none is), "~ns/host" istiod rejects.
+					continue
+				}
+				if excl {
 					if rest == "" {
 						rest = "*"
 					}

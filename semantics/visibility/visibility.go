@@ -1,17 +1,40 @@
-// Package visibility is Istio's config visibility, computed once per bundle:
-// which namespaces see a Service, ServiceEntry, VirtualService or
-// DestinationRule (exportTo, the Service annotation networking.istio.io/exportTo
-// and the mesh defaults), which DestinationRule applies to a host for a client
-// namespace (client namespace, then the service's, then the root namespace),
-// what a namespace's Sidecar imports (egress hosts), and in which namespaces
-// the proxies of a Gateway run. Rules and the step plan's proxy scope share
-// this one model, so that a finding and a predicted push agree.
+// Package visibility is Istio's config visibility, computed once per bundle
+// and Istio version: which namespaces see a Service, ServiceEntry,
+// VirtualService or DestinationRule (exportTo, the Service annotation
+// networking.istio.io/exportTo and the mesh defaults), which DestinationRule
+// applies to a host for a client namespace (client namespace, then the
+// service's, then the root namespace), what a namespace's Sidecar imports
+// (egress hosts), and in which namespaces the proxies of a Gateway run. Rules
+// and the step plan's proxy scope share this one model, so that a finding and
+// a predicted push agree.
 //
-// It follows istiod 1.31 (pilot/pkg/model/push_context.go: initServiceRegistry,
-// initVirtualServices, setDestinationRules, destinationRule,
-// VirtualServicesForGateway; pilot/pkg/model/sidecar.go: convertToSidecarScope,
-// collectImportedServices, selectServices; pilot/pkg/model/virtualservice.go:
-// SelectVirtualServices). Rules citing it say so in their documentation.
+// It follows istiod (pilot/pkg/model/push_context.go: initServiceRegistry,
+// IsServiceVisible, initVirtualServices, setDestinationRules,
+// destinationRule, VirtualServicesForGateway; pilot/pkg/model/sidecar.go:
+// convertToSidecarScope, collectImportedServices, selectServices;
+// pilot/pkg/model/virtualservice.go: SelectVirtualServices). Rules citing it
+// say so in their documentation. What differs between the supported
+// versions (see For):
+//
+//	behaviour                                   1.28            1.30            1.31
+//	empty exportTo, mesh defaultService/        "." in it: own  the default     the default
+//	  VirtualServiceExportTo set                namespace only; read as an      read as an
+//	                                            else "*": all;  exportTo list   exportTo list
+//	                                            else none
+//	Sidecar egress host "~ns/host"              no namespace    no namespace    excludes host
+//	                                            (imports none)  (imports none)  of ns ("~/": any)
+//	VirtualService destination whose service    first visible   visible Kube-   visible Kube-
+//	  is not in the sidecar's namespace         namespace, a-z  rnetes Service, rnetes Service,
+//	                                                            else oldest SE  else oldest SE
+//
+// Common to all: "*" in an exportTo wins over everything, else "~" in it
+// hides the Service, ServiceEntry or VirtualService from every namespace; a
+// Service or ServiceEntry exported elsewhere only is not visible in its own
+// namespace (a sidecar there imports it through no egress host, a gateway
+// there routes to it not), except that a sidecar resolves a VirtualService
+// destination to its own namespace's service of that host whatever its
+// exportTo (collectImportedServices); a DestinationRule's mesh default
+// counts only when it holds "." (setDestinationRules).
 package visibility
 
 import (
@@ -66,6 +89,7 @@ type Service struct {
 // Model is the visibility of one bundle.
 type Model struct {
 	g    *graph.Graph
+	b    behaviour
 	Mesh Mesh
 
 	services  map[string][]*Service    // exact host → services
@@ -91,16 +115,70 @@ type Model struct {
 	wildSidecars []string
 }
 
-var models = graph.NewMemo[*Model]("visibility.Of")
+var models = graph.NewKeyedMemo[string, *Model]("visibility.For")
 
-// Of returns the visibility model of a graph, built once.
-func Of(g *graph.Graph) *Model { return models.Get(g, func() *Model { return build(g) }) }
+// DefaultVersion is the Istio version Of models, the default of
+// --istio-version.
+const DefaultVersion = "1.28"
 
-func build(g *graph.Graph) *Model {
+// Of returns the visibility model of a graph under DefaultVersion.
+func Of(g *graph.Graph) *Model { return For(g, DefaultVersion) }
+
+// For returns the visibility model of a graph under an Istio version
+// ("1.28", "1.30", "1.31"; "" is DefaultVersion; a patch release or a "v"
+// prefix is accepted, an older minor version is modelled as 1.28 and a newer
+// one as 1.31), built once per graph and behaviour.
+func For(g *graph.Graph, version string) *Model {
+	b := behaviourOf(version)
+	return models.Get(g, b.version, func() *Model { return build(g, b) })
+}
+
+// behaviour is what an Istio version changes in visibility (see the table
+// in the package documentation).
+type behaviour struct {
+	version string // the modelled version: "1.28", "1.30" or "1.31"
+	// listDefaults: an empty exportTo of a Service, ServiceEntry or
+	// VirtualService takes the mesh default as an exportTo list (1.30+).
+	listDefaults bool
+	// pickBest: a VirtualService destination without a service in the
+	// sidecar's namespace resolves to a visible Kubernetes Service first
+	// (PILOT_SIDECAR_PICK_BEST_SERVICE_NAMESPACE, default on since 1.30).
+	pickBest bool
+	// egressExclusion: a Sidecar egress host "~ns/host" excludes (1.31+).
+	egressExclusion bool
+}
+
+func behaviourOf(version string) behaviour {
+	v := strings.TrimPrefix(version, "v")
+	if v == "" {
+		v = DefaultVersion
+	}
+	minor := 0
+	if rest, ok := strings.CutPrefix(v, "1."); ok {
+		for _, c := range rest {
+			if c < '0' || c > '9' {
+				break
+			}
+			minor = minor*10 + int(c-'0')
+		}
+	}
+	switch {
+	case minor >= 31:
+		return behaviour{version: "1.31", listDefaults: true, pickBest: true, egressExclusion: true}
+	case minor == 30:
+		return behaviour{version: "1.30", listDefaults: true, pickBest: true}
+	}
+	return behaviour{version: "1.28"}
+}
+
+// Version is the Istio version the model follows ("1.28", "1.30", "1.31").
+func (m *Model) Version() string { return m.b.version }
+
+func build(g *graph.Graph, b behaviour) *Model {
 	// Sized for a bundle's usual one host per Service, DestinationRule and
 	// VirtualService, so they do not grow step by step.
 	svcs, drs, vss := len(g.OfKind(kinds.Service)), len(g.OfKind(kinds.DestinationRule)), len(g.OfKind(kinds.VirtualService))
-	m := &Model{g: g, services: make(map[string][]*Service, svcs), byNS: map[string][]*Service{},
+	m := &Model{g: g, b: b, services: make(map[string][]*Service, svcs), byNS: map[string][]*Service{},
 		drByHost: make(map[string][]*destRule, drs), drIndex: map[string]*nsRules{}, vsByHost: make(map[string][]*graph.Resource, vss), sidecarsFrom: map[string][]string{},
 		destinationOf: make(map[string][]*graph.Resource, vss),
 		sidecars:      map[string]*sidecarScope{}, gwProxies: map[*graph.Resource]Proxies{},
@@ -130,12 +208,13 @@ func build(g *graph.Graph) *Model {
 		}
 		var exp []string
 		path := ""
-		if v, ok := r.Annotation(ExportToAnnotation); ok {
+		// An empty annotation is no exportTo (kube/conversion.go).
+		if v, ok := r.Annotation(ExportToAnnotation); ok && v != "" {
 			exp = strings.Split(v, ",")
 			path = graph.Key("metadata.annotations", ExportToAnnotation)
 		}
 		svcStore = append(svcStore, Service{Host: graph.ServiceFQDN(r.Name, r.Namespace), Namespace: r.Namespace, Resource: r,
-			Export: exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path, Kubernetes: true})
+			Export: m.exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path, Kubernetes: true})
 		s := &svcStore[len(svcStore)-1]
 		m.nameAll(exp)
 		if l, ok := m.services[s.Host]; ok {
@@ -162,7 +241,7 @@ func build(g *graph.Graph) *Model {
 			if h == "*" {
 				continue // istiod rejects a ServiceEntry host "*" (RL0003): it covers nothing
 			}
-			s := &Service{Host: h, Namespace: r.Namespace, Resource: r, Export: exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path}
+			s := &Service{Host: h, Namespace: r.Namespace, Resource: r, Export: m.exportSet(exp, r.Namespace, m.Mesh.DefaultServiceExportTo), ExportPath: path}
 			if wildcarded(h) {
 				m.wildcards = append(m.wildcards, s)
 			} else {
@@ -358,17 +437,31 @@ func (m *Model) Services(host string) []*Service {
 func (s *Service) Visible(ns string) bool { return s.Export.Has(ns) }
 
 // VisibleService returns the service of host a proxy in namespace ns uses
-// (collectImportedServices: the host's service in ns itself if there is one,
-// whatever its exportTo, else one exported to ns, the first namespace in
-// alphabetical order), or nil when none is visible.
+// for a VirtualService destination (collectImportedServices): the host's
+// service in ns itself if there is one, whatever its exportTo (a Kubernetes
+// Service before ServiceEntries, else the oldest), else one exported to ns —
+// before 1.30 of the first namespace in alphabetical order, since then a
+// Kubernetes Service (of the first namespace in alphabetical order when
+// several are: istiod takes any), else the oldest ServiceEntry, load order
+// standing for creation order — or nil when none is visible.
 func (m *Model) VisibleService(host, ns string) *Service {
 	svcs := m.Services(host)
 	var best *Service
 	for _, s := range svcs {
 		if s.Namespace == ns {
-			return s
+			return s // Services lists Kubernetes Services first, then in load order
 		}
-		if s.Visible(ns) && (best == nil || s.Namespace < best.Namespace || s.Namespace == best.Namespace && s.Kubernetes && !best.Kubernetes) {
+		if !s.Visible(ns) {
+			continue
+		}
+		switch {
+		case best == nil:
+			best = s
+		case m.b.pickBest:
+			if s.Kubernetes && (!best.Kubernetes || s.Namespace < best.Namespace) {
+				best = s
+			}
+		case s.Namespace < best.Namespace:
 			best = s
 		}
 	}
@@ -382,7 +475,7 @@ func (m *Model) VirtualServiceExport(r *graph.Resource) Set {
 	if vs == nil {
 		return Set{}
 	}
-	return exportSet(vs.Spec.GetExportTo(), r.Namespace, m.Mesh.DefaultVirtualServiceExportTo)
+	return m.exportSet(vs.Spec.GetExportTo(), r.Namespace, m.Mesh.DefaultVirtualServiceExportTo)
 }
 
 // VirtualServiceHosts are a VirtualService's hosts as istiod resolves them.
@@ -523,7 +616,7 @@ func (m *Model) ServicesOrAssumed(host string) []*Service {
 	if !ok {
 		return nil
 	}
-	return []*Service{{Host: host, Namespace: ns, Export: exportSet(nil, ns, m.Mesh.DefaultServiceExportTo), Kubernetes: true}}
+	return []*Service{{Host: host, Namespace: ns, Export: m.exportSet(nil, ns, m.Mesh.DefaultServiceExportTo), Kubernetes: true}}
 }
 
 // HostInScope reports whether the sidecars of namespace ns have host in

@@ -752,20 +752,24 @@ type Predicted struct {
 
 // Memos of ScoperFor and ForGraph (one prediction per Istio version).
 var (
-	scopers     = graph.NewMemo[*Scoper]("xds.ScoperFor")
+	scopers     = graph.NewKeyedMemo[string, *Scoper]("xds.ScoperFor")
 	predictions = graph.NewKeyedMemo[string, []Predicted]("xds.ForGraph")
 )
 
-// ScoperFor returns the graph's Scoper, built once per graph.
-func ScoperFor(g *graph.Graph) *Scoper {
-	return scopers.Get(g, func() *Scoper { return NewScoper(g) })
+// ScoperFor returns the graph's Scoper under an Istio version ("" is the
+// default), built once per graph and version.
+func ScoperFor(g *graph.Graph, version string) *Scoper {
+	if version == "" {
+		version = DefaultVersion
+	}
+	return scopers.Get(g, version, func() *Scoper { return NewScoperFor(g, version) })
 }
 
 // ForGraph returns every Rollout's plan with its prediction under a model,
 // computed once per graph and version and shared by the RL6xxx rules.
 func ForGraph(g *graph.Graph, m *Model) []Predicted {
 	return predictions.Get(g, m.Version, func() []Predicted {
-		sc := ScoperFor(g)
+		sc := ScoperFor(g, m.Version)
 		var out []Predicted
 		for _, p := range plan.ForGraph(g) {
 			out = append(out, Predicted{Plan: p, Prediction: Predict(m, sc, p)})

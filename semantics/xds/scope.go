@@ -118,10 +118,14 @@ func (s *Scoper) cached(k setKey, compute func() Scope) Scope {
 	return v
 }
 
-// NewScoper indexes the delegates and workload-selecting ServiceEntries of
-// a graph; visibility comes from the graph's visibility model.
-func NewScoper(g *graph.Graph) *Scoper {
-	s := &Scoper{g: g, m: visibility.Of(g), parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}, scopes: map[setKey]Scope{}}
+// NewScoper is NewScoperFor under the default Istio version.
+func NewScoper(g *graph.Graph) *Scoper { return NewScoperFor(g, DefaultVersion) }
+
+// NewScoperFor indexes the delegates and workload-selecting ServiceEntries
+// of a graph; visibility comes from the graph's visibility model under the
+// Istio version (visibility.For).
+func NewScoperFor(g *graph.Graph, version string) *Scoper {
+	s := &Scoper{g: g, m: visibility.For(g, version), parents: map[string][]*graph.Resource{}, seHosts: map[string]bool{}, scopes: map[setKey]Scope{}}
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		se, _ := r.Typed.(*kinds.ServiceEntryObject)
 		if se == nil || se.Spec.GetWorkloadSelector() == nil {

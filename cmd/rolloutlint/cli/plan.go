@@ -37,7 +37,7 @@ func lintIstioVersion(flagSet bool, flag string, cfg *config.Config, current str
 }
 
 func lintIstioVersionHelp() string {
-	return "Istio version whose xDS push model RL6xxx rules use: " + strings.Join(xds.Versions(), ", ") +
+	return "Istio version modelled by the xDS push (RL6xxx) and config visibility (RL3xxx) rules: " + strings.Join(xds.Versions(), ", ") +
 		" (default: the config's istioVersion, else " + xds.DefaultVersion + ")"
 }
 
@@ -55,7 +55,7 @@ func (o *planOptions) bind(fl *pflag.FlagSet) {
 	o.load.bind(fl)
 	o.cluster.bind(fl, "start each plan from the Rollout's live state in the cluster (read-only; without PATH: every Rollout of the namespaces; see docs/cluster.md)")
 	fl.StringVar(&o.rollout, "rollout", "", "only this Rollout: namespace/name, or name in the default namespace")
-	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS model: "+strings.Join(xds.Versions(), ", ")+" (default: the config's istioVersion, else "+xds.DefaultVersion+")")
+	fl.StringVar(&o.istioVersion, "istio-version", "", "Istio version of the xDS and visibility models: "+strings.Join(xds.Versions(), ", ")+" (default: the config's istioVersion, else "+xds.DefaultVersion+")")
 	fl.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(planreport.FormatNames(), ", "))
 	o.rendering.bind(fl, "as lint does and plan each unit's Rollouts (--render=false: plan the files as written)")
 }
@@ -187,7 +187,7 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	scoped := make(chan struct{})
 	go func() {
 		defer close(scoped)
-		sc = xds.NewScoper(g)
+		sc = xds.NewScoperFor(g, m.Version)
 	}()
 	rejected := rejections(&bundle{cfg: b.cfg, graph: g})
 	<-scoped

@@ -131,7 +131,7 @@ func (o *planOptions) planUnits(e *Env, fl *pflag.FlagSet, lu *loadedUnits) erro
 		scoped := make(chan struct{})
 		go func() {
 			defer close(scoped)
-			sc = xds.NewScoper(g)
+			sc = xds.NewScoperFor(g, m.Version)
 		}()
 		b := planreport.Bundle{N: len(rrs), Rejected: rejections(&bundle{cfg: lu.cfg, graph: g})}
 		<-scoped
