@@ -49,7 +49,11 @@ type Output struct {
 	// ArgoCD is the github.com/argoproj/argo-cd/v3 version the harness was
 	// built with.
 	ArgoCD string `json:"argocd"`
-	Sets   []Set  `json:"sets"`
+	// Repo and Files are the arguments: the repository root and the
+	// ApplicationSet files, relative to it.
+	Repo  string   `json:"repo"`
+	Files []string `json:"files"`
+	Sets  []Set    `json:"sets"`
 }
 
 // Set is one ApplicationSet and what Argo CD generated from it.
@@ -121,7 +125,7 @@ func run(repo, version string, files []string) (*Output, error) {
 		return nil, err
 	}
 	defer cleanup()
-	out := &Output{ArgoCD: version, Sets: []Set{}}
+	out := &Output{ArgoCD: version, Repo: filepath.ToSlash(repo), Files: files, Sets: []Set{}}
 	for _, f := range files {
 		sets, err := readSets(filepath.Join(repo, f))
 		if err != nil {
