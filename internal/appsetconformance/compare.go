@@ -134,6 +134,9 @@ func Predict(repo string) (*Predicted, error) {
 			name = name[:i]
 		}
 		key := setKey(filepath.ToSlash(rel), name)
+		if strings.Contains(pr.Message, "matches nothing in the linted tree") {
+			continue // a hint; Argo CD generates nothing from it either
+		}
 		p.Problems[key] = append(p.Problems[key], pr.Message)
 	}
 	return p, nil

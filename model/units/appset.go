@@ -71,6 +71,7 @@ type expander struct {
 	goTmpl   bool
 	options  []string
 	bases    []string // candidate repository roots, first match wins
+	trees    map[string]*tree
 	problems []graph.Problem
 	// failed is set when Argo CD would fail too (a template error, a
 	// parameter fasttemplate cannot take, clashing matrix parameters):
@@ -359,7 +360,16 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 	var out []paramSet
 	matched := false
 	for _, base := range x.bases {
-		dirs, files := repoTree(base)
+		if x.trees == nil {
+			x.trees = map[string]*tree{}
+		}
+		t := x.trees[base]
+		if t == nil {
+			t = &tree{}
+			t.dirs, t.files = repoTree(base)
+			x.trees[base] = t
+		}
+		dirs, files := t.dirs, t.files
 		if len(spec.Directories) > 0 {
 			for _, rel := range dirs {
 				include, exclude := false, false
@@ -431,6 +441,10 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 	}
 	return out, true
 }
+
+// tree is a repository's directories and files (repoTree), listed once
+// per ApplicationSet.
+type tree struct{ dirs, files []string }
 
 // repoTree lists a repository as the repo server sees its checkout: every
 // directory but hidden ones (walk order), and every file but those of .git
@@ -982,4 +996,3 @@ func readLimited(file string) ([]byte, error) {
 	}
 	return os.ReadFile(file)
 }
-
