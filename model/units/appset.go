@@ -452,11 +452,11 @@ type tree struct{ dirs, files []string }
 func repoTree(root string) (dirs, files []string) {
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil //nolint:nilerr // an unreadable directory holds nothing the generator sees
+			return nil // an unreadable entry holds nothing the generator sees
 		}
 		rel, rerr := filepath.Rel(root, p)
 		if rerr != nil || rel == "." {
-			return nil //nolint:nilerr
+			return nil
 		}
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
@@ -484,7 +484,7 @@ func repoTree(root string) (dirs, files []string) {
 func hiddenFiles(dir, rel string, files *[]string) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return nil //nolint:nilerr
+			return nil
 		}
 		if d.Type().IsRegular() {
 			r, _ := filepath.Rel(dir, p)
