@@ -17,7 +17,7 @@ DATE            := $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:
 VPKG            := github.com/rolloutlint/rolloutlint/internal/version
 LDFLAGS         := -s -w -X $(VPKG).Version=$(VERSION) -X $(VPKG).Commit=$(COMMIT) -X $(VPKG).Date=$(DATE)
 
-.PHONY: conformance conformance-argo release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e test-cluster-e2e test-kube-e2e bench-webhook
+.PHONY: conformance conformance-argo conformance-appset release release-snapshot test-release fuzz all build test test-short lint fmt fmt-check vet check bench docs example clean test-precommit install-precommit test-webhook-e2e test-cluster-e2e test-kube-e2e bench-webhook
 
 all: build
 
@@ -48,6 +48,9 @@ test-kube-e2e: ## both e2e suites above in one go test run (what CI runs)
 
 conformance-argo: ## the plan against the real Argo Rollouts controller on kube-apiserver + etcd (builds it once, cached; RECORD=1 re-records; see docs/plan.md)
 	bash conformance/argo/run.sh
+
+conformance-appset: ## ApplicationSet expansion against Argo CD's own generators and renderer (builds the harness once, cached; RECORD=1 re-records; see docs/repositories.md)
+	bash conformance/appset/run.sh
 
 bench-webhook: ## webhook load test: 200 req/s (and the same harness against handlers that do not lint) and a 1,000-review burst with a 10,000-object view, 8 concurrent 1.4 MB reviews (P99=5ms asserts the steady p99; see docs/webhook.md)
 	@# one process per test, so that the memory test's peak RSS is its own

@@ -58,6 +58,9 @@ var layers = []layer{
 	// its own that imports nothing of this one (it runs the rolloutlint binary).
 	{"xds conformance", []string{"internal/xdsconformance"}, with(leaf, "model/...", "semantics/...")},
 	{"xds conformance harness", []string{"conformance/..."}, nil},
+	// The ApplicationSet conformance comparer expands with model/units and
+	// reads the records of conformance/appset (a module of its own).
+	{"appset conformance", []string{"internal/appsetconformance"}, with(leaf, "model/...")},
 	{"dev tools", []string{"internal/tools/..."}, with(leaf, "internal/docgen", "internal/corpus", "internal/xdsconformance")},
 	// The release's image assembler: a module of its own that builds nothing
 	// of this one (it packs the built binary).

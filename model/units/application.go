@@ -14,6 +14,8 @@ import (
 // it deploys (one per source of a multi-source Application).
 type Application struct {
 	Name, Namespace string
+	// Project is spec.project.
+	Project string
 	// File is where the Application is written; Doc its document index.
 	File string
 	Doc  int
@@ -216,6 +218,7 @@ func applicationFrom(file string, doc int, body *yaml.Node, template bool) []*Ap
 			Namespace string `yaml:"namespace"`
 		} `yaml:"metadata"`
 		Spec struct {
+			Project     string `yaml:"project"`
 			Destination struct {
 				Server    string `yaml:"server"`
 				Name      string `yaml:"name"`
@@ -247,7 +250,7 @@ func applicationFrom(file string, doc int, body *yaml.Node, template bool) []*Ap
 			return
 		}
 		out = append(out, &Application{
-			Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, File: file, Doc: doc,
+			Name: head.Metadata.Name, Namespace: head.Metadata.Namespace, Project: head.Spec.Project, File: file, Doc: doc,
 			Source: Source{RepoURL: src.RepoURL, Path: src.Path, Chart: src.Chart, TargetRevision: src.TargetRevision,
 				Ref: src.Ref, Helm: src.Helm, Kustomize: src.Kustomize, Directory: src.Directory, Plugin: src.Plugin},
 			SourcePath: path, Destination: dest, node: body,

@@ -2,7 +2,9 @@ package units
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -69,8 +71,12 @@ type expander struct {
 	goTmpl   bool
 	options  []string
 	bases    []string // candidate repository roots, first match wins
-	dirs     map[string]*dirInfo
+	trees    map[string]*tree
 	problems []graph.Problem
+	// failed is set when Argo CD would fail too (a template error, a
+	// parameter fasttemplate cannot take, clashing matrix parameters):
+	// its controller then creates none of the set's Applications.
+	failed bool
 }
 
 // maxGeneratorDepth bounds matrix and merge nesting (Argo CD allows one
@@ -80,8 +86,8 @@ const maxGeneratorDepth = 3
 // expandApplicationSet returns the Applications an ApplicationSet
 // generates from the repository, and the info findings on what it could
 // not evaluate.
-func expandApplicationSet(s *appSet, dirs map[string]*dirInfo, bases []string) ([]*Application, []graph.Problem) {
-	x := &expander{set: s, dirs: dirs, bases: bases}
+func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Problem) {
+	x := &expander{set: s, bases: bases}
 	spec := child(s.node, "spec")
 	if v := child(spec, "goTemplate"); v != nil && v.Value == "true" {
 		x.goTmpl = true
@@ -113,23 +119,40 @@ func expandApplicationSet(s *appSet, dirs map[string]*dirInfo, bases []string) (
 	}
 	var out []*Application
 	for _, p := range sets {
+		if x.failed {
+			break
+		}
 		n, err := x.substitute(tmpl, p.vals)
 		if err != nil {
-			x.note(err.pos, "ApplicationSet %s (%s): %s, so that Application is not linted", s.name, p.desc, err.msg)
-			continue
+			x.fail(err.pos, "(%s) %s", p.desc, err.msg)
+			break
 		}
 		for _, a := range applicationFrom(s.file, s.doc, n, true) {
 			if a.Name == "" {
 				continue
 			}
-			if a.Namespace == "" {
-				a.Namespace = s.namespace
-			}
+			// Argo CD puts every Application in the ApplicationSet's
+			// namespace, whatever the template says.
+			a.Namespace = s.namespace
 			a.Origin = &Origin{Set: s.name, Params: p.desc, Chain: []string{"ApplicationSet " + s.name}}
 			out = append(out, a)
 		}
 	}
+	if x.failed {
+		return nil, x.problems
+	}
 	return out, x.problems
+}
+
+// fail adds the info finding on an error Argo CD's controller would hit
+// too: it then generates none of the set's Applications, so none is
+// linted.
+func (x *expander) fail(pos graph.Position, format string, args ...any) {
+	if x.failed {
+		return
+	}
+	x.failed = true
+	x.note(pos, "ApplicationSet %s: %s; Argo CD generates none of its Applications, so none is linted", x.set.name, fmt.Sprintf(format, args...))
 }
 
 // note adds an info finding.
@@ -205,64 +228,115 @@ func needs(gen string) string {
 	return "a source code host's API" // scmProvider, pullRequest
 }
 
-// list is the list generator: each element is a parameter set.
+// list is the list generator: each element is a parameter set, then each
+// item of elementsYaml. With fasttemplate an element's values must be
+// strings (and its `values` a map of strings, as values.KEY), as Argo CD
+// requires; elementsYaml items are taken as they are.
 func (x *expander) list(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
-	elems := child(val, "elements")
-	if ey := child(val, "elementsYaml"); ey != nil {
-		var n yaml.Node
-		if strings.Contains(ey.Value, "{{") || yaml.Unmarshal([]byte(ey.Value), &n) != nil || len(n.Content) == 0 {
+	var out []paramSet
+	if elems := child(val, "elements"); elems != nil && elems.Kind == yaml.SequenceNode {
+		for i, e := range elems.Content {
+			var m map[string]any
+			if e.Decode(&m) != nil {
+				x.fail(graph.NodePos(x.set.file, e), "list element %d is not a mapping", i)
+				return nil, false
+			}
+			m = jsonValues(m)
+			desc := fmt.Sprintf("list element %d", i)
+			if x.goTmpl {
+				out = append(out, paramSet{vals: m, desc: desc})
+				continue
+			}
+			p := map[string]any{}
+			for k, v := range m {
+				if vs, ok := v.(map[string]any); ok && k == "values" {
+					for vk, vv := range vs {
+						if _, ok := vv.(string); !ok {
+							x.fail(graph.NodePos(x.set.file, e), "list element %d: values.%s is not a string", i, vk)
+							return nil, false
+						}
+						p["values."+vk] = vv
+					}
+					continue
+				}
+				if _, ok := v.(string); !ok {
+					x.fail(graph.NodePos(x.set.file, e), "list element %d: %s is not a string (fasttemplate takes strings only)", i, k)
+					return nil, false
+				}
+				p[k] = v
+			}
+			out = append(out, paramSet{vals: p, desc: desc})
+		}
+	}
+	if ey := child(val, "elementsYaml"); ey != nil && ey.Value != "" {
+		var items []map[string]any
+		if strings.Contains(ey.Value, "{{") {
 			x.note(graph.NodePos(x.set.file, ey), "ApplicationSet %s: elementsYaml is not evaluated, so its Applications are not linted", x.set.name)
 			return nil, false
 		}
-		elems = n.Content[0]
-	}
-	if elems == nil || elems.Kind != yaml.SequenceNode {
-		return nil, true
-	}
-	var out []paramSet
-	for i, e := range elems.Content {
-		var m map[string]any
-		if e.Decode(&m) != nil {
-			continue
+		if err := yaml.Unmarshal([]byte(ey.Value), &items); err != nil {
+			x.fail(graph.NodePos(x.set.file, ey), "elementsYaml is not a list of mappings (%v)", strings.TrimPrefix(err.Error(), "yaml: "))
+			return nil, false
 		}
-		out = append(out, paramSet{vals: x.params(m), desc: fmt.Sprintf("list element %d", i)})
+		for i, m := range items {
+			out = append(out, paramSet{vals: jsonValues(m), desc: fmt.Sprintf("elementsYaml item %d", i)})
+		}
 	}
 	return out, true
 }
 
-// params turns a generator's values into template parameters: nested for
-// Go templates, flattened with dots for fasttemplate.
-func (x *expander) params(m map[string]any) map[string]any {
-	if x.goTmpl {
+// jsonValues is a decoded YAML value as Argo CD holds it: converted to JSON
+// and decoded again, so numbers are float64 (rendered as Go prints them:
+// 1000000 is 1e+06).
+func jsonValues(m map[string]any) map[string]any {
+	data, err := json.Marshal(m)
+	if err != nil {
 		return m
 	}
+	var out map[string]any
+	if json.Unmarshal(data, &out) != nil {
+		return m
+	}
+	return out
+}
+
+// flatParams turns a git file's values into fasttemplate parameters as
+// Argo CD does: nested keys joined with dots (list items by index, as
+// zones.0), every value printed with %v.
+func flatParams(m map[string]any) map[string]any {
 	out := map[string]any{}
 	flatten("", m, out)
 	return out
 }
 
 func flatten(prefix string, v any, out map[string]any) {
+	join := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "." + k
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for k, c := range t {
-			key := k
-			if prefix != "" {
-				key = prefix + "." + k
-			}
-			flatten(key, c, out)
+			flatten(join(k), c, out)
 		}
 	case []any:
 		for i, c := range t {
-			flatten(fmt.Sprintf("%s[%d]", prefix, i), c, out)
+			flatten(join(strconv.Itoa(i)), c, out)
 		}
 	default:
-		out[prefix] = v
+		out[prefix] = fmt.Sprintf("%v", v)
 	}
 }
 
 // git is the git generator: directories or files of this repository (the
 // tree linted; its repoURL is not compared, as for Applications, whose
-// paths are looked for in the tree).
+// paths are looked for in the tree). Directories are every directory of
+// the tree but hidden ones, matched with path.Match as Argo CD does (`*`
+// stays within a segment, `**` is the same as `*`); files are matched as
+// `git ls-files` matches a pathspec, which the repo server runs (`*`
+// crosses `/`).
 func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 	var spec struct {
 		Directories []struct {
@@ -279,33 +353,28 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 	if val.Decode(&spec) != nil {
 		return nil, false
 	}
+	if len(spec.Directories) == 0 && len(spec.Files) == 0 {
+		x.fail(pos, "the git generator has neither directories nor files")
+		return nil, false
+	}
 	var out []paramSet
 	matched := false
 	for _, base := range x.bases {
-		var rels []string // directories, or files, below base
-		if len(spec.Directories) > 0 {
-			for d := range x.dirs {
-				if d != base && Within(d, base) {
-					rel, _ := filepath.Rel(base, d)
-					rels = append(rels, filepath.ToSlash(rel))
-				}
-			}
-		} else {
-			for d, di := range x.dirs {
-				if Within(d, base) {
-					for _, f := range di.manifests {
-						rel, _ := filepath.Rel(base, f)
-						rels = append(rels, filepath.ToSlash(rel))
-					}
-				}
-			}
+		if x.trees == nil {
+			x.trees = map[string]*tree{}
 		}
-		sort.Strings(rels)
-		for _, rel := range rels {
-			include, exclude := false, false
-			if len(spec.Directories) > 0 {
+		t := x.trees[base]
+		if t == nil {
+			t = &tree{}
+			t.dirs, t.files = repoTree(base)
+			x.trees[base] = t
+		}
+		dirs, files := t.dirs, t.files
+		if len(spec.Directories) > 0 {
+			for _, rel := range dirs {
+				include, exclude := false, false
 				for _, d := range spec.Directories {
-					if globMatchPath(d.Path, rel) {
+					if ok, err := path.Match(d.Path, rel); err == nil && ok {
 						if d.Exclude {
 							exclude = true
 						} else {
@@ -313,33 +382,54 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 						}
 					}
 				}
-			} else {
-				for _, f := range spec.Files {
-					if globMatchPath(f.Path, rel) {
-						if f.Exclude {
-							exclude = true
-						} else {
-							include = true
+				if !include || exclude {
+					continue
+				}
+				matched = true
+				vals, err := x.withValues(x.pathParams(rel, "", spec.PathParamPrefix), spec.Values)
+				if err != nil {
+					x.fail(pos, "git generator values: %v", err)
+					return nil, false
+				}
+				out = append(out, paramSet{vals: vals, desc: "directory " + rel})
+			}
+		} else {
+			keep := map[string]bool{}
+			for _, f := range spec.Files {
+				if !f.Exclude {
+					for _, rel := range files {
+						if pathspecMatch(f.Path, rel) {
+							keep[rel] = true
 						}
 					}
 				}
 			}
-			if !include || exclude {
-				continue
+			for _, f := range spec.Files {
+				if f.Exclude {
+					for _, rel := range files {
+						if pathspecMatch(f.Path, rel) {
+							delete(keep, rel)
+						}
+					}
+				}
 			}
-			matched = true
-			if len(spec.Directories) > 0 {
-				out = append(out, paramSet{vals: x.withValues(x.pathParams(rel, "", spec.PathParamPrefix), spec.Values), desc: "directory " + rel})
-				continue
-			}
-			ps, err := x.fileParams(filepath.Join(base, filepath.FromSlash(rel)), rel, spec.PathParamPrefix)
-			if err != nil {
-				x.note(pos, "ApplicationSet %s: git file %s does not parse (%v), so its Applications are not linted", x.set.name, rel, err)
-				continue
-			}
-			for _, p := range ps {
-				p.vals = x.withValues(p.vals, spec.Values)
-				out = append(out, p)
+			for _, rel := range files { // sorted, as Argo CD sorts them
+				if !keep[rel] {
+					continue
+				}
+				matched = true
+				ps, err := x.fileParams(filepath.Join(base, filepath.FromSlash(rel)), rel, spec.PathParamPrefix)
+				if err != nil {
+					x.fail(pos, "git file %s does not parse (%v)", rel, err)
+					return nil, false
+				}
+				for _, p := range ps {
+					if p.vals, err = x.withValues(p.vals, spec.Values); err != nil {
+						x.fail(pos, "git generator values: %v", err)
+						return nil, false
+					}
+					out = append(out, p)
+				}
 			}
 		}
 		if matched {
@@ -350,6 +440,168 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 		x.note(pos, "ApplicationSet %s: the git generator matches nothing in the linted tree, so it generates no Application here", x.set.name)
 	}
 	return out, true
+}
+
+// tree is a repository's directories and files (repoTree), listed once
+// per ApplicationSet.
+type tree struct{ dirs, files []string }
+
+// repoTree lists a repository as the repo server sees its checkout: every
+// directory but hidden ones (walk order), and every file but those of .git
+// (sorted), relative to the root.
+func repoTree(root string) (dirs, files []string) {
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable entry holds nothing the generator sees
+		}
+		rel, rerr := filepath.Rel(root, p)
+		if rerr != nil || rel == "." {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if strings.HasPrefix(d.Name(), ".") {
+				if d.Name() == ".git" {
+					return filepath.SkipDir
+				}
+				hiddenFiles(p, rel, &files)
+				return filepath.SkipDir
+			}
+			dirs = append(dirs, rel)
+			return nil
+		}
+		if d.Type().IsRegular() {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return dirs, files
+}
+
+// hiddenFiles adds the files of a hidden directory (git lists them; the
+// directories generator does not).
+func hiddenFiles(dir, rel string, files *[]string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() {
+			r, _ := filepath.Rel(dir, p)
+			*files = append(*files, rel+"/"+filepath.ToSlash(r))
+		}
+		return nil
+	})
+}
+
+// pathspecMatch matches a path as `git ls-files -- PATTERN` does with
+// git's default pathspec magic: a pattern without wildcards names a file
+// or a directory (all below it); one with wildcards is matched whole,
+// without treating `/` specially (`*` and `?` match it too).
+func pathspecMatch(pattern, name string) bool {
+	for strings.HasPrefix(pattern, "./") {
+		pattern = pattern[2:]
+	}
+	if pattern == "" || pattern == "." {
+		return true
+	}
+	lit := strings.IndexAny(pattern, `*?[\`)
+	if lit < 0 {
+		if name == pattern {
+			return true
+		}
+		return strings.HasPrefix(name, pattern) && (strings.HasSuffix(pattern, "/") || name[len(pattern)] == '/')
+	}
+	if !strings.HasPrefix(name, pattern[:lit]) {
+		return false
+	}
+	return wildmatch(pattern, name)
+}
+
+// wildmatch is git's wildmatch without WM_PATHNAME: `*` any run of
+// characters, `?` any one, `[...]` a class (`!` or `^` negates, `a-z`
+// ranges), `\` quotes the next character.
+func wildmatch(p, s string) bool {
+	for len(p) > 0 {
+		switch p[0] {
+		case '*':
+			for len(p) > 0 && p[0] == '*' {
+				p = p[1:]
+			}
+			if p == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if wildmatch(p, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+			p, s = p[1:], s[1:]
+		case '[':
+			if s == "" {
+				return false
+			}
+			ok, rest, valid := matchClass(p, s[0])
+			if !valid {
+				return false // git: an unterminated class matches nothing
+			}
+			if !ok {
+				return false
+			}
+			p, s = rest, s[1:]
+		case '\\':
+			if len(p) < 2 || s == "" || s[0] != p[1] {
+				return false
+			}
+			p, s = p[2:], s[1:]
+		default:
+			if s == "" || s[0] != p[0] {
+				return false
+			}
+			p, s = p[1:], s[1:]
+		}
+	}
+	return s == ""
+}
+
+// matchClass matches c against the class at the start of p ("[...]"),
+// and returns the pattern after it.
+func matchClass(p string, c byte) (ok bool, rest string, valid bool) {
+	i := 1
+	negate := false
+	if i < len(p) && (p[i] == '!' || p[i] == '^') {
+		negate, i = true, i+1
+	}
+	first := true
+	for i < len(p) {
+		if p[i] == ']' && !first {
+			return ok != negate, p[i+1:], true
+		}
+		first = false
+		lo := p[i]
+		if lo == '\\' && i+1 < len(p) {
+			i++
+			lo = p[i]
+		}
+		if i+2 < len(p) && p[i+1] == '-' && p[i+2] != ']' {
+			hi := p[i+2]
+			if lo <= c && c <= hi {
+				ok = true
+			}
+			i += 3
+			continue
+		}
+		if lo == c {
+			ok = true
+		}
+		i++
+	}
+	return false, "", false
 }
 
 // pathParams are the path parameters of a directory (file "" ) or of a
@@ -377,7 +629,9 @@ func (x *expander) pathParams(dir, file, prefix string) map[string]any {
 		out[key+".filename"], out[key+".filenameNormalized"] = file, normalize(file)
 	}
 	for i, s := range segs {
-		out[fmt.Sprintf("%s[%d]", key, i)] = s
+		if s != "" {
+			out[fmt.Sprintf("%s[%d]", key, i)] = s
+		}
 	}
 	return out
 }
@@ -398,24 +652,23 @@ func (x *expander) fileParams(file, rel, prefix string) ([]paramSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("%v", strings.TrimPrefix(err.Error(), "yaml: "))
-	}
 	var items []map[string]any
-	switch t := v.(type) {
-	case map[string]any:
-		items = append(items, t)
-	case []any:
-		for _, it := range t {
-			if m, ok := it.(map[string]any); ok {
-				items = append(items, m)
-			}
-		}
+	var one map[string]any
+	if err := yaml.Unmarshal(data, &one); err == nil {
+		items = append(items, one)
+	} else if err := yaml.Unmarshal(data, &items); err != nil {
+		return nil, fmt.Errorf("%v", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	var out []paramSet
 	for i, m := range items {
-		p := x.params(m)
+		m = jsonValues(m)
+		if m == nil {
+			m = map[string]any{}
+		}
+		p := m
+		if !x.goTmpl {
+			p = flatParams(m)
+		}
 		for k, v := range x.pathParams(path.Dir(rel), path.Base(rel), prefix) {
 			p[k] = v
 		}
@@ -430,15 +683,17 @@ func (x *expander) fileParams(file, rel, prefix string) ([]paramSet, error) {
 
 // withValues adds a generator's values (templated with its parameters) as
 // values.KEY.
-func (x *expander) withValues(p map[string]any, values map[string]string) map[string]any {
+func (x *expander) withValues(p map[string]any, values map[string]string) (map[string]any, error) {
 	if len(values) == 0 {
-		return p
+		return p, nil
 	}
 	vs := map[string]any{}
 	for k, v := range values {
-		if s, err := x.render(v, p); err == nil {
-			vs[k] = s
+		s, err := x.render(v, p)
+		if err != nil {
+			return nil, err
 		}
+		vs[k] = s
 	}
 	if x.goTmpl {
 		p["values"] = vs
@@ -447,15 +702,17 @@ func (x *expander) withValues(p map[string]any, values map[string]string) map[st
 			p["values."+k] = v
 		}
 	}
-	return p
+	return p, nil
 }
 
 // matrix is the cartesian product of two generators; the second may use
-// the first's parameters.
+// the first's parameters. With Go templates the first's values win (maps
+// merged, empty values not overriding); with fasttemplate a key both set
+// to different values is an error, as in Argo CD.
 func (x *expander) matrix(val *yaml.Node, pos graph.Position, depth int) ([]paramSet, bool) {
 	gens := child(val, "generators")
 	if gens == nil || gens.Kind != yaml.SequenceNode || len(gens.Content) != 2 {
-		x.note(pos, "ApplicationSet %s: a matrix generator needs two generators, so it is not expanded", x.set.name)
+		x.fail(pos, "a matrix generator needs exactly two generators")
 		return nil, false
 	}
 	first, ok := x.generate(gens.Content[0], depth+1)
@@ -466,71 +723,115 @@ func (x *expander) matrix(val *yaml.Node, pos graph.Position, depth int) ([]para
 	for _, p1 := range first {
 		g2, err := x.substitute(gens.Content[1], p1.vals)
 		if err != nil {
-			x.note(err.pos, "ApplicationSet %s (%s): %s, so that part of the matrix is not expanded", x.set.name, p1.desc, err.msg)
-			continue
+			x.fail(err.pos, "(%s) %s", p1.desc, err.msg)
+			return nil, false
 		}
 		second, ok := x.generate(g2, depth+1)
 		if !ok {
 			return nil, false
 		}
 		for _, p2 := range second {
-			out = append(out, paramSet{vals: mergeParams(p1.vals, p2.vals), desc: p1.desc + " × " + p2.desc})
+			var vals map[string]any
+			if x.goTmpl {
+				vals = mergeOver(mergeOver(map[string]any{}, p2.vals), p1.vals)
+			} else {
+				vals = map[string]any{}
+				for k, v := range p1.vals {
+					vals[k] = fmt.Sprintf("%v", v)
+				}
+				for k, v := range p2.vals {
+					s := fmt.Sprintf("%v", v)
+					if cur, ok := vals[k]; ok && cur != s {
+						x.fail(pos, "matrix: %s is %q in the first generator and %q in the second", k, cur, s)
+						return nil, false
+					}
+					vals[k] = s
+				}
+			}
+			out = append(out, paramSet{vals: vals, desc: p1.desc + " × " + p2.desc})
 		}
 	}
 	return out, true
 }
 
 // merge is the merge generator: the first generator's parameter sets,
-// with those of the others whose mergeKeys values agree merged over them.
+// with those of the others whose mergeKeys values (top-level parameters)
+// agree merged over them. Parameter sets of one generator must differ in
+// their merge keys.
 func (x *expander) merge(val *yaml.Node, pos graph.Position, depth int) ([]paramSet, bool) {
 	var spec struct {
 		MergeKeys []string `yaml:"mergeKeys"`
 	}
 	gens := child(val, "generators")
-	if val.Decode(&spec) != nil || gens == nil || gens.Kind != yaml.SequenceNode || len(gens.Content) == 0 || len(spec.MergeKeys) == 0 {
-		x.note(pos, "ApplicationSet %s: a merge generator needs generators and mergeKeys, so it is not expanded", x.set.name)
-		return nil, false
-	}
-	base, ok := x.generate(gens.Content[0], depth+1)
-	if !ok {
+	if val.Decode(&spec) != nil || gens == nil || gens.Kind != yaml.SequenceNode || len(gens.Content) < 2 || len(spec.MergeKeys) == 0 {
+		x.fail(pos, "a merge generator needs two generators or more and mergeKeys")
 		return nil, false
 	}
 	key := func(p map[string]any) string {
-		flat := map[string]any{}
-		flatten("", p, flat)
-		var parts []string
-		for _, k := range spec.MergeKeys {
-			parts = append(parts, fmt.Sprint(flat[k]))
+		k := map[string]any{}
+		for _, m := range spec.MergeKeys {
+			k[m] = p[m]
 		}
-		return strings.Join(parts, "\x00")
+		data, _ := json.Marshal(k)
+		return string(data)
 	}
-	for _, g := range gens.Content[1:] {
-		more, ok := x.generate(g, depth+1)
+	var base []paramSet
+	index := map[string]int{}
+	for gi, g := range gens.Content {
+		sets, ok := x.generate(g, depth+1)
 		if !ok {
 			return nil, false
 		}
-		for _, m := range more {
-			k := key(m.vals)
-			for i := range base {
-				if key(base[i].vals) == k {
-					base[i].vals = mergeParams(base[i].vals, m.vals)
+		byKey := map[string]paramSet{}
+		for _, s := range sets {
+			k := key(s.vals)
+			if _, dup := byKey[k]; dup {
+				x.fail(pos, "merge: generator %d makes two parameter sets with merge keys %s", gi+1, k)
+				return nil, false
+			}
+			byKey[k] = s
+		}
+		if gi == 0 {
+			base = sets
+			for i, s := range sets {
+				index[key(s.vals)] = i
+			}
+			continue
+		}
+		for k, s := range byKey {
+			i, ok := index[k]
+			if !ok {
+				continue
+			}
+			if x.goTmpl {
+				base[i].vals = mergeOver(base[i].vals, s.vals)
+			} else {
+				m := map[string]any{}
+				for bk, bv := range base[i].vals {
+					m[bk] = bv
 				}
+				for sk, sv := range s.vals {
+					m[sk] = sv
+				}
+				base[i].vals = m
 			}
 		}
 	}
 	return base, true
 }
 
-// mergeParams is a over b: a copy of a with b's keys set (maps merged).
-func mergeParams(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
+// mergeOver is dst with src's values set over it, as mergo.Merge with
+// WithOverride does for maps: maps merged key by key, every other value of
+// src (an empty one too) replacing dst's.
+func mergeOver(dst, src map[string]any) map[string]any {
+	out := make(map[string]any, len(dst)+len(src))
+	for k, v := range dst {
 		out[k] = v
 	}
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeParams(am, bm)
+	for k, v := range src {
+		if sm, ok := v.(map[string]any); ok {
+			if dm, ok := out[k].(map[string]any); ok {
+				out[k] = mergeOver(dm, sm)
 				continue
 			}
 		}
@@ -581,8 +882,8 @@ func (x *expander) render(s string, p map[string]any) (string, error) {
 	if !x.goTmpl {
 		return fastTag.ReplaceAllStringFunc(s, func(tag string) string {
 			name := strings.TrimSpace(tag[2 : len(tag)-2])
-			if v, ok := p[name]; ok {
-				return scalarString(v)
+			if v, ok := p[name].(string); ok && name != "" {
+				return v
 			}
 			return tag
 		}), nil
@@ -683,9 +984,6 @@ var templateFuncs = template.FuncMap{
 	"splitList": func(sep, s string) []any { return toAny(strings.Split(s, sep)) },
 }
 
-// globMatchPath matches a git generator path pattern against a path
-// relative to the repository root: path.Match per segment, with `**`
-// standing for any number of segments.
 // readLimited reads a git generator's file, up to the loader's file-size
 // limit.
 func readLimited(file string) ([]byte, error) {
@@ -697,29 +995,4 @@ func readLimited(file string) ([]byte, error) {
 		return nil, fmt.Errorf("over %d bytes", load.DefaultMaxFileBytes)
 	}
 	return os.ReadFile(file)
-}
-
-func globMatchPath(pattern, rel string) bool {
-	return matchSegs(strings.Split(strings.Trim(pattern, "/"), "/"), strings.Split(rel, "/"))
-}
-
-func matchSegs(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(segs); i++ {
-				if matchSegs(pat[1:], segs[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
-	}
-	return len(segs) == 0
 }

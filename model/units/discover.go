@@ -209,7 +209,7 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 	}
 	// ApplicationSets: the Applications their repository generators make.
 	for _, s := range sets {
-		apps, problems := expandApplicationSet(s, dirs, candidateRoots(roots, opts))
+		apps, problems := expandApplicationSet(s, candidateRoots(roots, opts))
 		set.Applications = append(set.Applications, apps...)
 		set.Problems = append(set.Problems, problems...)
 	}
