@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -153,8 +154,7 @@ func validateStringMatch(p *rules.Pass, r *graph.Resource, at string, m *network
 			if _, err := regexp.Compile(re); err != nil {
 				what := err.Error()
 				var se *syntax.Error
-				if e, ok := err.(*syntax.Error); ok {
-					se = e
+				if errors.As(err, &se) {
 					what = string(se.Code)
 				}
 				detail := "Istio uses RE2 syntax (no lookaround, no backreferences); istiod rejects the VirtualService."

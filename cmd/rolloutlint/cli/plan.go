@@ -125,7 +125,7 @@ func (o *planOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	if err := o.rendering.check("plan"); err != nil {
 		return err
 	}
-	if o.rendering.render && !onlyStdin(args) && !(o.cluster.enabled && len(args) == 0) {
+	if o.rendering.render && !onlyStdin(args) && (!o.cluster.enabled || len(args) > 0) {
 		units, err := o.loadUnits(e, args)
 		if err != nil {
 			return err

@@ -190,7 +190,7 @@ func origin(l *repo.Loaded) func(p *plan.Plan) (*planreport.Unit, string, int) {
 			return nil, "", 0
 		}
 		var unit *planreport.Unit
-		if u := l.UnitOf(r); u != nil && !(u.Kind == units.Directory && u.App == nil) {
+		if u := l.UnitOf(r); u != nil && (u.Kind != units.Directory || u.App != nil) {
 			unit = &planreport.Unit{Kind: string(u.Kind), Dir: filepath.ToSlash(l.Path(u.Dir))}
 			if u.App != nil {
 				unit.Application = u.App.Namespace + "/" + u.App.Name
