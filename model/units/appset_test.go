@@ -105,3 +105,78 @@ spec:
 		t.Errorf("%d units of generated Applications, want 4", n)
 	}
 }
+
+// TestGitGeneratorStaysInTheRepository: a git generator that matches
+// nothing in the repository must not list the directories above it (it
+// once walked every parent up to the file system's root, and a test that
+// linted this repository timed out). Here the directory above the
+// repository has what the generator asks for: if it were read, the set
+// would generate an Application instead of the info finding.
+func TestGitGeneratorStaysInTheRepository(t *testing.T) {
+	outer := t.TempDir()
+	repo := filepath.Join(outer, "repo")
+	for _, d := range []string{filepath.Join(outer, "clusters", "east"), filepath.Join(repo, "apps")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set := `apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: clusters, namespace: argocd}
+spec:
+  generators:
+  - git: {repoURL: x, directories: [{path: "clusters/*"}]}
+  template:
+    metadata: {name: '{{path.basename}}'}
+    spec:
+      source: {repoURL: x, path: '{{path}}'}
+      destination: {server: 'https://kubernetes.default.svc', namespace: x}
+`
+	if err := os.WriteFile(filepath.Join(repo, "apps", "sets.yaml"), []byte(set), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		roots []string
+		opts  Options
+	}{
+		{"repository root", []string{repo}, Options{RepoRoot: repo}},
+		{"a directory of the repository", []string{filepath.Join(repo, "apps")}, Options{RepoRoot: repo}},
+		{"no .git", []string{filepath.Join(repo, "apps")}, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Discover(tc.roots, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range got.Applications {
+				if a.Origin != nil {
+					t.Errorf("generated %s from %s: the generator read a directory outside the linted repository", a.Name, a.Source.Path)
+				}
+			}
+			if len(got.Problems) != 1 || !strings.Contains(got.Problems[0].Message, "matches nothing in the linted tree") {
+				t.Errorf("problems %+v, want the info that the generator matches nothing", got.Problems)
+			}
+		})
+	}
+}
+
+func TestGeneratorRoots(t *testing.T) {
+	for _, tc := range []struct {
+		roots []string
+		repo  string
+		want  []string
+	}{
+		{[]string{"/r/a/b"}, "/r", []string{"/r", "/r/a/b", "/r/a"}},
+		{[]string{"/r"}, "/r", []string{"/r"}},
+		{[]string{"/elsewhere/x"}, "/r", []string{"/r", "/elsewhere/x"}},
+		{[]string{"/r/a/b"}, "", []string{"/r/a/b"}},
+		{[]string{"apps/x"}, ".", []string{".", "apps/x", "apps"}},
+		{[]string{"/"}, "/", []string{"/"}},
+	} {
+		got := generatorRoots(tc.roots, Options{RepoRoot: tc.repo})
+		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("generatorRoots(%q, %q) = %q, want %q", tc.roots, tc.repo, got, tc.want)
+		}
+	}
+}

@@ -209,7 +209,7 @@ func build(dirs map[string]*dirInfo, order []string, roots []string, opts Option
 	}
 	// ApplicationSets: the Applications their repository generators make.
 	for _, s := range sets {
-		apps, problems := expandApplicationSet(s, candidateRoots(roots, opts))
+		apps, problems := expandApplicationSet(s, generatorRoots(roots, opts))
 		set.Applications = append(set.Applications, apps...)
 		set.Problems = append(set.Problems, problems...)
 	}
@@ -506,6 +506,41 @@ func candidateRoots(roots []string, opts Options) []string {
 		}
 	}
 	return candidates
+}
+
+// generatorRoots are the directories a git generator's paths may be
+// relative to, in candidateRoots' order. A generator lists its
+// candidate's whole tree, so unlike an Application path (a lookup in the
+// walked tree) it must never try a directory outside the repository: one
+// that matches nothing in the repository would otherwise walk every
+// directory above it, up to the file system's root. Inside a repository
+// (RepoRoot set) they are the repository root, then each walked root and
+// the directories above it up to the repository root; in a tree linted
+// without its .git, the walked roots alone.
+func generatorRoots(roots []string, opts Options) []string {
+	var out []string
+	repo := ""
+	if opts.RepoRoot != "" {
+		repo = filepath.Clean(opts.RepoRoot)
+		out = append(out, repo)
+	}
+	for _, r := range roots {
+		d := filepath.Clean(r)
+		if repo == "" || !within(repo, d) {
+			out = append(out, d)
+			continue
+		}
+		for ; d != repo; d = filepath.Dir(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// within reports whether dir is root or below it (both cleaned).
+func within(root, dir string) bool {
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func containsString(list []string, s string) bool {
