@@ -3,6 +3,7 @@ package units
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -77,6 +78,15 @@ type expander struct {
 	// parameter fasttemplate cannot take, clashing matrix parameters):
 	// its controller then creates none of the set's Applications.
 	failed bool
+	// skipped is set when rolloutlint does not evaluate a template Argo
+	// CD may (notEvaluated): then too none of the set's Applications is
+	// linted.
+	skipped bool
+	// budget, funcs and parsed are the Go templates' limits, functions
+	// and parsed strings, made at the first Go template.
+	budget *budget
+	funcs  template.FuncMap
+	parsed map[string]*goTemplate
 }
 
 // maxGeneratorDepth bounds matrix and merge nesting (Argo CD allows one
@@ -124,7 +134,7 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 		}
 		n, err := x.substitute(tmpl, p.vals)
 		if err != nil {
-			x.fail(err.pos, "(%s) %s", p.desc, err.msg)
+			x.templateFailed(err, p.desc)
 			break
 		}
 		for _, a := range applicationFrom(s.file, s.doc, n, true) {
@@ -138,17 +148,37 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 			out = append(out, a)
 		}
 	}
-	if x.failed {
+	if x.failed || x.skipped {
 		return nil, x.problems
 	}
 	return out, x.problems
+}
+
+// templateFailed reports a template that did not render: a limitation
+// of rolloutlint (notEvaluated) or an error Argo CD has too.
+func (x *expander) templateFailed(err *templateError, desc string) {
+	if err.limit {
+		x.skip(err.pos, "(%s) %s", desc, err.msg)
+		return
+	}
+	x.fail(err.pos, "(%s) %s", desc, err.msg)
+}
+
+// skip adds the info finding on a template rolloutlint does not evaluate:
+// the set is not expanded, so none of its Applications is linted.
+func (x *expander) skip(pos graph.Position, format string, args ...any) {
+	if x.failed || x.skipped {
+		return
+	}
+	x.skipped = true
+	x.note(pos, "ApplicationSet %s: %s; its Applications are not linted", x.set.name, fmt.Sprintf(format, args...))
 }
 
 // fail adds the info finding on an error Argo CD's controller would hit
 // too: it then generates none of the set's Applications, so none is
 // linted.
 func (x *expander) fail(pos graph.Position, format string, args ...any) {
-	if x.failed {
+	if x.failed || x.skipped {
 		return
 	}
 	x.failed = true
@@ -159,7 +189,9 @@ func (x *expander) fail(pos graph.Position, format string, args ...any) {
 func (x *expander) note(pos graph.Position, format string, args ...any) {
 	x.problems = append(x.problems, graph.Problem{RuleID: ruleRender, Info: true, Pos: pos, Message: fmt.Sprintf(format, args...),
 		Detail: "rolloutlint expands the list, git (directories and files of this repository), matrix and merge generators " +
-			"of an ApplicationSet offline; what needs a cluster, a network or a template function it does not know is not expanded."})
+			"of an ApplicationSet offline, with Go templates as Argo CD evaluates them (Sprig and Argo CD's functions); what needs a cluster " +
+			"or a network, and a template whose result would differ from run to run (the clock, randomness) or that goes over rolloutlint's " +
+			"limits (loops, huge values), is not expanded."})
 }
 
 // keyPos is the position of a key of a mapping, else of the mapping.
@@ -388,7 +420,7 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 				matched = true
 				vals, err := x.withValues(x.pathParams(rel, "", spec.PathParamPrefix), spec.Values)
 				if err != nil {
-					x.fail(pos, "git generator values: %v", err)
+					x.valuesFailed(pos, err)
 					return nil, false
 				}
 				out = append(out, paramSet{vals: vals, desc: "directory " + rel})
@@ -425,7 +457,7 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 				}
 				for _, p := range ps {
 					if p.vals, err = x.withValues(p.vals, spec.Values); err != nil {
-						x.fail(pos, "git generator values: %v", err)
+						x.valuesFailed(pos, err)
 						return nil, false
 					}
 					out = append(out, p)
@@ -681,6 +713,16 @@ func (x *expander) fileParams(file, rel, prefix string) ([]paramSet, error) {
 	return out, nil
 }
 
+// valuesFailed reports a git generator's values that did not render.
+func (x *expander) valuesFailed(pos graph.Position, err error) {
+	var ne *notEvaluated
+	if errors.As(err, &ne) {
+		x.skip(pos, "git generator values: %v", err)
+		return
+	}
+	x.fail(pos, "git generator values: %v", err)
+}
+
 // withValues adds a generator's values (templated with its parameters) as
 // values.KEY.
 func (x *expander) withValues(p map[string]any, values map[string]string) (map[string]any, error) {
@@ -723,7 +765,7 @@ func (x *expander) matrix(val *yaml.Node, pos graph.Position, depth int) ([]para
 	for _, p1 := range first {
 		g2, err := x.substitute(gens.Content[1], p1.vals)
 		if err != nil {
-			x.fail(err.pos, "(%s) %s", p1.desc, err.msg)
+			x.templateFailed(err, p1.desc)
 			return nil, false
 		}
 		second, ok := x.generate(g2, depth+1)
@@ -844,6 +886,8 @@ func mergeOver(dst, src map[string]any) map[string]any {
 type templateError struct {
 	pos graph.Position
 	msg string
+	// limit is a template rolloutlint does not evaluate (notEvaluated).
+	limit bool
 }
 
 // substitute copies a node tree (keeping its lines, so positions stay
@@ -854,7 +898,8 @@ func (x *expander) substitute(n *yaml.Node, p map[string]any) (*yaml.Node, *temp
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
 		s, err := x.render(n.Value, p)
 		if err != nil {
-			return nil, &templateError{pos: graph.NodePos(x.set.file, n), msg: err.Error()}
+			var ne *notEvaluated
+			return nil, &templateError{pos: graph.NodePos(x.set.file, n), msg: err.Error(), limit: errors.As(err, &ne)}
 		}
 		c.Value = s
 		if c.Tag == "" || c.Tag == "!!str" || n.Style != 0 {
@@ -877,7 +922,10 @@ func (x *expander) substitute(n *yaml.Node, p map[string]any) (*yaml.Node, *temp
 var fastTag = regexp.MustCompile(`\{\{([^{}]*)\}\}`)
 
 // render substitutes the parameters into one string: fasttemplate's
-// `{{name}}` (a tag with no parameter stays as written), or a Go template.
+// `{{name}}` (a tag with no parameter stays as written), or a Go template
+// (parsed once per string and set). A Go template rolloutlint does not
+// evaluate (a nondeterministic function, over the budget) is a
+// *notEvaluated error; any other error is one Argo CD has too.
 func (x *expander) render(s string, p map[string]any) (string, error) {
 	if !x.goTmpl {
 		return fastTag.ReplaceAllStringFunc(s, func(tag string) string {
@@ -888,24 +936,48 @@ func (x *expander) render(s string, p map[string]any) (string, error) {
 			return tag
 		}), nil
 	}
-	t, err := template.New("").Funcs(templateFuncs).Option(x.options...).Parse(s)
-	if err != nil {
-		msg := err.Error()
-		if i := strings.Index(msg, "function "); i >= 0 {
-			msg = msg[i:]
-		}
-		return "", fmt.Errorf("template %q: %s", s, msg)
+	if x.budget == nil {
+		x.budget = newBudget()
+		x.funcs = funcsFor(x.budget)
+		x.parsed = map[string]*goTemplate{}
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, p); err != nil {
+	if x.budget.over != "" {
+		return "", &notEvaluated{fmt.Sprintf("template %q is not evaluated: %s", s, x.budget.over)}
+	}
+	g := x.parsed[s]
+	if g == nil {
+		var err error
+		if g, err = parseGoTemplate(s, x.funcs, x.budget, x.options); err != nil {
+			msg := err.Error()
+			if i := strings.Index(msg, "function "); i >= 0 {
+				msg = msg[i:]
+			}
+			return "", fmt.Errorf("template %q: %s", s, msg)
+		}
+		x.parsed[s] = g
+	}
+	if g.calls != "" {
+		return "", &notEvaluated{fmt.Sprintf("template %q calls %s, which does not give the same result every time, so it is not evaluated", s, g.calls)}
+	}
+	w := &limitedWriter{b: x.budget}
+	if err := g.t.Execute(w, p); err != nil {
+		if x.budget.over != "" {
+			return "", &notEvaluated{fmt.Sprintf("template %q is not evaluated: %s", s, x.budget.over)}
+		}
 		msg := err.Error()
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = msg[i+2:]
 		}
 		return "", fmt.Errorf("template %q: %s", s, msg)
 	}
-	return b.String(), nil
+	return w.buf.String(), nil
 }
+
+// notEvaluated is a template rolloutlint does not evaluate, though Argo CD
+// may: the set is then not expanded (a limitation, not Argo CD's error).
+type notEvaluated struct{ msg string }
+
+func (e *notEvaluated) Error() string { return e.msg }
 
 func scalarString(v any) string {
 	switch t := v.(type) {
@@ -936,52 +1008,6 @@ func normalize(s string) string {
 		out = out[:253]
 	}
 	return strings.Trim(out, "-.")
-}
-
-// templateFuncs are the template functions rolloutlint evaluates: Argo
-// CD's normalize and the Sprig string functions ApplicationSets use most.
-// A template calling another is not expanded (an info finding).
-var templateFuncs = template.FuncMap{
-	"normalize":  normalize,
-	"lower":      strings.ToLower,
-	"upper":      strings.ToUpper,
-	"trim":       strings.TrimSpace,
-	"trimPrefix": func(prefix, s string) string { return strings.TrimPrefix(s, prefix) },
-	"trimSuffix": func(suffix, s string) string { return strings.TrimSuffix(s, suffix) },
-	"replace":    func(old, repl, s string) string { return strings.ReplaceAll(s, old, repl) },
-	"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
-	"hasPrefix":  func(prefix, s string) bool { return strings.HasPrefix(s, prefix) },
-	"hasSuffix":  func(suffix, s string) bool { return strings.HasSuffix(s, suffix) },
-	"quote":      func(v any) string { return strconv.Quote(scalarString(v)) },
-	"squote":     func(v any) string { return "'" + scalarString(v) + "'" },
-	"toString":   scalarString,
-	"base":       path.Base,
-	"dir":        path.Dir,
-	"trunc": func(n int, s string) string {
-		switch {
-		case n >= 0 && len(s) > n:
-			return s[:n]
-		case n < 0 && len(s) > -n:
-			return s[len(s)+n:]
-		}
-		return s
-	},
-	"default": func(d any, given ...any) any {
-		if len(given) == 0 || given[0] == nil || given[0] == "" {
-			return d
-		}
-		return given[0]
-	},
-	"join": func(sep string, v any) string {
-		var parts []string
-		if l, ok := v.([]any); ok {
-			for _, x := range l {
-				parts = append(parts, scalarString(x))
-			}
-		}
-		return strings.Join(parts, sep)
-	},
-	"splitList": func(sep, s string) []any { return toAny(strings.Split(s, sep)) },
 }
 
 // readLimited reads a git generator's file, up to the loader's file-size
