@@ -61,6 +61,9 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 type paramSet struct {
 	vals map[string]any
 	desc string
+	// tmpl is the template its Application is made from (the set's, or
+	// its generator's merged over it).
+	tmpl *yaml.Node
 }
 
 // expander expands one ApplicationSet's generators: the ones that need
@@ -124,15 +127,21 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 	for _, g := range gens.Content {
 		ps, ok := x.generate(g, 0)
 		if ok {
+			// A generator's own template, merged over the set's, makes its
+			// Applications.
+			t := mergeTemplate(generatorTemplate(g), tmpl)
+			for i := range ps {
+				ps[i].tmpl = t
+			}
 			sets = append(sets, ps...)
 		}
 	}
 	var out []*Application
 	for _, p := range sets {
-		if x.failed {
+		if x.failed || x.skipped {
 			break
 		}
-		n, err := x.substitute(tmpl, p.vals)
+		n, err := x.substitute(p.tmpl, p.vals)
 		if err != nil {
 			x.templateFailed(err, p.desc)
 			break
@@ -209,21 +218,52 @@ func (x *expander) keyPos(m *yaml.Node, key string) graph.Position {
 	return graph.NodePos(x.set.file, m)
 }
 
-// generate evaluates one generator (a mapping with one generator key).
+// generate evaluates one generator (a mapping with one generator key, and
+// a selector).
 func (x *expander) generate(g *yaml.Node, depth int) ([]paramSet, bool) {
-	if g == nil || g.Kind != yaml.MappingNode || len(g.Content) < 2 {
-		return nil, false
-	}
-	for _, k := range []string{"selector", "template"} {
-		if child(g, k) != nil {
-			x.note(x.keyPos(g, k), "ApplicationSet %s: a generator's %s is not applied, so its Applications are not linted", x.set.name, k)
+	return x.generateSelected(g, child(g, "selector"), depth)
+}
+
+// generateSelected evaluates a generator and keeps the parameter sets its
+// selector (sel, nil for none) selects. The selector is passed apart from
+// the generator: Argo CD filters a matrix's second generator with the
+// selector as written, not as the first generator's parameters fill it in.
+func (x *expander) generateSelected(g, sel *yaml.Node, depth int) ([]paramSet, bool) {
+	var selector paramSelector
+	if sel != nil {
+		var err error
+		if selector, err = parseSelector(sel); err != nil {
+			x.fail(x.keyPos(g, "selector"), "%v", err)
 			return nil, false
 		}
+	}
+	sets, ok := x.generator(g, depth)
+	if !ok || selector == nil {
+		return sets, ok
+	}
+	kept := sets[:0]
+	for _, p := range sets {
+		if selector.matches(selectorLabels(p.vals)) {
+			kept = append(kept, p)
+		}
+	}
+	return kept, true
+}
+
+// generator evaluates one generator's parameter sets.
+func (x *expander) generator(g *yaml.Node, depth int) ([]paramSet, bool) {
+	if g == nil || g.Kind != yaml.MappingNode || len(g.Content) < 2 {
+		return nil, false
 	}
 	for i := 0; i+1 < len(g.Content); i += 2 {
 		key, val := g.Content[i], g.Content[i+1]
 		pos := graph.NodePos(x.set.file, key)
 		switch key.Value {
+		case "selector", "template":
+			// The selector is applied by generateSelected; a template beside
+			// the generator (rather than in it) is no field of Argo CD's, which
+			// ignores it.
+			continue
 		case "list":
 			return x.list(val, pos)
 		case "git":
@@ -642,7 +682,7 @@ func (x *expander) pathParams(dir, file, prefix string) map[string]any {
 	segs := strings.Split(dir, "/")
 	base := path.Base(dir)
 	if x.goTmpl {
-		p := map[string]any{"path": dir, "basename": base, "basenameNormalized": normalize(base), "segments": toAny(segs)}
+		p := map[string]any{"path": dir, "basename": base, "basenameNormalized": normalize(base), "segments": segs}
 		if file != "" {
 			p["filename"], p["filenameNormalized"] = file, normalize(file)
 		}
@@ -768,7 +808,7 @@ func (x *expander) matrix(val *yaml.Node, pos graph.Position, depth int) ([]para
 			x.templateFailed(err, p1.desc)
 			return nil, false
 		}
-		second, ok := x.generate(g2, depth+1)
+		second, ok := x.generateSelected(g2, child(gens.Content[1], "selector"), depth+1)
 		if !ok {
 			return nil, false
 		}
