@@ -31,6 +31,7 @@ type appSet struct {
 	doc             int
 	name, namespace string
 	node            *yaml.Node // the ApplicationSet's mapping
+	lines           []string   // the file's lines, for templatePatch positions
 }
 
 // applicationSetsIn reads the ApplicationSets of a manifest file.
@@ -39,6 +40,7 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 		return nil
 	}
 	var out []*appSet
+	lines := strings.Split(string(data), "\n")
 	mappingDocuments(data, func(doc int, body *yaml.Node) {
 		var head struct {
 			APIVersion string `yaml:"apiVersion"`
@@ -51,7 +53,7 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 		if body.Decode(&head) != nil || head.Kind != "ApplicationSet" || !strings.HasPrefix(head.APIVersion, "argoproj.io/") {
 			return
 		}
-		out = append(out, &appSet{file: file, doc: doc, name: head.Metadata.Name, namespace: head.Metadata.Namespace, node: body})
+		out = append(out, &appSet{file: file, doc: doc, name: head.Metadata.Name, namespace: head.Metadata.Namespace, node: body, lines: lines})
 	})
 	return out
 }
@@ -115,9 +117,13 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 		x.note(x.keyPos(spec, "template"), "ApplicationSet %s has no template, so it generates no Application here", s.name)
 		return nil, x.problems
 	}
-	if child(spec, "templatePatch") != nil {
-		x.note(x.keyPos(spec, "templatePatch"), "ApplicationSet %s: templatePatch is not applied, so its Applications are not linted", s.name)
-		return nil, x.problems
+	patch := child(spec, "templatePatch")
+	if patch != nil && (patch.Kind != yaml.ScalarNode || patch.ShortTag() == "!!null") {
+		if patch.Kind != yaml.ScalarNode {
+			x.fail(x.keyPos(spec, "templatePatch"), "templatePatch is not a string")
+			return nil, x.problems
+		}
+		patch = nil
 	}
 	gens := child(spec, "generators")
 	if gens == nil || gens.Kind != yaml.SequenceNode {
@@ -145,6 +151,14 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 		if err != nil {
 			x.templateFailed(err, p.desc)
 			break
+		}
+		if patch != nil {
+			patched, perr := x.applyTemplatePatch(n, patch, p.vals)
+			if perr != nil {
+				x.templateFailed(&templateError{pos: perr.pos, msg: perr.msg, limit: perr.limit}, p.desc)
+				break
+			}
+			n = patched
 		}
 		for _, a := range applicationFrom(s.file, s.doc, n, true) {
 			if a.Name == "" {
