@@ -722,14 +722,6 @@ func (x *expander) pathParams(dir, file, prefix string) map[string]any {
 	return out
 }
 
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
 // fileParams reads a git generator's file: a mapping is one parameter
 // set, a list one per item, each with the path parameters of its
 // directory.
@@ -1032,18 +1024,6 @@ func (x *expander) render(s string, p map[string]any) (string, error) {
 type notEvaluated struct{ msg string }
 
 func (e *notEvaluated) Error() string { return e.msg }
-
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case nil:
-		return ""
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return fmt.Sprint(v)
-}
 
 // normalize makes a string a DNS name as Argo CD's normalize does:
 // lower case, characters other than letters, digits, '-' and '.' replaced

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -176,24 +175,6 @@ var builtinOverrides = template.FuncMap{
 	"html":     template.HTMLEscaper,
 	"js":       template.JSEscaper,
 	"urlquery": template.URLQueryEscaper,
-}
-
-// argoFuncNames are the names of the functions an ApplicationSet's Go
-// template can call (besides text/template's built-ins), sorted.
-func argoFuncNames() []string {
-	m := sprig.GenericFuncMap()
-	for _, n := range removedFuncs {
-		delete(m, n)
-	}
-	var out []string
-	for n := range m {
-		out = append(out, n)
-	}
-	for n := range argoFuncs {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // tickFunc is the function the budget's steps are taken by in range
@@ -367,18 +348,18 @@ func parseGoTemplate(s string, fm template.FuncMap, b *budget, options []string)
 	if err != nil {
 		return nil, fmt.Errorf("internal: %w", err)
 	}
-	tickNode := tick.Tree.Root.Nodes[0]
+	tickNode := tick.Root.Nodes[0]
 	for _, d := range t.Templates() {
-		if d.Tree == nil || d.Tree.Root == nil {
+		if d.Tree == nil || d.Root == nil {
 			continue
 		}
 		if g.calls == "" {
-			g.calls = nondeterministicCall(d.Tree.Root)
+			g.calls = nondeterministicCall(d.Root)
 		}
-		insertSteps(d.Tree.Root, tickNode)
+		insertSteps(d.Root, tickNode)
 		if d.Name() != "" {
 			// A defined template's call ({{template "x"}}) is a step.
-			d.Tree.Root.Nodes = append([]parse.Node{tickNode}, d.Tree.Root.Nodes...)
+			d.Root.Nodes = append([]parse.Node{tickNode}, d.Root.Nodes...)
 		}
 	}
 	return g, nil
