@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -281,23 +282,44 @@ func resultBound(name string, args []reflect.Value) int {
 		return mulCap(strArg(1)+1, strArg(2)) + strArg(1)
 	case "wrapWith": // wrapWith LENGTH SEP STRING
 		return mulCap(strArg(2), strArg(1)+1)
-	case "printf": // a width or precision is at most 1e6 (fmt)
+	case "printf": // a verb's width or precision is at most 1e6 (fmt)
 		n := strArg(0)
-		for _, w := range digitRuns.FindAllString(str(0), -1) {
-			if len(w) > 6 {
-				n += 1_000_000
-			} else {
-				var x int
-				_, _ = fmt.Sscan(w, &x)
-				n += x
+		for _, m := range verbWidths.FindAllStringSubmatch(str(0), -1) {
+			for _, w := range m[1:] {
+				switch {
+				case w == "*":
+					n += 1_000_000
+				case len(w) > 6:
+					n += 1_000_000
+				case w != "":
+					x, _ := strconv.Atoi(w)
+					n += x
+				}
 			}
 		}
-		return n + mulCap(strings.Count(str(0), "*"), 1_000_000)
+		for _, a := range args[1:] {
+			n += valueBytes(a)
+		}
+		return n
 	}
 	return 0
 }
 
-var digitRuns = regexp.MustCompile(`[0-9]+`)
+// verbWidths finds the width and precision of each printf verb.
+var verbWidths = regexp.MustCompile(`%[-+# 0]*(\*|[0-9]*)(?:\.(\*|[0-9]*))?`)
+
+// valueBytes is a rough size of a printf argument: its length for a
+// string, else a number's width (printf's own output is checked after
+// the call).
+func valueBytes(v reflect.Value) int {
+	for v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+	}
+	if v.Kind() == reflect.String {
+		return v.Len()
+	}
+	return 24
+}
 
 func abs(n int) int {
 	if n < 0 {

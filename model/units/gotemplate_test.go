@@ -131,8 +131,9 @@ func TestGoTemplateHostile(t *testing.T) {
 		{`{{ $l := until 3000 }}{{ range $l }}{{ range $l }}{{ end }}{{ end }}`, "more than 1000000 steps"},
 		{`{{ repeat 1000000000 "xx" }}`, "repeat would make a value of about 2000000000 bytes"},
 		{`{{ $s := "xxxxxxxx" }}{{ range until 100 }}{{ $s = cat $s $s }}{{ end }}`, "cat makes a value of more than 1048576 bytes"},
-		{`{{ $s := "xxxxxxxx" }}{{ range until 100 }}{{ $s = printf "%s%s" $s $s }}{{ end }}{{ $s }}`, "makes a value of more than"},
+		{`{{ $s := "xxxxxxxx" }}{{ range until 100 }}{{ $s = printf "%s%s" $s $s }}{{ end }}{{ $s }}`, "printf makes a value of more than 1048576 bytes"},
 		{`{{ range until 2000 }}{{ printf "%0999d" 1 }}{{ end }}`, "writes more than 1048576 bytes"},
+		{`{{ printf "%0999999d%0999999d" 1 2 }}`, "printf would make a value of about 2000040 bytes"},
 		{`{{ $d := dict }}{{ $_ := set $d "a" $d }}{{ $d }}`, "nested deeper than 64 levels"},
 		{`{{ $l := list }}{{ range until 200 }}{{ $l = append $l (repeat 10000 "x") }}{{ end }}{{ join "" $l }}`, "makes a value of more than"},
 	} {
