@@ -316,3 +316,33 @@ func TestAppOfApps(t *testing.T) {
 		t.Errorf("%d RL1003 findings, want 2", n)
 	}
 }
+
+// TestApplicationSetFeatures: an ApplicationSet with Sprig functions, a
+// generator's selector, a generator's own template and a templatePatch
+// generates the Applications Argo CD would (legacy left out by the
+// selector, search deployed twice), each linted as it deploys its
+// directory; the GitOps findings on the generated Applications point at
+// the ApplicationSet's lines: the templatePatch's, or the generator
+// template's where that set the field.
+func TestApplicationSetFeatures(t *testing.T) {
+	dir := filepath.Join(repos, "appsets")
+	rep, err := repo.Lint([]string{dir}, options(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkWants(t, rep.Result, dir)
+	userFilesOnly(t, rep.Result, dir)
+	var got []string
+	for _, b := range rep.Bundles {
+		for _, u := range b.Units {
+			if u.App != nil && u.App.Origin != nil {
+				got = append(got, u.App.Name+" "+u.App.Destination.Namespace+" "+filepath.ToSlash(u.Dir[len(dir)+1:]))
+			}
+		}
+	}
+	sort.Strings(got)
+	want := []string{"cart-app cart services/cart", "search-app search services/search", "search-canary search-canary services/search"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("units of generated Applications:\n%s\nwant:\n%s", strings.Join(got, ", "), strings.Join(want, ", "))
+	}
+}

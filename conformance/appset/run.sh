@@ -37,7 +37,8 @@ trap 'rm -rf "$out"' EXIT
 # name | repository root | ApplicationSet files (relative to the root)
 fixtures=(
   "appofapps|testdata/repos/appofapps|appsets/list.yaml appsets/services.yaml"
-  "edge-cases|testdata/conformance/appset/repo|sets/combined.yaml sets/directories.yaml sets/files.yaml sets/lists.yaml"
+  "appsets|testdata/repos/appsets|appsets/shop.yaml"
+  "edge-cases|testdata/conformance/appset/repo|sets/combined.yaml sets/directories.yaml sets/files.yaml sets/functions.yaml sets/lists.yaml sets/patch.yaml sets/selectors.yaml"
 )
 for f in "${fixtures[@]}"; do
   IFS='|' read -r name repo files <<<"$f"

@@ -3,6 +3,7 @@ package units
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,6 +31,7 @@ type appSet struct {
 	doc             int
 	name, namespace string
 	node            *yaml.Node // the ApplicationSet's mapping
+	lines           []string   // the file's lines, for templatePatch positions
 }
 
 // applicationSetsIn reads the ApplicationSets of a manifest file.
@@ -38,6 +40,7 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 		return nil
 	}
 	var out []*appSet
+	lines := strings.Split(string(data), "\n")
 	mappingDocuments(data, func(doc int, body *yaml.Node) {
 		var head struct {
 			APIVersion string `yaml:"apiVersion"`
@@ -50,7 +53,7 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 		if body.Decode(&head) != nil || head.Kind != "ApplicationSet" || !strings.HasPrefix(head.APIVersion, "argoproj.io/") {
 			return
 		}
-		out = append(out, &appSet{file: file, doc: doc, name: head.Metadata.Name, namespace: head.Metadata.Namespace, node: body})
+		out = append(out, &appSet{file: file, doc: doc, name: head.Metadata.Name, namespace: head.Metadata.Namespace, node: body, lines: lines})
 	})
 	return out
 }
@@ -60,6 +63,9 @@ func applicationSetsIn(file string, data []byte) []*appSet {
 type paramSet struct {
 	vals map[string]any
 	desc string
+	// tmpl is the template its Application is made from (the set's, or
+	// its generator's merged over it).
+	tmpl *yaml.Node
 }
 
 // expander expands one ApplicationSet's generators: the ones that need
@@ -77,6 +83,15 @@ type expander struct {
 	// parameter fasttemplate cannot take, clashing matrix parameters):
 	// its controller then creates none of the set's Applications.
 	failed bool
+	// skipped is set when rolloutlint does not evaluate a template Argo
+	// CD may (notEvaluated): then too none of the set's Applications is
+	// linted.
+	skipped bool
+	// budget, funcs and parsed are the Go templates' limits, functions
+	// and parsed strings, made at the first Go template.
+	budget *budget
+	funcs  template.FuncMap
+	parsed map[string]*goTemplate
 }
 
 // maxGeneratorDepth bounds matrix and merge nesting (Argo CD allows one
@@ -102,9 +117,13 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 		x.note(x.keyPos(spec, "template"), "ApplicationSet %s has no template, so it generates no Application here", s.name)
 		return nil, x.problems
 	}
-	if child(spec, "templatePatch") != nil {
-		x.note(x.keyPos(spec, "templatePatch"), "ApplicationSet %s: templatePatch is not applied, so its Applications are not linted", s.name)
-		return nil, x.problems
+	patch := child(spec, "templatePatch")
+	if patch != nil && (patch.Kind != yaml.ScalarNode || patch.ShortTag() == "!!null") {
+		if patch.Kind != yaml.ScalarNode {
+			x.fail(x.keyPos(spec, "templatePatch"), "templatePatch is not a string")
+			return nil, x.problems
+		}
+		patch = nil
 	}
 	gens := child(spec, "generators")
 	if gens == nil || gens.Kind != yaml.SequenceNode {
@@ -114,18 +133,32 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 	for _, g := range gens.Content {
 		ps, ok := x.generate(g, 0)
 		if ok {
+			// A generator's own template, merged over the set's, makes its
+			// Applications.
+			t := mergeTemplate(generatorTemplate(g), tmpl)
+			for i := range ps {
+				ps[i].tmpl = t
+			}
 			sets = append(sets, ps...)
 		}
 	}
 	var out []*Application
 	for _, p := range sets {
-		if x.failed {
+		if x.failed || x.skipped {
 			break
 		}
-		n, err := x.substitute(tmpl, p.vals)
+		n, err := x.substitute(p.tmpl, p.vals)
 		if err != nil {
-			x.fail(err.pos, "(%s) %s", p.desc, err.msg)
+			x.templateFailed(err, p.desc)
 			break
+		}
+		if patch != nil {
+			patched, perr := x.applyTemplatePatch(n, patch, p.vals)
+			if perr != nil {
+				x.templateFailed(&templateError{pos: perr.pos, msg: perr.msg, limit: perr.limit}, p.desc)
+				break
+			}
+			n = patched
 		}
 		for _, a := range applicationFrom(s.file, s.doc, n, true) {
 			if a.Name == "" {
@@ -138,17 +171,37 @@ func expandApplicationSet(s *appSet, bases []string) ([]*Application, []graph.Pr
 			out = append(out, a)
 		}
 	}
-	if x.failed {
+	if x.failed || x.skipped {
 		return nil, x.problems
 	}
 	return out, x.problems
+}
+
+// templateFailed reports a template that did not render: a limitation
+// of rolloutlint (notEvaluated) or an error Argo CD has too.
+func (x *expander) templateFailed(err *templateError, desc string) {
+	if err.limit {
+		x.skip(err.pos, "(%s) %s", desc, err.msg)
+		return
+	}
+	x.fail(err.pos, "(%s) %s", desc, err.msg)
+}
+
+// skip adds the info finding on a template rolloutlint does not evaluate:
+// the set is not expanded, so none of its Applications is linted.
+func (x *expander) skip(pos graph.Position, format string, args ...any) {
+	if x.failed || x.skipped {
+		return
+	}
+	x.skipped = true
+	x.note(pos, "ApplicationSet %s: %s; its Applications are not linted", x.set.name, fmt.Sprintf(format, args...))
 }
 
 // fail adds the info finding on an error Argo CD's controller would hit
 // too: it then generates none of the set's Applications, so none is
 // linted.
 func (x *expander) fail(pos graph.Position, format string, args ...any) {
-	if x.failed {
+	if x.failed || x.skipped {
 		return
 	}
 	x.failed = true
@@ -159,7 +212,9 @@ func (x *expander) fail(pos graph.Position, format string, args ...any) {
 func (x *expander) note(pos graph.Position, format string, args ...any) {
 	x.problems = append(x.problems, graph.Problem{RuleID: ruleRender, Info: true, Pos: pos, Message: fmt.Sprintf(format, args...),
 		Detail: "rolloutlint expands the list, git (directories and files of this repository), matrix and merge generators " +
-			"of an ApplicationSet offline; what needs a cluster, a network or a template function it does not know is not expanded."})
+			"of an ApplicationSet offline, with Go templates as Argo CD evaluates them (Sprig and Argo CD's functions); what needs a cluster " +
+			"or a network, and a template whose result would differ from run to run (the clock, randomness) or that goes over rolloutlint's " +
+			"limits (loops, huge values), is not expanded."})
 }
 
 // keyPos is the position of a key of a mapping, else of the mapping.
@@ -177,21 +232,52 @@ func (x *expander) keyPos(m *yaml.Node, key string) graph.Position {
 	return graph.NodePos(x.set.file, m)
 }
 
-// generate evaluates one generator (a mapping with one generator key).
+// generate evaluates one generator (a mapping with one generator key, and
+// a selector).
 func (x *expander) generate(g *yaml.Node, depth int) ([]paramSet, bool) {
-	if g == nil || g.Kind != yaml.MappingNode || len(g.Content) < 2 {
-		return nil, false
-	}
-	for _, k := range []string{"selector", "template"} {
-		if child(g, k) != nil {
-			x.note(x.keyPos(g, k), "ApplicationSet %s: a generator's %s is not applied, so its Applications are not linted", x.set.name, k)
+	return x.generateSelected(g, child(g, "selector"), depth)
+}
+
+// generateSelected evaluates a generator and keeps the parameter sets its
+// selector (sel, nil for none) selects. The selector is passed apart from
+// the generator: Argo CD filters a matrix's second generator with the
+// selector as written, not as the first generator's parameters fill it in.
+func (x *expander) generateSelected(g, sel *yaml.Node, depth int) ([]paramSet, bool) {
+	var selector paramSelector
+	if sel != nil {
+		var err error
+		if selector, err = parseSelector(sel); err != nil {
+			x.fail(x.keyPos(g, "selector"), "%v", err)
 			return nil, false
 		}
+	}
+	sets, ok := x.generator(g, depth)
+	if !ok || selector == nil {
+		return sets, ok
+	}
+	kept := sets[:0]
+	for _, p := range sets {
+		if selector.matches(selectorLabels(p.vals)) {
+			kept = append(kept, p)
+		}
+	}
+	return kept, true
+}
+
+// generator evaluates one generator's parameter sets.
+func (x *expander) generator(g *yaml.Node, depth int) ([]paramSet, bool) {
+	if g == nil || g.Kind != yaml.MappingNode || len(g.Content) < 2 {
+		return nil, false
 	}
 	for i := 0; i+1 < len(g.Content); i += 2 {
 		key, val := g.Content[i], g.Content[i+1]
 		pos := graph.NodePos(x.set.file, key)
 		switch key.Value {
+		case "selector", "template":
+			// The selector is applied by generateSelected; a template beside
+			// the generator (rather than in it) is no field of Argo CD's, which
+			// ignores it.
+			continue
 		case "list":
 			return x.list(val, pos)
 		case "git":
@@ -388,7 +474,7 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 				matched = true
 				vals, err := x.withValues(x.pathParams(rel, "", spec.PathParamPrefix), spec.Values)
 				if err != nil {
-					x.fail(pos, "git generator values: %v", err)
+					x.valuesFailed(pos, err)
 					return nil, false
 				}
 				out = append(out, paramSet{vals: vals, desc: "directory " + rel})
@@ -425,7 +511,7 @@ func (x *expander) git(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 				}
 				for _, p := range ps {
 					if p.vals, err = x.withValues(p.vals, spec.Values); err != nil {
-						x.fail(pos, "git generator values: %v", err)
+						x.valuesFailed(pos, err)
 						return nil, false
 					}
 					out = append(out, p)
@@ -610,7 +696,7 @@ func (x *expander) pathParams(dir, file, prefix string) map[string]any {
 	segs := strings.Split(dir, "/")
 	base := path.Base(dir)
 	if x.goTmpl {
-		p := map[string]any{"path": dir, "basename": base, "basenameNormalized": normalize(base), "segments": toAny(segs)}
+		p := map[string]any{"path": dir, "basename": base, "basenameNormalized": normalize(base), "segments": segs}
 		if file != "" {
 			p["filename"], p["filenameNormalized"] = file, normalize(file)
 		}
@@ -632,14 +718,6 @@ func (x *expander) pathParams(dir, file, prefix string) map[string]any {
 		if s != "" {
 			out[fmt.Sprintf("%s[%d]", key, i)] = s
 		}
-	}
-	return out
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
 	}
 	return out
 }
@@ -679,6 +757,16 @@ func (x *expander) fileParams(file, rel, prefix string) ([]paramSet, error) {
 		out = append(out, paramSet{vals: p, desc: desc})
 	}
 	return out, nil
+}
+
+// valuesFailed reports a git generator's values that did not render.
+func (x *expander) valuesFailed(pos graph.Position, err error) {
+	var ne *notEvaluated
+	if errors.As(err, &ne) {
+		x.skip(pos, "git generator values: %v", err)
+		return
+	}
+	x.fail(pos, "git generator values: %v", err)
 }
 
 // withValues adds a generator's values (templated with its parameters) as
@@ -723,10 +811,10 @@ func (x *expander) matrix(val *yaml.Node, pos graph.Position, depth int) ([]para
 	for _, p1 := range first {
 		g2, err := x.substitute(gens.Content[1], p1.vals)
 		if err != nil {
-			x.fail(err.pos, "(%s) %s", p1.desc, err.msg)
+			x.templateFailed(err, p1.desc)
 			return nil, false
 		}
-		second, ok := x.generate(g2, depth+1)
+		second, ok := x.generateSelected(g2, child(gens.Content[1], "selector"), depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -844,6 +932,8 @@ func mergeOver(dst, src map[string]any) map[string]any {
 type templateError struct {
 	pos graph.Position
 	msg string
+	// limit is a template rolloutlint does not evaluate (notEvaluated).
+	limit bool
 }
 
 // substitute copies a node tree (keeping its lines, so positions stay
@@ -854,7 +944,8 @@ func (x *expander) substitute(n *yaml.Node, p map[string]any) (*yaml.Node, *temp
 	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "{{") {
 		s, err := x.render(n.Value, p)
 		if err != nil {
-			return nil, &templateError{pos: graph.NodePos(x.set.file, n), msg: err.Error()}
+			var ne *notEvaluated
+			return nil, &templateError{pos: graph.NodePos(x.set.file, n), msg: err.Error(), limit: errors.As(err, &ne)}
 		}
 		c.Value = s
 		if c.Tag == "" || c.Tag == "!!str" || n.Style != 0 {
@@ -877,7 +968,10 @@ func (x *expander) substitute(n *yaml.Node, p map[string]any) (*yaml.Node, *temp
 var fastTag = regexp.MustCompile(`\{\{([^{}]*)\}\}`)
 
 // render substitutes the parameters into one string: fasttemplate's
-// `{{name}}` (a tag with no parameter stays as written), or a Go template.
+// `{{name}}` (a tag with no parameter stays as written), or a Go template
+// (parsed once per string and set). A Go template rolloutlint does not
+// evaluate (a nondeterministic function, over the budget) is a
+// *notEvaluated error; any other error is one Argo CD has too.
 func (x *expander) render(s string, p map[string]any) (string, error) {
 	if !x.goTmpl {
 		return fastTag.ReplaceAllStringFunc(s, func(tag string) string {
@@ -888,36 +982,48 @@ func (x *expander) render(s string, p map[string]any) (string, error) {
 			return tag
 		}), nil
 	}
-	t, err := template.New("").Funcs(templateFuncs).Option(x.options...).Parse(s)
-	if err != nil {
-		msg := err.Error()
-		if i := strings.Index(msg, "function "); i >= 0 {
-			msg = msg[i:]
-		}
-		return "", fmt.Errorf("template %q: %s", s, msg)
+	if x.budget == nil {
+		x.budget = newBudget()
+		x.funcs = funcsFor(x.budget)
+		x.parsed = map[string]*goTemplate{}
 	}
-	var b strings.Builder
-	if err := t.Execute(&b, p); err != nil {
+	if x.budget.over != "" {
+		return "", &notEvaluated{fmt.Sprintf("template %q is not evaluated: %s", s, x.budget.over)}
+	}
+	g := x.parsed[s]
+	if g == nil {
+		var err error
+		if g, err = parseGoTemplate(s, x.funcs, x.budget, x.options); err != nil {
+			msg := err.Error()
+			if i := strings.Index(msg, "function "); i >= 0 {
+				msg = msg[i:]
+			}
+			return "", fmt.Errorf("template %q: %s", s, msg)
+		}
+		x.parsed[s] = g
+	}
+	if g.calls != "" {
+		return "", &notEvaluated{fmt.Sprintf("template %q calls %s, which does not give the same result every time, so it is not evaluated", s, g.calls)}
+	}
+	w := &limitedWriter{b: x.budget}
+	if err := g.t.Execute(w, p); err != nil {
+		if x.budget.over != "" {
+			return "", &notEvaluated{fmt.Sprintf("template %q is not evaluated: %s", s, x.budget.over)}
+		}
 		msg := err.Error()
 		if i := strings.LastIndex(msg, ": "); i >= 0 {
 			msg = msg[i+2:]
 		}
 		return "", fmt.Errorf("template %q: %s", s, msg)
 	}
-	return b.String(), nil
+	return w.buf.String(), nil
 }
 
-func scalarString(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case nil:
-		return ""
-	case bool:
-		return strconv.FormatBool(t)
-	}
-	return fmt.Sprint(v)
-}
+// notEvaluated is a template rolloutlint does not evaluate, though Argo CD
+// may: the set is then not expanded (a limitation, not Argo CD's error).
+type notEvaluated struct{ msg string }
+
+func (e *notEvaluated) Error() string { return e.msg }
 
 // normalize makes a string a DNS name as Argo CD's normalize does:
 // lower case, characters other than letters, digits, '-' and '.' replaced
@@ -936,52 +1042,6 @@ func normalize(s string) string {
 		out = out[:253]
 	}
 	return strings.Trim(out, "-.")
-}
-
-// templateFuncs are the template functions rolloutlint evaluates: Argo
-// CD's normalize and the Sprig string functions ApplicationSets use most.
-// A template calling another is not expanded (an info finding).
-var templateFuncs = template.FuncMap{
-	"normalize":  normalize,
-	"lower":      strings.ToLower,
-	"upper":      strings.ToUpper,
-	"trim":       strings.TrimSpace,
-	"trimPrefix": func(prefix, s string) string { return strings.TrimPrefix(s, prefix) },
-	"trimSuffix": func(suffix, s string) string { return strings.TrimSuffix(s, suffix) },
-	"replace":    func(old, repl, s string) string { return strings.ReplaceAll(s, old, repl) },
-	"contains":   func(sub, s string) bool { return strings.Contains(s, sub) },
-	"hasPrefix":  func(prefix, s string) bool { return strings.HasPrefix(s, prefix) },
-	"hasSuffix":  func(suffix, s string) bool { return strings.HasSuffix(s, suffix) },
-	"quote":      func(v any) string { return strconv.Quote(scalarString(v)) },
-	"squote":     func(v any) string { return "'" + scalarString(v) + "'" },
-	"toString":   scalarString,
-	"base":       path.Base,
-	"dir":        path.Dir,
-	"trunc": func(n int, s string) string {
-		switch {
-		case n >= 0 && len(s) > n:
-			return s[:n]
-		case n < 0 && len(s) > -n:
-			return s[len(s)+n:]
-		}
-		return s
-	},
-	"default": func(d any, given ...any) any {
-		if len(given) == 0 || given[0] == nil || given[0] == "" {
-			return d
-		}
-		return given[0]
-	},
-	"join": func(sep string, v any) string {
-		var parts []string
-		if l, ok := v.([]any); ok {
-			for _, x := range l {
-				parts = append(parts, scalarString(x))
-			}
-		}
-		return strings.Join(parts, sep)
-	},
-	"splitList": func(sep, s string) []any { return toAny(strings.Split(s, sep)) },
 }
 
 // readLimited reads a git generator's file, up to the loader's file-size

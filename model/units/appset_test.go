@@ -68,7 +68,7 @@ spec:
   generators:
   - list: {elements: [{env: dev}]}
   template:
-    metadata: {name: '{{ .env | sha256sum }}'}
+    metadata: {name: '{{ .env | expandenv }}'}
     spec:
       source: {repoURL: x, path: apps/dev}
       destination: {server: 'https://kubernetes.default.svc', namespace: x}
@@ -91,8 +91,8 @@ spec:
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("generated:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(set.Problems) != 1 || !strings.Contains(set.Problems[0].Message, `function "sha256sum" not defined`) || !set.Problems[0].Info {
-		t.Errorf("problems: %+v, want one info on sha256sum", set.Problems)
+	if len(set.Problems) != 1 || !strings.Contains(set.Problems[0].Message, `function "expandenv" not defined`) || !set.Problems[0].Info {
+		t.Errorf("problems: %+v, want one info on expandenv", set.Problems)
 	}
 	// Each generated Application deploys its directory.
 	n := 0
