@@ -135,7 +135,7 @@ func lshBits(args []*ast.Term) int64 {
 	if s < 0 {
 		return -1
 	}
-	return a + min(s, maxNumberBits+1)
+	return a + min(s, 1<<40) // no overflow
 }
 
 // unitExponent finds a number's decimal exponent in units.parse and
@@ -281,8 +281,10 @@ func marshalIndentSize(args []*ast.Term) int64 {
 		return -1
 	}
 	prefix, indent := int64(0), int64(1)
-	if p, ok := opts.Get(ast.InternedTerm("prefix")).Value.(ast.String); opts.Get(ast.InternedTerm("prefix")) != nil && ok {
-		prefix = int64(len(p))
+	if p := opts.Get(ast.InternedTerm("prefix")); p != nil {
+		if s, ok := p.Value.(ast.String); ok {
+			prefix = int64(len(s))
+		}
 	}
 	if i := opts.Get(ast.InternedTerm("indent")); i != nil {
 		if s, ok := i.Value.(ast.String); ok {
@@ -381,13 +383,14 @@ func renderTemplate(bctx topdown.BuiltinContext, args []*ast.Term, iter func(*as
 			tickEveryList(t.Root)
 		}
 	}
-	out := &boundedBuffer{max: memoryBound(bctx), stop: stop}
+	// A quarter: the buffer doubles as it grows, and the result is a copy.
+	out := &boundedBuffer{max: memoryBound(bctx) / 4, stop: stop}
 	err = tmpl.Execute(out, vars)
 	switch {
 	case wasCancelled || out.cancelled:
 		return cancelled(bctx, ast.RenderTemplate.Name)
 	case out.over:
-		return refuse(bctx, ast.RenderTemplate.Name, fmt.Sprintf("the output passed the policy's memory bound of %s", formatBytes(out.max)))
+		return refuse(bctx, ast.RenderTemplate.Name, fmt.Sprintf("the output passed %s, which with the buffer's growth and the result's copy would pass the policy's memory bound of %s", formatBytes(out.max), formatBytes(memoryBound(bctx))))
 	case err != nil:
 		return err
 	}

@@ -68,6 +68,13 @@ func replace(name string, impl topdown.BuiltinFunc) {
 		panic("policies: OPA has no built-in " + name + " to replace") // an OPA upgrade renamed it; TestGuardedBuiltinsAreInstalled fails first
 	}
 	replaced[name] = topdown.GetBuiltin(name)
+	// OPA hands a built-in declared CanSkipBctx a context with only the
+	// call's location: no cancellation and no evaluation context, which
+	// the guards need (the memory bound) and the own implementations look
+	// at (the cancellation).
+	if decl := ast.BuiltinMap[name]; decl != nil {
+		decl.CanSkipBctx = false
+	}
 	topdown.RegisterBuiltinFunc(name, impl)
 }
 
