@@ -52,6 +52,9 @@ func init() {
 	guard(ast.RegexReplace.Name, sizeGuard(regexReplaceSize))
 	guard(ast.Sprintf.Name, sizeGuard(sprintfSize))
 	guard(ast.JSONMarshalWithOptions.Name, sizeGuard(marshalIndentSize))
+	for _, name := range []string{ast.GraphQLIsValid.Name, ast.GraphQLParse.Name, ast.GraphQLParseAndVerify.Name} {
+		guard(name, operands(graphQLNames))
+	}
 	replace(ast.RenderTemplate.Name, renderTemplate)
 	replace(ast.ReachableBuiltin.Name, reachable)
 	replace(ast.ReachablePathsBuiltin.Name, reachablePaths)

@@ -112,9 +112,11 @@ func TestOutsizedCallsAreRefused(t *testing.T) {
 		`strings.replace_n({"0": ` + mb + `}, ` + mb + `)`:             "strings.replace_n: the result would be",
 		`regex.replace(` + mb + `, "0", ` + mb + `)`:                   "regex.replace: the result would be",
 		`concat(` + mb + `, [" " | some _ in numbers.range(1, 1000)])`: "concat: the result would be",
-		`sprintf(concat("", ["%01000000d" | some _ in numbers.range(1, 300)]), [0 | some _ in numbers.range(1, 300)])`: "sprintf: the result would be",
-		`json.marshal_with_options([x | some x in numbers.range(1, 1000)], {"pretty": true, "indent": ` + mb + `})`:    "json.marshal_with_options: the result would be",
-		`strings.render_template("{{range 1000}}{{printf \"%01000000d\" 0}}{{end}}", {})`:                              "strings.render_template: the output passed 64Mi, which with the buffer's growth and the result's copy would pass the policy's memory bound of 256Mi",
+		`sprintf(concat("", ["%01000000d" | some _ in numbers.range(1, 300)]), [0 | some _ in numbers.range(1, 300)])`:                      "sprintf: the result would be",
+		`json.marshal_with_options([x | some x in numbers.range(1, 1000)], {"pretty": true, "indent": ` + mb + `})`:                         "json.marshal_with_options: the result would be",
+		`graphql.is_valid(concat("", ["{", concat(" ", ["a" | some _ in numbers.range(1, 40000)]), "}"]), "type Query { a: Int }")`:         "graphql.is_valid: the query has more than 2000 names",
+		`graphql.parse_and_verify(concat("", ["{", concat(" ", ["a" | some _ in numbers.range(1, 40000)]), "}"]), "type Query { a: Int }")`: "graphql.parse_and_verify: the query has more than 2000 names",
+		`strings.render_template("{{range 1000}}{{printf \"%01000000d\" 0}}{{end}}", {})`:                                                   "strings.render_template: the output passed 64Mi, which with the buffer's growth and the result's copy would pass the policy's memory bound of 256Mi",
 	}
 	for expr, want := range cases {
 		found, failed, took := limitedEval(t, expr, "10s", "256Mi")
@@ -144,6 +146,7 @@ func TestGuardsLetOrdinaryCallsThrough(t *testing.T) {
 		`sprintf("%05d|%.2f|%s", [42, 3.14159, "x"])`: "result 00042|3.14|x",
 		`json.marshal_with_options({"a": [1]}, {"pretty": true, "indent": " "})`:                                  "result {\n \"a\": [\n  1\n ]\n}",
 		`strings.render_template("{{range $i, $x := .xs}}{{$i}}={{$x}} {{end}}{{.missing}}", {"xs": ["a", "b"]})`: "result 0=a 1=b <undefined>",
+		`graphql.is_valid("{ a b }", "type Query { a: Int b: String }")`:                                          "result true",
 		`graph.reachable({"a": ["b"], "b": ["c"], "c": [], "d": ["a"]}, ["a"])`:                                   "result {\"a\", \"b\", \"c\"}",
 		`graph.reachable_paths({"a": ["b", "c"], "b": ["c"], "c": []}, ["a"])`:                                    "result {[\"a\", \"b\", \"c\"], [\"a\", \"c\"]}",
 	} {
@@ -173,6 +176,24 @@ func TestUnboundedBuiltinsStopOnTime(t *testing.T) {
 		fmt.Fprintf(&complete, `"%d": [%s]`, i, strings.Join(edges, ", "))
 	}
 	complete.WriteString("}")
+	// A YAML alias bomb, a rego module and a GraphQL query nested deeper than their parsers allow.
+	bomb := `"a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\ni: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]\n"`
+	for expr, why := range map[string]string{
+		`yaml.unmarshal(` + bomb + `)`: "yaml",
+		`rego.parse_module("p.rego", concat("", ["package p\nx := ", concat("", ["[" | some _ in numbers.range(1, 200000)])]))`: "rego",
+		`graphql.parse_query(concat("", [concat("", ["{a" | some _ in numbers.range(1, 100000)])]))`:                             "graphql",
+	} {
+		found, failed, took := limitedEval(t, expr, "5s", "256Mi")
+		if len(found) != 0 || took > 5*time.Second {
+			t.Errorf("%s: findings %.200q, failures %.200q after %s: want the parser's refusal (the expression undefined) at once", why, found, failed, took)
+		}
+	}
+	// The same built-ins answer on small inputs of the same shape.
+	for _, expr := range []string{`yaml.unmarshal("a: &a [x]\nb: [*a, *a]\n")`, `rego.parse_module("p.rego", "package p\nx := [[[1]]]\n")`, `graphql.parse_query("{a{a{a}}}")`} {
+		if found, failed := evalPolicy(t, expr); len(found) != 1 || len(failed) != 0 {
+			t.Errorf("%s: findings %.200q, failures %.200q", expr, found, failed)
+		}
+	}
 	for expr, want := range map[string]string{
 		// 10^10 iterations writing nothing: hours inside text/template.
 		`strings.render_template("{{range 100000}}{{range 100000}}{{end}}{{end}}", {})`: "was stopped after 500ms",
