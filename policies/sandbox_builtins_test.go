@@ -181,7 +181,7 @@ func TestUnboundedBuiltinsStopOnTime(t *testing.T) {
 	for expr, why := range map[string]string{
 		`yaml.unmarshal(` + bomb + `)`: "yaml",
 		`rego.parse_module("p.rego", concat("", ["package p\nx := ", concat("", ["[" | some _ in numbers.range(1, 200000)])]))`: "rego",
-		`graphql.parse_query(concat("", [concat("", ["{a" | some _ in numbers.range(1, 100000)])]))`:                             "graphql",
+		`graphql.parse_query(concat("", [concat("", ["{a" | some _ in numbers.range(1, 100000)])]))`:                            "graphql",
 	} {
 		found, failed, took := limitedEval(t, expr, "5s", "256Mi")
 		if len(found) != 0 || took > 5*time.Second {
