@@ -280,13 +280,24 @@ func marshalIndentSize(args []*ast.Term) int64 {
 	if !ok {
 		return -1
 	}
+	// OPA pretty-prints when told to, or else when given a prefix or an
+	// indent; compact output is the size of the value.
+	prettyTerm, prefixTerm, indentTerm := opts.Get(ast.InternedTerm("pretty")), opts.Get(ast.InternedTerm("prefix")), opts.Get(ast.InternedTerm("indent"))
+	pretty := prefixTerm != nil || indentTerm != nil
+	if prettyTerm != nil {
+		b, ok := prettyTerm.Value.(ast.Boolean)
+		pretty = ok && bool(b)
+	}
+	if !pretty {
+		return -1
+	}
 	prefix, indent := int64(0), int64(1)
-	if p := opts.Get(ast.InternedTerm("prefix")); p != nil {
+	if p := prefixTerm; p != nil {
 		if s, ok := p.Value.(ast.String); ok {
 			prefix = int64(len(s))
 		}
 	}
-	if i := opts.Get(ast.InternedTerm("indent")); i != nil {
+	if i := indentTerm; i != nil {
 		if s, ok := i.Value.(ast.String); ok {
 			indent = int64(len(s))
 		}
