@@ -19,28 +19,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// forbiddenBuiltins are left out of the capabilities of every policy: the
-// network and runtime built-ins (a linter must not reach out of the bundle, and
-// the webhook must not be turned into a proxy), plus those that read the clock
-// or randomness whatever their arguments (findings must not change between two
-// runs over the same files). Built-ins that do so only for some arguments are
-// guarded instead (sandbox.go).
-var forbiddenBuiltins = map[string]string{
-	"http.send":          "network access",
-	"net.lookup_ip_addr": "network access",
-	"opa.runtime":        "runtime information",
-	"time.now_ns":        "the current time (findings must be deterministic)",
-	"rand.intn":          "randomness (findings must be deterministic)",
-	"uuid.rfc4122":       "randomness (findings must be deterministic)",
-	// ES* and PS* signatures are randomised (Go's crypto ignores a given
-	// random source), and a lint has nothing to sign.
-	"io.jwt.encode_sign":     "randomness (ES* and PS* signatures differ on every call)",
-	"io.jwt.encode_sign_raw": "randomness (ES* and PS* signatures differ on every call)",
-	// Verifies the chain at the current time; the _with_options variant
-	// with CurrentTime stays.
-	"crypto.x509.parse_and_verify_certificates": "the current time (use crypto.x509.parse_and_verify_certificates_with_options with CurrentTime)",
-}
-
 // Capabilities returns the sandbox every policy is compiled with: this OPA's
 // built-ins minus the network, runtime and non-deterministic ones, and no
 // network hosts at all.

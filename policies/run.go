@@ -61,6 +61,7 @@ func (p *policy) evaluate(pass *rules.Pass) error {
 	in := bi.value(pass.Globals, pass.Mode)
 	// rolloutlint.resource builds the items of this input from its conversion.
 	ctx := context.WithValue(pass.Context(), evalInputKey{}, &evalInput{root: in, bundle: bi.conv})
+	ctx = context.WithValue(ctx, evalBoundKey{}, bound) // the size guards refuse a call past it (bounds.go)
 	rs, err := p.eval(ctx, in, timeout, bound, false)
 	if errors.Is(err, errOverMemory) {
 		// Evaluations running beside it were stopped too, since the heap
@@ -87,6 +88,17 @@ func (p *policy) evaluate(pass *rules.Pass) error {
 	return nil
 }
 
+// fixedTime is the evaluation time of every policy evaluation: the epoch.
+var fixedTime = time.Unix(0, 0).UTC()
+
+// noEntropy is the random source of every policy evaluation: zeros.
+type noEntropy struct{}
+
+func (noEntropy) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
 // errOverMemory marks an evaluation the heap watchdog stopped.
 var errOverMemory = errors.New("over its memory bound")
 
@@ -111,7 +123,10 @@ func (p *policy) eval(parent context.Context, in ast.Value, timeout time.Duratio
 	r := readHeap()
 	w := &evalWatch{name: fmt.Sprintf("policy %s (%s)", p.pkg, p.loc), base: r.objects, cycles: r.cycles, bound: bound, next: r.objects + bound, cancel: c}
 	watch.add(w)
-	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in), rego.EvalExternalCancel(c))
+	// A fixed clock and no entropy: the built-ins that would read either
+	// are left out or guarded (sandbox.go), and should one slip through, it
+	// reads the same time and the same bytes on every run.
+	rs, err := p.query.Eval(ctx, rego.EvalParsedInput(in), rego.EvalExternalCancel(c), rego.EvalTime(fixedTime), rego.EvalSeed(noEntropy{}))
 	watch.remove(w)
 	switch {
 	case err != nil && parent.Err() != nil:

@@ -29,28 +29,72 @@ import (
 // at init: every evaluation in the process, the lint's and `policy test`'s,
 // goes through them.
 func init() {
-	guard(ast.JSONMatchSchema.Name, localSchemaOnly(1))
-	guard(ast.JSONSchemaVerify.Name, localSchemaOnly(0))
-	guard(ast.JWTDecodeVerify.Name, jwtTimeGiven)
-	guard(ast.CryptoX509ParseAndVerifyCertificatesWithOptions.Name, x509TimeGiven)
+	guard(ast.JSONMatchSchema.Name, operands(localSchemaOnly(1)))
+	guard(ast.JSONSchemaVerify.Name, operands(localSchemaOnly(0)))
+	guard(ast.JWTDecodeVerify.Name, operands(jwtTimeGiven))
+	guard(ast.CryptoX509ParseAndVerifyCertificatesWithOptions.Name, operands(x509TimeGiven))
 	for _, name := range []string{ast.Format.Name, ast.Date.Name, ast.Clock.Name, ast.Weekday.Name, ast.AddDate.Name, ast.Diff.Name} {
-		guard(name, noLocalZone)
+		guard(name, operands(noLocalZone))
 	}
 	parseNs := topdown.GetBuiltin(ast.ParseNanos.Name)
-	topdown.RegisterBuiltinFunc(ast.ParseNanos.Name, func(bctx topdown.BuiltinContext, args []*ast.Term, iter func(*ast.Term) error) error {
+	replace(ast.ParseNanos.Name, func(bctx topdown.BuiltinContext, args []*ast.Term, iter func(*ast.Term) error) error {
 		return parseNanosUTC(bctx, args, iter, parseNs)
 	})
+	// Work out of proportion to the operands (bounds.go).
+	guard(ast.Multiply.Name, bitsGuard(mulBits))
+	guard(ast.Product.Name, bitsGuard(productBits))
+	guard(ast.BitsShiftLeft.Name, bitsGuard(lshBits))
+	guard(ast.UnitsParse.Name, bitsGuard(unitsBits))
+	guard(ast.UnitsParseBytes.Name, bitsGuard(unitsBits))
+	guard(ast.Concat.Name, sizeGuard(concatSize))
+	guard(ast.Replace.Name, sizeGuard(replaceSize))
+	guard(ast.ReplaceN.Name, sizeGuard(replaceNSize))
+	guard(ast.RegexReplace.Name, sizeGuard(regexReplaceSize))
+	guard(ast.Sprintf.Name, sizeGuard(sprintfSize))
+	guard(ast.JSONMarshalWithOptions.Name, sizeGuard(marshalIndentSize))
+	for _, name := range []string{ast.GraphQLIsValid.Name, ast.GraphQLParse.Name, ast.GraphQLParseAndVerify.Name} {
+		guard(name, operands(graphQLNames))
+	}
+	replace(ast.RenderTemplate.Name, renderTemplate)
+	replace(ast.ReachableBuiltin.Name, reachable)
+	replace(ast.ReachablePathsBuiltin.Name, reachablePaths)
+}
+
+// replaced is OPA's implementation of every built-in the sandbox replaced
+// (TestGuardedBuiltinsAreInstalled compares the names with the table; the
+// tests compare rolloutlint's implementations with OPA's).
+var replaced = map[string]topdown.BuiltinFunc{}
+
+// replace registers impl as the built-in's implementation.
+func replace(name string, impl topdown.BuiltinFunc) {
+	if _, twice := replaced[name]; twice || topdown.GetBuiltin(name) == nil {
+		panic("policies: OPA has no built-in " + name + " to replace") // an OPA upgrade renamed it; TestGuardedBuiltinsAreInstalled fails first
+	}
+	replaced[name] = topdown.GetBuiltin(name)
+	// OPA hands a built-in declared CanSkipBctx a context with only the
+	// call's location: no cancellation and no evaluation context, which
+	// the guards need (the memory bound) and the own implementations look
+	// at (the cancellation).
+	if decl := ast.BuiltinMap[name]; decl != nil {
+		decl.CanSkipBctx = false
+	}
+	topdown.RegisterBuiltinFunc(name, impl)
+}
+
+// operands adapts a check that needs only the operands.
+func operands(check func(args []*ast.Term) string) func(topdown.BuiltinContext, []*ast.Term) string {
+	return func(_ topdown.BuiltinContext, args []*ast.Term) string { return check(args) }
 }
 
 // guard registers check in front of the built-in's implementation: check
 // returns why the arguments are refused, or "".
-func guard(name string, check func(args []*ast.Term) string) {
+func guard(name string, check func(bctx topdown.BuiltinContext, args []*ast.Term) string) {
 	orig := topdown.GetBuiltin(name)
 	if orig == nil {
-		panic("policies: OPA has no built-in " + name + " to guard") // an OPA upgrade renamed it; TestSandboxGuardsAreInstalled fails first
+		panic("policies: OPA has no built-in " + name + " to guard") // an OPA upgrade renamed it; TestGuardedBuiltinsAreInstalled fails first
 	}
-	topdown.RegisterBuiltinFunc(name, func(bctx topdown.BuiltinContext, args []*ast.Term, iter func(*ast.Term) error) error {
-		if why := check(args); why != "" {
+	replace(name, func(bctx topdown.BuiltinContext, args []*ast.Term, iter func(*ast.Term) error) error {
+		if why := check(bctx, args); why != "" {
 			return refuse(bctx, name, why)
 		}
 		return orig(bctx, args, iter)

@@ -77,7 +77,10 @@ func newPolicy(e *Env) *cobra.Command {
 		Short: "Work with user Rego policies: check them against the contract, run their tests",
 		Long: `User policies are Rego v1 packages with a # METADATA block and a violation set
 (see docs/policies.md). They run in the same sandbox as the built-in policies: no
-network or runtime built-ins (http.send, net.lookup_ip_addr, opa.runtime, time.now_ns, ...).`,
+network, runtime, clock or random built-ins (http.send, net.lookup_ip_addr, opa.runtime,
+time.now_ns, rand.intn, ...), and the guarded ones refuse operands that would read a file,
+the clock or the machine's time zone, or outgrow the timeout and memory bound (RL0009; the
+table of every built-in is in docs/policies.md#the-sandbox).`,
 	}
 	c.AddCommand(newPolicyCheck(e), newPolicyTest(e))
 	return c
