@@ -41,7 +41,7 @@ func (s Shard) Contains(i, n int) bool {
 	return lo <= i && i < hi
 }
 
-// WithShard restricts the pass's scans (OfKind, Rollouts, InShard) to a
+// WithShard restricts the pass's scans (OfKind, Rollouts, ShardPart) to a
 // shard. The analyzer and the rule tests call it, for sharded rules only;
 // rules never do.
 func (p *Pass) WithShard(s Shard) *Pass {
@@ -73,27 +73,50 @@ func (p *Pass) Rollouts() []*graph.RolloutRefs {
 
 // ShardPart returns the entries of list the rule scans: all of them
 // normally; when the pass is a shard's, the run of entries whose object
-// (of the given kind) is in the shard. list is built for the whole graph
-// (a memo) with one or more entries an object, ordered by the objects'
-// positions in Graph.OfKind(kind) (Refs().Rollouts, a memo built by walking
-// them), so the part is found by binary search, not by a scan. The slice is
-// list's: do not modify it.
+// (of the given kind) is in the shard's part of Graph.OfKind(kind). list is
+// built for the whole graph (a memo) with any number of entries an object,
+// in the order of the objects in Graph.OfKind(kind) (as Refs().Rollouts,
+// or a memo built by walking them), so the run is found by binary search on
+// the objects' KindPos, not by a scan. KindPos is another graph's when the
+// object was put in a graph built later (Resource.KindPos): the run found
+// is checked, entry by entry and at both ends, and on any doubt the entries
+// are picked by membership instead, which is exact but reads the whole
+// list. The slice is list's, or a new one: do not modify it.
 func ShardPart[T any](p *Pass, list []T, kind string, object func(T) *graph.Resource) []T {
 	if p.shard.Whole() {
 		return list
 	}
-	lo, hi := p.shard.Range(len(p.Graph.OfKind(kind)))
+	objs := p.Graph.OfKind(kind)
+	lo, hi := p.shard.Range(len(objs))
+	// pos is the object's position in objs, or -1 when KindPos is not it.
+	pos := func(e T) int {
+		o := object(e)
+		if i := o.KindPos(); i < len(objs) && objs[i] == o {
+			return i
+		}
+		return -1
+	}
 	from := sort.Search(len(list), func(i int) bool { return object(list[i]).KindPos() >= lo })
 	to := from + sort.Search(len(list)-from, func(i int) bool { return object(list[from+i]).KindPos() >= hi })
-	return list[from:to]
+	ok := (from == 0 || inRange(pos(list[from-1]), 0, lo)) && (to == len(list) || inRange(pos(list[to]), hi, len(objs)))
+	for i := from; ok && i < to; i++ {
+		ok = inRange(pos(list[i]), lo, hi)
+	}
+	if ok {
+		return list[from:to]
+	}
+	in := make(map[*graph.Resource]bool, hi-lo)
+	for _, o := range objs[lo:hi] {
+		in[o] = true
+	}
+	var out []T
+	for _, e := range list {
+		if in[object(e)] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
-// InShard reports whether r, an object of the pass's graph, is one the rule
-// scans: for a rule that walks a list built for the whole graph (a memo in
-// load order) and keeps the entries of its shard's objects.
-func (p *Pass) InShard(r *graph.Resource) bool {
-	if p.shard.Whole() {
-		return true
-	}
-	return p.shard.Contains(r.KindPos(), len(p.Graph.OfKind(r.Kind)))
-}
+// inRange reports whether lo <= i < hi.
+func inRange(i, lo, hi int) bool { return lo <= i && i < hi }
