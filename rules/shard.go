@@ -78,31 +78,32 @@ func (p *Pass) Rollouts() []*graph.RolloutRefs {
 // in the order of the objects in Graph.OfKind(kind) (as Refs().Rollouts,
 // or a memo built by walking them), so the run is found by binary search on
 // the objects' KindPos, not by a scan. KindPos is another graph's when the
-// object was put in a graph built later (Resource.KindPos): the run found
-// is checked, entry by entry and at both ends, and on any doubt the entries
-// are picked by membership instead, which is exact but reads the whole
-// list. The slice is list's, or a new one: do not modify it.
+// object was put in a graph built later (Resource.KindPos): once per list
+// and lint, ShardPart checks that every entry's KindPos is its position in
+// this graph, in order; if not, the entries are picked by membership,
+// which is exact but reads the whole list. The slice is list's, or a new
+// one: do not modify it.
 func ShardPart[T any](p *Pass, list []T, kind string, object func(T) *graph.Resource) []T {
-	if p.shard.Whole() {
+	if p.shard.Whole() || len(list) == 0 {
 		return list
 	}
 	objs := p.Graph.OfKind(kind)
 	lo, hi := p.shard.Range(len(objs))
-	// pos is the object's position in objs, or -1 when KindPos is not it.
-	pos := func(e T) int {
-		o := object(e)
-		if i := o.KindPos(); i < len(objs) && objs[i] == o {
-			return i
+	inOrder := listsInOrder.Get(p.Graph, listKey{&list[0], len(list)}, func() bool {
+		last := 0
+		for _, e := range list {
+			o := object(e)
+			i := o.KindPos()
+			if i < last || i >= len(objs) || objs[i] != o {
+				return false
+			}
+			last = i
 		}
-		return -1
-	}
-	from := sort.Search(len(list), func(i int) bool { return object(list[i]).KindPos() >= lo })
-	to := from + sort.Search(len(list)-from, func(i int) bool { return object(list[from+i]).KindPos() >= hi })
-	ok := (from == 0 || inRange(pos(list[from-1]), 0, lo)) && (to == len(list) || inRange(pos(list[to]), hi, len(objs)))
-	for i := from; ok && i < to; i++ {
-		ok = inRange(pos(list[i]), lo, hi)
-	}
-	if ok {
+		return true
+	})
+	if inOrder {
+		from := sort.Search(len(list), func(i int) bool { return object(list[i]).KindPos() >= lo })
+		to := from + sort.Search(len(list)-from, func(i int) bool { return object(list[from+i]).KindPos() >= hi })
 		return list[from:to]
 	}
 	in := make(map[*graph.Resource]bool, hi-lo)
@@ -118,5 +119,13 @@ func ShardPart[T any](p *Pass, list []T, kind string, object func(T) *graph.Reso
 	return out
 }
 
-// inRange reports whether lo <= i < hi.
-func inRange(i, lo, hi int) bool { return lo <= i && i < hi }
+// listKey identifies a list ShardPart is given: its first entry's address
+// and its length.
+type listKey struct {
+	first any
+	n     int
+}
+
+// listsInOrder remembers, per list, whether its entries' KindPos are their
+// objects' positions in the graph, in order (see ShardPart).
+var listsInOrder = graph.NewKeyedMemo[listKey, bool]("rules.ShardPart")
