@@ -53,6 +53,15 @@ type Options struct {
 	// return early (rules.Pass.Context). The result then has Err set and its
 	// findings are incomplete.
 	Context context.Context
+	// ShardSize sets how the sharded Go rules (rules.Rule.Sharded) run.
+	// 0, the default, runs them shard by shard, shards of about
+	// defaultShardSize objects, on a graph of at least shardObjects
+	// objects, and over the whole graph on a smaller one; a positive size
+	// shards every graph into shards of about that many objects (the tests
+	// use 1: each object alone); a negative one never shards. The findings
+	// are the same either way: it changes only the order the objects are
+	// visited in, and so how well they stay in the CPU caches.
+	ShardSize int
 	// Selection, when set, is Prepare's answer for these options (the
 	// webhook lints every review with the same ones): Run takes its rules
 	// and settings instead of selecting them again.
@@ -234,13 +243,32 @@ const serialObjects = 128
 
 // runStage runs the enabled rules that belong to a stage, at most
 // opts.Parallelism at once, and stores each rule's diagnostics (and a live
-// rule's unreachable system) at its index.
+// rule's unreachable system) at its index. On a graph large enough to be
+// sharded (shardCount), the stage's sharded rules run first, shard by
+// shard (runSharded), then the others.
 func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) bool, settings map[string]config.Setting, opts Options, perRule [][]rules.Diagnostic, liveErrs []error) {
 	par := opts.Parallelism
 	if par <= 0 {
 		par = max(len(enabled), 1)
 		if len(g.Resources) <= serialObjects && opts.Live == nil {
 			par = 1
+		}
+	}
+	if n := shardCount(len(g.Resources), opts.ShardSize); n > 1 {
+		var sharded []int
+		for i, r := range enabled {
+			if inStage(r) && shardable(r) {
+				sharded = append(sharded, i)
+			}
+		}
+		if len(sharded) > 0 {
+			runSharded(g, enabled, sharded, n, par, settings, opts, perRule)
+			isSharded := make(map[*rules.Rule]bool, len(sharded))
+			for _, i := range sharded {
+				isSharded[enabled[i]] = true
+			}
+			outer := inStage
+			inStage = func(r *rules.Rule) bool { return outer(r) && !isSharded[r] }
 		}
 	}
 	if par == 1 {
@@ -281,13 +309,21 @@ func runStage(g *graph.Graph, enabled []*rules.Rule, inStage func(*rules.Rule) b
 // runRule runs one rule. A rule's error or panic becomes an RL0009 finding,
 // except a live rule's unreachable system, which is returned.
 func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out []rules.Diagnostic, liveErr error) {
+	out, liveErr, _ = runPass(g, r, s, opts, rules.Shard{})
+	return out, liveErr
+}
+
+// runPass runs one rule over a shard of the graph (the zero Shard: all of
+// it). failed is set when the rule broke: its last diagnostic is then the
+// RL0009 finding.
+func runPass(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options, shard rules.Shard) (out []rules.Diagnostic, liveErr error, failed bool) {
 	report := func(d rules.Diagnostic) {
 		if s.Severity != 0 {
 			d.Severity = s.Severity
 		}
 		out = append(out, d)
 	}
-	pass := rules.NewPass(g, r, s.Options, opts.Mode, opts.Globals, report)
+	pass := rules.NewPass(g, r, s.Options, opts.Mode, opts.Globals, report).WithShard(shard)
 	if opts.Context != nil {
 		pass.WithContext(opts.Context)
 	}
@@ -297,18 +333,20 @@ func runRule(g *graph.Graph, r *rules.Rule, s config.Setting, opts Options) (out
 	defer func() {
 		if p := recover(); p != nil {
 			out = append(out, internalError(g, r, fmt.Sprintf("panic: %v", p), "Its findings are missing. "+firstFrames(debug.Stack())))
+			failed = true
 		}
 	}()
 	if err := r.Run(pass); err != nil {
 		if opts.Context != nil && opts.Context.Err() != nil {
-			return nil, nil // stopped because the lint was abandoned, not broken
+			return nil, nil, false // stopped because the lint was abandoned, not broken
 		}
 		if r.Source == rules.SourceLive && errors.Is(err, rules.ErrUnreachable) {
-			return out, err
+			return out, err, false
 		}
 		out = append(out, internalError(g, r, err.Error(), ""))
+		return out, nil, true
 	}
-	return out, nil
+	return out, nil, false
 }
 
 // internalError reports a rule that broke — at the user policy's definition,

@@ -86,6 +86,7 @@ type Pass struct {
 
 	report func(Diagnostic)
 	ctx    context.Context
+	shard  Shard // the part of the graph a sharded rule scans (see WithShard)
 }
 
 // Mode is the setting a lint runs in.

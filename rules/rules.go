@@ -111,6 +111,22 @@ type Rule struct {
 	// so a failure of the rule is reported where the user can fix it. Zero
 	// for built-in rules.
 	Defined graph.Position
+	// Sharded Go rules (Validate refuses the mark on other sources) may be
+	// run shard by shard on a large graph: the analyzer runs every sharded
+	// rule over one part of each kind's objects while those objects are in
+	// the CPU caches, then over the next part (see Shard). A rule may be
+	// sharded only when its findings for an object depend on that object
+	// and on lookups in the whole graph (Graph.Get, Graph.Refs, the host and
+	// label indexes, memos), never on which other objects of the kinds it
+	// scans exist: no duplicates, no "two objects share X", no counts or
+	// sets built across them, no finding reported once for a group. It
+	// scans through Pass.OfKind, Pass.Rollouts or ShardPart,
+	// which keep to the shard's objects, never through Graph.OfKind or
+	// Graph.Refs().Rollouts; an index it builds over the whole graph goes in
+	// a graph.Memo, or every shard builds it again. A test runs every
+	// sharded rule one object a shard and compares the findings with an
+	// unsharded run (rules/all TestShardedSameFindings).
+	Sharded bool
 	// Run reports diagnostics through the pass. It returns an error only when
 	// the rule itself breaks; that becomes an RL0009 finding naming the rule.
 	// A rule never does I/O, never prints and never exits; it may run
@@ -149,6 +165,8 @@ func (r *Rule) Validate() error {
 		return fmt.Errorf("rule %s: no Kinds (the kinds whose objects the policy reads)", r.ID)
 	case r.Run == nil:
 		return fmt.Errorf("rule %s: no Run function", r.ID)
+	case r.Sharded && r.Source != SourceGo:
+		return fmt.Errorf("rule %s: Sharded but a %s rule: only Go rules run shard by shard", r.ID, r.Source)
 	}
 	return r.validateDoc()
 }

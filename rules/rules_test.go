@@ -29,13 +29,16 @@ func TestValidate(t *testing.T) {
 		"no default severity":            func(r *rules.Rule) { r.Severity = 0 },
 		"picks the stage":                func(r *rules.Rule) { r.Source = "" },
 		"no Run":                         func(r *rules.Rule) { r.Run = nil },
-		"empty Doc.Why":                  func(r *rules.Rule) { r.Doc.Why = "" },
-		"no Doc.Bad":                     func(r *rules.Rule) { r.Doc.Bad = "\n" },
-		"no Doc.Good":                    func(r *rules.Rule) { r.Doc.Good = "" },
-		"Since":                          func(r *rules.Rule) { r.Since = "0.1" },
-		"no Kinds":                       func(r *rules.Rule) { r.Source, r.Kinds = rules.SourceRego, nil },
-		"not an http(s) URL":             func(r *rules.Rule) { r.Doc.References = []rules.Reference{{URL: "istio.io"}} },
-		"lowerCamelCase":                 func(r *rules.Rule) { r.Options = []rules.Option{{Name: "Max", Type: rules.OptInt, Doc: "d"}} },
+		"only Go rules run shard by shard": func(r *rules.Rule) {
+			r.Source, r.Sharded = rules.SourceRego, true
+		},
+		"empty Doc.Why":      func(r *rules.Rule) { r.Doc.Why = "" },
+		"no Doc.Bad":         func(r *rules.Rule) { r.Doc.Bad = "\n" },
+		"no Doc.Good":        func(r *rules.Rule) { r.Doc.Good = "" },
+		"Since":              func(r *rules.Rule) { r.Since = "0.1" },
+		"no Kinds":           func(r *rules.Rule) { r.Source, r.Kinds = rules.SourceRego, nil },
+		"not an http(s) URL": func(r *rules.Rule) { r.Doc.References = []rules.Reference{{URL: "istio.io"}} },
+		"lowerCamelCase":     func(r *rules.Rule) { r.Options = []rules.Option{{Name: "Max", Type: rules.OptInt, Doc: "d"}} },
 		"declared twice": func(r *rules.Rule) {
 			r.Options = []rules.Option{{Name: "max", Type: rules.OptInt, Doc: "d"}, {Name: "max", Type: rules.OptInt, Doc: "d"}}
 		},

@@ -54,9 +54,10 @@ func (d destination) HostPath() string { return d.Path() + ".host" }
 // networkingVS is the Istio VirtualService spec.
 type networkingVS = networkingv1.VirtualService
 
-// eachVirtualService calls fn for every typed VirtualService of the bundle.
-func eachVirtualService(g *graph.Graph, fn func(r *graph.Resource, vs *networkingv1.VirtualService)) {
-	for _, r := range g.OfKind(kinds.VirtualService) {
+// eachVirtualService calls fn for every typed VirtualService the pass scans
+// (the bundle's, or a shard's: rules.Pass.OfKind).
+func eachVirtualService(p *rules.Pass, fn func(r *graph.Resource, vs *networkingv1.VirtualService)) {
+	for _, r := range p.OfKind(kinds.VirtualService) {
 		if o := r.VirtualService(); o != nil {
 			fn(r, &o.Spec)
 		}
@@ -213,13 +214,20 @@ func objectName(r *graph.Resource) string {
 	return r.Namespace + "/" + r.Name
 }
 
+// namespacesMemo holds namespacesWith's sets: built once per lint, not once
+// per rule and shard (a sharded rule's pass runs once per shard). Read only.
+var namespacesMemo = graph.NewKeyedMemo[string, map[string]bool]("istio.namespaces")
+
 // namespacesWith returns the set of namespaces holding objects of a kind.
+// The map is shared: do not modify it.
 func namespacesWith(g *graph.Graph, kind string) map[string]bool {
-	out := map[string]bool{}
-	for _, ns := range g.Namespaces(kind) {
-		out[ns] = true
-	}
-	return out
+	return namespacesMemo.Get(g, kind, func() map[string]bool {
+		out := map[string]bool{}
+		for _, ns := range g.Namespaces(kind) {
+			out[ns] = true
+		}
+		return out
+	})
 }
 
 // clusterLocalService splits a fully qualified `name.ns.svc.cluster.local`
@@ -259,9 +267,19 @@ func serviceEntriesFor(g *graph.Graph, host, fqdn string, wildcards map[string]*
 	return nil
 }
 
+// wildcardsMemo holds wildcardServiceEntries' index, which three sharded
+// rules read once per shard: built once per lint. Read only.
+var wildcardsMemo = graph.NewMemo[map[string]*graph.Resource]("istio.wildcardServiceEntries")
+
 // wildcardServiceEntries indexes the wildcard hosts of every ServiceEntry by
 // suffix (`*.example.com` → `.example.com`); the first entry in load order wins.
+// The map is shared: do not modify it.
 func wildcardServiceEntries(g *graph.Graph) map[string]*graph.Resource {
+	return wildcardsMemo.Get(g, func() map[string]*graph.Resource { return buildWildcards(g) })
+}
+
+// buildWildcards builds wildcardServiceEntries' index.
+func buildWildcards(g *graph.Graph) map[string]*graph.Resource {
 	out := map[string]*graph.Resource{}
 	for _, r := range g.OfKind(kinds.ServiceEntry) {
 		spec, _ := r.Object()["spec"].(map[string]any)

@@ -48,13 +48,14 @@ spec:
     - destination: {host: reviews-canary}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		svcNamespaces := namespacesWith(g, "Service")
 		wildcards := wildcardServiceEntries(g)
 		var byNS map[string][]*graph.Resource // built on the first finding only
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for _, d := range destinationsOf(g, r, vs) {
 				host := d.Dest.GetHost()
 				if host == "" || host == "*" {

@@ -54,14 +54,15 @@ spec:
     - destination: {host: reviews, port: {number: 80}}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		wildcards := wildcardServiceEntries(g)
 		// Every destination's ports are listed here, read in its
 		// iteration and dropped: one buffer serves them all.
 		var portBuf [8]servicePort
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			bound := gatewayBound(vs)
 			for _, d := range destinationsOf(g, r, vs) {
 				host := d.Dest.GetHost()

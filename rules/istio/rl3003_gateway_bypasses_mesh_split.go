@@ -69,7 +69,7 @@ spec:
 		g := p.Graph
 		// Mesh destinations that pick a subset, by FQDN of their host.
 		subsetDests := map[string][]destination{}
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			if !meshBound(vs) {
 				return
 			}
@@ -80,7 +80,7 @@ spec:
 			}
 		})
 		managers := rolloutsByVirtualService(g)
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			b := bindings(vs)
 			if len(b.Named) == 0 {
 				return

@@ -48,7 +48,8 @@ spec:
   gateways: [istio-system/public-gateway]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		gwNamespaces := namespacesWith(g, "Gateway")
@@ -84,7 +85,7 @@ spec:
 			p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Message: msg, Severity: rules.Warning, Related: related,
 				Detail: fmt.Sprintf("The bundle holds other Gateways of namespace %q, so it should be there too: the binding programs no proxy and the VirtualService's hosts get no ingress route.", ns)})
 		}
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for i, ref := range vs.GetGateways() {
 				check(r, ref, graph.Index("spec.gateways", i))
 			}

@@ -40,7 +40,8 @@ spec:
   host: reviews.prod.svc.cluster.local
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		check := func(r *graph.Resource, host, path, effect string) {
@@ -64,7 +65,7 @@ spec:
 		}
 		// Paths are built only for the hosts in a short form, which check
 		// looks at further.
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for i, h := range vs.GetHosts() {
 				if _, _, ok := namespaceShortForm(h); ok {
 					check(r, h, graph.Index("spec.hosts", i), "the routes are not attached to that Service and its callers bypass them")
@@ -76,7 +77,7 @@ spec:
 				}
 			}
 		})
-		for _, r := range g.OfKind(kinds.DestinationRule) {
+		for _, r := range p.OfKind(kinds.DestinationRule) {
 			if o := r.DestinationRule(); o != nil {
 				check(r, o.Spec.GetHost(), "spec.host", "its subsets and traffic policy apply to nothing (routes to its subsets get 503 NC)")
 			}

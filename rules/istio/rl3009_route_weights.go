@@ -50,10 +50,11 @@ Fix: give every destination an explicit weight and make them sum to 100.`,
       weight: 20
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for _, e := range routesOf(g, r, vs) {
 				if len(e.dests) < 2 || managedRoute(g, r, e) {
 					continue

@@ -45,13 +45,14 @@ Fix: keep one entry per destination.`,
       weight: 10
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		type key struct {
 			fqdn, subset string
 			port         uint32
 		}
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for _, e := range routesOf(p.Graph, r, vs) {
 				if len(e.dests) < 2 {
 					continue

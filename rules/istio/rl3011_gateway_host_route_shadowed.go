@@ -69,7 +69,7 @@ spec:
 			catchAll bool
 		}
 		groups := map[string][]binding{} // "gwns/gw|fqdn" → bindings in load order
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			named := bindings(vs).Named
 			if len(named) == 0 {
 				return

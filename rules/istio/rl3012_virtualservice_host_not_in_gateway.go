@@ -49,11 +49,12 @@ spec:
     hosts: ["shop/*.shop.example.com", "books/reviews.shop.example.com"]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		accepts := map[*graph.Resource]*gatewayHosts{}
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			if len(vs.GetHosts()) == 0 {
 				return
 			}

@@ -40,13 +40,14 @@ spec:
   host: reviews
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		svcNamespaces := namespacesWith(g, "Service")
 		wildcards := wildcardServiceEntries(g)
 		var byNS map[string][]*graph.Resource
-		for _, r := range g.OfKind(kinds.DestinationRule) {
+		for _, r := range p.OfKind(kinds.DestinationRule) {
 			o := r.DestinationRule()
 			if o == nil {
 				continue

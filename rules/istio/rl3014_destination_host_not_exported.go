@@ -71,11 +71,12 @@ spec:
   annotations: {networking.istio.io/exportTo: ".,istio-system"}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		m := visibility.For(g, p.Globals.IstioVersion)
-		eachVirtualService(g, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			dests := destinationsOf(g, r, vs)
 			if len(dests) == 0 {
 				return

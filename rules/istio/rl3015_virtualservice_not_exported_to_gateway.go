@@ -46,10 +46,11 @@ spec:
   exportTo: [".", istio-system]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		m := visibility.For(p.Graph, p.Globals.IstioVersion)
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			export := m.VirtualServiceExport(r)
 			if export.IsAll() && len(export.Except()) == 0 {
 				return

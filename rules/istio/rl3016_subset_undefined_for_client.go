@@ -68,10 +68,11 @@ spec:
   subsets: [{name: stable, labels: {app: reviews}}, {name: canary, labels: {app: reviews}}]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		m := visibility.For(p.Graph, p.Globals.IstioVersion)
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			uses := graph.SubsetRefs(vs)
 			if len(uses) == 0 {
 				return

@@ -56,10 +56,11 @@ spec:
   hostnames: [shop.example.com]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		m := visibility.For(p.Graph, p.Globals.IstioVersion)
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for _, gr := range m.Gateways(r) {
 				switch {
 				case gr.Istio != nil:

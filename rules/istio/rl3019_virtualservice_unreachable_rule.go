@@ -57,9 +57,10 @@ http:
   - destination: {host: reviews}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for _, list := range routeAnalysesOf(p.Graph, r, vs) {
 				for _, u := range list.res.Unreachable {
 					by := list.name(u.By)

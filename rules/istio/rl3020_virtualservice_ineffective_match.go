@@ -41,9 +41,10 @@ http:
   route: [{destination: {host: api}}]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		eachVirtualService(p.Graph, func(r *graph.Resource, vs *networkingVS) {
+		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for _, list := range routeAnalysesOf(p.Graph, r, vs) {
 				for _, in := range list.res.Ineffective {
 					how := "accepts every request it does"

@@ -33,7 +33,8 @@ rollout then does not progress at all: not even the first step runs.`,
       - setWeight: 100
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.SetWeight == nil {

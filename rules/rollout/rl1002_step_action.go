@@ -33,7 +33,8 @@ The Rollout becomes \'InvalidSpec\' and does not progress.`,
       - pause: {duration: 5m}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			var buf [4]string // the four exclusive actions: no allocation

@@ -37,7 +37,8 @@ the indefinite pause that waits for \'kubectl argo rollouts promote\'. That case
       - pause: {}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		// Rollouts repeat a few duration texts: each is parsed once.
 		parsed := map[string]int32{}

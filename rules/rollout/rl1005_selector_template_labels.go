@@ -49,7 +49,8 @@ spec:
       labels: {app: checkout}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if ro.Spec.WorkloadRef != nil {

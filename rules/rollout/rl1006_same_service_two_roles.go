@@ -31,7 +31,8 @@ required"), marks it \'InvalidSpec\' and does not progress. The same holds for b
       stableService: checkout-stable
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			pair := func(base, aField, a, bField, b, what string) {

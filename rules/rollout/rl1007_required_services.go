@@ -37,7 +37,8 @@ blue-green Rollout needs an \'activeService\'.`,
           virtualService: {name: checkout, routes: [primary]}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if bg := ro.Spec.Strategy.BlueGreen; bg != nil && bg.ActiveService == "" {

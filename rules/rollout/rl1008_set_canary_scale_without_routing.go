@@ -39,7 +39,8 @@ stays \'InvalidSpec\'. Either configure traffic routing or use \'setWeight\' alo
       - setWeight: 20
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.SetCanaryScale == nil || routingOf(ro) != nil {

@@ -51,7 +51,8 @@ not exist in spec.strategy.canary.trafficRouting.managedRoutes").`,
             headerValue: {exact: "true"}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			tr := routingOf(ro)

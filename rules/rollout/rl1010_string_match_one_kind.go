@@ -40,7 +40,8 @@ header routes only \'exact\' is supported.`,
             headerValue: {exact: "true"}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			check := func(at, what string, m *v1alpha1.StringMatch, albOnlyExact, allowNone bool) {

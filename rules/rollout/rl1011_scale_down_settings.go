@@ -35,7 +35,8 @@ scaleDownDelaySeconds", "... can only be used with traffic routing") and marks t
           virtualService: {name: checkout, routes: [primary]}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			c := canaryOf(ro)

@@ -33,7 +33,8 @@ already applied and stuck \'InvalidSpec\'.`,
           - {name: checkout-internal, routes: [primary]}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			tr := routingOf(ro)

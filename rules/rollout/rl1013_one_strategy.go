@@ -31,7 +31,8 @@ stays \'InvalidSpec\'. A strategy misspelt (\'canery:\') also ends here, next to
       steps: [{setWeight: 50}]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			s := ro.Spec.Strategy

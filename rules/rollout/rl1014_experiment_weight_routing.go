@@ -37,7 +37,8 @@ App Mesh or Traefik it rejects it too. The Rollout is \'InvalidSpec\'.`,
           - {name: baseline, specRef: stable}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, ro *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			if s.Experiment == nil {

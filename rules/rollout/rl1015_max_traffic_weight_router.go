@@ -32,7 +32,8 @@ routing only supported in Nginx and Plugins") and the Rollout is \'InvalidSpec\'
           virtualService: {name: checkout, routes: [primary]}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			tr := routingOf(ro)

@@ -32,7 +32,8 @@ and a weight outside 1..100; the Rollout is \'InvalidSpec\'.`,
         preferredDuringSchedulingIgnoredDuringExecution: {weight: 50}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			check := func(base string, a *v1alpha1.AntiAffinity) {

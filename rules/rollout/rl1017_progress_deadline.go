@@ -33,7 +33,8 @@ spec:
   progressDeadlineSeconds: 1800
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			deadline := int32(defaultProgressDeadline)

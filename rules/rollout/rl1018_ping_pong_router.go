@@ -35,7 +35,8 @@ the configuration with ALB and ping-pong feature enabled"). Either way the Rollo
         alb: {ingress: app, servicePort: 80, rootService: app-root}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			c := canaryOf(ro)

@@ -40,7 +40,8 @@ spec:
       scaleDownDelayRevisionLimit: 3
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			bg := ro.Spec.Strategy.BlueGreen

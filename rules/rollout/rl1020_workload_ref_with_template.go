@@ -30,7 +30,8 @@ spec:
   workloadRef: {apiVersion: apps/v1, kind: Deployment, name: app}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if ro.Spec.WorkloadRef == nil {

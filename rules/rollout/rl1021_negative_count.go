@@ -31,7 +31,8 @@ spec:
   replicas: 1
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			// check reports a negative value: an error where Argo Rollouts

@@ -35,7 +35,8 @@ runs with a different capacity than the author expected, which is found only und
       - setWeight: 50
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachStep(p, func(r *graph.Resource, _ *v1alpha1.Rollout, i int, s *v1alpha1.CanaryStep, path string) {
 			sc := s.SetCanaryScale

@@ -44,7 +44,8 @@ spec:
         image: registry.example.com/checkout:1.4.0
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			if w := resolveWorkloadRef(p.Graph, r, ro); w != nil {
@@ -65,7 +66,7 @@ spec:
 			p.ReportDetail(r, "spec.template.spec.containers", fmt.Sprintf("the pod template of Rollout %s has no containers", ro.Name),
 				"Argo Rollouts validates it as a ReplicaSet's (spec.template.spec.containers: Required value) and marks the Rollout InvalidSpec.")
 		})
-		for _, r := range p.Graph.OfKind(kinds.Experiment) {
+		for _, r := range p.OfKind(kinds.Experiment) {
 			ex := r.Experiment()
 			if ex == nil {
 				continue

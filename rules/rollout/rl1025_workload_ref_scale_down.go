@@ -41,7 +41,8 @@ workloadRef:
   scaleDown: onsuccess
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			ref := ro.Spec.WorkloadRef

@@ -53,9 +53,10 @@ nil \'matchLabels\' map: it panics on that step.`,
       metadata: {labels: {role: canary}}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, r := range p.Graph.OfKind(kinds.Experiment) {
+		for _, r := range p.OfKind(kinds.Experiment) {
 			ex := r.Experiment()
 			if ex == nil {
 				continue

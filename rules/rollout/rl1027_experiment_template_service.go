@@ -68,9 +68,10 @@ Rollout's namespace for weighted experiments.`,
       service: {name: checkout-exp}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, r := range p.Graph.OfKind(kinds.Experiment) {
+		for _, r := range p.OfKind(kinds.Experiment) {
 			ex := r.Experiment()
 			if ex == nil {
 				continue

@@ -15,7 +15,7 @@ const stepsPath = "spec.strategy.canary.steps"
 
 // eachRollout calls fn for every typed Rollout of the bundle.
 func eachRollout(p *rules.Pass, fn func(r *graph.Resource, ro *v1alpha1.Rollout)) {
-	for _, r := range p.Graph.OfKind(kinds.Rollout) {
+	for _, r := range p.OfKind(kinds.Rollout) {
 		if ro := r.Rollout(); ro != nil {
 			fn(r, ro)
 		}

@@ -10,6 +10,11 @@ import (
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
+// trafficByNameMemo indexes the bundle's VirtualServices and
+// DestinationRules by kind/name, for the near misses of MissingObject's
+// findings: built on the lint's first finding, not once per shard. Read only.
+var trafficByNameMemo = graph.NewMemo[map[string][]*graph.Resource]("traffic.byName")
+
 // MissingObject reports a VirtualService or DestinationRule the Rollout names
 // that is not in the bundle.
 var MissingObject = &rules.Rule{
@@ -47,18 +52,22 @@ trafficRouting:
     virtualService: {name: checkout}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		sev := missingSeverity(p)
-		var byName map[string][]*graph.Resource // kind/name → objects, built on the first finding
+		var byName map[string][]*graph.Resource // kind/name → objects, built on the lint's first finding
 		elsewhere := func(kind string, names ...string) []*graph.Resource {
 			if byName == nil {
-				byName = map[string][]*graph.Resource{}
-				for _, k := range []string{kinds.VirtualService, kinds.DestinationRule} {
-					for _, r := range p.Graph.OfKind(k) {
-						byName[k+"/"+r.Name] = append(byName[k+"/"+r.Name], r)
+				byName = trafficByNameMemo.Get(p.Graph, func() map[string][]*graph.Resource {
+					m := map[string][]*graph.Resource{}
+					for _, k := range []string{kinds.VirtualService, kinds.DestinationRule} {
+						for _, r := range p.Graph.OfKind(k) {
+							m[k+"/"+r.Name] = append(m[k+"/"+r.Name], r)
+						}
 					}
-				}
+					return m
+				})
 			}
 			var out []*graph.Resource
 			for _, n := range names {
@@ -70,7 +79,7 @@ trafficRouting:
 			}
 			return out
 		}
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			for _, vs := range rr.VirtualServices {
 				if vs.Target != nil {
 					continue

@@ -52,9 +52,10 @@ http:
   route: [...]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			if len(rr.VirtualServices) == 0 {
 				continue // VirtualServices are only resolved for canary Istio routing
 			}

@@ -45,7 +45,8 @@ http:
     weight: 0
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			rr := m.Refs

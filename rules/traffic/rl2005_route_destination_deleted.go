@@ -40,7 +40,8 @@ destinationRule:
   additionalSubsetNames: [legacy]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			for _, d := range m.Dests {

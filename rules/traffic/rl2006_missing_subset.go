@@ -59,9 +59,10 @@ spec:
   - name: canary
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			dr := rr.DestinationRule
 			if dr == nil || dr.Target == nil || dr.Target.DestinationRule() == nil {
 				continue
@@ -77,7 +78,7 @@ spec:
 					rules.RelatedAt(dr.Target, "spec.subsets", "DestinationRule "+dr.Target.Name+" subsets"))
 			}
 		}
-		for _, vs := range p.Graph.OfKind(kinds.VirtualService) {
+		for _, vs := range p.OfKind(kinds.VirtualService) {
 			spec := vsSpec(vs)
 			if spec == nil {
 				continue

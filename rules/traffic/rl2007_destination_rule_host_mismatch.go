@@ -35,7 +35,8 @@ route:
 - destination: {host: checkout, subset: stable}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			dr := m.Refs.DestinationRule

@@ -46,10 +46,11 @@ spec:
   - name: canary
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		var uses map[subsetKey][]subsetRoute // built on the first finding
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			dr := rr.DestinationRule
 			if dr == nil || dr.Target == nil {
 				continue
@@ -66,7 +67,7 @@ spec:
 				// Routes still sending traffic to the subset fail once it is
 				// gone: name them, with their share.
 				if uses == nil {
-					uses = indexSubsetRoutes(p.Graph)
+					uses = subsetRoutesMemo.Get(p.Graph, func() map[subsetKey][]subsetRoute { return indexSubsetRoutes(p.Graph) })
 				}
 				var routedBy []string
 				for _, u := range uses[subsetKey{drHost(dr.Target), name}] {
@@ -125,6 +126,10 @@ func drHost(dr *graph.Resource) string {
 	}
 	return ""
 }
+
+// subsetRoutesMemo holds indexSubsetRoutes' index, built on the lint's
+// first finding: once, not once per shard. Read only.
+var subsetRoutesMemo = graph.NewMemo[map[subsetKey][]subsetRoute]("traffic.subsetRoutes")
 
 // indexSubsetRoutes lists, by host and subset, every route destination and
 // mirror of the bundle's VirtualServices that names a subset, once.

@@ -39,9 +39,10 @@ steps:
 - setWeight: 70      # 70 + 30 = 100, stable 0 by intent
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			c := rr.Spec.Spec.Strategy.Canary
 			if c == nil || c.TrafficRouting == nil || c.TrafficRouting.Istio == nil || len(c.Steps) == 0 {
 				continue

@@ -41,7 +41,8 @@ route:
   weight: 0
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		eachManagedRoute(p, func(m managedRoute) {
 			if len(m.Dests) < 2 {

@@ -33,9 +33,10 @@ spec:
   selector: {app: checkout}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			tmpl, known := p.Graph.PodLabels(rr.Rollout)
 			if !known {
 				continue // workloadRef to a Deployment outside the bundle

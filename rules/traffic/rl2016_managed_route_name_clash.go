@@ -37,9 +37,10 @@ http:
 managedRoutes: [{name: canary-beta}]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			if len(rr.VirtualServices) == 0 {
 				continue
 			}

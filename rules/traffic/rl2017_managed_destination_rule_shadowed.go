@@ -62,10 +62,11 @@ spec:
   trafficPolicy: {connectionPool: {tcp: {maxConnections: 50}}}
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		m := visibility.For(p.Graph, p.Globals.IstioVersion)
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			dr := rr.DestinationRule
 			if dr == nil || dr.Target == nil || dr.Target.DestinationRule() == nil {
 				continue

@@ -64,9 +64,10 @@ http:
     match: [{path: {prefix: /api/v1}}]
 `,
 	},
-	Since: "v0.1.0",
+	Since:   "v0.1.0",
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			c := rr.Spec.Spec.Strategy.Canary
 			if c == nil || c.TrafficRouting == nil || len(c.TrafficRouting.ManagedRoutes) == 0 {
 				continue

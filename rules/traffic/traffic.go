@@ -10,6 +10,7 @@ import (
 	networkingv1 "istio.io/api/networking/v1"
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
 
@@ -76,10 +77,12 @@ func vsSpec(r *graph.Resource) *networkingv1.VirtualService {
 // lint for the four rules that walk them. Read only.
 var managedRoutesMemo = graph.NewMemo[[]managedRoute]("traffic.managedRoutes")
 
-// eachManagedRoute calls fn for every existing route every Rollout manages, in
-// bundle order. The Dests are shared: fn must not modify them.
+// eachManagedRoute calls fn for every existing route every Rollout the pass
+// scans manages (rules.Pass.Rollouts), in bundle order. The Dests are shared:
+// fn must not modify them.
 func eachManagedRoute(p *rules.Pass, fn func(m managedRoute)) {
-	for _, m := range managedRoutesMemo.Get(p.Graph, func() []managedRoute { return managedRoutes(p.Graph) }) {
+	all := managedRoutesMemo.Get(p.Graph, func() []managedRoute { return managedRoutes(p.Graph) })
+	for _, m := range rules.ShardPart(p, all, kinds.Rollout, func(m managedRoute) *graph.Resource { return m.Refs.Rollout }) {
 		fn(m)
 	}
 }

@@ -1,0 +1,7 @@
+package analyzer
+
+// The shard settings, for the tests of the threshold.
+const (
+	ShardObjects     = shardObjects
+	DefaultShardSize = defaultShardSize
+)
