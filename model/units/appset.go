@@ -336,7 +336,8 @@ func (x *expander) list(val *yaml.Node, pos graph.Position) ([]paramSet, bool) {
 			p := map[string]any{}
 			for k, v := range m {
 				if vs, ok := v.(map[string]any); ok && k == "values" {
-					for vk, vv := range vs {
+					for _, vk := range sortedKeys(vs) {
+						vv := vs[vk]
 						if _, ok := vv.(string); !ok {
 							x.fail(graph.NodePos(x.set.file, e), "list element %d: values.%s is not a string", i, vk)
 							return nil, false
@@ -776,8 +777,8 @@ func (x *expander) withValues(p map[string]any, values map[string]string) (map[s
 		return p, nil
 	}
 	vs := map[string]any{}
-	for k, v := range values {
-		s, err := x.render(v, p)
+	for _, k := range sortedKeys(values) {
+		s, err := x.render(values[k], p)
 		if err != nil {
 			return nil, err
 		}
@@ -827,8 +828,11 @@ func (x *expander) matrix(val *yaml.Node, pos graph.Position, depth int) ([]para
 				for k, v := range p1.vals {
 					vals[k] = fmt.Sprintf("%v", v)
 				}
-				for k, v := range p2.vals {
-					s := fmt.Sprintf("%v", v)
+				// Keys in order, so that the clash reported is the same
+				// on every run (Argo CD's own message names whichever its
+				// map iteration meets first).
+				for _, k := range sortedKeys(p2.vals) {
+					s := fmt.Sprintf("%v", p2.vals[k])
 					if cur, ok := vals[k]; ok && cur != s {
 						x.fail(pos, "matrix: %s is %q in the first generator and %q in the second", k, cur, s)
 						return nil, false
@@ -1055,4 +1059,15 @@ func readLimited(file string) ([]byte, error) {
 		return nil, fmt.Errorf("over %d bytes", load.DefaultMaxFileBytes)
 	}
 	return os.ReadFile(file)
+}
+
+// sortedKeys are m's keys in order: the walks that can stop at an error
+// take them so, and report the same one on every run.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

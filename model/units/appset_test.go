@@ -1,6 +1,7 @@
 package units
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -177,6 +178,37 @@ func TestGeneratorRoots(t *testing.T) {
 		got := generatorRoots(tc.roots, Options{RepoRoot: tc.repo})
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
 			t.Errorf("generatorRoots(%q, %q) = %q, want %q", tc.roots, tc.repo, got, tc.want)
+		}
+	}
+}
+
+// TestApplicationSetExpansionIsDeterministic: the same tree gives the same
+// Applications and findings on every run. A matrix clash once named
+// whichever clashing parameter a map iteration met first (three lints of
+// testdata/conformance/appset/repo, three outputs).
+func TestApplicationSetExpansionIsDeterministic(t *testing.T) {
+	root := filepath.Join("..", "..", "testdata", "conformance", "appset", "repo")
+	describe := func() string {
+		set, err := Discover([]string{root}, Options{RepoRoot: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, a := range set.Applications {
+			fmt.Fprintf(&b, "app %s %s %s\n", a.Name, a.Source.Path, a.Destination.Namespace)
+		}
+		for _, p := range set.Problems {
+			fmt.Fprintf(&b, "problem %s:%d:%d %s\n", p.Pos.File, p.Pos.Line, p.Pos.Column, p.Message)
+		}
+		return b.String()
+	}
+	first := describe()
+	if !strings.Contains(first, "matrix: ") {
+		t.Fatal("the fixture has no matrix clash any more; the test checks nothing")
+	}
+	for i := 0; i < 20; i++ {
+		if got := describe(); got != first {
+			t.Fatalf("run %d differs from the first:\n%s\nfirst:\n%s", i+2, got, first)
 		}
 	}
 }
