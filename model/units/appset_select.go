@@ -118,30 +118,11 @@ func (s paramSelector) matches(labels map[string]string) bool {
 // generator's path.segments, a []string) is one value, printed as Go
 // prints it ("[apps web]"); an empty map or list is no label.
 func selectorLabels(p map[string]any) map[string]string {
-	out := map[string]string{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		join := func(k string) string {
-			if prefix == "" {
-				return k
-			}
-			return prefix + "." + k
-		}
-		switch t := v.(type) {
-		case map[string]any:
-			for k, c := range t {
-				walk(join(k), c)
-			}
-		case []any:
-			for i, c := range t {
-				walk(join(strconv.Itoa(i)), c)
-			}
-		default:
-			out[prefix] = fmt.Sprintf("%v", v)
-		}
-	}
-	for k, v := range p {
-		walk(k, v)
+	flat := map[string]any{}
+	flatten("", p, flat) // fasttemplate's flattening: every value a %v string
+	out := make(map[string]string, len(flat))
+	for k, v := range flat {
+		out[k] = v.(string)
 	}
 	return out
 }
