@@ -65,10 +65,13 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A DestinationRule's findings depend on it and on lookups (its
+	// Service, the workloads' index) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		idx := indexWorkloads(g)
-		for _, r := range g.OfKind(kinds.DestinationRule) {
+		idx := workloadsMemo.Get(g, func() workloadIndex { return indexWorkloads(g) })
+		for _, r := range p.OfKind(kinds.DestinationRule) {
 			o := r.DestinationRule()
 			if o == nil || o.Spec.GetHost() == "" {
 				continue
@@ -143,6 +146,10 @@ func (w *workload) carries(k, v string) bool {
 
 // workloadIndex finds workloads by namespace and one template label.
 type workloadIndex map[string]map[podLabel][]*workload
+
+// workloadsMemo holds indexWorkloads' index, which RL3008 reads once per
+// shard: built once per lint. Read only.
+var workloadsMemo = graph.NewMemo[workloadIndex]("istio.workloads")
 
 // indexWorkloads reads every workload's pod template labels once.
 func indexWorkloads(g *graph.Graph) workloadIndex {
