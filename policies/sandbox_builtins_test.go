@@ -69,18 +69,7 @@ func TestGuardedBuiltinsAreInstalled(t *testing.T) {
 // and how long the lint took.
 func limitedEval(t *testing.T, expr, timeout, memory string) (found, failed []string, took time.Duration) {
 	t.Helper()
-	dir := writePolicy(t, "p.rego", goodMeta+`package acme.probe
-
-violation contains v if {
-	some ro in input.rollouts
-	r := `+expr+`
-	v := {"msg": sprintf("result %v", [r]), "ref": ro.rollout, "path": "spec"}
-}
-`)
-	rs, err := LoadDirs([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := loadProbe(t, expr)
 	g, err := load.Paths([]string{"../testdata/rules/RL0009/bad.yaml"}, load.Options{})
 	if err != nil {
 		t.Fatal(err)

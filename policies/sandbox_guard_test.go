@@ -16,12 +16,13 @@ import (
 
 	"github.com/open-policy-agent/opa/v1/ast"
 	"github.com/open-policy-agent/opa/v1/topdown"
+
+	"github.com/rolloutlint/rolloutlint/rules"
 )
 
-// evalPolicy lints the RL0009 testdata with a user policy whose one violation
-// carries the value of expr, and returns that policy's findings (RL9100) and
-// its failures (RL0009).
-func evalPolicy(t *testing.T, expr string) (found, failed []string) {
+// loadProbe loads a user policy (acme.probe, RL9100) whose one violation
+// per Rollout carries the value of expr.
+func loadProbe(t *testing.T, expr string) []*rules.Rule {
 	t.Helper()
 	dir := writePolicy(t, "p.rego", goodMeta+`package acme.probe
 
@@ -35,6 +36,15 @@ violation contains v if {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rs
+}
+
+// evalPolicy lints the RL0009 testdata with a user policy whose one violation
+// carries the value of expr, and returns that policy's findings (RL9100) and
+// its failures (RL0009).
+func evalPolicy(t *testing.T, expr string) (found, failed []string) {
+	t.Helper()
+	rs := loadProbe(t, expr)
 	res := lintRL0009Testdata(t, rs)
 	return messages(res, "RL9100"), messages(res, "RL0009")
 }
