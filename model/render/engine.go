@@ -42,7 +42,7 @@ func (r *Renderer) helmEngine() HelmEngine {
 		default:
 			stderr := r.opts.Stderr
 			if stderr == nil {
-				stderr = os.Stderr
+				stderr = realStderr() // not a kustomize build's capture
 			}
 			r.client = helmrpc.NewClient(helmrpc.ClientOptions{Context: r.opts.Context, Stderr: stderr,
 				Version: version.Get().Short(), OnMismatch: func(m helmrpc.Mismatch) { noteMismatch(stderr, m) }})

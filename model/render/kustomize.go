@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
 	"sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
@@ -52,11 +53,16 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 	opts.Reorder = krusty.ReorderOptionNone // the order written, deterministic
 	opts.LoadRestrictions = types.LoadRestrictionsRootOnly
 	opts.PluginConfig = types.DisabledPluginConfig() // builtins only: no exec, container or Go plugins
-	m, err := krusty.MakeKustomizer(opts).Run(fs, absDir)
+	var m resmap.ResMap
+	err = withKrustyStderr(func() (err error) {
+		m, err = krusty.MakeKustomizer(opts).Run(fs, absDir)
+		return err
+	})
 	for _, f := range fs.readFiles() {
 		res.Files = appendFile(res.Files, userPath(u.Dir, absDir, f))
 	}
 	res.Files = appendFile(res.Files, rootFile)
+	res.Problems = append(res.Problems, r.deprecationNotes(res.Files)...)
 	if err != nil {
 		pos, msg, detail := r.kustomizeError(u.Dir, absDir, rootFile, res.Files, err)
 		res.failDetail(pos, detail, "kustomize build of %s failed: %s", u.Dir, msg)

@@ -36,7 +36,12 @@ kustomize build overlays/prod | rolloutlint lint -
 What rolloutlint does not render by design is an info finding, not a failure: an Application
 rendered by a Config Management Plugin (source.plugin), at its plugin field, and Jsonnet
 (*.jsonnet files, which Argo CD evaluates in a directory source), at the first such file of each
-directory. Nothing they make is linted; pipe their output to rolloutlint lint - to lint it.`,
+directory. Nothing they make is linted; pipe their output to rolloutlint lint - to lint it.
+
+A kustomization field that kustomize deprecates (bases, commonLabels, imageTags,
+patchesJson6902, patchesStrategicMerge, vars) is an info finding at the field, naming what
+replaces it: kustomize still builds it, and prints its own warning to stderr without the file,
+which rolloutlint keeps off the terminal.`,
 		BadNote: "a strategic merge patch naming an object the build does not have",
 		Bad: `
 # overlays/prod/kustomization.yaml
