@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Set at link time by release builds; empty otherwise.
@@ -51,7 +52,7 @@ func resolve(version, commit, date string, bi *debug.BuildInfo) Info {
 	info := Info{Version: version, Commit: commit, Date: date, GoVersion: runtime.Version(),
 		Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi != nil {
-		if info.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		if info.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" && !checkoutVersion(bi) {
 			// go install …@vX.Y.Z: the module proxy's version. The proxy's zip has
 			// no VCS metadata, so commit and date stay unknown.
 			info.Version = bi.Main.Version
@@ -86,6 +87,41 @@ func resolve(version, commit, date string, bi *debug.BuildInfo) Info {
 	return info
 }
 
+// checkoutVersion reports whether the main module's version is one the go
+// command (1.24 and later) derived from a git checkout that is not a clean
+// release tag: a pseudo-version or a +dirty one. Such a build reports "dev"
+// with its commit, as make build's does; a `go install …@v` build has no VCS
+// settings, so its version stays.
+func checkoutVersion(bi *debug.BuildInfo) bool {
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v := bi.Main.Version
+			return strings.Contains(v, "+") || isPseudo(v)
+		}
+	}
+	return false
+}
+
+// isPseudo reports whether v ends as a Go pseudo-version does: a 14-digit
+// UTC time stamp, a dash and a 12-digit commit prefix
+// (v0.0.0-20261204231510-a04be9f05fbb).
+func isPseudo(v string) bool {
+	const n = 14 + 1 + 12
+	if len(v) < n+1 || (v[len(v)-n-1] != '-' && v[len(v)-n-1] != '.') {
+		return false
+	}
+	for i, c := range v[len(v)-n:] {
+		switch {
+		case i < 14 && c >= '0' && c <= '9':
+		case i == 14 && c == '-':
+		case i > 14 && (c >= '0' && c <= '9' || c >= 'a' && c <= 'f'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // String is the one-line form `rolloutlint version` prints.
 func (i Info) String() string {
 	commit := i.Commit
@@ -95,5 +131,6 @@ func (i Info) String() string {
 	return fmt.Sprintf("rolloutlint %s (commit %s, built %s, %s, %s)", i.Version, commit, i.Date, i.GoVersion, i.Platform)
 }
 
-// Short is the version alone, for SARIF's tool.driver.version and --version.
+// Short is the version alone, for SARIF's tool.driver.version and the
+// companion's version check (--version prints String).
 func (i Info) Short() string { return i.Version }

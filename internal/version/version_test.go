@@ -35,6 +35,26 @@ func TestResolve(t *testing.T) {
 			want: Info{Version: "dev", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-11-30T10:00:00Z", Modified: true, GoVersion: "go1.27.3"},
 		},
 		{
+			name: "go build in a checkout, go 1.24+: the pseudo-version is dev",
+			bi:   &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.0.0-20261130100000-0123456789ab+dirty"}, Settings: vcs},
+			want: Info{Version: "dev", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-11-30T10:00:00Z", Modified: true, GoVersion: "go1.27.3"},
+		},
+		{
+			name: "go build in a clean checkout after a tag: the pseudo-version is dev",
+			bi:   &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.1.1-0.20261130100000-0123456789ab"}, Settings: vcs[:2]},
+			want: Info{Version: "dev", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-11-30T10:00:00Z", GoVersion: "go1.27.3"},
+		},
+		{
+			name: "go build in a clean checkout at a release tag: that release",
+			bi:   &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.1.0"}, Settings: vcs[:2]},
+			want: Info{Version: "v0.1.0", Commit: "0123456789abcdef0123456789abcdef01234567", Date: "2026-11-30T10:00:00Z", GoVersion: "go1.27.3"},
+		},
+		{
+			name: "go install @commit: the proxy's pseudo-version, no VCS data",
+			bi:   &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.1.1-0.20261130100000-0123456789ab"}},
+			want: Info{Version: "v0.1.1-0.20261130100000-0123456789ab", Commit: "unknown", Date: "unknown", GoVersion: "go1.27.3"},
+		},
+		{
 			name: "no build info at all",
 			want: Info{Version: "dev", Commit: "unknown", Date: "unknown"},
 		},
