@@ -105,7 +105,8 @@ DestinationRules, AnalysisTemplates, Argo CD Applications), builds one resource 
 reports the mistakes that live between the objects, each at its file:line:column.
 
 Exit codes: 0 nothing at or above --fail-level, 1 findings at or above it,
-2 usage, configuration, I/O or internal failure.`,
+2 usage, configuration, I/O or internal failure, or no Kubernetes object in the
+input (lint without --allow-empty).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version.Get().String(),

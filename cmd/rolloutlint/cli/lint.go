@@ -47,7 +47,7 @@ func (o *loadOptions) bind(fl *pflag.FlagSet) {
 	fl.Int64Var(&o.maxFileBytes, "max-file-size", load.DefaultMaxFileBytes, "largest file read, in bytes")
 	fl.IntVar(&o.maxDocuments, "max-documents", load.DefaultMaxDocuments, "most documents read from one file")
 	fl.BoolVar(&o.followSymlinks, "follow-symlinks", false, "read symlinks that lead out of a linted directory (by default they are skipped with RL0011)")
-	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart that helm template rendered: SARIF gets a real artifact URI and fingerprints")
+	fl.StringVar(&o.stdinFilename, "stdin-filename", "", "path that standard input (-) is reported as, relative to the working directory, e.g. the chart that helm template rendered (lint's SARIF then gets a real artifact URI and fingerprints)")
 }
 
 // bundle is what a command works on after flags, config and files are read.
@@ -344,7 +344,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.failLevel, "fail-level", "error", "exit 1 when a finding is at or above this severity: error, warning, info or none")
 	fl.StringSliceVar(&o.enable, "enable", nil, "turn rules on (IDs or globs such as RL2*), overriding the config")
 	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
-	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings (text, json)")
+	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings in text and json (sarif always carries them, marked suppressed)")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "text: show under each finding what follows from it and how to fix it (json, sarif and github always carry it)")
 	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never one of the linted files; a symlink there is replaced, not followed; a device or pipe, such as /dev/stdout, is written to)")
 	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")

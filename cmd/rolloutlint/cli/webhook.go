@@ -85,8 +85,8 @@ plain HTTP when set. See docs/webhook.md and deploy/.`,
 func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.StringVar(&o.listen, "listen", ":8443", "HTTPS address for reviews, health and metrics")
 	fl.StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, /healthz and /readyz over plain HTTP on this address")
-	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM); re-read when it changes")
-	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM); re-read when it changes")
+	fl.StringVar(&o.certFile, "cert-file", "", "serving certificate (PEM; required); re-read when it changes")
+	fl.StringVar(&o.keyFile, "key-file", "", "serving key (PEM; required); re-read when it changes")
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig for the cluster view (default: $KUBECONFIG, in-cluster, ~/.kube/config)")
 	fl.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context of the cluster view (default: the kubeconfig's current context)")
 	fl.BoolVar(&o.clusterView, "cluster-view", true, "watch the cluster so objects are linted with the objects they reference; false lints each object alone")
@@ -102,7 +102,7 @@ func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
 	fl.StringArrayVar(&o.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
 	fl.BoolVar(&o.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
-	fl.IntVar(&o.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once; further reviews wait in arrival order until their deadline")
+	fl.IntVar(&o.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once (by default the number of CPUs, at most 4); further reviews wait in arrival order until their deadline")
 	fl.IntVar(&o.maxQueued, "max-queued-reviews", webhook.DefaultMaxQueued, "reviews waiting for a lint; past it the failure mode answers at once")
 	fl.DurationVar(&o.shutdownDelay, "shutdown-delay", 5*time.Second, "on SIGTERM, how long reviews are still served after /readyz turns 503")
 }
