@@ -97,7 +97,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 bench: ## benchmarks (see docs/performance.md)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-docs: ## regenerate docs/rules and the README rules table
+docs: ## regenerate docs/rules, the README rules table and the sandbox table of docs/policies.md
 	$(GO) run ./internal/tools/gendocs
 
 test-precommit: ## end-to-end test of .pre-commit-hooks.yaml with the real pre-commit (scripts/install-precommit.sh installs it)
