@@ -86,8 +86,7 @@ func limitedEval(t *testing.T, expr, timeout, memory string) (found, failed []st
 // TestOutsizedCallsAreRefused runs calls whose single built-in call would
 // do work out of proportion to its operands, past the reach of the
 // timeout and the memory bound: each is refused before it starts, with
-// RL0009 naming the policy, the call's file:line and the reason, and the
-// lint ends at once.
+// RL0009 naming the policy, the call's file:line and the reason.
 func TestOutsizedCallsAreRefused(t *testing.T) {
 	const mb = `sprintf("%01000000d", [0])` // a million zeros, cheap to build
 	cases := map[string]string{
@@ -108,14 +107,17 @@ func TestOutsizedCallsAreRefused(t *testing.T) {
 		`strings.render_template("{{range 1000}}{{printf \"%01000000d\" 0}}{{end}}", {})`:                                                   "strings.render_template: the output passed 64Mi, which with the buffer's growth and the result's copy would pass the policy's memory bound of 256Mi",
 	}
 	for expr, want := range cases {
-		found, failed, took := limitedEval(t, expr, "10s", "256Mi")
+		found, failed, _ := limitedEval(t, expr, "10s", "256Mi")
 		if len(found) != 0 || len(failed) != 1 || !strings.Contains(failed[0], want) ||
 			!strings.Contains(failed[0], "policy acme.probe") || !strings.Contains(failed[0], "p.rego:13") {
 			t.Errorf("%s:\nfindings %.200q\nfailures %.300q\nwant a failure naming the policy, p.rego:13 and %q", expr, found, failed, want)
 		}
-		if took > 5*time.Second {
-			t.Errorf("%s: the lint took %s", expr, took)
-		}
+		// No wall-clock bound: the refusal's message ("would have", "would
+		// be", "more than") comes from the check before the call, so the
+		// call never ran; had it run, the 10 s timeout or the memory bound
+		// would have ended it with another message. A bound on the time
+		// failed on a loaded machine (5.4 s against 5 s, mostly compiling
+		// and building the operands).
 	}
 }
 
@@ -174,9 +176,10 @@ func TestUnboundedBuiltinsStopOnTime(t *testing.T) {
 		`rego.parse_module("p.rego", concat("", ["package p\nx := ", replace(sprintf("%0200000d", [0]), "0", "[")]))`: "rego",
 		`graphql.parse_query(replace(sprintf("%0100000d", [0]), "0", "{a"))`:                                          "graphql",
 	} {
-		found, failed, took := limitedEval(t, expr, "5s", "256Mi")
-		if len(found) != 0 || took > 5*time.Second {
-			t.Errorf("%s: findings %.200q, failures %.200q after %s: want the parser's refusal (the expression undefined) at once", why, found, failed, took)
+		// A parser that did not refuse would run into the timeout: a failure.
+		found, failed, _ := limitedEval(t, expr, "5s", "256Mi")
+		if len(found) != 0 || len(failed) != 0 {
+			t.Errorf("%s: findings %.200q, failures %.200q: want the parser's refusal (the expression undefined, no failure)", why, found, failed)
 		}
 	}
 	// The same built-ins answer on small inputs of the same shape.
