@@ -42,7 +42,8 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 		res.Files = appendFile(res.Files, rootFile)
 		return
 	}
-	fs := &trackingFS{FileSystem: filesys.MakeFsOnDisk(), root: filepath.Join(absDir, filepath.Base(rootFile))}
+	fs := &trackingFS{FileSystem: filesys.MakeFsOnDisk(), root: filepath.Join(absDir, filepath.Base(rootFile)),
+		user: func(p string) string { return userPath(u.Dir, absDir, p) }}
 	var userMeta []string
 	fs.edit = func(data []byte) ([]byte, error) {
 		var edited []byte
@@ -63,6 +64,14 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 	}
 	res.Files = appendFile(res.Files, rootFile)
 	res.Problems = append(res.Problems, r.deprecationNotes(res.Files)...)
+	if bombs := fs.aliasProblems(); len(bombs) > 0 {
+		// What kustomize said is only that it could not read the file.
+		for _, p := range bombs {
+			p.Detail += " kustomize expands every alias, so " + u.Dir + " was not built."
+			res.Problems = append(res.Problems, p)
+		}
+		return
+	}
 	if err != nil {
 		pos, msg, detail := r.kustomizeError(u.Dir, absDir, rootFile, res.Files, err)
 		res.failDetail(pos, detail, "kustomize build of %s failed: %s", u.Dir, msg)
@@ -112,6 +121,7 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 		doc.data = data
 		rf.docs = append(rf.docs, doc)
 	}
+	res.Problems = append(res.Problems, fs.droppedProblems()...)
 	rf.data = buf.Bytes()
 	res.Mapper.files[rf.path] = rf
 	res.Inputs = append(res.Inputs, load.Input{Path: rf.path, Data: rf.data, Role: load.RoleRendered})
@@ -148,13 +158,21 @@ func kustomizationFile(dir string) string {
 }
 
 // trackingFS is the disk, with the root kustomization edited in memory
-// and a record of every file kustomize read.
+// and a record of every file kustomize read. It refuses to give kustomize a
+// file whose YAML aliases the loader would not expand (kustomize expands
+// them all: a small alias bomb took minutes and gigabytes, and an alias to
+// a node containing it overflowed the stack), and notes the resource files
+// whose later documents kustomize silently drops (see droppedDocuments).
 type trackingFS struct {
 	filesys.FileSystem
-	root string
-	edit func([]byte) ([]byte, error)
-	mu   sync.Mutex
-	read []string
+	root    string
+	edit    func([]byte) ([]byte, error)
+	user    func(string) string // a path read, as the user names it
+	mu      sync.Mutex
+	read    []string
+	bombs   []graph.Problem
+	dropped []graph.Problem
+	seen    map[string]bool
 }
 
 // ReadFile reads a file, recording it, and edits the root kustomization.
@@ -163,13 +181,60 @@ func (f *trackingFS) ReadFile(path string) ([]byte, error) {
 	if err != nil {
 		return data, err
 	}
+	user := path
+	if f.user != nil {
+		user = f.user(path)
+	}
+	if p := load.AliasProblem(user, data, 0); p != nil {
+		f.mu.Lock()
+		f.read = append(f.read, path)
+		f.bombs = append(f.bombs, *p)
+		f.mu.Unlock()
+		return nil, fmt.Errorf("%s: %s", user, p.Message)
+	}
 	f.mu.Lock()
 	f.read = append(f.read, path)
+	first := !f.seen[path]
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	f.seen[path] = true
 	f.mu.Unlock()
+	isKust := containsString(units.KustomizationNames, filepath.Base(path))
+	if first && !isKust {
+		if line, n, why := droppedDocuments(data); n > 0 {
+			msg, detail := droppedMessage(n, why)
+			f.mu.Lock()
+			f.dropped = append(f.dropped, graph.Problem{RuleID: RuleRender, Pos: lineStart(user, line), Message: msg, Detail: detail})
+			f.mu.Unlock()
+		}
+	}
 	if filepath.Clean(path) == f.root && f.edit != nil {
+		if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+			// kustomize reads a UTF-16 kustomization as its UTF-8 text;
+			// the edit appends and writes UTF-8.
+			if text, ok := load.Text(data); ok {
+				data = text
+			}
+		}
 		return f.edit(data)
 	}
 	return data, nil
+}
+
+// aliasProblems are the files refused for their aliases.
+func (f *trackingFS) aliasProblems() []graph.Problem {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]graph.Problem(nil), f.bombs...)
+}
+
+// droppedProblems are the resource files whose later documents kustomize
+// does not build.
+func (f *trackingFS) droppedProblems() []graph.Problem {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]graph.Problem(nil), f.dropped...)
 }
 
 func (f *trackingFS) readFiles() []string {
