@@ -129,3 +129,29 @@ func TestKustomizeFilesAreBoundLikeTheLoaders(t *testing.T) {
 		}
 	}
 }
+
+// TestKustomizeErrorsDoNotQuoteSecrets: what kustomize's YAML parser
+// quotes of a file that is not a manifest (a token file among the
+// resources) is left out, as the loader leaves it out, and so is the text
+// of a bad separator line.
+func TestKustomizeErrorsDoNotQuoteSecrets(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"anchor/kustomization.yaml":   "resources:\n- token.yaml\n",
+		"anchor/token.yaml":           "token: *ghp_SECRET1\n",
+		"sep/kustomization.yaml":      "resources:\n- token.yaml\n",
+		"sep/token.yaml":              "a: 1\n--- ghp_SECRET2\nb: 2\n",
+		"manifest/kustomization.yaml": "resources:\n- cm.yaml\n",
+		"manifest/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: *missing}\n",
+	})
+	for unit, want := range map[string]string{
+		"anchor":   "unknown anchor (…) referenced",
+		"sep":      "invalid document separator (a --- line followed by text that is not a comment)",
+		"manifest": "unknown anchor 'missing' referenced", // a manifest's own names are quoted, as the loader quotes them
+	} {
+		_, problems := renderedNames(t, dir, unit)
+		got := strings.Join(problems, "\n")
+		if !strings.Contains(got, want) || strings.Contains(got, "SECRET") {
+			t.Errorf("%s: %s\nwant it to say %q and not to quote the file", unit, got, want)
+		}
+	}
+}

@@ -441,9 +441,13 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 }
 
 var (
-	yamlLineRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
-	inFileRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
-	patchTarget = sync.OnceValue(func() *regexp.Regexp {
+	yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+	inFileRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
+	// yamlErrRe is the YAML parser's part of a kustomize error.
+	yamlErrRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MalformedYAMLError: .*? in File: `) })
+	quotedRe       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`") })
+	badSeparatorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`invalid document separator: [^'\n]*`) })
+	patchTarget    = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?:target for patch|no matches for Id) ([A-Za-z0-9]+)\.[^/ ]*/([^ .\[]+)`)
 	})
 	absPathsLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[^\s':]+)+`) })
@@ -483,12 +487,21 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		}
 	}
 	sort.SliceStable(kusts, func(i, j int) bool { return len(kusts[i]) > len(kusts[j]) })
+	// kyaml quotes the line of a bad separator: it may be anything, a
+	// token included, and says nothing the position does not.
+	msg = badSeparatorRe().ReplaceAllString(msg, "invalid document separator (a --- line followed by text that is not a comment)")
 	if m := inFileRe().FindStringSubmatch(msg); m != nil {
 		for _, f := range files {
 			if strings.HasSuffix(filepath.ToSlash(f), "/"+m[1]) || filepath.Base(f) == m[1] {
 				line := 1
 				if lm := yamlLineRe().FindStringSubmatch(msg); lm != nil {
 					line, _ = strconv.Atoi(lm[1])
+				}
+				if !allManifests(f) {
+					// As the loader does: what the YAML parser quotes
+					// (unknown anchor '…') of a file that is not a manifest
+					// (a token, a key) is not echoed into reports.
+					msg = yamlErrRe().ReplaceAllStringFunc(msg, func(e string) string { return quotedRe().ReplaceAllString(e, "(…)") })
 				}
 				return lineStart(f, line), msg, ""
 			}
@@ -558,6 +571,25 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		}
 	}
 	return lineStart(rootFile, 1), msg, detail
+}
+
+// allManifests reports whether every document of a file names apiVersion
+// and kind (false when it cannot be read).
+func allManifests(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	docs, ok := load.Documents(data)
+	if !ok {
+		return false
+	}
+	for _, d := range docs {
+		if !d.Manifest {
+			return false
+		}
+	}
+	return true
 }
 
 // quoted lists the single-quoted names of a kustomize error. Its messages
