@@ -155,3 +155,36 @@ func TestKustomizeErrorsDoNotQuoteSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmValuesErrorsDoNotQuoteSecrets: a values file is not a manifest
+// and often holds credentials; what the YAML parsers and Helm quoted of it
+// (an unknown anchor's name, the text after a bad `---`) reached the
+// finding.
+func TestHelmValuesErrorsDoNotQuoteSecrets(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"anchor/Chart.yaml":        "apiVersion: v2\nname: a\nversion: 0.1.0\n",
+		"anchor/values.yaml":       "token: *ghp_SECRET1\n",
+		"anchor/templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+		"sep/Chart.yaml":           "apiVersion: v2\nname: s\nversion: 0.1.0\n",
+		"sep/values.yaml":          "a: 1\n--- ghp_SECRET2\n",
+		"sep/templates/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n",
+		"given/Chart.yaml":         "apiVersion: v2\nname: g\nversion: 0.1.0\n",
+		"given/templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: g\n",
+		"prod.yaml":                "token: *ghp_SECRET3\n",
+	})
+	for unit, opts := range map[string]Options{
+		"anchor": {},
+		"sep":    {},
+		"given":  {HelmValueFiles: []string{filepath.Join(dir, "prod.yaml")}},
+	} {
+		res := New(opts).Render(&units.Unit{Kind: units.Helm, Dir: filepath.Join(dir, unit)})
+		var msgs []string
+		for _, p := range res.Problems {
+			msgs = append(msgs, p.Message)
+		}
+		got := strings.Join(msgs, "\n")
+		if len(msgs) == 0 || strings.Contains(got, "SECRET") {
+			t.Errorf("%s: %q: want a problem that does not quote the values file", unit, got)
+		}
+	}
+}
