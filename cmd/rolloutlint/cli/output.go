@@ -131,6 +131,12 @@ func writeOutput(output string, data []byte) (err error) {
 	if st, err := os.Stat(output); err == nil && isStream(st.Mode()) {
 		return writeStream(output, data)
 	}
+	// A report that replaces a regular file keeps that file's permissions:
+	// one made 0600 must not become readable by others.
+	perm := fs.FileMode(0o644)
+	if st, err := os.Lstat(output); err == nil && st.Mode().IsRegular() {
+		perm = st.Mode().Perm()
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(output)+".*.tmp")
 	if err != nil {
 		// The temporary file's name is of no use to the reader: say which
@@ -151,7 +157,7 @@ func writeOutput(output string, data []byte) (err error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644) // CreateTemp's 0600 would hide the report from CI steps running as others
+		err = os.Chmod(tmp.Name(), perm) // a new report: CreateTemp's 0600 would hide it from CI steps running as others
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), output)

@@ -218,6 +218,17 @@ func TestOutputIsWrittenAtomicallyWithoutFollowingASymlink(t *testing.T) {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
 	}
+	// A report replacing a file keeps its permissions: a report made private
+	// was replaced by a world-readable one.
+	if err := os.Chmod(filepath.Join(dir, "report.sarif"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r = run(t, dir, "", "lint", "--format", "sarif", "--output", "report.sarif", "r.yaml"); r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "report.sarif")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("a 0600 report.sarif replaced by %v (%v)", st.Mode(), err)
+	}
 	// A directory that cannot take the report is an error, not a half-written file.
 	r = run(t, dir, "", "lint", "--output", "missing/dir/report.txt", "r.yaml")
 	if r.code != 2 || !strings.Contains(r.err, "directory missing/dir does not exist") {
