@@ -3,6 +3,7 @@ package load
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 
 	"go.yaml.in/yaml/v3"
 
@@ -12,6 +13,17 @@ import (
 // This file serves the files another YAML reader parses: kustomize reads a
 // unit's resources, patches and kustomizations itself, with none of the
 // loader's bounds and with its own idea of a document.
+
+// SpecialFile names a file type that is not a regular file or a directory
+// ("named pipe", "socket", "character device", ...), or "". A directory walk
+// skips such files (RL0011 "not linted: named pipe"): a named pipe blocks
+// its reader until something writes to it.
+func SpecialFile(mode fs.FileMode) string {
+	if mode.IsDir() {
+		return ""
+	}
+	return special(mode.Type())
+}
 
 // Text is a file's text as the loader reads it: UTF-16 (with its byte-order
 // mark) transcoded to UTF-8, a UTF-8 byte-order mark dropped and lone CR

@@ -64,10 +64,10 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 	}
 	res.Files = appendFile(res.Files, rootFile)
 	res.Problems = append(res.Problems, r.deprecationNotes(res.Files)...)
-	if bombs := fs.aliasProblems(); len(bombs) > 0 {
+	if refused := fs.refusedProblems(); len(refused) > 0 {
 		// What kustomize said is only that it could not read the file.
-		for _, p := range bombs {
-			p.Detail += " kustomize expands every alias, so " + u.Dir + " was not built."
+		for _, p := range refused {
+			p.Detail += " " + u.Dir + " was not built."
 			res.Problems = append(res.Problems, p)
 		}
 		return
@@ -159,9 +159,10 @@ func kustomizationFile(dir string) string {
 
 // trackingFS is the disk, with the root kustomization edited in memory
 // and a record of every file kustomize read. It refuses to give kustomize a
-// file whose YAML aliases the loader would not expand (kustomize expands
-// them all: a small alias bomb took minutes and gigabytes, and an alias to
-// a node containing it overflowed the stack), and notes the resource files
+// named pipe, socket or device, or a file whose YAML aliases the loader
+// would not expand (kustomize expands them all: a small alias bomb took
+// minutes and gigabytes, and an alias to a node containing it overflowed
+// the stack), and notes the resource files
 // whose later documents kustomize silently drops (see droppedDocuments).
 type trackingFS struct {
 	filesys.FileSystem
@@ -170,27 +171,39 @@ type trackingFS struct {
 	user    func(string) string // a path read, as the user names it
 	mu      sync.Mutex
 	read    []string
-	bombs   []graph.Problem
+	refused []graph.Problem // files not given to kustomize
 	dropped []graph.Problem
 	seen    map[string]bool
 }
 
 // ReadFile reads a file, recording it, and edits the root kustomization.
 func (f *trackingFS) ReadFile(path string) ([]byte, error) {
-	data, err := f.FileSystem.ReadFile(path)
-	if err != nil {
-		return data, err
-	}
 	user := path
 	if f.user != nil {
 		user = f.user(path)
 	}
-	if p := load.AliasProblem(user, data, 0); p != nil {
+	refuse := func(p graph.Problem) ([]byte, error) {
 		f.mu.Lock()
 		f.read = append(f.read, path)
-		f.bombs = append(f.bombs, *p)
+		f.refused = append(f.refused, p)
 		f.mu.Unlock()
 		return nil, fmt.Errorf("%s: %s", user, p.Message)
+	}
+	// A named pipe a kustomization names would block the build until
+	// something writes to it (a lint hung); a device is not a manifest.
+	if st, err := os.Stat(path); err == nil {
+		if why := load.SpecialFile(st.Mode()); why != "" {
+			return refuse(graph.Problem{RuleID: RuleRender, Pos: lineStart(user, 1), Message: "a kustomization names this " + why + ", which kustomize would read",
+				Detail: "A named pipe blocks its reader until something writes to it (kustomize build, and Argo CD, would hang), and a socket or device is not a manifest."})
+		}
+	}
+	data, err := f.FileSystem.ReadFile(path)
+	if err != nil {
+		return data, err
+	}
+	if p := load.AliasProblem(user, data, 0); p != nil {
+		p.Detail += " kustomize expands every alias."
+		return refuse(*p)
 	}
 	f.mu.Lock()
 	f.read = append(f.read, path)
@@ -222,11 +235,12 @@ func (f *trackingFS) ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// aliasProblems are the files refused for their aliases.
-func (f *trackingFS) aliasProblems() []graph.Problem {
+// refusedProblems say why files were not given to kustomize: a special
+// file, or YAML aliases the loader would not expand.
+func (f *trackingFS) refusedProblems() []graph.Problem {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]graph.Problem(nil), f.bombs...)
+	return append([]graph.Problem(nil), f.refused...)
 }
 
 // droppedProblems are the resource files whose later documents kustomize
