@@ -83,6 +83,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeProto$$' -fuzztime $(FUZZTIME) ./model/kinds/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeGo$$' -fuzztime $(FUZZTIME) ./model/kinds/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastYAML$$' -fuzztime $(FUZZTIME) ./model/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTape$$' -fuzztime $(FUZZTIME) ./model/load/
+	$(GO) test -run '^$$' -fuzz '^FuzzValidText$$' -fuzztime $(FUZZTIME) ./model/fastyaml/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeValues$$' -fuzztime $(FUZZTIME) ./model/render/helmrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastYAMLFields$$' -fuzztime $(FUZZTIME) ./model/fastyaml/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) ./model/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) ./model/graph/

@@ -82,7 +82,7 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 		return
 	}
 	if resp.Stage == helmrpc.StageLoad {
-		res.fail(r.helmErrorPos(u.Dir, chartFile, resp.Error), "loading chart %s: %s", u.Dir, cleanHelmError(resp.Error))
+		res.fail(r.helmErrorPos(u.Dir, chartFile, resp.Error), "loading chart %s: %s", u.Dir, unquotedValues(cleanHelmError(resp.Error)))
 		return
 	}
 	if len(resp.Missing) > 0 {
@@ -255,7 +255,7 @@ func (r *Renderer) helmValues(u *units.Unit, res *Result) (map[string]any, []val
 		}
 		m := map[string]any{}
 		if err := yaml.Unmarshal(src.data, &m); err != nil {
-			res.fail(lineStart(file, yamlErrLine(err)), "values file %s is not valid YAML: %v", file, err)
+			res.fail(lineStart(file, yamlErrLine(err)), "values file %s is not valid YAML: %s", file, unquotedValues(err.Error()))
 			return false
 		}
 		vals = mergeMaps(vals, m)
@@ -308,7 +308,7 @@ func (r *Renderer) helmValues(u *units.Unit, res *Result) (map[string]any, []val
 		m := map[string]any{}
 		at := app.Pos(app.SourcePath + ".helm.values")
 		if err := yaml.Unmarshal([]byte(h.Values), &m); err != nil {
-			res.fail(at, "helm.values of Application %s is not valid YAML: %v", app.Name, err)
+			res.fail(at, "helm.values of Application %s is not valid YAML: %s", app.Name, unquotedValues(err.Error()))
 			return nil, nil, false
 		}
 		vals = mergeMaps(vals, m)
@@ -434,4 +434,21 @@ func (r *Renderer) helmErrorPos(dir, chartFile, msg string) graph.Position {
 // cleanHelmError is Helm's error text as findings show it.
 func cleanHelmError(msg string) string {
 	return strings.TrimSpace(msg)
+}
+
+// Helm's and the YAML parsers' messages about a values file quote it: an
+// unknown anchor's name, the text after a bad `---`. A values file is not a
+// manifest and often holds credentials, so, as for files the loader reads,
+// what they quote is left out of reports.
+var (
+	yamlMsgRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`yaml: .*`) })
+	yamlQuotedRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("'[^']*'|`[^`]*`") })
+	helmBadSepRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(invalid yaml document separator): .*`) })
+)
+
+// unquotedValues is a message about a values file without what it quotes
+// of the file.
+func unquotedValues(msg string) string {
+	msg = helmBadSepRe().ReplaceAllString(msg, "$1 (a --- line followed by text)")
+	return yamlMsgRe().ReplaceAllStringFunc(msg, func(m string) string { return yamlQuotedRe().ReplaceAllString(m, "(…)") })
 }

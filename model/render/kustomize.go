@@ -42,7 +42,8 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 		res.Files = appendFile(res.Files, rootFile)
 		return
 	}
-	fs := &trackingFS{FileSystem: filesys.MakeFsOnDisk(), root: filepath.Join(absDir, filepath.Base(rootFile))}
+	fs := &trackingFS{FileSystem: filesys.MakeFsOnDisk(), root: filepath.Join(absDir, filepath.Base(rootFile)),
+		user: func(p string) string { return userPath(u.Dir, absDir, p) }}
 	var userMeta []string
 	fs.edit = func(data []byte) ([]byte, error) {
 		var edited []byte
@@ -63,6 +64,14 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 	}
 	res.Files = appendFile(res.Files, rootFile)
 	res.Problems = append(res.Problems, r.deprecationNotes(res.Files)...)
+	if refused := fs.refusedProblems(); len(refused) > 0 {
+		// What kustomize said is only that it could not read the file.
+		for _, p := range refused {
+			p.Detail += " " + u.Dir + " was not built."
+			res.Problems = append(res.Problems, p)
+		}
+		return
+	}
 	if err != nil {
 		pos, msg, detail := r.kustomizeError(u.Dir, absDir, rootFile, res.Files, err)
 		res.failDetail(pos, detail, "kustomize build of %s failed: %s", u.Dir, msg)
@@ -112,6 +121,7 @@ func (r *Renderer) kustomize(u *units.Unit, res *Result) {
 		doc.data = data
 		rf.docs = append(rf.docs, doc)
 	}
+	res.Problems = append(res.Problems, fs.droppedProblems()...)
 	rf.data = buf.Bytes()
 	res.Mapper.files[rf.path] = rf
 	res.Inputs = append(res.Inputs, load.Input{Path: rf.path, Data: rf.data, Role: load.RoleRendered})
@@ -148,28 +158,97 @@ func kustomizationFile(dir string) string {
 }
 
 // trackingFS is the disk, with the root kustomization edited in memory
-// and a record of every file kustomize read.
+// and a record of every file kustomize read. It refuses to give kustomize a
+// named pipe, socket or device, or a file whose YAML aliases the loader
+// would not expand (kustomize expands them all: a small alias bomb took
+// minutes and gigabytes, and an alias to a node containing it overflowed
+// the stack), and notes the resource files
+// whose later documents kustomize silently drops (see droppedDocuments).
 type trackingFS struct {
 	filesys.FileSystem
-	root string
-	edit func([]byte) ([]byte, error)
-	mu   sync.Mutex
-	read []string
+	root    string
+	edit    func([]byte) ([]byte, error)
+	user    func(string) string // a path read, as the user names it
+	mu      sync.Mutex
+	read    []string
+	refused []graph.Problem // files not given to kustomize
+	dropped []graph.Problem
+	seen    map[string]bool
 }
 
 // ReadFile reads a file, recording it, and edits the root kustomization.
 func (f *trackingFS) ReadFile(path string) ([]byte, error) {
+	user := path
+	if f.user != nil {
+		user = f.user(path)
+	}
+	refuse := func(p graph.Problem) ([]byte, error) {
+		f.mu.Lock()
+		f.read = append(f.read, path)
+		f.refused = append(f.refused, p)
+		f.mu.Unlock()
+		return nil, fmt.Errorf("%s: %s", user, p.Message)
+	}
+	// A named pipe a kustomization names would block the build until
+	// something writes to it (a lint hung); a device is not a manifest.
+	if st, err := os.Stat(path); err == nil {
+		if why := load.SpecialFile(st.Mode()); why != "" {
+			return refuse(graph.Problem{RuleID: RuleRender, Pos: lineStart(user, 1), Message: "a kustomization names this " + why + ", which kustomize would read",
+				Detail: "A named pipe blocks its reader until something writes to it (kustomize build, and Argo CD, would hang), and a socket or device is not a manifest."})
+		}
+	}
 	data, err := f.FileSystem.ReadFile(path)
 	if err != nil {
 		return data, err
 	}
+	if p := load.AliasProblem(user, data, 0); p != nil {
+		p.Detail += " kustomize expands every alias."
+		return refuse(*p)
+	}
 	f.mu.Lock()
 	f.read = append(f.read, path)
+	first := !f.seen[path]
+	if f.seen == nil {
+		f.seen = map[string]bool{}
+	}
+	f.seen[path] = true
 	f.mu.Unlock()
+	isKust := containsString(units.KustomizationNames, filepath.Base(path))
+	if first && !isKust {
+		if line, n, why := droppedDocuments(data); n > 0 {
+			msg, detail := droppedMessage(n, why)
+			f.mu.Lock()
+			f.dropped = append(f.dropped, graph.Problem{RuleID: RuleRender, Pos: lineStart(user, line), Message: msg, Detail: detail})
+			f.mu.Unlock()
+		}
+	}
 	if filepath.Clean(path) == f.root && f.edit != nil {
+		if bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+			// kustomize reads a UTF-16 kustomization as its UTF-8 text;
+			// the edit appends and writes UTF-8.
+			if text, ok := load.Text(data); ok {
+				data = text
+			}
+		}
 		return f.edit(data)
 	}
 	return data, nil
+}
+
+// refusedProblems say why files were not given to kustomize: a special
+// file, or YAML aliases the loader would not expand.
+func (f *trackingFS) refusedProblems() []graph.Problem {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]graph.Problem(nil), f.refused...)
+}
+
+// droppedProblems are the resource files whose later documents kustomize
+// does not build.
+func (f *trackingFS) droppedProblems() []graph.Problem {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]graph.Problem(nil), f.dropped...)
 }
 
 func (f *trackingFS) readFiles() []string {
@@ -376,9 +455,13 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 }
 
 var (
-	yamlLineRe  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
-	inFileRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
-	patchTarget = sync.OnceValue(func() *regexp.Regexp {
+	yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+	inFileRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
+	// yamlErrRe is the YAML parser's part of a kustomize error.
+	yamlErrRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MalformedYAMLError: .*? in File: `) })
+	quotedRe       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`") })
+	badSeparatorRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`invalid document separator: [^'\n]*`) })
+	patchTarget    = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?:target for patch|no matches for Id) ([A-Za-z0-9]+)\.[^/ ]*/([^ .\[]+)`)
 	})
 	absPathsLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[^\s':]+)+`) })
@@ -418,12 +501,21 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		}
 	}
 	sort.SliceStable(kusts, func(i, j int) bool { return len(kusts[i]) > len(kusts[j]) })
+	// kyaml quotes the line of a bad separator: it may be anything, a
+	// token included, and says nothing the position does not.
+	msg = badSeparatorRe().ReplaceAllString(msg, "invalid document separator (a --- line followed by text that is not a comment)")
 	if m := inFileRe().FindStringSubmatch(msg); m != nil {
 		for _, f := range files {
 			if strings.HasSuffix(filepath.ToSlash(f), "/"+m[1]) || filepath.Base(f) == m[1] {
 				line := 1
 				if lm := yamlLineRe().FindStringSubmatch(msg); lm != nil {
 					line, _ = strconv.Atoi(lm[1])
+				}
+				if !allManifests(f) {
+					// As the loader does: what the YAML parser quotes
+					// (unknown anchor '…') of a file that is not a manifest
+					// (a token, a key) is not echoed into reports.
+					msg = yamlErrRe().ReplaceAllStringFunc(msg, func(e string) string { return quotedRe().ReplaceAllString(e, "(…)") })
 				}
 				return lineStart(f, line), msg, ""
 			}
@@ -493,6 +585,25 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		}
 	}
 	return lineStart(rootFile, 1), msg, detail
+}
+
+// allManifests reports whether every document of a file names apiVersion
+// and kind (false when it cannot be read).
+func allManifests(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	docs, ok := load.Documents(data)
+	if !ok {
+		return false
+	}
+	for _, d := range docs {
+		if !d.Manifest {
+			return false
+		}
+	}
+	return true
 }
 
 // quoted lists the single-quoted names of a kustomize error. Its messages

@@ -208,6 +208,12 @@ func (r *Renderer) source(path string) *sourceFile {
 	if s, ok := r.sources[path]; ok {
 		return s
 	}
+	// A named pipe would block the read until something writes to it (a
+	// kustomization naming one hung the lint); the build reports it.
+	if st, err := os.Stat(path); err != nil || load.SpecialFile(st.Mode()) != "" {
+		r.sources[path] = nil
+		return nil
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		r.sources[path] = nil

@@ -56,11 +56,23 @@ The Rollout becomes \'InvalidSpec\' and does not progress.`,
 			case len(exclusive) > 1:
 				p.ReportDetail(r, path+"."+exclusive[1], fmt.Sprintf("step %d combines %s", i, strings.Join(exclusive, " and ")),
 					fmt.Sprintf("A step takes exactly one of setWeight, pause, experiment and analysis: split it into %d steps.", len(exclusive)))
-			case len(exclusive) == 0 && !others:
+			case len(exclusive) == 0 && !others && !actionWritten(r, path):
 				p.ReportDetail(r, path, fmt.Sprintf("step %d has no action", i),
 					"Set one of setWeight, pause, experiment, analysis, setCanaryScale, setHeaderRoute, setMirrorRoute or plugin.")
 			}
 		})
 		return nil
 	},
+}
+
+// actionWritten reports a step that names an action whose value did not
+// decode (setWeight: "10"): RL0003 reports the type, and the step is not
+// one without an action. Only steps that decoded without one get here.
+func actionWritten(r *graph.Resource, path string) bool {
+	for _, k := range []string{"setWeight", "pause", "experiment", "analysis", "setCanaryScale", "setHeaderRoute", "setMirrorRoute", "plugin"} {
+		if r.Exists(path + "." + k) {
+			return true
+		}
+	}
+	return false
 }

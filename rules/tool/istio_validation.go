@@ -212,10 +212,25 @@ func validateDestination(p *rules.Pass, r *graph.Resource, at string, d *network
 				"A subset name is a DNS label: letters, digits and '-' inside, at most 63 characters.")
 		}
 	}
-	if pt := d.GetPort(); pt != nil && (pt.GetNumber() == 0 || pt.GetNumber() > 65535) {
+	if pt := d.GetPort(); pt != nil && (pt.GetNumber() == 0 && !wrongType(r, at+".port.number") || pt.GetNumber() > 65535) {
 		p.ReportDetail(r, at+".port.number", fmt.Sprintf("VirtualService: destination port %d is not in 1..65535; istiod rejects the VirtualService", pt.GetNumber()),
 			"Set the Service port number, or leave port out when the Service has one port.")
 	}
+}
+
+// wrongType reports a field written with a value of the wrong type (a
+// string where the schema wants a number): RL0003 reports it, and the typed
+// object holds its zero value, which is not what was written.
+func wrongType(r *graph.Resource, path string) bool {
+	v, ok := r.ValueAt(path)
+	if !ok {
+		return false
+	}
+	switch v.(type) {
+	case int, int64, uint64, float64:
+		return false
+	}
+	return true
 }
 
 // validateDestinationRule follows ValidateDestinationRule (validation.go):

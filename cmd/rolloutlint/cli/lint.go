@@ -346,7 +346,7 @@ func (o *lintOptions) bind(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&o.disable, "disable", nil, "turn rules off (IDs or globs); wins over --enable")
 	fl.BoolVar(&o.includeSuppressed, "include-suppressed", false, "also list suppressed findings in text and json (sarif always carries them, marked suppressed)")
 	fl.BoolVarP(&o.verbose, "verbose", "v", false, "text: show under each finding what follows from it and how to fix it (json, sarif and github always carry it)")
-	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never one of the linted files; a symlink there is replaced, not followed; a device or pipe, such as /dev/stdout, is written to)")
+	fl.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout (atomically; never a file the lint reads: a manifest, the config, a policy, a --values or token file; a symlink there is replaced, not followed; a device or pipe, such as /dev/stdout, is written to)")
 	fl.StringVar(&o.color, "color", "auto", "colour text output: auto (terminal and NO_COLOR unset), always or never")
 	fl.StringVar(&o.istioVersion, "istio-version", "", lintIstioVersionHelp())
 	fl.StringArrayVar(&o.policyDirs, "policy", nil,
@@ -451,6 +451,9 @@ func (o *lintOptions) run(e *Env, fl *pflag.FlagSet, args []string) error {
 	}
 	if o.output != "" {
 		if err := e.checkOutput(o.output, b.graph.Files); err != nil {
+			return err
+		}
+		if err := e.checkSideOutput(o.output, o.sideInputs(e, b.cfg)); err != nil {
 			return err
 		}
 	}

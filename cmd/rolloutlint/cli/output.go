@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/rolloutlint/rolloutlint/analyzer/config"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 )
 
@@ -29,6 +30,68 @@ func (e *Env) checkOutput(output string, files []*graph.File) error {
 		}
 		if statErr == nil && os.SameFile(st, outSt) || lstatErr == nil && os.SameFile(st, outLst) {
 			return fmt.Errorf("--output %s is one of the files being linted (%s): the report would replace it", output, f.Path)
+		}
+	}
+	return nil
+}
+
+// sideInput is a file a lint reads besides the manifests.
+type sideInput struct {
+	path string // absolute
+	what string // what it is to the lint, for the message
+}
+
+// sideInputs are the files the lint reads besides the manifests: the
+// config, every file in the policy directories, the values files, the
+// Prometheus token and CA, the kubeconfig of --cluster. An --output naming
+// one replaced it with the report (a config, a policy or a token lost).
+func (o *lintOptions) sideInputs(e *Env, cfg *config.Config) []sideInput {
+	var out []sideInput
+	add := func(p, what string) {
+		if p == "" {
+			return
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, sideInput{path: abs, what: what})
+		}
+	}
+	if cfg != nil {
+		add(cfg.File, "the config")
+	}
+	for _, dir := range uniqueDirs(append(configPolicyDirs(cfg), e.paths(o.policyDirs)...)) {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				add(p, "a file of policy directory "+dir)
+			}
+			return nil
+		})
+	}
+	for _, v := range o.rendering.helmValues {
+		add(e.path(v), "a --values file")
+	}
+	add(e.path(o.prometheus.tokenFile), "the --prometheus-bearer-token-file")
+	add(e.path(o.prometheus.caFile), "the --prometheus-ca-file")
+	if o.cluster.enabled {
+		add(e.path(o.cluster.kubeconfig), "the --kubeconfig")
+	}
+	return out
+}
+
+// checkSideOutput refuses an --output that is one of the side inputs (or
+// the same file under another name).
+func (e *Env) checkSideOutput(output string, inputs []sideInput) error {
+	out := e.canonical(output)
+	outSt, statErr := os.Stat(e.path(output))
+	outLst, lstatErr := os.Lstat(e.path(output))
+	for _, in := range inputs {
+		same := in.path == out
+		if !same && (statErr == nil || lstatErr == nil) {
+			if st, err := os.Stat(in.path); err == nil {
+				same = statErr == nil && os.SameFile(st, outSt) || lstatErr == nil && os.SameFile(st, outLst)
+			}
+		}
+		if same {
+			return fmt.Errorf("--output %s is %s, which the lint reads: the report would replace it", output, in.what)
 		}
 	}
 	return nil
@@ -68,6 +131,12 @@ func writeOutput(output string, data []byte) (err error) {
 	if st, err := os.Stat(output); err == nil && isStream(st.Mode()) {
 		return writeStream(output, data)
 	}
+	// A report that replaces a regular file keeps that file's permissions:
+	// one made 0600 must not become readable by others.
+	perm := fs.FileMode(0o644)
+	if st, err := os.Lstat(output); err == nil && st.Mode().IsRegular() {
+		perm = st.Mode().Perm()
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(output)+".*.tmp")
 	if err != nil {
 		// The temporary file's name is of no use to the reader: say which
@@ -88,7 +157,7 @@ func writeOutput(output string, data []byte) (err error) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644) // CreateTemp's 0600 would hide the report from CI steps running as others
+		err = os.Chmod(tmp.Name(), perm) // a new report: CreateTemp's 0600 would hide it from CI steps running as others
 	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), output)

@@ -11,6 +11,7 @@ import (
 	"github.com/rolloutlint/rolloutlint/analyzer/repo"
 	"github.com/rolloutlint/rolloutlint/internal/memlimit"
 	"github.com/rolloutlint/rolloutlint/model/graph"
+	"github.com/rolloutlint/rolloutlint/model/load"
 	"github.com/rolloutlint/rolloutlint/model/render"
 	"github.com/rolloutlint/rolloutlint/model/units"
 	"github.com/rolloutlint/rolloutlint/report/planreport"
@@ -93,17 +94,22 @@ func (o *planOptions) planUnits(e *Env, fl *pflag.FlagSet, lu *loadedUnits) erro
 		if err := unreadable(g, l.Path); err != nil {
 			return err
 		}
-		// A unit that did not render deploys nothing plan can see: said
-		// once on standard error (lint reports it as RL0010), and the rest
-		// is planned.
+		// A unit that did not render deploys nothing plan can see, and a
+		// document over a limit (an alias bomb, also one kustomize would
+		// have read) is not loaded: said once on standard error (lint
+		// reports them as RL0010 and RL0005), and the rest is planned.
 		for _, p := range g.Problems {
-			if p.RuleID != render.RuleRender || p.Info {
+			if p.RuleID != render.RuleRender && p.RuleID != load.RuleLimit || p.Info {
 				continue
+			}
+			what := "what it renders"
+			if p.RuleID == load.RuleLimit {
+				what = "what it holds"
 			}
 			msg := fmt.Sprintf("%s:%d:%d: %s", l.Path(p.Pos.File), p.Pos.Line, p.Pos.Column, p.Message)
 			if !told[msg] {
 				told[msg] = true
-				fmt.Fprintf(e.Err, "rolloutlint: plan: %s (what it renders is not planned; see rolloutlint lint)\n", msg)
+				fmt.Fprintf(e.Err, "rolloutlint: plan: %s (%s is not planned; see rolloutlint lint)\n", msg, what)
 			}
 		}
 		var rrs []*graph.RolloutRefs

@@ -269,3 +269,19 @@ func TestPlanBorrowsClusterTemplates(t *testing.T) {
 		t.Errorf("the overlay alone: %v, want shop/checkout lacking success-rate", got)
 	}
 }
+
+// TestPlanSaysWhatALimitLeftOut: a kustomization whose resource the alias
+// bound refuses (RL0005 in lint) is not built; plan printed only "no
+// Rollout in the input" and exited 0. It says on standard error, as for a
+// render failure, which file and alias left the unit out.
+func TestPlanSaysWhatALimitLeftOut(t *testing.T) {
+	dir := write(t, map[string]string{
+		"app/kustomization.yaml": "resources:\n- rollout.yaml\n",
+		"app/rollout.yaml":       "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata:\n  name: web\nspec:\n  x: &a [*a]\n",
+	})
+	r := run(t, dir, "", "plan", "app")
+	want := "rolloutlint: plan: app/rollout.yaml:6:10: a YAML alias refers to a node that contains it (what it holds is not planned; see rolloutlint lint)"
+	if !strings.Contains(r.err, want) {
+		t.Errorf("exit %d, stderr %q; want %q", r.code, r.err, want)
+	}
+}

@@ -3,8 +3,12 @@ package cli_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +67,46 @@ func TestReadmeExampleCurrent(t *testing.T) {
 		return
 	}
 	t.Errorf("README.md's example output is stale: run `go test ./cmd/rolloutlint/cli -run TestReadmeExampleCurrent -update-readme`\nREADME shows:\n%s\nthe command prints:\n%s", got, res.out)
+}
+
+// TestMakeFuzzRunsEveryTarget: the README says `make fuzz` runs every fuzz
+// target (CI runs it); FuzzDecodeTape, FuzzValidText and FuzzDecodeValues
+// were written and never run there. Every `func FuzzX(` of the module must
+// have its `-fuzz '^FuzzX$$' ... ./its/package/` line in the Makefile.
+func TestMakeFuzzRunsEveryTarget(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fuzzFunc := regexp.MustCompile(`(?m)^func (Fuzz\w*)\(`)
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "dist") && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		for _, m := range fuzzFunc.FindAllSubmatch(src, -1) {
+			line := fmt.Sprintf("-fuzz '^%s$$' -fuzztime $(FUZZTIME) ./%s/", m[1], filepath.ToSlash(rel))
+			if !bytes.Contains(makefile, []byte(line)) {
+				t.Errorf("%s: %s is not run by make fuzz: the Makefile has no %q", filepath.ToSlash(rel), m[1], line)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

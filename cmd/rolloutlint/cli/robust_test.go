@@ -102,6 +102,47 @@ func TestOutputIsNeverAnInput(t *testing.T) {
 	}
 }
 
+// TestOutputIsNeverAFileTheLintReads: the config, a policy, a --values
+// file and the Prometheus token are read by the lint as much as the
+// manifests; an --output naming one (also through another spelling or a
+// hard link) replaced it with the report. Refused before anything is
+// written, with and without rendering.
+func TestOutputIsNeverAFileTheLintReads(t *testing.T) {
+	files := map[string]string{
+		"deploy/r.yaml":          acceptance,
+		"cfg.yaml":               "failLevel: error\n",
+		"policies/p.rego":        "# METADATA\n# title: t\n# description: d\n# custom:\n#   id: RL9001\n#   severity: warning\n#   kinds: [Rollout]\npackage acme.p\n\nviolation contains v if {\n\tfalse\n\tv := {}\n}\n",
+		"policies/lib/data.json": "{}\n",
+		"values.yaml":            "a: 1\n",
+		"token":                  "s3cret\n",
+	}
+	dir := write(t, files)
+	if err := os.Link(filepath.Join(dir, "cfg.yaml"), filepath.Join(dir, "cfg-link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		file string
+	}{
+		{[]string{"--config", "cfg.yaml", "-o", "cfg.yaml"}, "cfg.yaml"},
+		{[]string{"--config", "cfg.yaml", "-o", "cfg-link.yaml"}, "cfg.yaml"},
+		{[]string{"--render=false", "--config", "cfg.yaml", "-o", "./cfg.yaml"}, "cfg.yaml"},
+		{[]string{"--policy", "policies", "-o", "policies/p.rego"}, "policies/p.rego"},
+		{[]string{"--policy", "policies", "-o", "policies/lib/data.json"}, "policies/lib/data.json"},
+		{[]string{"--values", "values.yaml", "-o", "values.yaml"}, "values.yaml"},
+		{[]string{"--prometheus-url", "http://127.0.0.1:1", "--prometheus-bearer-token-file", "token", "-o", "token"}, "token"},
+	} {
+		args := append(append([]string{"lint"}, c.args...), "deploy/r.yaml")
+		r := run(t, dir, "", args...)
+		if r.code != 2 || !strings.Contains(r.err, "which the lint reads: the report would replace it") {
+			t.Errorf("%v: exit %d, stderr %q", c.args, r.code, r.err)
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, c.file)); string(data) != files[c.file] {
+			t.Fatalf("%v replaced %s", c.args, c.file)
+		}
+	}
+}
+
 // TestOutputIntoAPipeOrDevice: a named pipe, and a symlink to one (as
 // /dev/stdout is), receive the report; neither is replaced by a regular file
 // (as root, renaming over /dev/null replaced the device for the whole
@@ -176,6 +217,17 @@ func TestOutputIsWrittenAtomicallyWithoutFollowingASymlink(t *testing.T) {
 		if strings.HasSuffix(e.Name(), ".tmp") {
 			t.Errorf("temporary file left: %s", e.Name())
 		}
+	}
+	// A report replacing a file keeps its permissions: a report made private
+	// was replaced by a world-readable one.
+	if err := os.Chmod(filepath.Join(dir, "report.sarif"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r = run(t, dir, "", "lint", "--format", "sarif", "--output", "report.sarif", "r.yaml"); r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.err)
+	}
+	if st, err := os.Lstat(filepath.Join(dir, "report.sarif")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("a 0600 report.sarif replaced by %v (%v)", st.Mode(), err)
 	}
 	// A directory that cannot take the report is an error, not a half-written file.
 	r = run(t, dir, "", "lint", "--output", "missing/dir/report.txt", "r.yaml")

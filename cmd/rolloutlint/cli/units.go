@@ -116,6 +116,9 @@ func (o *lintOptions) runUnits(e *Env, fl *pflag.FlagSet, w report.Writer, args 
 		if err := e.checkOutput(o.output, files); err != nil {
 			return err
 		}
+		if err := e.checkSideOutput(o.output, o.sideInputs(e, rs.cfg)); err != nil {
+			return err
+		}
 	}
 	res, cluster := rep.Result, (*report.Cluster)(nil)
 	if sess != nil {

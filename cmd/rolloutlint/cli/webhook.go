@@ -96,7 +96,7 @@ func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&o.exemptNamespaces, "exempt-namespace", nil, "namespace glob never linted (repeatable)")
 	fl.StringArrayVar(&o.exemptObjs, "exempt-object", nil, "Kind/namespace/name glob never linted, e.g. 'Rollout/legacy/*' (repeatable)")
 	fl.DurationVar(&o.timeout, "timeout", webhook.DefaultTimeout, "per-review time limit; keep it below the webhook's timeoutSeconds")
-	fl.Int64Var(&o.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted")
+	fl.Int64Var(&o.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted, in bytes (> 0)")
 	fl.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
@@ -142,6 +142,12 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	}
 	if o.maxQueued <= 0 {
 		return fmt.Errorf("--max-queued-reviews must be positive")
+	}
+	if o.maxBody <= 0 {
+		// The handler read 0 or less as "the default": on the command line
+		// it is a mistake, as --max-file-size 0 is for lint.
+		return fmt.Errorf("--max-body-bytes %d: the limit must be a positive number of bytes (default %d, %d MiB)",
+			o.maxBody, webhook.DefaultMaxBodyBytes, webhook.DefaultMaxBodyBytes>>20)
 	}
 	if o.shutdownDelay < 0 {
 		return fmt.Errorf("--shutdown-delay must not be negative")

@@ -35,6 +35,8 @@ func TestWebhookNumericFlagErrors(t *testing.T) {
 		{"--max-concurrent-reviews=0", "--max-concurrent-reviews must be positive"},
 		{"--max-queued-reviews=-1", "--max-queued-reviews must be positive"},
 		{"--shutdown-delay=-1s", "--shutdown-delay must not be negative"},
+		{"--max-body-bytes=0", "--max-body-bytes 0: the limit must be a positive number of bytes (default 7340032, 7 MiB)"},
+		{"--max-body-bytes=-1", "--max-body-bytes -1: the limit must be a positive number of bytes"},
 	} {
 		var out, errw bytes.Buffer
 		code := Main([]string{"webhook", "--cert-file=c", "--key-file=k", c.flag}, strings.NewReader(""), &out, &errw)
