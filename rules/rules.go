@@ -120,7 +120,7 @@ type Rule struct {
 	// label indexes, memos), never on which other objects of the kinds it
 	// scans exist: no duplicates, no "two objects share X", no counts or
 	// sets built across them, no finding reported once for a group. It
-	// scans through Pass.OfKind, Pass.Rollouts or ShardPart,
+	// scans through Pass.OfKind, Pass.Resources, Pass.Rollouts or ShardPart,
 	// which keep to the shard's objects, never through Graph.OfKind or
 	// Graph.Refs().Rollouts; an index it builds over the whole graph goes in
 	// a graph.Memo, or every shard builds it again. A test runs every

@@ -64,6 +64,17 @@ func (p *Pass) OfKind(kind string) []*graph.Resource {
 	return all[lo:hi]
 }
 
+// Resources returns the objects the rule scans, of every kind, in load
+// order: all of the graph's (Graph.Resources) normally, the shard's range
+// of them when the analyzer runs a sharded rule shard by shard (objects
+// loaded together are in the same range, as in the OfKind parts). The
+// slice is shared: do not modify it.
+func (p *Pass) Resources() []*graph.Resource {
+	all := p.Graph.Resources
+	lo, hi := p.shard.Range(len(all))
+	return all[lo:hi]
+}
+
 // Rollouts returns the resolved references of the Rollouts the rule scans
 // (Graph.Refs().Rollouts, or the ones of the shard's part of the Rollouts),
 // in load order. The slice is shared: do not modify it.

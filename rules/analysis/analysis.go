@@ -83,10 +83,11 @@ func trigger(run *analysisrun.Run, what string) rules.Related {
 }
 
 // templateSpecs calls fn for every (Cluster)AnalysisTemplate and AnalysisRun
-// with a decoded spec.
-func templateSpecs(g *graph.Graph, fn func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec)) {
+// with a decoded spec that the pass scans (Pass.OfKind: the shard's, for a
+// sharded rule).
+func templateSpecs(p *rules.Pass, fn func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec)) {
 	for _, kind := range []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun} {
-		for _, t := range g.OfKind(kind) {
+		for _, t := range p.OfKind(kind) {
 			if spec := t.AnalysisTemplateSpec(); spec != nil {
 				fn(t, spec)
 			}

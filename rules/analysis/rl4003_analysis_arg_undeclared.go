@@ -48,8 +48,10 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A template's findings depend on it and on lookups (its users) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			declared := map[string]bool{}
 			for _, a := range spec.Args {
 				declared[a.Name] = true

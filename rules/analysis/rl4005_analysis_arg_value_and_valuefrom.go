@@ -37,8 +37,10 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A template's findings depend on it and on lookups (its users) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i, a := range spec.Args {
 				if a.Value != nil && a.ValueFrom != nil {
 					path := graph.Index("spec.args", i)

@@ -49,8 +49,10 @@ metrics:
 `,
 	},
 	Since: "v0.1.0",
+	// A template's findings depend on it and on lookups (its users) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i := range spec.Metrics {
 				checkLimits(p, t, graph.Index("spec.metrics", i), &spec.Metrics[i])
 			}

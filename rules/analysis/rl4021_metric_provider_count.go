@@ -34,8 +34,10 @@ metrics:
 `,
 	},
 	Since: "v0.1.0",
+	// A template's findings depend on it and on lookups (its users) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i := range spec.Metrics {
 				m := &spec.Metrics[i]
 				if oneProvider(&m.Provider) {

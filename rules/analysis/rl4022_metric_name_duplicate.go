@@ -35,7 +35,7 @@ name unique across the templates an analysis runs together.`,
 	},
 	Since: "v0.1.0",
 	Run: func(p *rules.Pass) error {
-		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			if len(spec.Metrics) < 2 {
 				return
 			}

@@ -35,11 +35,14 @@ successCondition: len(result) > 0 && result[0] < 0.05
 `,
 	},
 	Since: "v0.1.0",
+	// A template's findings depend on it and on lookups (its users) only; the
+	// conditions already matched are a cache, not a set of findings.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		// Templates copied for every Rollout repeat a few conditions: each
 		// text is matched once.
 		unguarded := map[string][]int{}
-		templateSpecs(p.Graph, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
+		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			for i, m := range spec.Metrics {
 				for _, f := range []struct{ name, cond string }{{"successCondition", m.SuccessCondition}, {"failureCondition", m.FailureCondition}} {
 					if f.cond == "" {

@@ -43,9 +43,10 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A Rollout's findings depend on it and on lookups (its workload, the
+	// workloads' index) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		var withWorkloads map[string]bool       // namespaces holding workloads, built on the first miss
-		var byName map[string][]*graph.Resource // kind/name → workloads, built on the first miss
 		eachRollout(p, func(r *graph.Resource, ro *v1alpha1.Rollout) {
 			w := resolveWorkloadRef(p.Graph, r, ro)
 			if w == nil {
@@ -61,30 +62,15 @@ spec:
 			if w.target != nil {
 				return
 			}
-			if withWorkloads == nil {
-				withWorkloads = map[string]bool{}
-				for _, k := range []string{kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate} {
-					for _, o := range p.Graph.OfKind(k) {
-						withWorkloads[o.Namespace] = true
-					}
-				}
-			}
+			workloads := workloadsByName(p.Graph)
 			sev := rules.Info
-			if withWorkloads[r.Namespace] {
+			if workloads.namespaces[r.Namespace] {
 				sev = rules.Warning
 			}
 			msg := fmt.Sprintf("workloadRef of Rollout %s names %s %s/%s, which is not in the bundle", ro.Name, w.ref.Kind, r.Namespace, w.ref.Name)
 			detail := "Until it exists the controller cannot resolve the template and the Rollout is InvalidSpec."
-			if byName == nil {
-				byName = map[string][]*graph.Resource{}
-				for _, k := range []string{kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate} {
-					for _, o := range p.Graph.OfKind(k) {
-						byName[k+"/"+o.Name] = append(byName[k+"/"+o.Name], o)
-					}
-				}
-			}
 			var rel []rules.Related
-			for _, o := range byName[w.ref.Kind+"/"+w.ref.Name] {
+			for _, o := range workloads.byName[w.ref.Kind+"/"+w.ref.Name] {
 				if o.Namespace != r.Namespace && len(rel) < 3 {
 					rel = append(rel, rules.RelatedAt(o, "metadata.name", fmt.Sprintf("%s %s/%s (another namespace: workloadRef looks in the Rollout's)", o.Kind, o.Namespace, o.Name)))
 				}
@@ -93,4 +79,27 @@ spec:
 		})
 		return nil
 	},
+}
+
+// workloadRefTargets indexes the objects a workloadRef may name, for the
+// Rollouts whose reference the bundle does not hold: built once a lint, on
+// the first such Rollout, whichever shard it is in.
+type workloadRefTargets struct {
+	namespaces map[string]bool              // namespaces holding any of them
+	byName     map[string][]*graph.Resource // kind/name → objects, every namespace
+}
+
+var workloadRefTargetsMemo = graph.NewMemo[*workloadRefTargets]("rollout.workloadRefTargets")
+
+func workloadsByName(g *graph.Graph) *workloadRefTargets {
+	return workloadRefTargetsMemo.Get(g, func() *workloadRefTargets {
+		x := &workloadRefTargets{namespaces: map[string]bool{}, byName: map[string][]*graph.Resource{}}
+		for _, k := range []string{kinds.Deployment, kinds.ReplicaSet, kinds.PodTemplate} {
+			for _, o := range g.OfKind(k) {
+				x.namespaces[o.Namespace] = true
+				x.byName[k+"/"+o.Name] = append(x.byName[k+"/"+o.Name], o)
+			}
+		}
+		return x
+	})
 }

@@ -42,17 +42,17 @@ const jwtClaimHeader = "@request.auth.claims"
 // validateIstio reports what istiod's webhook rejects in the bundle's
 // VirtualServices, DestinationRules and ServiceEntries.
 func validateIstio(p *rules.Pass) {
-	for _, r := range p.Graph.OfKind(kinds.VirtualService) {
+	for _, r := range p.OfKind(kinds.VirtualService) {
 		if o := r.VirtualService(); o != nil {
 			validateVirtualService(p, r, &o.Spec)
 		}
 	}
-	for _, r := range p.Graph.OfKind(kinds.DestinationRule) {
+	for _, r := range p.OfKind(kinds.DestinationRule) {
 		if o := r.DestinationRule(); o != nil {
 			validateDestinationRule(p, r, &o.Spec)
 		}
 	}
-	for _, r := range p.Graph.OfKind(kinds.ServiceEntry) {
+	for _, r := range p.OfKind(kinds.ServiceEntry) {
 		se, _ := r.Typed.(*kinds.ServiceEntryObject)
 		if se == nil {
 			continue

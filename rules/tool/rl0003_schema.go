@@ -43,9 +43,14 @@ retries, TLS settings, ...) is not reproduced.`,
 `,
 	},
 	Since: "v0.1.0",
+	// The loader's problems are reported once, with the first shard; the
+	// Istio checks of an object depend on it alone.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		if err := fromProblems(p); err != nil {
-			return err
+		if p.Shard().Index == 0 {
+			if err := fromProblems(p); err != nil {
+				return err
+			}
 		}
 		validateIstio(p)
 		return nil

@@ -47,11 +47,13 @@ metadata:
 `,
 	},
 	Since: "v0.1.0",
-	Run:   runInvalidName,
+	// An object's findings depend on its own name and namespace only.
+	Sharded: true,
+	Run:     runInvalidName,
 }
 
 func runInvalidName(p *rules.Pass) error {
-	for _, r := range p.Graph.Resources {
+	for _, r := range p.Resources() {
 		if r.Name != "" {
 			if msgs := nameErrors(r.Group, r.Kind, r.Name); len(msgs) > 0 {
 				msg, detail := invalidNameMessage(r.Kind+" name", r.Name, msgs, nameErrors, r)
