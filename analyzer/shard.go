@@ -48,7 +48,8 @@ func shardable(r *rules.Rule) bool { return r.Sharded && r.Source == rules.Sourc
 // whole-graph pass reports them in for a rule walking one kind. A rule that
 // breaks (an error or a panic) on a shard is not run on the later ones; its
 // findings are those of the shards before it and the RL0009 finding, the
-// same whichever goroutine got there first. A cancelled context stops the
+// same whichever goroutine got there first. A rule with MergeShards gets
+// its shards' diagnostics joined by it. A cancelled context stops the
 // goroutines before their next shard.
 func runSharded(g *graph.Graph, enabled []*rules.Rule, sharded []int, n, par int, settings map[string]config.Setting, opts Options, perRule [][]rules.Diagnostic) {
 	type result struct {
@@ -110,6 +111,9 @@ func runSharded(g *graph.Graph, enabled []*rules.Rule, sharded []int, n, par int
 			if results[k][shard].failed {
 				break
 			}
+		}
+		if r := enabled[i]; r.MergeShards != nil {
+			out = r.MergeShards(out)
 		}
 		perRule[i] = out
 	}

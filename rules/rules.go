@@ -127,6 +127,13 @@ type Rule struct {
 	// sharded rule one object a shard and compares the findings with an
 	// unsharded run (rules/all TestShardedSameFindings).
 	Sharded bool
+	// MergeShards, set on a sharded rule that merges the findings several
+	// objects cause at one spot (the analysis rules' collector: a template
+	// run by Rollouts that fall in different shards), joins its shards'
+	// diagnostics, given in shard order, into what one pass over the whole
+	// graph reports. Nil: the shards' diagnostics are concatenated.
+	// Optional.
+	MergeShards func([]Diagnostic) []Diagnostic
 	// Run reports diagnostics through the pass. It returns an error only when
 	// the rule itself breaks; that becomes an RL0009 finding naming the rule.
 	// A rule never does I/O, never prints and never exits; it may run
@@ -167,6 +174,8 @@ func (r *Rule) Validate() error {
 		return fmt.Errorf("rule %s: no Run function", r.ID)
 	case r.Sharded && r.Source != SourceGo:
 		return fmt.Errorf("rule %s: Sharded but a %s rule: only Go rules run shard by shard", r.ID, r.Source)
+	case r.MergeShards != nil && !r.Sharded:
+		return fmt.Errorf("rule %s: MergeShards set on a rule that is not Sharded", r.ID)
 	}
 	return r.validateDoc()
 }

@@ -132,14 +132,9 @@ func TestShardedSameFindings(t *testing.T) {
 // runShards runs r over g cut into n shards, through rules.Pass as the
 // analyzer does, and returns its findings, one a line, sorted.
 func runShards(g *graph.Graph, r *rules.Rule, opts rules.Options, n int) []string {
+	var diags []rules.Diagnostic
 	var out []string
-	report := func(d rules.Diagnostic) {
-		var rel []string
-		for _, x := range d.Related {
-			rel = append(rel, fmt.Sprintf("%s:%d:%d %s", x.File, x.Line, x.Column, x.Message))
-		}
-		out = append(out, fmt.Sprintf("  %s %s %q %q related %q", d.Pos, d.Severity, d.Message, d.Detail, rel))
-	}
+	report := func(d rules.Diagnostic) { diags = append(diags, d) }
 	for i := range n {
 		p := rules.NewPass(g, r, opts, rules.ModeCLI, rules.Globals{IstioVersion: "1.28"}, report)
 		if n > 1 {
@@ -148,6 +143,16 @@ func runShards(g *graph.Graph, r *rules.Rule, opts rules.Options, n int) []strin
 		if err := r.Run(p); err != nil {
 			out = append(out, "  error: "+err.Error())
 		}
+	}
+	if n > 1 && r.MergeShards != nil {
+		diags = r.MergeShards(diags)
+	}
+	for _, d := range diags {
+		var rel []string
+		for _, x := range d.Related {
+			rel = append(rel, fmt.Sprintf("%s:%d:%d %s", x.File, x.Line, x.Column, x.Message))
+		}
+		out = append(out, fmt.Sprintf("  %s %s %q %q related %q", d.Pos, d.Severity, d.Message, d.Detail, rel))
 	}
 	sort.Strings(out)
 	return out

@@ -73,6 +73,41 @@ func (c *collector) flush() {
 	}
 }
 
+// mergeSameSpot is the Rule.MergeShards of the rules that report through a
+// collector: it merges the shards' diagnostics as one collector over the
+// whole graph would have (each shard's come merged already, in first-seen
+// order, and the shards in order, so first-seen order and the order of
+// the related locations are kept).
+func mergeSameSpot(ds []rules.Diagnostic) []rules.Diagnostic {
+	c := newCollector(nil)
+	for _, d := range ds {
+		c.add(d)
+	}
+	return c.diags
+}
+
+// scannedRuns returns the predicted runs of the Rollouts the pass scans
+// (Pass.Rollouts), in Rollout order.
+func scannedRuns(p *rules.Pass) []*analysisrun.Run {
+	return rules.ShardPart(p, analysisrun.Of(p.Graph).Runs, kinds.Rollout, func(r *analysisrun.Run) *graph.Resource { return r.Refs.Rollout })
+}
+
+// scannedQueries returns the queries the pass scans, in the order of
+// analysisrun.Analysis.Queries: those of its Rollouts' runs, then those of
+// its templates no Rollout runs. The slice may be shared: do not modify it.
+func scannedQueries(p *rules.Pass) []*analysisrun.Query {
+	a := analysisrun.Of(p.Graph)
+	if p.Shard().Whole() {
+		return a.Queries
+	}
+	out := rules.ShardPart(p, a.RunQueries(), kinds.Rollout, func(q *analysisrun.Query) *graph.Resource { return q.Run.Refs.Rollout })
+	out = out[:len(out):len(out)] // appending copies: out is a run of Queries
+	a.UnusedQueries(func(kind string, qs []*analysisrun.Query) {
+		out = append(out, rules.ShardPart(p, qs, kind, func(q *analysisrun.Query) *graph.Resource { return q.Template })...)
+	})
+	return out
+}
+
 // trigger is the related location of the Rollout reference that starts a run.
 func trigger(run *analysisrun.Run, what string) rules.Related {
 	msg := run.Describe() + " runs this template"

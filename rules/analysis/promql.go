@@ -21,9 +21,10 @@ func parsedPos(g *graph.Graph, q *analysisrun.Query, start, end int) graph.Posit
 	return queryPos(g, q, s, e)
 }
 
-// forEachMatcher calls fn for every label matcher of every query that parses.
-func forEachMatcher(g *graph.Graph, fn func(q *analysisrun.Query, m promql.Matcher)) {
-	for _, q := range analysisrun.Of(g).Queries {
+// forEachMatcher calls fn for every label matcher of every query the pass
+// scans (scannedQueries) that parses.
+func forEachMatcher(p *rules.Pass, fn func(q *analysisrun.Query, m promql.Matcher)) {
+	for _, q := range scannedQueries(p) {
 		if !q.Parsed() {
 			continue
 		}

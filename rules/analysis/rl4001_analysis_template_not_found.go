@@ -35,8 +35,10 @@ steps:
 `,
 	},
 	Since: "v0.1.0",
+	// A Rollout's or an Experiment's findings depend on it and on lookups only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			for i := range rr.Templates {
 				t := &rr.Templates[i]
 				if t.Target != nil || t.Name == "" {
@@ -64,7 +66,7 @@ steps:
 		}
 		// Experiment objects verify their analyses' templates before they
 		// start them (experiments/experiment.go verifyAnalysisTemplate).
-		for _, r := range p.Graph.OfKind(kinds.Experiment) {
+		for _, r := range p.OfKind(kinds.Experiment) {
 			ex := r.Experiment()
 			if ex == nil {
 				continue

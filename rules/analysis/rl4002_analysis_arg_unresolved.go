@@ -43,9 +43,14 @@ steps:
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		for _, run := range analysisrun.Of(p.Graph).Runs {
+		for _, run := range scannedRuns(p) {
 			for i := range run.Args {
 				a, name := &run.Args[i], run.Args[i].Name
 				if a.Resolved {
@@ -63,7 +68,7 @@ steps:
 		}
 		// An AnalysisRun's args are final: one without value or valueFrom
 		// stays unresolved (utils/analysis ResolveArgs).
-		for _, r := range p.Graph.OfKind(kinds.AnalysisRun) {
+		for _, r := range p.OfKind(kinds.AnalysisRun) {
 			ar := r.AnalysisRun()
 			if ar == nil {
 				continue

@@ -35,9 +35,14 @@ first line meant.`,
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		for _, run := range analysisrun.Of(p.Graph).Runs {
+		for _, run := range scannedRuns(p) {
 			templateConflicts(c, run)
 			rolloutConflicts(c, run)
 		}

@@ -46,9 +46,14 @@ steps:
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		forEachMatcher(p.Graph, func(q *analysisrun.Query, m promql.Matcher) {
+		forEachMatcher(p, func(q *analysisrun.Query, m promql.Matcher) {
 			if !m.MatchesEmpty() {
 				return
 			}

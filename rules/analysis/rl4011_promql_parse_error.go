@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
 
 // PromQLParse reports Prometheus queries that do not parse.
@@ -31,9 +30,14 @@ query: |
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		for _, q := range analysisrun.Of(p.Graph).Queries {
+		for _, q := range scannedQueries(p) {
 			if q.Err == nil {
 				continue
 			}

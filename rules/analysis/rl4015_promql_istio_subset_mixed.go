@@ -8,7 +8,6 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 	"github.com/rolloutlint/rolloutlint/semantics/promql"
 )
 
@@ -40,9 +39,14 @@ query: |
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		for _, q := range analysisrun.Of(p.Graph).Queries {
+		for _, q := range scannedQueries(p) {
 			if q.Run == nil || !q.Parsed() || q.Run.Refs.DestinationRule == nil ||
 				(q.Run.Use != graph.UseStep && q.Run.Use != graph.UseBackground) {
 				continue

@@ -34,6 +34,11 @@ name unique across the templates an analysis runs together.`,
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		templateSpecs(p, func(t *graph.Resource, spec *v1alpha1.AnalysisTemplateSpec) {
 			if len(spec.Metrics) < 2 {
@@ -51,7 +56,7 @@ name unique across the templates an analysis runs together.`,
 			}
 		})
 		c := newCollector(p)
-		for _, run := range analysisrun.Of(p.Graph).Runs {
+		for _, run := range scannedRuns(p) {
 			acrossTemplates(c, run)
 		}
 		c.flush()

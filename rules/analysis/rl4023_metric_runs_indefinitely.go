@@ -5,7 +5,6 @@ import (
 
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
 
 // MetricIndefinite reports metrics that never finish in analyses that must.
@@ -32,9 +31,14 @@ metrics:
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		for _, run := range analysisrun.Of(p.Graph).Runs {
+		for _, run := range scannedRuns(p) {
 			switch run.Use {
 			case graph.UseStep, graph.UsePrePromotion, graph.UsePostPromotion:
 			default:

@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 	"github.com/rolloutlint/rolloutlint/semantics/condition"
 )
 
@@ -39,6 +38,11 @@ successCondition: len(result) > 0 && result[0] < 0.02
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
 		type key struct {
@@ -46,7 +50,7 @@ successCondition: len(result) > 0 && result[0] < 0.02
 			vector bool
 		}
 		compiled := map[key]error{} // templates shared by many Rollouts compile once
-		for _, q := range analysisrun.Of(p.Graph).Queries {
+		for _, q := range scannedQueries(p) {
 			if !q.Parsed() || q.Metric.Provider.Prometheus.RangeQuery != nil {
 				continue
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
-	"github.com/rolloutlint/rolloutlint/semantics/analysisrun"
 )
 
 // AnalysisArgFieldRefUnresolved reports analysis arguments whose
@@ -55,9 +54,14 @@ analysis:
 `,
 	},
 	Since: "v0.1.0",
+	// A run's or a query's findings depend on it and on lookups; a spot
+	// several of them hit (a shared template) is merged across shards as
+	// the collector merges it.
+	Sharded:     true,
+	MergeShards: mergeSameSpot,
 	Run: func(p *rules.Pass) error {
 		c := newCollector(p)
-		for _, run := range analysisrun.Of(p.Graph).Runs {
+		for _, run := range scannedRuns(p) {
 			for i := range run.Args {
 				a, name := &run.Args[i], run.Args[i].Name
 				switch {
@@ -80,7 +84,7 @@ analysis:
 				}
 			}
 		}
-		for _, r := range p.Graph.OfKind(kinds.AnalysisRun) {
+		for _, r := range p.OfKind(kinds.AnalysisRun) {
 			ar := r.AnalysisRun()
 			if ar == nil {
 				continue

@@ -211,6 +211,30 @@ func (q *Query) Parsed() bool { return q.Type != "" }
 type Analysis struct {
 	Runs    []*Run
 	Queries []*Query
+	// runQueries is how many of Queries are the runs' (in Rollout order);
+	// the rest are of the templates no Rollout runs, by kind (unusedKinds)
+	// and in load order, unused[k] the end of kind k's.
+	runQueries int
+	unused     [len(unusedKinds)]int
+}
+
+// unusedKinds are the kinds whose objects no Rollout runs have queries of
+// their own, in the order Queries lists them.
+var unusedKinds = [...]string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun}
+
+// RunQueries returns the queries of the runs, in Rollout order (each
+// Query.Run.Refs.Rollout in the order of Graph.OfKind(kinds.Rollout)).
+func (a *Analysis) RunQueries() []*Query { return a.Queries[:a.runQueries] }
+
+// UnusedQueries calls fn with each kind of template and the queries of its
+// objects no Rollout runs (Query.Run nil), in the order of
+// Graph.OfKind(kind): the rest of Queries.
+func (a *Analysis) UnusedQueries(fn func(kind string, qs []*Query)) {
+	from := a.runQueries
+	for k, kind := range unusedKinds {
+		fn(kind, a.Queries[from:a.unused[k]])
+		from = a.unused[k]
+	}
 }
 
 // analyses memoizes Of.
@@ -250,20 +274,30 @@ func build(g *graph.Graph) *Analysis {
 			}
 		}
 	}
+	a.runQueries = len(a.Queries)
 	var unused []*graph.Resource
+	var ends [len(unusedKinds)]int // of each kind's objects in unused
 	// AnalysisRuns committed to the bundle are checked like templates no
 	// Rollout runs, with their own argument values.
-	for _, kind := range []string{kinds.AnalysisTemplate, kinds.ClusterAnalysisTemplate, kinds.AnalysisRun} {
+	for k, kind := range unusedKinds {
 		for _, t := range g.OfKind(kind) {
 			if !used[t] {
 				unused = append(unused, t)
 			}
 		}
+		ends[k] = len(unused)
 	}
 	alone := make([][]*Query, len(unused))
 	parallel.For(len(unused), 32, func(i int) { alone[i] = queriesOf(nil, unused[i], nil, defaultsLookup(unused[i]), phs) })
-	for _, qs := range alone {
+	k := 0
+	for i, qs := range alone {
+		for ; i == ends[k]; k++ {
+			a.unused[k] = len(a.Queries)
+		}
 		a.Queries = append(a.Queries, qs...)
+	}
+	for ; k < len(unusedKinds); k++ {
+		a.unused[k] = len(a.Queries)
 	}
 	return a
 }

@@ -162,3 +162,69 @@ func TestBuildSameOnAnyCPUCount(t *testing.T) {
 		t.Errorf("the prediction differs between 1 and 4 CPUs")
 	}
 }
+
+// TestQueriesInParts checks the parts sharded rules scan Queries by: the
+// runs' queries in Rollout order, then each template kind's unused
+// templates' queries in load order, together Queries exactly.
+func TestQueriesInParts(t *testing.T) {
+	unused := `
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisRun
+metadata: {name: committed, namespace: shop}
+spec:
+  metrics:
+  - name: m
+    provider: {prometheus: {query: up}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ClusterAnalysisTemplate
+metadata: {name: spare}
+spec:
+  metrics:
+  - name: m
+    provider: {prometheus: {query: up}}
+  - name: n
+    provider: {prometheus: {query: up}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: spare, namespace: shop}
+spec:
+  metrics:
+  - name: m
+    provider: {prometheus: {query: up}}
+`
+	g := load.Inputs([]load.Input{{Path: "b.yaml", Data: []byte(bundle + unused)}}, load.Options{})
+	a := analysisrun.Of(g)
+	var joined []*analysisrun.Query
+	last := -1
+	for _, q := range a.RunQueries() {
+		if q.Run == nil || q.Run.Refs.Rollout.KindPos() < last {
+			t.Fatalf("RunQueries: %s of %s has no run or is out of Rollout order", q.Path(), q.Template.Name)
+		}
+		last = q.Run.Refs.Rollout.KindPos()
+		joined = append(joined, q)
+	}
+	counts := map[string]int{}
+	a.UnusedQueries(func(kind string, qs []*analysisrun.Query) {
+		for _, q := range qs {
+			if q.Run != nil || q.Template.Kind != kind {
+				t.Errorf("UnusedQueries(%s): %s of %s %s", kind, q.Path(), q.Template.Kind, q.Template.Name)
+			}
+			counts[kind]++
+		}
+		joined = append(joined, qs...)
+	})
+	if len(a.RunQueries()) == 0 || counts["AnalysisTemplate"] != 1 || counts["ClusterAnalysisTemplate"] != 2 || counts["AnalysisRun"] != 1 {
+		t.Errorf("%d run queries, unused by kind %v; want some, and 1 AnalysisTemplate, 2 ClusterAnalysisTemplate, 1 AnalysisRun", len(a.RunQueries()), counts)
+	}
+	if len(joined) != len(a.Queries) {
+		t.Fatalf("the parts hold %d queries, Queries %d", len(joined), len(a.Queries))
+	}
+	for i := range joined {
+		if joined[i] != a.Queries[i] {
+			t.Errorf("query %d differs between the parts and Queries", i)
+		}
+	}
+}
