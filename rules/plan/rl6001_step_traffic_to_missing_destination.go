@@ -50,17 +50,22 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A Rollout's findings depend on its own plan and on lookups only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		// Only the Argo side matters here: the plans' states, not their
 		// writes nor the xDS prediction, which is computed only when an
 		// opt-in push rule asks for it. Each plan is built, checked and
 		// dropped, not kept for the whole run (aplan.ForGraph would hold
 		// every Rollout's states until the end).
-		serviceNS := map[string]bool{}
-		for _, ns := range p.Graph.Namespaces("Service") {
-			serviceNS[ns] = true
-		}
-		for _, rr := range p.Graph.Refs().Rollouts {
+		serviceNS := serviceNamespacesMemo.Get(p.Graph, func() map[string]bool {
+			set := map[string]bool{}
+			for _, ns := range p.Graph.Namespaces("Service") {
+				set[ns] = true
+			}
+			return set
+		})
+		for _, rr := range p.Rollouts() {
 			if !mayMiss(p.Graph, rr, serviceNS) {
 				continue // no destination the plan can route to is missing
 			}
@@ -260,3 +265,7 @@ func missing(g *graph.Graph, rt aplan.RouteState, d aplan.Destination, serviceNS
 	}
 	return fmt.Sprintf("no Service in namespace %s provides the host", ns), inVS()
 }
+
+// serviceNamespacesMemo holds the namespaces of the bundle's Services, the
+// ones whose Services it shows all of, built once a lint (not once a shard).
+var serviceNamespacesMemo = graph.NewMemo[map[string]bool]("plan.serviceNamespaces")
