@@ -65,21 +65,13 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A gateway-bound VirtualService's findings depend on it and on lookups
+	// (the mesh subset destinations, the managers: memos) only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
-		// Mesh destinations that pick a subset, by FQDN of their host.
-		subsetDests := map[string][]destination{}
-		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
-			if !meshBound(vs) {
-				return
-			}
-			for _, d := range destinationsOf(g, r, vs) {
-				if d.Dest.GetSubset() != "" && !d.Mirror {
-					subsetDests[d.FQDN] = append(subsetDests[d.FQDN], d)
-				}
-			}
-		})
-		managers := rolloutsByVirtualService(g)
+		subsetDests := meshSubsetDests(g)
+		managers := managersMemo.Get(g, func() map[*graph.Resource][]string { return rolloutsByVirtualService(g) })
 		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			b := bindings(vs)
 			if len(b.Named) == 0 {
@@ -151,6 +143,31 @@ func splittingMeshVS(g *graph.Graph, host string, self *graph.Resource) (vs *gra
 	}
 	return nil, "", ""
 }
+
+// meshSubsetDestsMemo holds the mesh VirtualServices' destinations that
+// pick a subset, by FQDN of their host, over the whole graph.
+var meshSubsetDestsMemo = graph.NewMemo[map[string][]destination]("istio.meshSubsetDestinations")
+
+func meshSubsetDests(g *graph.Graph) map[string][]destination {
+	return meshSubsetDestsMemo.Get(g, func() map[string][]destination {
+		out := map[string][]destination{}
+		for _, r := range g.OfKind(kinds.VirtualService) {
+			o := r.VirtualService()
+			if o == nil || !meshBound(&o.Spec) {
+				continue
+			}
+			for _, d := range destinationsOf(g, r, &o.Spec) {
+				if d.Dest.GetSubset() != "" && !d.Mirror {
+					out[d.FQDN] = append(out[d.FQDN], d)
+				}
+			}
+		}
+		return out
+	})
+}
+
+// managersMemo holds rolloutsByVirtualService of the graph.
+var managersMemo = graph.NewMemo[map[*graph.Resource][]string]("istio.rolloutsByVirtualService")
 
 // rolloutsByVirtualService maps each VirtualService to the Rollouts that
 // manage it, from the graph's resolved references.

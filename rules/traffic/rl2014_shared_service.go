@@ -35,9 +35,12 @@ canary:
 `,
 	},
 	Since: "v0.1.0",
+	// A Rollout's findings depend on it and on lookups (the Service's users)
+	// only: the sharing is reported on the first user, found by lookup.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		x := p.Graph.Refs()
-		for _, rr := range x.Rollouts {
+		for _, rr := range p.Rollouts() {
 			for _, s := range rr.Services {
 				if s.Target == nil {
 					continue

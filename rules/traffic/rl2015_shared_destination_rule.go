@@ -31,9 +31,12 @@ destinationRule: {name: checkout, stableSubsetName: stable, canarySubsetName: ca
 `,
 	},
 	Since: "v0.1.0",
+	// A Rollout's findings depend on it and on lookups (the DestinationRule's
+	// users) only: the sharing is reported on the first user, found by lookup.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		x := p.Graph.Refs()
-		for _, rr := range x.Rollouts {
+		for _, rr := range p.Rollouts() {
 			dr := rr.DestinationRule
 			if dr == nil || dr.Target == nil {
 				continue
