@@ -87,6 +87,10 @@ spec:
 		Name: "versionKeys", Type: rules.OptStrings, Example: "[track, build]",
 		Doc: "more label keys that name a version, added to the built-in ones.",
 	}},
+	// A label set is reported with the first Rollout (in load order) whose
+	// image or keys make it pin a version, found by lookup among the set's
+	// owners: a Rollout's findings depend on it and on lookups only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		keys := map[string]bool{}
 		for k := range versionKeys {
@@ -95,19 +99,18 @@ spec:
 		for _, k := range p.Options.Strings("versionKeys", nil) {
 			keys[k] = true
 		}
-		seen := map[string]bool{}
-		for _, rr := range p.Graph.Refs().Rollouts {
+		for _, rr := range p.Rollouts() {
 			for _, ls := range rolloutLabelSets(p.Graph, rr) {
 				// Most label sets pin nothing: they are checked before their
 				// keys are sorted for the findings.
-				pins := false
+				pinned := false
 				for k, v := range ls.Labels {
-					if keys[k] || v != "latest" && hasImageTag(rr, v) || looksLikeVersion(v) {
-						pins = true
+					if pins(keys, rr, k, v) {
+						pinned = true
 						break
 					}
 				}
-				if !pins {
+				if !pinned {
 					continue
 				}
 				for _, k := range sortedKeys(ls.Labels) {
@@ -123,12 +126,10 @@ spec:
 					default:
 						continue
 					}
-					path := graph.Key(ls.Path, k)
-					id := fmt.Sprintf("%p %s", ls.Res, path)
-					if seen[id] {
-						continue
+					if pinnedBefore(p.Graph, ls, rr, keys, k, v) {
+						continue // reported with that Rollout
 					}
-					seen[id] = true
+					path := graph.Key(ls.Path, k)
 					p.ReportDetail(ls.Res, path, fmt.Sprintf("%s pins %s=%s (%s)", ls.What(), k, v, why),
 						fmt.Sprintf("Argo selects revisions with %s; a pinned version makes stable and canary select the same or the wrong pods once the next release changes it.", hashLabel),
 						templateRelated(p.Graph, rr))
@@ -137,4 +138,24 @@ spec:
 		}
 		return nil
 	},
+}
+
+// pins reports whether label k=v of a label set of rr pins a version: the
+// key names one, or the value is rr's image tag or looks like a version.
+func pins(keys map[string]bool, rr *graph.RolloutRefs, k, v string) bool {
+	return keys[k] || v != "latest" && hasImageTag(rr, v) || looksLikeVersion(v)
+}
+
+// pinnedBefore reports whether a Rollout before rr among the owners of
+// label set ls finds k=v pinning a version, and so reports it.
+func pinnedBefore(g *graph.Graph, ls labelSet, rr *graph.RolloutRefs, keys map[string]bool, k, v string) bool {
+	for _, o := range labelSetOwners(g, ls) {
+		if o == rr {
+			return false
+		}
+		if pins(keys, o, k, v) {
+			return true
+		}
+	}
+	return false
 }

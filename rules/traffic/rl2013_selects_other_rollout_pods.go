@@ -39,18 +39,18 @@ spec:
 `,
 	},
 	Since: "v0.1.0",
+	// A label set is checked with the first Rollout that has it, found by
+	// lookup among the set's owners: a Rollout's findings depend on it and
+	// on lookups only.
+	Sharded: true,
 	Run: func(p *rules.Pass) error {
 		g := p.Graph
 		x := g.Refs()
-		type setKey struct {
-			res  *graph.Resource
-			path string
-		}
-		// About two label sets per Rollout (its Services and subsets): sized
-		// so that the set does not grow step by step on a large bundle.
-		seen := make(map[setKey]bool, 2*len(x.Rollouts))
-		for _, rr := range x.Rollouts {
+		for _, rr := range p.Rollouts() {
 			for _, ls := range rolloutLabelSets(g, rr) {
+				if owners := labelSetOwners(g, ls); len(owners) > 0 && owners[0] != rr {
+					continue // checked with owners[0]
+				}
 				sel := ls.Labels
 				// The Rollouts a label set belongs to are few: a list on the
 				// stack, a set only for a Service many Rollouts share.
@@ -86,11 +86,9 @@ spec:
 						}
 					}
 				}
-				key := setKey{ls.Res, ls.Path}
-				if seen[key] || len(sel) == 0 {
+				if len(sel) == 0 {
 					continue
 				}
-				seen[key] = true
 				for _, other := range g.RolloutsSelectedBy(ls.Namespace, sel, hashLabel) {
 					if ownerSet[other] || ownerSet == nil && slices.Contains(owners, other) {
 						continue

@@ -50,6 +50,24 @@ var labelSetsMemo = graph.NewMemo[rolloutSets]("traffic.labelSets")
 type rolloutSets struct {
 	refs []*graph.RolloutRefs // nil for a Rollout without a typed spec
 	sets [][]labelSet
+	// owners lists, for each label set (a Service selector, a subset's
+	// labels), the Rollouts whose sets include it, in Rollout order: the
+	// rules that report a label set once, with the first Rollout to show
+	// it, find that Rollout by lookup, whichever shard they scan.
+	owners map[labelSetKey][]*graph.RolloutRefs
+}
+
+// labelSetKey identifies a label set: its object and the map's path.
+type labelSetKey struct {
+	res  *graph.Resource
+	path string
+}
+
+// labelSetOwners returns the Rollouts whose label sets include ls, in
+// Rollout order (see rolloutSets.owners). The slice is shared: do not
+// modify it.
+func labelSetOwners(g *graph.Graph, ls labelSet) []*graph.RolloutRefs {
+	return allLabelSets(g).owners[labelSetKey{ls.Res, ls.Path}]
 }
 
 // rolloutLabelSets returns the Service selectors of a Rollout's Services and
@@ -57,20 +75,31 @@ type rolloutSets struct {
 // listed once per lint for every Rollout of g. The slice is shared: do not
 // modify it.
 func rolloutLabelSets(g *graph.Graph, rr *graph.RolloutRefs) []labelSet {
-	all := labelSetsMemo.Get(g, func() rolloutSets {
-		n := len(g.OfKind(kinds.Rollout))
-		m := rolloutSets{refs: make([]*graph.RolloutRefs, n), sets: make([][]labelSet, n)}
-		for _, rr := range g.Refs().Rollouts {
-			if i := rr.Rollout.KindPos(); i < n && g.OfKind(kinds.Rollout)[i] == rr.Rollout {
-				m.refs[i], m.sets[i] = rr, labelSets(rr)
-			}
-		}
-		return m
-	})
+	all := allLabelSets(g)
 	if i := rr.Rollout.KindPos(); i < len(all.refs) && all.refs[i] == rr {
 		return all.sets[i]
 	}
 	return labelSets(rr) // not one of g's Rollouts
+}
+
+// allLabelSets lists every Rollout's label sets and their owners, once per
+// lint.
+func allLabelSets(g *graph.Graph) rolloutSets {
+	return labelSetsMemo.Get(g, func() rolloutSets {
+		n := len(g.OfKind(kinds.Rollout))
+		m := rolloutSets{refs: make([]*graph.RolloutRefs, n), sets: make([][]labelSet, n),
+			owners: make(map[labelSetKey][]*graph.RolloutRefs, 2*n)}
+		for _, rr := range g.Refs().Rollouts {
+			if i := rr.Rollout.KindPos(); i < n && g.OfKind(kinds.Rollout)[i] == rr.Rollout {
+				m.refs[i], m.sets[i] = rr, labelSets(rr)
+				for _, ls := range m.sets[i] {
+					k := labelSetKey{ls.Res, ls.Path}
+					m.owners[k] = append(m.owners[k], rr)
+				}
+			}
+		}
+		return m
+	})
 }
 
 // labelSets lists rolloutLabelSets' sets of one Rollout.
