@@ -100,7 +100,7 @@ require (
 	github.com/xeipuuv/gojsonschema v1.2.0
 	github.com/yashtewari/glob-intersection v0.2.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	go.yaml.in/yaml/v2 v2.4.4 // indirect
+	go.yaml.in/yaml/v2 v2.4.4
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect

@@ -1,14 +1,18 @@
 package render
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	yaml2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v4/pkg/strvals"
 
@@ -82,7 +86,12 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 		return
 	}
 	if resp.Stage == helmrpc.StageLoad {
-		res.fail(r.helmErrorPos(u.Dir, chartFile, resp.Error), "loading chart %s: %s", u.Dir, unquotedValues(cleanHelmError(resp.Error)))
+		pos := r.helmErrorPos(u.Dir, chartFile, resp.Error)
+		if vf := loadValuesFile(u.Dir, resp.Error); vf != "" {
+			pos = r.valuesErrorPos(vf, resp.Error)
+			res.Files = appendFile(res.Files, vf)
+		}
+		res.fail(pos, "loading chart %s: %s", u.Dir, unquotedValues(withoutYAMLLine(cleanHelmError(resp.Error))))
 		return
 	}
 	if len(resp.Missing) > 0 {
@@ -123,6 +132,9 @@ func (r *Renderer) helm(u *units.Unit, res *Result) {
 		if schema := filepath.Join(u.Dir, "values.schema.json"); fileExists(schema) && strings.Contains(resp.Error, "schema") {
 			pos = lineStart(schema, 1)
 			res.Files = appendFile(res.Files, schema)
+		}
+		if at, ok := schemaValuePos(sources, resp.ChartName, resp.Error); ok {
+			pos = at // the value the schema refuses, in the source it came from
 		}
 		res.fail(pos, "values of chart %s: %s", u.Dir, cleanHelmError(resp.Error))
 		return
@@ -255,7 +267,7 @@ func (r *Renderer) helmValues(u *units.Unit, res *Result) (map[string]any, []val
 		}
 		m := map[string]any{}
 		if err := yaml.Unmarshal(src.data, &m); err != nil {
-			res.fail(lineStart(file, yamlErrLine(err)), "values file %s is not valid YAML: %s", file, unquotedValues(err.Error()))
+			res.fail(r.valuesErrorPos(file, err.Error()), "values file %s is not valid YAML: %s", file, unquotedValues(withoutYAMLLine(err.Error())))
 			return false
 		}
 		vals = mergeMaps(vals, m)
@@ -396,15 +408,223 @@ var (
 	tmplErrRe = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`([A-Za-z0-9_.\-]+(?:/[A-Za-z0-9_.\-]+)+):(\d+)(?::(\d+))?`)
 	})
-	yamlLineNo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+	yamlLineNo   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
+	yamlLineWord = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`yaml: line \d+: `) })
 )
 
-func yamlErrLine(err error) int {
-	if m := yamlLineNo().FindStringSubmatch(err.Error()); m != nil {
+// yamlErrLine is the line a YAML error names, else 0.
+func yamlErrLine(msg string) int {
+	if m := yamlLineNo().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n
 	}
-	return 1
+	return 0
+}
+
+var (
+	// Helm's loader wraps a values.yaml it cannot parse, of the chart or
+	// of a subchart directory under charts/, as
+	// "error unpacking subchart b in a: cannot load values.yaml: ...".
+	loadValuesRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`((?:error unpacking subchart [^ ]+ in [^ ]+: )*)cannot load values\.yaml:`)
+	})
+	subchartRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`error unpacking subchart ([^ ]+) in `) })
+	unknownAliasRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`unknown anchor '([^']*)' referenced`) })
+	schemaAtRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- at '(/[^']*)'`) })
+)
+
+// withoutYAMLLine is a YAML error message without the line it names: the
+// finding's position says it, and the parsers' lines can be one off
+// (parsedErrLine) or count from the document's start.
+func withoutYAMLLine(msg string) string {
+	return yamlLineWord().ReplaceAllString(msg, "yaml: ")
+}
+
+// loadValuesFile is the values.yaml a chart load error is about, when the
+// error is one and the file is on disk (not in a packed subchart), else "".
+func loadValuesFile(dir, msg string) string {
+	m := loadValuesRe().FindStringSubmatch(msg)
+	if m == nil {
+		return ""
+	}
+	for _, sub := range subchartRe().FindAllStringSubmatch(m[1], -1) {
+		dir = filepath.Join(dir, "charts", sub[1])
+	}
+	if f := filepath.Join(dir, "values.yaml"); fileExists(f) {
+		return f
+	}
+	return ""
+}
+
+// yamlParserProblems are the problems the YAML parser (not its scanner)
+// reports. For these, the "line N" of a go.yaml.in/yaml/v3 error counts from
+// 0 (the line of the construct that is not closed, or of the problem when
+// the construct starts on the first line), and no line at all means the
+// first; a scanner's problem counts from 1.
+var yamlParserProblems = []string{"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"did not find expected '-' indicator", "did not find expected <document start>", "did not find expected key",
+	"did not find expected node content", "found duplicate %TAG directive", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found undefined tag handle"}
+
+// parsedErrLine is the line, counted from 1, of a go.yaml.in/yaml/v3
+// parse error, else 0.
+func parsedErrLine(msg string) int {
+	for _, p := range yamlParserProblems {
+		if strings.Contains(msg, p) {
+			return yamlErrLine(msg) + 1
+		}
+	}
+	return yamlErrLine(msg)
+}
+
+// blockProblemLine is, for a problem in a block collection (a key or an
+// item where none may be: a line indented wrongly), the line the parser
+// met it on. go.yaml.in/yaml/v3 names the line where the enclosing block
+// starts (for a top-level key, the document's first), go.yaml.in/yaml/v2
+// (the parser Helm reads values.yaml with) the line of the problem, which
+// it counts from 0. 0 for other problems.
+func blockProblemLine(msg string, data []byte) int {
+	if !strings.Contains(msg, "did not find expected key") && !strings.Contains(msg, "did not find expected '-' indicator") &&
+		!strings.Contains(msg, "did not find expected node content") {
+		return 0
+	}
+	dec := yaml2.NewDecoder(bytes.NewReader(data))
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if err == nil {
+			continue
+		}
+		if err == io.EOF {
+			return 0
+		}
+		return yamlErrLine(err.Error()) + 1
+	}
+}
+
+// valuesErrorPos is where a values file that does not parse goes wrong.
+// The file is parsed again here, document after document, so the line
+// counts from the start of the file (Helm parses a values.yaml document by
+// document, and its "line N" counts from the document's start). An error
+// without a line (an alias to an anchor never defined) is placed on the
+// alias. When this parser takes what Helm's did not, the line of Helm's
+// message (msg) is used, if the file is one document; else the first line.
+func (r *Renderer) valuesErrorPos(file, msg string) graph.Position {
+	src := r.source(file)
+	if src == nil {
+		return lineStart(file, 1)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(src.data))
+	for {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if err == nil {
+			continue
+		}
+		if err == io.EOF {
+			break
+		}
+		if line := parsedErrLine(err.Error()); line > 0 {
+			if l := blockProblemLine(err.Error(), src.data); l > 0 {
+				line = l
+			}
+			return lineStart(file, line)
+		}
+		if m := unknownAliasRe().FindStringSubmatch(err.Error()); m != nil {
+			if pos, ok := aliasPos(file, src.lines, m[1]); ok {
+				return pos
+			}
+		}
+		return lineStart(file, 1)
+	}
+	if line := yamlErrLine(msg); line > 0 && len(src.docs) <= 1 {
+		return lineStart(file, line)
+	}
+	if m := unknownAliasRe().FindStringSubmatch(msg); m != nil {
+		if pos, ok := aliasPos(file, src.lines, m[1]); ok {
+			return pos
+		}
+	}
+	return lineStart(file, 1)
+}
+
+// aliasPos is the first alias *name in lines (outside comments and
+// quotes, roughly: preceded by a blank or a flow or block indicator and
+// followed by a blank, a flow indicator or the end of the line).
+func aliasPos(file string, lines []string, name string) (graph.Position, bool) {
+	re, err := regexp.Compile(`(?:^|[\s\[{,:?-])(\*` + regexp.QuoteMeta(name) + `)(?:$|[\s\]},])`)
+	if err != nil {
+		return graph.Position{}, false
+	}
+	for i, l := range lines {
+		if m := re.FindStringSubmatchIndex(l); m != nil {
+			col := utf8.RuneCountInString(l[:m[2]]) + 1
+			return graph.Position{File: file, Line: i + 1, Column: col, EndLine: i + 1, EndColumn: col + utf8.RuneCountInString(l[m[2]:m[3]])}, true
+		}
+	}
+	return graph.Position{}, false
+}
+
+// schemaValuePos is where the first value a values.schema.json refuses was
+// set: Helm's message lists, under each chart's name, the JSON pointer of
+// each refused value ("- at '/image/tag': got number, want string"). Only
+// the chart's own list is placed (a subchart's values are under its key);
+// the last source that sets the value wins, as in Helm's merge.
+func schemaValuePos(sources []valuesSource, chart, msg string) (graph.Position, bool) {
+	in := false
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "- ") {
+			in = line == chart+":"
+			continue
+		}
+		m := schemaAtRe().FindStringSubmatch(line)
+		if !in || m == nil {
+			continue
+		}
+		var keys []string
+		for _, k := range strings.Split(m[1], "/")[1:] {
+			keys = append(keys, strings.NewReplacer("~1", "/", "~0", "~").Replace(k))
+		}
+		for i := len(sources) - 1; i >= 0; i-- {
+			s := sources[i]
+			if s.param != "" {
+				if s.param == strings.Join(keys, ".") {
+					return s.paramValue, true
+				}
+				continue
+			}
+			if n := valueAt(s.node, keys); n != nil {
+				return graph.NodePos(s.file, n), true
+			}
+		}
+		return graph.Position{}, false
+	}
+	return graph.Position{}, false
+}
+
+// valueAt is the node at keys (map keys, sequence indexes) under n.
+func valueAt(n *yaml.Node, keys []string) *yaml.Node {
+	for _, k := range keys {
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		switch {
+		case n == nil:
+			return nil
+		case n.Kind == yaml.MappingNode:
+			n = mapValue(n, k)
+		case n.Kind == yaml.SequenceNode:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[i]
+		default:
+			return nil
+		}
+	}
+	return n
 }
 
 // helmErrorPos finds the template file and line of a Helm error

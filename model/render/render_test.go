@@ -326,3 +326,57 @@ func TestDirectoryUnitRendersWhatDiscoveryRead(t *testing.T) {
 		t.Errorf("b.yaml rendered as %q, want the file as it is now", got[b])
 	}
 }
+
+// TestHelmValuesErrorPositions: a values file that does not parse, or holds
+// a value values.schema.json refuses, is an RL0010 at that file and line
+// (it was at Chart.yaml:1:1 for the chart's own values.yaml), and the
+// message quotes nothing of the file (a values file often holds secrets).
+func TestHelmValuesErrorPositions(t *testing.T) {
+	const chartYAML = "apiVersion: v2\nname: web\nversion: 0.1.0\n"
+	const tmpl = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n"
+	const head = "# values\nname: web\nimage:\n  repo: x\n  tag: v1\nsecret: hunter2\n" // lines 1-6
+	schema := `{"type": "object", "properties": {"replicas": {"type": "integer"}, "image": {"type": "object", "properties": {"tag": {"type": "string"}}}}}`
+	cases := []struct {
+		name   string
+		files  map[string]string
+		values []string // --values files
+		want   string   // file:line:col of the one problem
+	}{
+		{"values.yaml YAML error", map[string]string{"chart/values.yaml": head + "bad: [unclosed\nother: 1\n"}, nil, "chart/values.yaml:7:1"},
+		{"values.yaml undefined alias", map[string]string{"chart/values.yaml": head + "ref: *hunter3\nother: 1\n"}, nil, "chart/values.yaml:7:6"},
+		{"values.yaml second document", map[string]string{"chart/values.yaml": head + "---\nname: web\nbad: {x: 1\n"}, nil, "chart/values.yaml:9:1"},
+		{"values.yaml bad indentation", map[string]string{"chart/values.yaml": head + "x:\n  a: 1\n b: 2\n"}, nil, "chart/values.yaml:9:1"},
+		{"values.yaml nested bad indentation", map[string]string{"chart/values.yaml": head + "x:\n  a:\n    b: 1\n    c: 2\n   d: 3\n"}, nil, "chart/values.yaml:11:1"},
+		{"subchart values.yaml", map[string]string{"chart/values.yaml": "name: web\n",
+			"chart/charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n", "chart/charts/sub/values.yaml": "a: 1\nb: 'hunter2\n"}, nil, "chart/charts/sub/values.yaml:2:1"},
+		{"--values YAML error", map[string]string{"chart/values.yaml": "name: web\n", "prod.yaml": "name: web\nfoo:\n  bar: [hunter2\n"}, []string{"prod.yaml"}, "prod.yaml:3:1"},
+		{"--values undefined alias", map[string]string{"chart/values.yaml": "name: web\n", "prod.yaml": "name: web\nfoo: *hunter3\n"}, []string{"prod.yaml"}, "prod.yaml:2:6"},
+		{"schema refuses values.yaml", map[string]string{"chart/values.yaml": "name: web\nreplicas: hunter2\n", "chart/values.schema.json": schema}, nil, "chart/values.yaml:2:11"},
+		{"schema refuses --values", map[string]string{"chart/values.yaml": "name: web\nreplicas: 2\nimage: {tag: v1}\n", "chart/values.schema.json": schema,
+			"prod.yaml": "image:\n  tag: 5\n"}, []string{"prod.yaml"}, "prod.yaml:2:8"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			files := map[string]string{"chart/Chart.yaml": chartYAML, "chart/templates/cm.yaml": tmpl}
+			for p, s := range c.files {
+				files[p] = s
+			}
+			dir := writeTree(t, files)
+			var opts Options
+			for _, v := range c.values {
+				opts.HelmValueFiles = append(opts.HelmValueFiles, filepath.Join(dir, v))
+			}
+			res := New(opts).Render(&units.Unit{Kind: units.Helm, Dir: filepath.Join(dir, "chart")})
+			if len(res.Problems) != 1 {
+				t.Fatalf("problems %v, want one", res.Problems)
+			}
+			p := res.Problems[0]
+			if got := short(dir, p.Pos); p.RuleID != RuleRender || got != c.want {
+				t.Errorf("%s at %s (%s), want at %s", p.RuleID, got, p.Message, c.want)
+			}
+			if strings.Contains(p.Message, "hunter") || strings.Contains(p.Message, "line ") {
+				t.Errorf("message quotes the values file or names a line: %s", p.Message)
+			}
+		})
+	}
+}

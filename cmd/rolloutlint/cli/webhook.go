@@ -99,7 +99,7 @@ func (o *webhookOptions) bind(fl *pflag.FlagSet) {
 	fl.Int64Var(&o.maxBody, "max-body-bytes", webhook.DefaultMaxBodyBytes, "largest admission review accepted, in bytes (> 0)")
 	fl.StringVar(&o.logFormat, "log-format", "json", "log format: json or text")
 	fl.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place)")
+	fl.DurationVar(&o.configPoll, "config-poll", 10*time.Second, "how often --config is checked for changes (a mounted ConfigMap is updated in place); 0 turns reloading off")
 	fl.StringArrayVar(&o.trustedUsers, "trusted-user", webhook.DefaultTrustedUsers, "user-name glob whose requests are never denied (repeatable; replaces the default list)")
 	fl.BoolVar(&o.denyExisting, "deny-existing", false, "deny an UPDATE for every error of the new object, not only those it introduces")
 	fl.IntVar(&o.concurrency, "max-concurrent-reviews", webhook.DefaultConcurrency(), "lints run at once (by default the number of CPUs, at most 4); further reviews wait in arrival order until their deadline")
@@ -149,6 +149,11 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 		return fmt.Errorf("--max-body-bytes %d: the limit must be a positive number of bytes (default %d, %d MiB)",
 			o.maxBody, webhook.DefaultMaxBodyBytes, webhook.DefaultMaxBodyBytes>>20)
 	}
+	if o.configPoll < 0 {
+		// watchConfig took any value <= 0 as "off": a negative interval is
+		// a mistake, not a way to ask for that.
+		return fmt.Errorf("--config-poll %s: the interval must not be negative (0 turns config reloading off)", o.configPoll)
+	}
 	if o.shutdownDelay < 0 {
 		return fmt.Errorf("--shutdown-delay must not be negative")
 	}
@@ -181,6 +186,9 @@ func (o *webhookOptions) run(parent context.Context, e *Env) error {
 	}
 	linter := &webhook.Linter{Rules: ruleList, Config: cfg, Globals: globalsFrom(cfg), FullDecode: full}
 	if cfg != nil && cfg.File != "" {
+		if o.configPoll == 0 {
+			log.Info("config reloading off (--config-poll 0): changes to the config take effect at restart", "config", cfg.File)
+		}
 		go watchConfig(ctx, e, cfg.File, o.configPoll, linter, log)
 	}
 	var ready func() bool

@@ -19,6 +19,8 @@ func TestWebhookFlagErrors(t *testing.T) {
 		{[]string{"webhook", "--cert-file=c", "--key-file=k", "--failure-mode=maybe"}, `--failure-mode: unknown failure mode "maybe"`},
 		{[]string{"webhook", "--cert-file=/nonexistent/c", "--key-file=/nonexistent/k", "--cluster-view=false"}, "reading serving certificate"},
 		{[]string{"webhook", "--log-format=xml"}, `unknown format "xml"`},
+		// --config-poll 0 (reloading off) passes the checks: the error is the next one.
+		{[]string{"webhook", "--cert-file=/nonexistent/c", "--key-file=/nonexistent/k", "--cluster-view=false", "--config-poll=0"}, "reading serving certificate"},
 	}
 	for _, c := range cases {
 		var out, errw bytes.Buffer
@@ -35,6 +37,7 @@ func TestWebhookNumericFlagErrors(t *testing.T) {
 		{"--max-concurrent-reviews=0", "--max-concurrent-reviews must be positive"},
 		{"--max-queued-reviews=-1", "--max-queued-reviews must be positive"},
 		{"--shutdown-delay=-1s", "--shutdown-delay must not be negative"},
+		{"--config-poll=-1s", "--config-poll -1s: the interval must not be negative (0 turns config reloading off)"},
 		{"--max-body-bytes=0", "--max-body-bytes 0: the limit must be a positive number of bytes (default 7340032, 7 MiB)"},
 		{"--max-body-bytes=-1", "--max-body-bytes -1: the limit must be a positive number of bytes"},
 	} {
@@ -96,5 +99,16 @@ func TestRestConfigPrecedence(t *testing.T) {
 	}
 	if _, err := restConfig(&Env{}, "", "", "use --cluster-view=false"); err == nil || !strings.Contains(err.Error(), "--cluster-view=false") {
 		t.Errorf("no cluster anywhere: err %v", err)
+	}
+}
+
+// TestWebhookConfigPollHelp: --config-poll 0 is accepted and turns config
+// reloading off, and the help says so (docs/webhook.md too).
+func TestWebhookConfigPollHelp(t *testing.T) {
+	t.Parallel()
+	var out, errw bytes.Buffer
+	Main([]string{"webhook", "--help"}, strings.NewReader(""), &out, &errw)
+	if help := out.String() + errw.String(); !strings.Contains(help, "0 turns reloading off") {
+		t.Errorf("webhook --help does not say what --config-poll 0 does:\n%s", help)
 	}
 }
