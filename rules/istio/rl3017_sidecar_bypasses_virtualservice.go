@@ -56,13 +56,19 @@ spec:
 		g := p.Graph
 		m := visibility.For(g, p.Globals.IstioVersion)
 		root := m.Mesh.RootNamespace
-		managers := map[*graph.Resource]*graph.Resource{} // VirtualService → a Rollout managing it
-		for _, rr := range g.Refs().Rollouts {
-			for _, v := range rr.VirtualServices {
-				if v.Target != nil && managers[v.Target] == nil {
-					managers[v.Target] = rr.Rollout
+		var managers map[*graph.Resource]*graph.Resource // VirtualService → a Rollout managing it, built for the first finding
+		managerOf := func(vs *graph.Resource) *graph.Resource {
+			if managers == nil {
+				managers = map[*graph.Resource]*graph.Resource{}
+				for _, rr := range g.Refs().Rollouts {
+					for _, v := range rr.VirtualServices {
+						if v.Target != nil && managers[v.Target] == nil {
+							managers[v.Target] = rr.Rollout
+						}
+					}
 				}
 			}
+			return managers[vs]
 		}
 		var rootClientNS []string // namespaces the root Sidecar shapes
 		for _, sc := range g.OfKind(kinds.Sidecar) {
@@ -115,7 +121,7 @@ spec:
 			}
 			for _, f := range found {
 				split := ""
-				if ro := managers[f.vs]; ro != nil {
+				if ro := managerOf(f.vs); ro != nil {
 					split = fmt.Sprintf(" (the canary split of Rollout %s)", objectName(ro))
 				}
 				who := "its sidecars"
