@@ -1,0 +1,133 @@
+// Command perfrun times commands side by side: each round runs every
+// command once, in the order given, so a slow period of a shared host
+// falls on all of them alike, and it prints each command's median wall
+// time, CPU time (user + system of the child, from its rusage), the CPU
+// range over the rounds and the median peak RSS. A command's standard
+// output is discarded; exit status 1 counts as a run (a lint with
+// findings), any other failure stops the measurement.
+//
+//	go run ./internal/tools/perfrun -runs 9 'lint=bin/rolloutlint lint -f json corpus' 'floor=yamlfloor corpus'
+//
+// scripts/perf-targets.sh measures issue 21's targets with it
+// (docs/performance.md).
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type command struct {
+	label string
+	argv  []string
+}
+
+type sample struct {
+	wall, cpu time.Duration
+	rssKB     int64
+}
+
+func main() {
+	runs := flag.Int("runs", 7, "rounds; each runs every command once")
+	warm := flag.Bool("warm", true, "run every command once before the rounds (page cache, first-run effects), not counted")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: perfrun [-runs N] 'label=command args...'...\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() == 0 || *runs < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	var cmds []command
+	for _, a := range flag.Args() {
+		label, line, ok := strings.Cut(a, "=")
+		if !ok || strings.TrimSpace(line) == "" {
+			fmt.Fprintf(os.Stderr, "perfrun: %q is not label=command\n", a)
+			os.Exit(2)
+		}
+		cmds = append(cmds, command{label, strings.Fields(line)})
+	}
+	if *warm {
+		for _, c := range cmds {
+			if _, err := run(c); err != nil {
+				fmt.Fprintln(os.Stderr, "perfrun:", err)
+				os.Exit(1)
+			}
+		}
+	}
+	samples := make([][]sample, len(cmds))
+	for round := range *runs {
+		for i, c := range cmds {
+			s, err := run(c)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "perfrun:", err)
+				os.Exit(1)
+			}
+			samples[i] = append(samples[i], s)
+		}
+		fmt.Fprintf(os.Stderr, "round %d/%d done\n", round+1, *runs)
+	}
+	fmt.Printf("%d rounds, medians\n\n", *runs)
+	fmt.Println("| command | wall | CPU (user+sys) | CPU min … max | peak RSS |")
+	fmt.Println("|---|---|---|---|---|")
+	for i, c := range cmds {
+		wall, cpu, rss := pick(samples[i], func(s sample) float64 { return s.wall.Seconds() }),
+			pick(samples[i], func(s sample) float64 { return s.cpu.Seconds() }),
+			pick(samples[i], func(s sample) float64 { return float64(s.rssKB) })
+		fmt.Printf("| %s | %s | %s | %s … %s | %.0f MB |\n", c.label, seconds(median(wall)), seconds(median(cpu)),
+			seconds(slices.Min(cpu)), seconds(slices.Max(cpu)), median(rss)/1024)
+	}
+}
+
+// run runs a command once and returns its child's resource use.
+func run(c command) (sample, error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		return sample{}, fmt.Errorf("%s: %w: %s", c.label, err, strings.TrimSpace(stderr.String()))
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return sample{}, errors.New("no rusage for the child on this platform")
+	}
+	return sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKB: ru.Maxrss}, nil
+}
+
+func pick(ss []sample, f func(sample) float64) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = f(s)
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// seconds prints a duration in seconds, or in milliseconds below one.
+func seconds(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.1f ms", s*1000)
+	}
+	return fmt.Sprintf("%.3f s", s)
+}
