@@ -80,28 +80,30 @@ func ASCII(name string) string {
 }
 
 // Reference is what a finding about a reference that resolves to nothing
-// says when the referenced name holds characters Find lists: the first
-// few's code points for the message ("the name holds U+0435"), a detail
-// sentence naming them all, and the ASCII name the reference imitates ("",
-// when it imitates none or is that name already), for the rule to look up
-// as the object meant. ok is false for a plain ASCII name.
-func Reference(name string) (msg, detail, ascii string, ok bool) {
+// says when the referenced name holds characters Find lists: the first two's
+// code points for the message ("U+0435", "U+0435, U+200B, …": messages stay
+// short), a detail sentence naming them all, and the ASCII name the
+// reference imitates ("" when it imitates none), for the rule to look up as
+// the object meant. ok is false for a plain ASCII name.
+func Reference(name string) (codes, detail, ascii string, ok bool) {
 	chars := Find(name)
 	if len(chars) == 0 {
 		return "", "", "", false
 	}
-	codes := make([]string, 0, 3)
+	var b strings.Builder
 	for i, c := range chars {
-		if i == 3 {
-			codes = append(codes, "…")
+		if i == 2 {
+			b.WriteString(", …")
 			break
 		}
-		codes = append(codes, fmt.Sprintf("%U", c.Rune))
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%U", c.Rune)
 	}
-	msg = "the name holds " + strings.Join(codes, ", ")
 	detail = fmt.Sprintf("The name %q holds %s, which no name typed in ASCII matches.", name, Describe(chars))
 	if ascii = ASCII(name); ascii == name {
 		ascii = ""
 	}
-	return msg, detail, ascii, true
+	return b.String(), detail, ascii, true
 }
