@@ -80,6 +80,8 @@ spec:
 	},
 }
 
+// reportServiceNotFound reports one of rr's Services that the bundle does not
+// hold, with the Service most likely meant.
 func reportServiceNotFound(p *rules.Pass, idx *serviceIndex, rr *graph.RolloutRefs, ref graph.ServiceRef) {
 	ro := rr.Rollout
 	ns := ro.Namespace
@@ -89,7 +91,7 @@ func reportServiceNotFound(p *rules.Pass, idx *serviceIndex, rr *graph.RolloutRe
 		sev = rules.Warning
 		detail += fmt.Sprintf(" The bundle holds other Services of namespace %s, so this one should be among them: the name is misspelt, or the Service is missing.", ns)
 	} else {
-		detail += fmt.Sprintf(" The bundle holds no Service of namespace %s: they are deployed from elsewhere, and this one was not checked.", ns)
+		detail += fmt.Sprintf(" The bundle holds no Service of namespace %s: they are presumably deployed from elsewhere, and this one was not checked.", ns)
 	}
 	// A name with look-alike characters is shown quoted (an invisible one
 	// escaped) and compared by the ASCII it imitates.
