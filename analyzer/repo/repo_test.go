@@ -172,6 +172,7 @@ func TestGivenFiles(t *testing.T) {
 		{"apps/reviews.yaml", []string{"RL1001 charts/reviews/templates/rollout.yaml:34"}},
 		// The staging overlay breaks references written in the base.
 		{"kustomize/checkout/overlays/staging/kustomization.yaml", []string{
+			"RL2019 kustomize/checkout/base/rollout.yaml:22", "RL2019 kustomize/checkout/base/rollout.yaml:23",
 			"RL2002 kustomize/checkout/base/rollout.yaml:27", "RL4001 kustomize/checkout/base/rollout.yaml:36",
 			"RL3001 kustomize/checkout/base/virtualservice.yaml:12", "RL3001 kustomize/checkout/base/virtualservice.yaml:15"}},
 		{"docker-compose.yml", nil},

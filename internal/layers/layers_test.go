@@ -17,7 +17,7 @@ const module = "github.com/rolloutlint/rolloutlint/"
 // leaf packages import no package of the module.
 var leaf = []string{
 	"model/fastyaml",
-	"internal/parallel", "internal/textdist", "internal/memlimit", "internal/heapsize", "internal/testcert", "internal/recent",
+	"internal/parallel", "internal/textdist", "internal/lookalike", "internal/memlimit", "internal/heapsize", "internal/testcert", "internal/recent",
 	"internal/version", "internal/proccpu", "internal/fifo",
 }
 

@@ -80,6 +80,7 @@ var goRules = []*rules.Rule{
 	traffic.ManagedRouteClash,
 	traffic.ManagedDestinationRuleShadowed,
 	traffic.ManagedRouteShadowsRoute,
+	traffic.ServiceNotFound,
 
 	// RL3xxx: Istio hygiene.
 	istio.DestinationHostUnknown,

@@ -3,6 +3,7 @@ package istio
 import (
 	"fmt"
 
+	"github.com/rolloutlint/rolloutlint/internal/lookalike"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -28,6 +29,9 @@ Policy, so that partial bundles stay quiet: a short name, \'name.namespace\' or
 Service of that namespace (then it is taken to hold all of them). External hosts are matched
 against the bundle's ServiceEntries (wildcards included) and never reported when absent, since
 ServiceEntries often live in another repository.
+
+A host holding a look-alike or invisible character (a Cyrillic \'е\', a zero-width space) is
+reported with the character, and with the Service its ASCII form names, whatever namespace it is in.
 
 Fix the host, or add the Service or ServiceEntry it should name.`,
 		Bad: `
@@ -65,16 +69,38 @@ spec:
 				if g.ServiceForHost(host, r.Namespace) != nil || len(serviceEntriesFor(g, host, fqdn, wildcards)) > 0 {
 					continue
 				}
-				_, ns, ok := clusterLocalService(fqdn)
-				if !ok || !svcNamespaces[ns] {
-					continue
+				// A host with look-alike characters is shown quoted (an
+				// invisible one escaped), and the Service its ASCII form names
+				// is the one meant, wherever the host would be looked up.
+				codes, why, ascii, odd := lookalike.Reference(host)
+				var meant *graph.Resource
+				if odd && ascii != "" {
+					meant = g.ServiceForHost(ascii, r.Namespace)
 				}
-				if byNS == nil {
-					byNS = servicesByNamespace(g)
+				_, ns, ok := clusterLocalService(fqdn)
+				if meant == nil && (!ok || !svcNamespaces[ns]) {
+					continue
 				}
 				what, effect := "destination", "requests get 503 NC"
 				if d.Mirror {
 					what, effect = "mirror destination", "the mirrored copies are dropped (503 NC on the shadow side)"
+				}
+				if odd {
+					// The route is left out of the message, which names the
+					// characters instead; the detail names it.
+					msg := fmt.Sprintf("%s host %q in VirtualService %s matches no Service: it holds %s", what, host, objectName(r), codes)
+					if meant != nil {
+						p.ReportDetail(r, d.HostPath(), msg+fmt.Sprintf(" (did you mean %q?)", ascii),
+							fmt.Sprintf("%s Service %s is the one meant; as written, the %s of %s matches no Service or ServiceEntry, so %s.", why, objectName(meant), what, d.Route(), effect),
+							relatedObject(meant, fmt.Sprintf("Service %s has the ASCII name it imitates", objectName(meant))))
+						continue
+					}
+					p.ReportDetail(r, d.HostPath(), msg,
+						fmt.Sprintf("%s No ServiceEntry declares it either: the bundle holds other Services of namespace %q, but none for the %s of %s, so %s.", why, ns, what, d.Route(), effect))
+					continue
+				}
+				if byNS == nil {
+					byNS = servicesByNamespace(g)
 				}
 				msg := fmt.Sprintf("%s host %q of %s in VirtualService %s matches no Service", what, host, d.Route(), objectName(r))
 				var related []rules.Related

@@ -2,8 +2,10 @@ package istio
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/rolloutlint/rolloutlint/internal/lookalike"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -33,7 +35,11 @@ to a Gateway outside the bundle is normal. The policy:
 
 References in \'spec.gateways\' and in \'http[].match[].gateways\' are checked. Istio Gateways and
 Gateway API Gateways both count here; that istiod binds a VirtualService to no Gateway API Gateway
-is RL3018's, and so are references to istiod-generated Gateway names.`,
+is RL3018's, and so are references to istiod-generated Gateway names.
+
+A reference holding a look-alike or invisible character (a Cyrillic \'е\', a zero-width space)
+is reported with the character; when its ASCII form names a Gateway of the bundle, that one is
+suggested and the finding is a **warning**, wherever the namespace.`,
 		Bad: `
 kind: Gateway
 metadata: {name: public-gateway, namespace: istio-system}
@@ -65,9 +71,32 @@ spec:
 			if g.Get(kinds.Gateway, ns, name) != nil {
 				return
 			}
+			// A name with look-alike characters is shown quoted (an invisible
+			// one escaped), and the Gateway its ASCII form names is the one
+			// meant, whatever else the namespace holds.
+			shown, lookup, prefix := name, name, ""
+			var meant *graph.Resource
+			codes, why, ascii, odd := lookalike.Reference(ref)
+			if odd {
+				shown, prefix = strconv.Quote(name), why+" "
+				if ascii != "" {
+					aName, aNS := gatewayKey(ascii, r.Namespace)
+					meant, lookup = g.Get(kinds.Gateway, aNS, aName), aName
+				}
+			}
+			msg := fmt.Sprintf("Gateway %s/%s of VirtualService %s is not in the bundle", ns, shown, objectName(r))
+			if odd {
+				msg += ": it holds " + codes
+			}
+			if meant != nil {
+				p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Severity: rules.Warning,
+					Message: msg + fmt.Sprintf(" (did you mean %q?)", ascii),
+					Detail:  prefix + fmt.Sprintf("Gateway %s is the one meant: the binding programs no proxy and the VirtualService's hosts get no ingress route.", objectName(meant)),
+					Related: []rules.Related{relatedObject(meant, fmt.Sprintf("Gateway %s has the ASCII name it imitates", objectName(meant)))}})
+				return
+			}
 			if !gwNamespaces[ns] {
-				p.ReportDetail(r, path, fmt.Sprintf("Gateway %s/%s of VirtualService %s is not in the bundle", ns, name, objectName(r)),
-					fmt.Sprintf("No Gateway of namespace %q is, so the binding was not checked.", ns))
+				p.ReportDetail(r, path, msg, prefix+fmt.Sprintf("No Gateway of namespace %q is, so the binding was not checked.", ns))
 				return
 			}
 			if byNS == nil {
@@ -76,14 +105,13 @@ spec:
 					byNS[gw.Namespace] = append(byNS[gw.Namespace], gw)
 				}
 			}
-			msg := fmt.Sprintf("Gateway %s/%s of VirtualService %s is not in the bundle", ns, name, objectName(r))
 			var related []rules.Related
-			if near := nearestName(name, byNS[ns]); near != nil {
+			if near := nearestName(lookup, byNS[ns]); near != nil {
 				msg += fmt.Sprintf(" (did you mean %q?)", near.Name)
 				related = append(related, relatedObject(near, fmt.Sprintf("Gateway %s has a similar name", objectName(near))))
 			}
 			p.ReportDiag(rules.Diagnostic{Resource: r, Path: path, Message: msg, Severity: rules.Warning, Related: related,
-				Detail: fmt.Sprintf("The bundle holds other Gateways of namespace %q, so it should be there too: the binding programs no proxy and the VirtualService's hosts get no ingress route.", ns)})
+				Detail: prefix + fmt.Sprintf("The bundle holds other Gateways of namespace %q, so it should be there too: the binding programs no proxy and the VirtualService's hosts get no ingress route.", ns)})
 		}
 		eachVirtualService(p, func(r *graph.Resource, vs *networkingVS) {
 			for i, ref := range vs.GetGateways() {

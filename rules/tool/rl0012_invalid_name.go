@@ -3,14 +3,11 @@ package tool
 import (
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
-	"github.com/mtibben/confusables"
-	"golang.org/x/text/unicode/runenames"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/rolloutlint/rolloutlint/internal/lookalike"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/rules"
 )
@@ -139,24 +136,18 @@ func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // invalidNameMessage says what is wrong with a name: the characters that are
-// not ASCII (with their Unicode names) and the ASCII name it imitates when
+// not printable ASCII (with their Unicode names) and the ASCII name it imitates when
 // that one is valid; the detail is the validation's first reason.
 func invalidNameMessage(what, name string, msgs []string, valid func(group, kind, name string) []string, r *graph.Resource) (string, string) {
-	var odd []string
-	for i, c := range name {
-		if c >= utf8.RuneSelf {
-			odd = append(odd, fmt.Sprintf("%U %s at byte %d", c, runenames.Name(c), i))
-		}
-	}
 	reason := msgs[0]
 	if i := strings.Index(reason, " (e.g. "); i >= 0 {
 		reason = reason[:i]
 	}
 	msg := fmt.Sprintf("%s %q is not valid", what, name)
-	if len(odd) > 0 {
-		msg = fmt.Sprintf("%s %q holds %s", what, name, strings.Join(odd, ", "))
+	if odd := lookalike.Find(name); len(odd) > 0 {
+		msg = fmt.Sprintf("%s %q holds %s", what, name, lookalike.Describe(odd))
 	}
-	if s := asciiLookalike(name); s != "" && s != name && len(valid(r.Group, r.Kind, s)) == 0 {
+	if s := lookalike.ASCII(name); s != "" && s != name && len(valid(r.Group, r.Kind, s)) == 0 {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	detail := "The API server rejects it: " + strings.TrimSuffix(reason, ".") + "."
@@ -190,31 +181,4 @@ func shellVariable(name string) string {
 		return ""
 	}
 	return name[i : i+j+1]
-}
-
-// asciiLookalike is the ASCII name a name imitates: invisible format
-// characters (zero-width spaces and joiners, soft hyphens, byte-order marks)
-// dropped, every other non-ASCII character replaced by the ASCII it is
-// confusable with (Unicode TR39 confusables, accents stripped), and upper
-// case lowered. It is "" when a character has no ASCII look-alike.
-func asciiLookalike(name string) string {
-	var b strings.Builder
-	for _, c := range name {
-		switch {
-		case c < utf8.RuneSelf:
-			b.WriteRune(unicode.ToLower(c))
-		case unicode.Is(unicode.Cf, c):
-		default:
-			for _, s := range confusables.Skeleton(string(c)) {
-				switch {
-				case unicode.Is(unicode.Mn, s):
-				case s < utf8.RuneSelf:
-					b.WriteRune(unicode.ToLower(s))
-				default:
-					return ""
-				}
-			}
-		}
-	}
-	return b.String()
 }

@@ -3,8 +3,10 @@ package traffic
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/rolloutlint/rolloutlint/internal/lookalike"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
 	"github.com/rolloutlint/rolloutlint/rules"
@@ -39,6 +41,9 @@ should resolve inside it), **info** when the bundle holds no \'networking.istio.
 all (the mesh configuration plainly lives in another repository). It is never an error, so
 that the admission webhook, which sees objects one at a time in any order, does not reject a
 Rollout applied before its VirtualService.
+
+A name holding a look-alike or invisible character (a Cyrillic \'е\', a zero-width space)
+is reported with the character, and with the object whose ASCII name it imitates.
 
 Fix: add the object to the bundle, or correct the name/namespace.`,
 		Bad: `
@@ -84,12 +89,18 @@ trafficRouting:
 				if vs.Target != nil {
 					continue
 				}
-				msg := fmt.Sprintf("VirtualService %s/%s is not in the bundle", vs.Namespace, vs.Name)
 				detail := "The controller cannot shift traffic without it."
+				// A look-alike character: the reference as written, folded to
+				// the ASCII it imitates, is read the way Argo Rollouts reads it.
+				odd := lookalikeRef(vs.Ref, &detail, func(ascii string) *graph.Resource {
+					name, ns := graph.SplitNamespacedName(ascii, rr.Rollout.Namespace)
+					return p.Graph.Get(kinds.VirtualService, ns, name)
+				})
+				msg := fmt.Sprintf("VirtualService %s/%s is not in the bundle", vs.Namespace, odd.show(vs.Name)) + odd.hint()
 				// The name as written may mean another namespace: vs.ns.svc.cluster.local
 				// is split after its last label, and a plain name is the Rollout's namespace.
 				first, _, _ := strings.Cut(vs.Name, ".")
-				var related []rules.Related
+				related := odd.related("VirtualService")
 				if found := elsewhere(kinds.VirtualService, vs.Name, first); len(found) > 0 {
 					var where []string
 					for _, o := range found {
@@ -103,10 +114,13 @@ trafficRouting:
 				p.ReportDiag(rules.Diagnostic{Resource: rr.Rollout, Path: vs.Path, Severity: sev, Message: msg, Detail: detail, Related: related})
 			}
 			if dr := rr.DestinationRule; dr != nil && dr.Target == nil {
-				msg := fmt.Sprintf("DestinationRule %s/%s is not in the bundle", dr.Namespace, dr.Name)
 				detail := fmt.Sprintf("Subsets %q and %q cannot be updated and routes to them fail.", dr.StableSubset, dr.CanarySubset)
+				odd := lookalikeRef(dr.Name, &detail, func(ascii string) *graph.Resource {
+					return p.Graph.Get(kinds.DestinationRule, dr.Namespace, ascii)
+				})
+				msg := fmt.Sprintf("DestinationRule %s/%s is not in the bundle", dr.Namespace, odd.show(dr.Name)) + odd.hint()
 				first, _, _ := strings.Cut(dr.Name, ".")
-				var related []rules.Related
+				related := odd.related("DestinationRule")
 				if found := elsewhere(kinds.DestinationRule, dr.Name, first); len(found) > 0 {
 					var where []string
 					for _, o := range found {
@@ -136,4 +150,56 @@ func missingSeverity(p *rules.Pass) rules.Severity {
 		return rules.Info
 	}
 	return rules.Warning
+}
+
+// oddRef is what a missing-object finding says about a referenced name that
+// holds look-alike or invisible characters (lookalike.Reference).
+type oddRef struct {
+	codes string          // "U+0435", for the message; "" for a plain name
+	ascii string          // the reference folded to the ASCII it imitates
+	meant *graph.Resource // the object that reference names, if any
+}
+
+// lookalikeRef checks a reference as written for look-alike characters: it
+// prefixes *detail with the sentence naming them, and looks the ASCII name
+// they imitate up with find.
+func lookalikeRef(ref string, detail *string, find func(ascii string) *graph.Resource) oddRef {
+	codes, why, ascii, ok := lookalike.Reference(ref)
+	if !ok {
+		return oddRef{}
+	}
+	*detail = why + " " + *detail
+	o := oddRef{codes: codes, ascii: ascii}
+	if ascii != "" {
+		o.meant = find(ascii)
+	}
+	return o
+}
+
+// show is name for a message: quoted (an invisible character escaped) when
+// it holds look-alike characters.
+func (o oddRef) show(name string) string {
+	if o.codes == "" {
+		return name
+	}
+	return strconv.Quote(name)
+}
+
+// hint is the message's tail: the characters and the name meant.
+func (o oddRef) hint() string {
+	switch {
+	case o.codes == "":
+		return ""
+	case o.meant == nil:
+		return ": it holds " + o.codes
+	}
+	return fmt.Sprintf(": it holds %s (did you mean %q?)", o.codes, o.ascii)
+}
+
+// related points at the object meant.
+func (o oddRef) related(kind string) []rules.Related {
+	if o.meant == nil {
+		return nil
+	}
+	return []rules.Related{rules.RelatedAt(o.meant, "metadata.name", fmt.Sprintf("%s %s has the ASCII name it imitates", kind, objectName(o.meant)))}
 }
