@@ -99,7 +99,7 @@ func TestMakeFuzzRunsEveryTarget(t *testing.T) {
 		}
 		rel, _ := filepath.Rel(root, filepath.Dir(p))
 		for _, m := range fuzzFunc.FindAllSubmatch(src, -1) {
-			line := fmt.Sprintf("-fuzz '^%s$$' -fuzztime $(FUZZTIME) ./%s/", m[1], filepath.ToSlash(rel))
+			line := fmt.Sprintf("-fuzz '^%s$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./%s/", m[1], filepath.ToSlash(rel))
 			if !bytes.Contains(makefile, []byte(line)) {
 				t.Errorf("%s: %s is not run by make fuzz: the Makefile has no %q", filepath.ToSlash(rel), m[1], line)
 			}
