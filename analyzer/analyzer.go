@@ -24,7 +24,7 @@ const (
 )
 
 // IgnoreAnnotation suppresses rules on one object: "RL2003,RL5001 -- reason".
-const IgnoreAnnotation = "rolloutlint.io/ignore"
+const IgnoreAnnotation = graph.AnnotationPrefix + "ignore"
 
 // Options select and configure rules.
 type Options struct {

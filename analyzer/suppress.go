@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -149,14 +148,15 @@ type misspelling struct {
 }
 
 // annotationPrefix starts every annotation key of rolloutlint's.
-const annotationPrefix = "rolloutlint.io/"
+const annotationPrefix = graph.AnnotationPrefix
 
 // misspeltAnnotations finds annotation keys under rolloutlint.io/ other than
-// the ignore annotation, in the files whose text holds the prefix.
+// the ignore annotation, in the files whose text holds the prefix (as the
+// loader found: File.MentionsAnnotations).
 func misspeltAnnotations(g *graph.Graph) []misspelling {
 	var mention map[string]bool
 	for _, f := range g.Files {
-		if bytes.Contains(f.Source, []byte(annotationPrefix)) {
+		if f.MentionsAnnotations {
 			if mention == nil {
 				mention = map[string]bool{}
 			}

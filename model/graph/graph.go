@@ -34,6 +34,10 @@ type Directive struct {
 	Unknown string
 }
 
+// AnnotationPrefix starts the key of every annotation of rolloutlint's
+// (rolloutlint.io/ignore).
+const AnnotationPrefix = "rolloutlint.io/"
+
 // File is one source file of the bundle.
 type File struct {
 	Path       string
@@ -42,6 +46,11 @@ type File struct {
 	// Source is the file's text as read (byte-order mark removed), for
 	// positions inside block scalars that yaml nodes do not give.
 	Source []byte
+	// MentionsAnnotations is whether Source holds "rolloutlint.io/", the
+	// prefix of rolloutlint's annotation keys: the loader finds it while
+	// the text is in the CPU caches, so the check for misspelt keys reads
+	// only those files again, not every file of a large bundle from memory.
+	MentionsAnnotations bool
 	// Rendered marks a renderer's output (Kustomize, Helm): not a file the
 	// user wrote, so no finding may point into it; Graph.Mapper moves its
 	// positions into the user's files.

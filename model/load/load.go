@@ -593,6 +593,7 @@ func (l *loader) prepare(in *Input) []chunk {
 	in.Data = data
 	f.Lines = bytes.Count(data, []byte("\n")) + 1
 	f.Source = data
+	f.MentionsAnnotations = bytes.Contains(data, []byte(graph.AnnotationPrefix))
 	if in.Role != RoleRendered {
 		f.Directives = l.directives(in.Path, data)
 	}
