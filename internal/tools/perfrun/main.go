@@ -3,8 +3,9 @@
 // falls on all of them alike, and it prints each command's median wall
 // time, CPU time (user + system of the child, from its rusage), the CPU
 // range over the rounds and the median peak RSS. A command's standard
-// output is discarded; exit status 1 counts as a run (a lint with
-// findings), any other failure stops the measurement.
+// output is discarded; the exit statuses -ok lists count as runs (1: a
+// lint with findings; istioctl analyze exits 79 when it finds issues), any
+// other failure stops the measurement.
 //
 //	go run ./internal/tools/perfrun -runs 9 'lint=bin/rolloutlint lint -f json corpus' 'floor=yamlfloor corpus'
 //
@@ -20,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +32,9 @@ type command struct {
 	argv  []string
 }
 
+// okStatus holds the exit statuses that count as a run (-ok).
+var okStatus = map[int]bool{}
+
 type sample struct {
 	wall, cpu time.Duration
 	rssKB     int64
@@ -38,6 +43,7 @@ type sample struct {
 func main() {
 	runs := flag.Int("runs", 7, "rounds; each runs every command once")
 	warm := flag.Bool("warm", true, "run every command once before the rounds (page cache, first-run effects), not counted")
+	okList := flag.String("ok", "0,1", "exit statuses that count as a run (comma-separated)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: perfrun [-runs N] 'label=command args...'...\n")
 		flag.PrintDefaults()
@@ -46,6 +52,14 @@ func main() {
 	if flag.NArg() == 0 || *runs < 1 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	for _, f := range strings.Split(*okList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "perfrun: -ok %q: %v\n", *okList, err)
+			os.Exit(2)
+		}
+		okStatus[n] = true
 	}
 	var cmds []command
 	for _, a := range flag.Args() {
@@ -97,7 +111,7 @@ func run(c command) (sample, error) {
 	err := cmd.Run()
 	wall := time.Since(start)
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+	if err != nil && !(errors.As(err, &exit) && okStatus[exit.ExitCode()]) {
 		return sample{}, fmt.Errorf("%s: %w: %s", c.label, err, strings.TrimSpace(stderr.String()))
 	}
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
