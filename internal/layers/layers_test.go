@@ -61,7 +61,10 @@ var layers = []layer{
 	// The ApplicationSet conformance comparer expands with model/units and
 	// reads the records of conformance/appset (a module of its own).
 	{"appset conformance", []string{"internal/appsetconformance"}, with(leaf, "model/...")},
-	{"dev tools", []string{"internal/tools/..."}, with(leaf, "internal/docgen", "internal/corpus", "internal/xdsconformance")},
+	// Runs a command as a child and reports its rusage, for the
+	// benchmark tools.
+	{"benchmark support", []string{"internal/childrun"}, with(leaf)},
+	{"dev tools", []string{"internal/tools/..."}, with(leaf, "internal/docgen", "internal/corpus", "internal/xdsconformance", "internal/childrun")},
 	// The release's image assembler: a module of its own that builds nothing
 	// of this one (it packs the built binary).
 	{"release tools", []string{"tools/..."}, nil},
@@ -80,12 +83,13 @@ var layers = []layer{
 // the live checks, the webhook and the command may (and the test
 // certificate maker, which names loopback IPs, the e2e tests' API
 // server starter, and the renderer's client of the rolloutlint-helm
-// companion, which holds Helm, and the benchmark tools that time the
-// command as a child process): a rule never does I/O.
+// companion, which holds Helm, and internal/childrun, with which the
+// benchmark tools time the command as a child process): a rule never does
+// I/O.
 var ioPkgs = []string{"net", "net/http", "os/exec"}
 
 var ioAllowed = []string{"live/...", "webhook/...", "cmd/...", "internal/testcert", "internal/kubetest", "conformance/...", "model/render/helmrpc",
-	"internal/tools/perfrun", "internal/tools/scaleratio"}
+	"internal/childrun"}
 
 func with(base []string, more ...string) []string {
 	return append(append([]string(nil), base...), more...)
@@ -256,7 +260,7 @@ func TestCheckNamesTheOffendingImport(t *testing.T) {
 		"live/promcheck (live layer) imports analyzer (driver layer): the live layer may import only model/..., semantics/..., rules, the leaf packages",
 		"newthing is in no layer: add it to the table in internal/layers and to docs/architecture.md",
 		"rules/traffic (rules layer) imports rules/istio (rules layer): the rules layer may import only model/..., semantics/..., rules, the leaf packages",
-		"semantics/plan (semantics layer) imports net/http: only live/..., webhook/..., cmd/..., internal/testcert, internal/kubetest, conformance/..., model/render/helmrpc, internal/tools/perfrun, internal/tools/scaleratio may do network or process I/O",
+		"semantics/plan (semantics layer) imports net/http: only live/..., webhook/..., cmd/..., internal/testcert, internal/kubetest, conformance/..., model/render/helmrpc, internal/childrun may do network or process I/O",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("check:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

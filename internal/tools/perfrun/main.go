@@ -14,17 +14,14 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/rolloutlint/rolloutlint/internal/childrun"
 )
 
 type command struct {
@@ -34,11 +31,6 @@ type command struct {
 
 // okStatus holds the exit statuses that count as a run (-ok).
 var okStatus = map[int]bool{}
-
-type sample struct {
-	wall, cpu time.Duration
-	rssKB     int64
-}
 
 func main() {
 	runs := flag.Int("runs", 7, "rounds; each runs every command once")
@@ -78,7 +70,7 @@ func main() {
 			}
 		}
 	}
-	samples := make([][]sample, len(cmds))
+	samples := make([][]childrun.Sample, len(cmds))
 	for round := range *runs {
 		for i, c := range cmds {
 			s, err := run(c)
@@ -94,48 +86,29 @@ func main() {
 	fmt.Println("| command | wall | CPU (user+sys) | CPU min … max | peak RSS |")
 	fmt.Println("|---|---|---|---|---|")
 	for i, c := range cmds {
-		wall, cpu, rss := pick(samples[i], func(s sample) float64 { return s.wall.Seconds() }),
-			pick(samples[i], func(s sample) float64 { return s.cpu.Seconds() }),
-			pick(samples[i], func(s sample) float64 { return float64(s.rssKB) })
-		fmt.Printf("| %s | %s | %s | %s … %s | %.0f MB |\n", c.label, seconds(median(wall)), seconds(median(cpu)),
-			seconds(slices.Min(cpu)), seconds(slices.Max(cpu)), median(rss)/1024)
+		wall, cpu, rss := pick(samples[i], func(s childrun.Sample) float64 { return s.Wall.Seconds() }),
+			pick(samples[i], func(s childrun.Sample) float64 { return s.CPU().Seconds() }),
+			pick(samples[i], func(s childrun.Sample) float64 { return float64(s.MaxRSSKB) })
+		fmt.Printf("| %s | %s | %s | %s … %s | %.0f MB |\n", c.label, seconds(childrun.Median(wall)), seconds(childrun.Median(cpu)),
+			seconds(slices.Min(cpu)), seconds(slices.Max(cpu)), childrun.Median(rss)/1024)
 	}
 }
 
-// run runs a command once and returns its child's resource use.
-func run(c command) (sample, error) {
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && okStatus[exit.ExitCode()]) {
-		return sample{}, fmt.Errorf("%s: %w: %s", c.label, err, strings.TrimSpace(stderr.String()))
+// run runs a command once, its output discarded.
+func run(c command) (childrun.Sample, error) {
+	s, err := childrun.Run(c.argv, nil, func(status int) bool { return okStatus[status] })
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", c.label, err)
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return sample{}, errors.New("no rusage for the child on this platform")
-	}
-	return sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKB: ru.Maxrss}, nil
+	return s, nil
 }
 
-func pick(ss []sample, f func(sample) float64) []float64 {
+func pick(ss []childrun.Sample, f func(childrun.Sample) float64) []float64 {
 	out := make([]float64, len(ss))
 	for i, s := range ss {
 		out[i] = f(s)
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // seconds prints a duration in seconds, or in milliseconds below one.

@@ -16,24 +16,20 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/rolloutlint/rolloutlint/internal/childrun"
 )
 
 type build struct{ label, path string }
 
 // run is one lint's measurement.
-type run struct {
-	cpu, user, wall time.Duration
-	rssKB           int64
-}
+type run = childrun.Sample
 
 func main() {
 	runs := flag.Int("runs", 7, "rounds; each runs every build on the small and the big corpus once")
@@ -99,7 +95,7 @@ func measure(builds []build, rounds int, small, big string) error {
 		for _, m := range []struct {
 			name string
 			of   func(run) time.Duration
-		}{{"CPU", func(r run) time.Duration { return r.cpu }}, {"user", func(r run) time.Duration { return r.user }}} {
+		}{{"CPU", run.CPU}, {"user", func(r run) time.Duration { return r.User }}} {
 			perObject := func(c int) []float64 {
 				out := make([]float64, len(results[b][c]))
 				for i, r := range results[b][c] {
@@ -112,10 +108,10 @@ func measure(builds []build, rounds int, small, big string) error {
 			for i := range s {
 				ratios[i] = g[i]/s[i] - 1
 			}
-			ms, mg := median(s), median(g)
+			ms, mg := childrun.Median(s), childrun.Median(g)
 			fmt.Printf("| %s | %s | %.2f µs (%.3f s) | %.2f µs (%.3f s) | %+.1f %% | %+.1f … %+.1f %% (median %+.1f %%) | %d / %d MB |\n",
 				bd.label, m.name, ms, ms*float64(objects[0])/1e6, mg, mg*float64(objects[1])/1e6,
-				(mg/ms-1)*100, slices.Min(ratios)*100, slices.Max(ratios)*100, median(ratios)*100,
+				(mg/ms-1)*100, slices.Min(ratios)*100, slices.Max(ratios)*100, childrun.Median(ratios)*100,
 				medianRSS(results[b][0])/1024, medianRSS(results[b][1])/1024)
 		}
 	}
@@ -123,40 +119,27 @@ func measure(builds []build, rounds int, small, big string) error {
 }
 
 // lint runs one lint and returns its child's resource use. Exit status 1
-// (findings at the fail level) is a lint that ran.
+// (findings at the fail level) is a lint that ran; the report, written to
+// stdout, is discarded (writing it is part of the lint, keeping it is not).
 func lint(binary, corpus string) (run, error) {
-	cmd := exec.Command(binary, "lint", "-f", "json", "--color", "never", corpus)
-	cmd.Stdout = nil // discarded: writing the report is part of the lint, keeping it is not
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return run{}, fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return run{}, errors.New("no rusage for the child on this platform")
-	}
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return run{cpu: cpu, user: time.Duration(ru.Utime.Nano()), wall: wall, rssKB: ru.Maxrss}, nil
+	return childrun.Run([]string{binary, "lint", "-f", "json", "--color", "never", corpus}, nil, lintRan)
 }
+
+// lintRan reports whether a lint's exit status is a lint that ran.
+func lintRan(status int) bool { return status == 1 }
 
 // countObjects lints corpus once and reads the object count of its JSON summary.
 func countObjects(binary, corpus string) (int, error) {
-	out, err := exec.Command(binary, "lint", "-f", "json", "--color", "never", corpus).Output()
-	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		return 0, fmt.Errorf("%s on %s: %w", binary, corpus, err)
+	var out bytes.Buffer
+	if _, err := childrun.Run([]string{binary, "lint", "-f", "json", "--color", "never", corpus}, &out, lintRan); err != nil {
+		return 0, err
 	}
 	var report struct {
 		Summary struct {
 			Objects int `json:"objects"`
 		} `json:"summary"`
 	}
-	if err := json.Unmarshal(out, &report); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
 		return 0, fmt.Errorf("%s on %s: reading the JSON report: %w", binary, corpus, err)
 	}
 	if report.Summary.Objects == 0 {
@@ -165,19 +148,10 @@ func countObjects(binary, corpus string) (int, error) {
 	return report.Summary.Objects, nil
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func medianRSS(rs []run) int64 {
 	s := make([]float64, len(rs))
 	for i, r := range rs {
-		s[i] = float64(r.rssKB)
+		s[i] = float64(r.MaxRSSKB)
 	}
-	return int64(median(s))
+	return int64(childrun.Median(s))
 }
