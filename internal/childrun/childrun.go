@@ -46,7 +46,7 @@ func Run(argv []string, stdout io.Writer, ok func(status int) bool) (Sample, err
 	err := cmd.Run()
 	wall := time.Since(start)
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && ok(exit.ExitCode())) {
+	if err != nil && (!errors.As(err, &exit) || !ok(exit.ExitCode())) {
 		return Sample{}, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	ru, isRusage := cmd.ProcessState.SysUsage().(*syscall.Rusage)

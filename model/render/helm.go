@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -495,7 +496,7 @@ func blockProblemLine(msg string, data []byte) int {
 		if err == nil {
 			continue
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return 0
 		}
 		return yamlErrLine(err.Error()) + 1
@@ -521,7 +522,7 @@ func (r *Renderer) valuesErrorPos(file, msg string) graph.Position {
 		if err == nil {
 			continue
 		}
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if line := parsedErrLine(err.Error()); line > 0 {
