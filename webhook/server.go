@@ -89,6 +89,12 @@ const (
 	maxWarnings   = 20
 	maxAuditLen   = 4096
 	maxDenyItems  = 10
+	// maxLoggedFindings and maxLoggedFindingLen bound the "findings" log
+	// line: a Rollout with thousands of steps can have thousands of
+	// findings, and one log line of megabytes breaks log pipelines. The
+	// counts in the line and the findings metric still cover them all.
+	maxLoggedFindings   = 50
+	maxLoggedFindingLen = 512
 )
 
 // DefaultConcurrency is how many reviews are linted at once by default: one
@@ -412,7 +418,7 @@ func (h *Handler) review(ctx context.Context, req *admissionv1.AdmissionRequest,
 	}
 	if len(v.all) > 0 {
 		log.Info("findings", "enforce", string(h.opts.Enforce), "errors", len(v.errs), "existing", len(v.existing),
-			"warnings", len(v.warns), "trusted", trusted, "related", v.related, "findings", findingList(v.all))
+			"warnings", len(v.warns), "trusted", trusted, "related", v.related, "findings", loggedFindings(v.all))
 	}
 	warns := append(existingWarnings(v.existing), warnings(v.warns)...)
 	errs := v.errs
@@ -652,6 +658,20 @@ func findingList(fs []Finding) []string {
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {
 		out = append(out, fmt.Sprintf("%s %s %s: %s", f.Severity, f.RuleID, where(f), f.Message))
+	}
+	return out
+}
+
+// loggedFindings is findingList for the log: at most maxLoggedFindings
+// entries of at most maxLoggedFindingLen characters, then how many more.
+func loggedFindings(fs []Finding) []string {
+	shown := fs[:min(len(fs), maxLoggedFindings)]
+	out := findingList(shown)
+	for i := range out {
+		out[i] = truncate(out[i], maxLoggedFindingLen)
+	}
+	if more := len(fs) - len(shown); more > 0 {
+		out = append(out, fmt.Sprintf("%d more findings not logged", more))
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -375,5 +377,56 @@ spec:
 	}
 	if _, resp := post(t, h, reviewJSON(t, "4", "CREATE", rollout, false)); resp == nil || !resp.Allowed || rl4001(resp) {
 		t.Fatalf("the Rollout's review did not see the template just admitted: %+v", resp)
+	}
+}
+
+// TestFindingsLogLineIsBounded: a Rollout with hundreds of bad steps has
+// hundreds of findings; the review's log line lists the first
+// maxLoggedFindings and says how many more there are, and the findings
+// metric still counts every one.
+func TestFindingsLogLineIsBounded(t *testing.T) {
+	var steps strings.Builder
+	const bad = 300
+	for range bad {
+		steps.WriteString("      - setWeight: 150\n")
+	}
+	manifest := strings.Replace(badRollout, "      - setWeight: 20\n      - setWeight: 150\n", steps.String(), 1)
+	var logs bytes.Buffer
+	h := newTestHandler(Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	_, resp := post(t, h, reviewJSON(t, "many", "CREATE", manifest, false))
+	if resp == nil || resp.Allowed {
+		t.Fatalf("Rollout with %d bad steps not denied: %+v", bad, resp)
+	}
+	var line struct {
+		Msg      string   `json:"msg"`
+		Errors   int      `json:"errors"`
+		Findings []string `json:"findings"`
+	}
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, `"msg":"findings"`) {
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("findings log line is not JSON: %v\n%s", err, l)
+			}
+		}
+	}
+	if line.Errors < bad {
+		t.Fatalf("log line counts %d errors, want at least %d:\n%s", line.Errors, bad, logs.String())
+	}
+	if len(line.Findings) != maxLoggedFindings+1 {
+		t.Fatalf("log line lists %d findings, want %d and a count of the rest", len(line.Findings), maxLoggedFindings+1)
+	}
+	var more int
+	if _, err := fmt.Sscanf(line.Findings[maxLoggedFindings], "%d more findings not logged", &more); err != nil || more+maxLoggedFindings < bad {
+		t.Errorf("last entry %q: want the count of the at least %d findings not listed", line.Findings[maxLoggedFindings], bad-maxLoggedFindings)
+	}
+	for _, f := range line.Findings[:maxLoggedFindings] {
+		if !strings.Contains(f, "RL1001") || len([]rune(f)) > maxLoggedFindingLen {
+			t.Errorf("logged finding %q: want an RL1001 of at most %d characters", f, maxLoggedFindingLen)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), fmt.Sprintf(`rolloutlint_webhook_findings_total{rule="RL1001",severity="error"} %d`, bad)) {
+		t.Errorf("findings metric does not count all %d:\n%s", bad, grep(rec.Body.String(), "rolloutlint_webhook_findings"))
 	}
 }
