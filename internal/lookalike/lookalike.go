@@ -6,11 +6,11 @@ package lookalike
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mtibben/confusables"
 	"golang.org/x/text/unicode/runenames"
 )
 
@@ -65,18 +65,20 @@ func ASCII(name string) string {
 			b.WriteRune(unicode.ToLower(c))
 		case unicode.Is(unicode.Cf, c):
 		default:
-			for _, s := range confusables.Skeleton(string(c)) {
-				switch {
-				case unicode.Is(unicode.Mn, s):
-				case s < utf8.RuneSelf:
-					b.WriteRune(unicode.ToLower(s))
-				default:
-					return ""
-				}
+			i, ok := slices.BinarySearchFunc(asciiTable[:], c, func(a asciiOf, c rune) int { return int(a.r - c) })
+			if !ok {
+				return ""
 			}
+			b.WriteString(asciiTable[i].s)
 		}
 	}
 	return b.String()
+}
+
+// asciiOf is an entry of asciiTable: a character and the ASCII it looks like.
+type asciiOf struct {
+	r rune
+	s string
 }
 
 // Reference is what a finding about a reference that resolves to nothing
