@@ -25,7 +25,7 @@ func TestUsageAndVersion(t *testing.T) {
 	out.Reset()
 	errw.Reset()
 	if code := run([]string{"--version"}, strings.NewReader(""), &out, &errw); code != 0 ||
-		!strings.HasPrefix(out.String(), "rolloutlint-helm dev (protocol 1, commit ") {
+		!strings.HasPrefix(out.String(), "rolloutlint-helm dev (protocol 2, commit ") {
 		t.Errorf("--version: exit %d, %q", code, out.String())
 	}
 	out.Reset()
@@ -203,7 +203,7 @@ func TestBuiltBinariesMatchInProcessHelm(t *testing.T) {
 		}
 		got = runBinary(t, bin, []string{helmrpc.EnvPath + "=" + other}, "lint", "testdata/rules/RL0010/template-error")
 		want := "testdata/rules/RL0010/template-error/Chart.yaml:1:1: error RL0010 chart testdata/rules/RL0010/template-error was not rendered: " +
-			other + " is of another release (v0.0.1, protocol 0; this rolloutlint, dev, speaks protocol 1): install the matching one with"
+			other + " is of another release (v0.0.1, protocol 0; this rolloutlint, dev, speaks protocol 2): install the matching one with"
 		if got.code != 1 || !strings.HasPrefix(got.out, want) {
 			t.Errorf("a companion of another protocol: exit %d\n%s\nwant exit 1, starting\n%s", got.code, got.out, want)
 		}

@@ -143,7 +143,7 @@ func TestEngineFailures(t *testing.T) {
 		want []string
 	}{
 		{&helmrpc.ProtocolError{Path: "/x/rolloutlint-helm", Protocol: 7, Version: "v9.0.0"},
-			[]string{"/x/rolloutlint-helm is of another release (v9.0.0, protocol 7; this rolloutlint", "speaks protocol 1", "go install github.com/rolloutlint/rolloutlint/cmd/rolloutlint-helm@"}},
+			[]string{"/x/rolloutlint-helm is of another release (v9.0.0, protocol 7; this rolloutlint", "speaks protocol 2", "go install github.com/rolloutlint/rolloutlint/cmd/rolloutlint-helm@"}},
 		{&helmrpc.FailedError{Path: "/x/rolloutlint-helm", Reason: "exited while rendering (exit status 2)", Stderr: "fatal error: out of memory"},
 			[]string{"was not rendered: /x/rolloutlint-helm exited while rendering (exit status 2); its standard error:\nfatal error: out of memory"}},
 	}

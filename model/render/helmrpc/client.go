@@ -3,7 +3,6 @@ package helmrpc
 import (
 	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -357,9 +356,8 @@ type process struct {
 	out     *os.File
 	stderr  *stderrSink
 
-	sendMu sync.Mutex // guards enc and bw
+	sendMu sync.Mutex // guards bw
 	bw     *bufio.Writer
-	enc    *gob.Encoder
 
 	pmu     sync.Mutex // guards pending and gone
 	pending map[uint64]chan *Response
@@ -400,7 +398,6 @@ func start(ctx context.Context, path string, stderr io.Writer) (*process, error)
 		dead: make(chan struct{}), exited: make(chan struct{})}
 	go p.wait()
 	p.bw = bufio.NewWriter(in)
-	p.enc = gob.NewEncoder(p.bw)
 	br := bufio.NewReader(out)
 	type hello struct {
 		line string
@@ -447,7 +444,7 @@ func start(ctx context.Context, path string, stderr io.Writer) (*process, error)
 		return nil, &ProtocolError{Path: path, Protocol: protocol, Version: version}
 	}
 	p.version = version
-	go p.read(gob.NewDecoder(br))
+	go p.read(br)
 	return p, nil
 }
 
@@ -494,7 +491,7 @@ func (p *process) register(id uint64, ch chan *Response) bool {
 func (p *process) send(wr *wireRequest) error {
 	p.sendMu.Lock()
 	defer p.sendMu.Unlock()
-	if err := p.enc.Encode(wr); err != nil {
+	if err := writeFrame(p.bw, wr.marshal()); err != nil {
 		return err
 	}
 	return p.bw.Flush()
@@ -502,15 +499,20 @@ func (p *process) send(wr *wireRequest) error {
 
 // read delivers responses until the companion's output ends or is not
 // the protocol; then the process is marked dead.
-func (p *process) read(dec *gob.Decoder) {
+func (p *process) read(br *bufio.Reader) {
 	for {
-		var resp Response
-		if err := dec.Decode(&resp); err != nil {
+		payload, err := readFrame(br)
+		if err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				p.finish("")
 			} else {
 				p.finish("wrote a response that is not the protocol: " + err.Error())
 			}
+			return
+		}
+		resp, err := unmarshalResponse(payload)
+		if err != nil {
+			p.finish("wrote a response that is not the protocol: " + err.Error())
 			return
 		}
 		p.pmu.Lock()
@@ -521,7 +523,7 @@ func (p *process) read(dec *gob.Decoder) {
 			p.finish(fmt.Sprintf("answered request %d, which it was not sent", resp.ID))
 			return
 		}
-		ch <- &resp
+		ch <- resp
 	}
 }
 

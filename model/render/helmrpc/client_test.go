@@ -62,7 +62,7 @@ func fakeCompanion(mode string) int {
 		version = "test"
 	}
 	// A working companion whose requests can break it: ChartDir "crash"
-	// exits, "garbage" writes what is not gob, "panic" panics, "slow"
+	// exits, "garbage" writes what is not the protocol, "panic" panics, "slow"
 	// sleeps; every response names the process (ChartName) and echoes the
 	// values (Files).
 	var out sync.Mutex
@@ -73,7 +73,7 @@ func fakeCompanion(mode string) int {
 			os.Exit(3)
 		case "garbage":
 			out.Lock()
-			_, _ = os.Stdout.Write([]byte("\x07garbage that is not gob at all"))
+			_, _ = os.Stdout.Write([]byte("\x07garbage that is not the protocol at all"))
 			time.Sleep(time.Minute)
 		case "panic":
 			panic("a bug")

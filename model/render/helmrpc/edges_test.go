@@ -1,9 +1,9 @@
 package helmrpc
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"encoding/gob"
 	"errors"
 	"os"
 	"path/filepath"
@@ -145,11 +145,14 @@ func TestClientContextEndsTheStart(t *testing.T) {
 // of them.
 func TestServeEndsWithItsInput(t *testing.T) {
 	var in bytes.Buffer
-	enc := gob.NewEncoder(&in)
+	bw := bufio.NewWriter(&in)
 	for i := range 3 {
-		if err := enc.Encode(&wireRequest{ID: uint64(i + 1), Protocol: ProtocolVersion, ChartDir: "x"}); err != nil {
+		if err := writeFrame(bw, (&wireRequest{ID: uint64(i + 1), Protocol: ProtocolVersion, ChartDir: "x"}).marshal()); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := bw.Flush(); err != nil {
+		t.Fatal(err)
 	}
 	release := make(chan struct{})
 	defer close(release)

@@ -5,15 +5,15 @@
 // only into the companion, they run only when a lint holds a chart.
 //
 // This package imports no Helm: it has the request and response types,
-// their wire encoding (gob envelopes, with the values in the lossless
-// encoding of values.go), the companion's serving loop (Serve, given the
+// their wire encoding (framed envelopes, envelope.go, with the values in
+// the lossless encoding of values.go), the companion's serving loop (Serve, given the
 // function that renders) and the client rolloutlint starts the companion
 // with (Start, Locate).
 //
 // The conversation: rolloutlint starts `rolloutlint-helm serve` with pipes
 // on its standard input and output. The companion writes one hello line,
-// "rolloutlint-helm protocol N VERSION\n", then reads gob-encoded
-// requests and writes gob-encoded responses, each carrying the ID of its
+// "rolloutlint-helm protocol N VERSION\n", then reads requests and
+// writes responses, one frame each, each response carrying the ID of its
 // request; it renders several requests at once and answers in the order
 // they finish. It stops at the end of its input, without finishing the
 // renders in flight: the client ends the input once it wants no more
@@ -23,7 +23,6 @@ package helmrpc
 
 import (
 	"bufio"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +36,9 @@ import (
 // line, the envelopes or the values encoding that an older peer would
 // misread increments it; rolloutlint refuses a companion of another
 // version with a finding that says how to install the matching one.
-const ProtocolVersion = 1
+//
+// 2: the envelopes in frames of their own encoding (1: gob).
+const ProtocolVersion = 2
 
 // Name is the companion's command name (with ".exe" on Windows).
 const Name = "rolloutlint-helm"
@@ -192,15 +193,14 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing the hello line: %w", err)
 	}
-	enc := gob.NewEncoder(bw)
-	dec := gob.NewDecoder(bufio.NewReader(r))
+	br := bufio.NewReader(r)
 	parallel := opts.Parallel
 	if parallel <= 0 {
 		parallel = runtime.GOMAXPROCS(0)
 	}
 	slots := make(chan struct{}, parallel)
 	var (
-		mu       sync.Mutex // guards enc, bw, writeErr and ended
+		mu       sync.Mutex // guards bw, writeErr and ended
 		writeErr error
 		ended    bool
 	)
@@ -210,7 +210,7 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 		if writeErr != nil || ended {
 			return
 		}
-		if err := enc.Encode(resp); err != nil {
+		if err := writeFrame(bw, resp.marshal()); err != nil {
 			writeErr = fmt.Errorf("writing the response to request %d: %w", resp.ID, err)
 			return
 		}
@@ -220,11 +220,16 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 	}
 	var readErr error
 	for {
-		var wr wireRequest
-		if err := dec.Decode(&wr); err != nil {
+		payload, err := readFrame(br)
+		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				readErr = fmt.Errorf("reading a request: %w", err)
 			}
+			break
+		}
+		wr, err := unmarshalRequest(payload)
+		if err != nil {
+			readErr = fmt.Errorf("reading %w", err)
 			break
 		}
 		// The slot is taken in the goroutine, so that the end of the
@@ -232,7 +237,7 @@ func Serve(r io.Reader, w io.Writer, handle Handler, opts ServeOptions) error {
 		go func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			answer(handleWire(&wr, handle))
+			answer(handleWire(wr, handle))
 		}()
 	}
 	mu.Lock()
