@@ -52,15 +52,31 @@ func readFrame(r *bufio.Reader) ([]byte, error) {
 	if n > maxFrame {
 		return nil, fmt.Errorf("a frame of %d bytes, more than the %d accepted", n, maxFrame)
 	}
-	payload := make([]byte, n)
-	if _, err := io.ReadFull(r, payload); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	if n <= bigFrame {
+		payload := make([]byte, n)
+		if _, err := io.ReadFull(r, payload); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
 		}
+		return payload, nil
+	}
+	// A large frame's buffer grows with what arrives: a garbled length
+	// followed by little must not allocate the length.
+	payload, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	if err != nil {
 		return nil, err
+	}
+	if uint64(len(payload)) != n {
+		return nil, io.ErrUnexpectedEOF
 	}
 	return payload, nil
 }
+
+// bigFrame is the size from which readFrame reads a frame as it arrives
+// instead of allocating its length at once.
+const bigFrame = 1 << 20
 
 func (e *encoder) boolean(b bool) {
 	if b {

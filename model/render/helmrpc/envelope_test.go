@@ -3,9 +3,11 @@ package helmrpc
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -96,6 +98,31 @@ func TestEnvelopesRefuseDamage(t *testing.T) {
 	}
 	if _, err := readFrame(bufio.NewReader(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 0x7f}))); err == nil {
 		t.Error("a frame length past maxFrame was accepted")
+	}
+	// A large frame arrives whole, or is cut.
+	big := bytes.Repeat([]byte("y"), bigFrame+10)
+	stream = frames(t, big)
+	if got, err := readFrame(bufio.NewReader(bytes.NewReader(stream))); err != nil || !bytes.Equal(got, big) {
+		t.Errorf("a frame of %d bytes: %d bytes, %v", len(big), len(got), err)
+	}
+	if _, err := readFrame(bufio.NewReader(bytes.NewReader(stream[:len(stream)-1]))); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a large frame cut short: %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+// TestGarbledLengthAllocatesLittle: a frame that claims 512 MiB and holds
+// ten bytes fails without allocating the claim.
+func TestGarbledLengthAllocatesLittle(t *testing.T) {
+	claim := binary.AppendUvarint(nil, 512<<20)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := readFrame(bufio.NewReader(bytes.NewReader(append(claim, "ten bytes!"...))))
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a frame cut after 10 of 512 MiB: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+		t.Errorf("reading it allocated %d bytes", got)
 	}
 }
 
