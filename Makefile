@@ -92,6 +92,7 @@ fuzz: ## run every fuzz target for FUZZTIME each (CI runs them briefly)
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeTape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzValidText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/fastyaml/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeValues$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/render/helmrpc/
+	$(GO) test -run '^$$' -fuzz '^FuzzEnvelopes$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/render/helmrpc/
 	$(GO) test -run '^$$' -fuzz '^FuzzFastYAMLFields$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/fastyaml/
 	$(GO) test -run '^$$' -fuzz '^FuzzSchemaClean$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/load/
 	$(GO) test -run '^$$' -fuzz '^FuzzPos$$' -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) ./model/graph/
