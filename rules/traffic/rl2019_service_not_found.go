@@ -3,10 +3,8 @@ package traffic
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/rolloutlint/rolloutlint/internal/lookalike"
 	"github.com/rolloutlint/rolloutlint/internal/textdist"
 	"github.com/rolloutlint/rolloutlint/model/graph"
 	"github.com/rolloutlint/rolloutlint/model/kinds"
@@ -94,26 +92,20 @@ func reportServiceNotFound(p *rules.Pass, idx *serviceIndex, rr *graph.RolloutRe
 		detail += fmt.Sprintf(" The bundle holds no Service of namespace %s: they are presumably deployed from elsewhere, and this one was not checked.", ns)
 	}
 	// A name with look-alike characters is shown quoted (an invisible one
-	// escaped) and compared by the ASCII it imitates.
-	name, lookup := ref.Name, ref.Name
-	codes, why, ascii, odd := lookalike.Reference(ref.Name)
-	if odd {
-		name = strconv.Quote(ref.Name)
-		detail = why + " " + detail
-		if ascii != "" {
-			lookup = ascii
-		}
+	// escaped) and compared by the ASCII it imitates; the Service meant is
+	// the nearest name to that, as for any other name.
+	odd := lookalikeRef(ref.Name, &detail, func(string) *graph.Resource { return nil })
+	lookup := ref.Name
+	if odd.ascii != "" {
+		lookup = odd.ascii
 	}
-	msg := fmt.Sprintf("%s: Service %s/%s is not in the bundle", ref.Role, ns, name)
-	if odd {
-		msg += ": it holds " + codes
-	}
+	msg := fmt.Sprintf("%s: Service %s/%s is not in the bundle", ref.Role, ns, odd.show(ref.Name)) + odd.hint()
 	var related []rules.Related
 	if near, prefixed := nearestService(lookup, idx.byNS[ns], rr); near != nil {
 		msg += fmt.Sprintf(" (did you mean %q?)", near.Name)
 		what := "has a similar name"
 		switch {
-		case odd && near.Name == ascii:
+		case odd.codes != "" && near.Name == odd.ascii:
 			what = "has the ASCII name it imitates"
 		case prefixed:
 			what = "has the name with a prefix"
