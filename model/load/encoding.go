@@ -66,9 +66,7 @@ func fromUTF16(b []byte, order binary.ByteOrder) ([]byte, int, string) {
 // CR as a line break and normalises breaks in scalars to LF, so the documents
 // are unchanged; CRLF is left alone (both paths read it).
 func crToLF(text []byte) []byte {
-	i := bytes.IndexByte(text, '\r')
-	for ; i >= 0 && i+1 < len(text) && text[i+1] == '\n'; i = nextCR(text, i+2) {
-	}
+	i := firstLoneCR(text)
 	if i < 0 {
 		return text
 	}
@@ -79,6 +77,14 @@ func crToLF(text []byte) []byte {
 		}
 	}
 	return out
+}
+
+// firstLoneCR is the index of the first CR not followed by LF, or -1.
+func firstLoneCR(text []byte) int {
+	i := bytes.IndexByte(text, '\r')
+	for ; i >= 0 && i+1 < len(text) && text[i+1] == '\n'; i = nextCR(text, i+2) {
+	}
+	return i
 }
 
 // nextCR is the index of the next CR at or after from, or -1.

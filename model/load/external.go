@@ -34,6 +34,10 @@ func Text(data []byte) (text []byte, ok bool) {
 	return text, msg == ""
 }
 
+// HasLoneCR reports whether data has a CR not followed by LF: a line break
+// to YAML (and to Text), none to a reader that cuts at LF bytes.
+func HasLoneCR(data []byte) bool { return firstLoneCR(data) >= 0 }
+
 // DocumentStart is where a document of a file starts (the line of its `---`
 // marker, if it has one), and whether it names apiVersion and kind.
 type DocumentStart struct {

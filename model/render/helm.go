@@ -531,18 +531,19 @@ func (r *Renderer) valuesErrorPos(file, msg string) graph.Position {
 			}
 			return lineStart(file, line)
 		}
-		if m := unknownAliasRe().FindStringSubmatch(err.Error()); m != nil {
-			if pos, ok := aliasPos(file, src.lines, m[1]); ok {
-				return pos
-			}
-		}
-		return lineStart(file, 1)
+		return unknownAliasPos(file, src.lines, err.Error())
 	}
 	if line := yamlErrLine(msg); line > 0 && len(src.docs) <= 1 {
 		return lineStart(file, line)
 	}
+	return unknownAliasPos(file, src.lines, msg)
+}
+
+// unknownAliasPos is, for an error about an alias to an anchor never
+// defined, the first such alias in lines; else the file's first line.
+func unknownAliasPos(file string, lines []string, msg string) graph.Position {
 	if m := unknownAliasRe().FindStringSubmatch(msg); m != nil {
-		if pos, ok := aliasPos(file, src.lines, m[1]); ok {
+		if pos, ok := aliasPos(file, lines, m[1]); ok {
 			return pos
 		}
 	}

@@ -21,7 +21,7 @@ import (
 // not build, and why (0, 0, "" when it builds them all).
 func droppedDocuments(raw []byte) (line, n int, why string) {
 	utf16 := bytes.HasPrefix(raw, []byte{0xff, 0xfe}) || bytes.HasPrefix(raw, []byte{0xfe, 0xff})
-	if !utf16 && !hasLoneCR(raw) {
+	if !utf16 && !load.HasLoneCR(raw) {
 		return 0, 0, ""
 	}
 	docs, ok := load.Documents(raw)
@@ -66,20 +66,6 @@ func droppedDocuments(raw []byte) (line, n int, why string) {
 		n++
 	}
 	return line, n, why
-}
-
-func hasLoneCR(b []byte) bool {
-	for i := bytes.IndexByte(b, '\r'); i >= 0; {
-		if i+1 == len(b) || b[i+1] != '\n' {
-			return true
-		}
-		j := bytes.IndexByte(b[i+1:], '\r')
-		if j < 0 {
-			return false
-		}
-		i += 1 + j
-	}
-	return false
 }
 
 // droppedMessage is the finding's message and detail for droppedDocuments'

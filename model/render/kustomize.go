@@ -455,8 +455,7 @@ func (r *Renderer) refuseRemote(dir string, res *Result) bool {
 }
 
 var (
-	yamlLineRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
-	inFileRe   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
+	inFileRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`in File: (\S+)`) })
 	// yamlErrRe is the YAML parser's part of a kustomize error.
 	yamlErrRe      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`MalformedYAMLError: .*? in File: `) })
 	quotedRe       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("'[^']*'|\"[^\"]*\"|`[^`]*`") })
@@ -508,7 +507,7 @@ func (r *Renderer) kustomizeError(unitDir, absDir, rootFile string, files []stri
 		for _, f := range files {
 			if strings.HasSuffix(filepath.ToSlash(f), "/"+m[1]) || filepath.Base(f) == m[1] {
 				line := 1
-				if lm := yamlLineRe().FindStringSubmatch(msg); lm != nil {
+				if lm := yamlLineNo().FindStringSubmatch(msg); lm != nil {
 					line, _ = strconv.Atoi(lm[1])
 				}
 				if !allManifests(f) {
